@@ -1,0 +1,10 @@
+//! Compiles the `kernels` crate to PTX and embeds it: `host::cuda::PTX` is the module text.
+
+fn main() {
+    ptx_builder::PtxBuilder::new("../kernels")
+        .watch("../kernel-macros")
+        // sm_70 PTX is JIT-compiled by the driver on every GPU from Volta on.
+        .arch("sm_70")
+        .build_into_out_dir("kernels.ptx")
+        .unwrap_or_else(|e| e.exit());
+}

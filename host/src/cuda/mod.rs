@@ -1,0 +1,131 @@
+//! CUDA plumbing, in one place: opening the GPU, loading the embedded PTX, looking kernels up
+//! by name, and launch shapes. Simulations ask [`Gpu::kernel`] for a launchable function and
+//! never see module handles or driver calls.
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex},
+};
+
+use cudarc::{
+    driver::{CudaContext, CudaFunction, CudaModule, CudaStream, LaunchConfig},
+    nvrtc::Ptx,
+};
+
+use crate::error::{CudaContext as _, Error, Result};
+
+/// The PTX of the `kernels` crate, compiled by `build.rs` for `sm_70` (JIT-compiled by the
+/// driver on any GPU from Volta on).
+pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels.ptx"));
+
+/// Every kernel entry point in [`PTX`], by name. The host launches nothing else.
+pub const KERNEL_NAMES: &[&str] =
+    &["gray_scott_laplacian", "gray_scott_update", "gray_scott_fused", "field_min_max", "colormap_levels"];
+
+/// An open GPU: context, stream, the kernel module (loaded on first use), and a cache of
+/// function handles.
+pub struct Gpu {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    module: Mutex<Option<Arc<CudaModule>>>,
+    functions: Mutex<HashMap<&'static str, CudaFunction>>,
+    name: String,
+}
+
+impl std::fmt::Debug for Gpu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gpu").field("name", &self.name).finish_non_exhaustive()
+    }
+}
+
+impl Gpu {
+    /// Opens GPU 0. Fails with [`Error::NoGpu`] when there is no driver or no device, without
+    /// touching the driver when its library is absent.
+    pub fn open() -> Result<Arc<Self>> {
+        // SAFETY: only tries to dlopen the driver library.
+        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+            return Err(Error::NoGpu("the CUDA driver library (libcuda.so) was not found".into()));
+        }
+        let ctx = CudaContext::new(0).map_err(|e| Error::NoGpu(format!("{e}")))?;
+        let name = ctx.name().context(|| "reading the GPU's name".into())?;
+        let stream = ctx.default_stream();
+        Ok(Arc::new(Self {
+            ctx,
+            stream,
+            module: Mutex::new(None),
+            functions: Mutex::new(HashMap::new()),
+            name,
+        }))
+    }
+
+    /// The device's name, e.g. "NVIDIA H200".
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The stream all work is queued on.
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// Free and total device memory, in bytes.
+    pub fn memory(&self) -> Result<(u64, u64)> {
+        let (free, total) = self.ctx.mem_get_info().context(|| "querying device memory".into())?;
+        Ok((free as u64, total as u64))
+    }
+
+    /// A launchable handle for the kernel `name` (one of [`KERNEL_NAMES`]). The module is
+    /// loaded (JIT-compiled) the first time any kernel is asked for.
+    pub fn kernel(&self, name: &'static str) -> Result<CudaFunction> {
+        debug_assert!(KERNEL_NAMES.contains(&name), "unknown kernel {name}");
+        let mut functions = self.functions.lock().expect("kernel cache lock");
+        if let Some(f) = functions.get(name) {
+            return Ok(f.clone());
+        }
+        let module = {
+            let mut slot = self.module.lock().expect("module lock");
+            match &*slot {
+                Some(m) => m.clone(),
+                None => {
+                    let m = self
+                        .ctx
+                        .load_module(Ptx::from_src(PTX))
+                        .context(|| "loading the kernels' PTX".into())?;
+                    *slot = Some(m.clone());
+                    m
+                }
+            }
+        };
+        let f = module.load_function(name).context(|| format!("looking up kernel {name}"))?;
+        functions.insert(name, f.clone());
+        Ok(f)
+    }
+
+    /// Waits for all queued work; reports any launch or execution error.
+    pub fn synchronize(&self) -> Result<()> {
+        self.stream.synchronize().context(|| "running kernels".into())
+    }
+}
+
+/// Launch shape for a 2-D grid of `width × height` cells, one thread per cell.
+pub fn grid_2d(width: u32, height: u32, block: (u32, u32)) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (width.div_ceil(block.0), height.div_ceil(block.1), 1),
+        block_dim: (block.0, block.1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// Launch shape for `n` items, one thread per item, in blocks of `block`.
+pub fn grid_1d(n: u32, block: u32) -> LaunchConfig {
+    LaunchConfig { grid_dim: (n.div_ceil(block), 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 }
+}
+
+/// A grid-stride launch of `n` items with blocks of `block`, capped at `max_blocks`.
+pub fn grid_stride_1d(n: u32, block: u32, max_blocks: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (n.div_ceil(block).clamp(1, max_blocks), 1, 1),
+        block_dim: (block, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}

@@ -1,0 +1,267 @@
+//! Gray-Scott reaction-diffusion: parameters and presets, initial conditions, and the
+//! simulation value that the CLI, tests and examples drive.
+//!
+//! ```no_run
+//! use host::grayscott::{GrayScott, Setup};
+//! use host::Device;
+//! let setup = Setup::new(256, 256, host::grayscott::preset("coral").unwrap().rates());
+//! let mut sim = GrayScott::new(&setup, &Device::Cpu, Default::default())?;
+//! sim.step(1000)?;
+//! let mut levels = vec![0u8; 256 * 256];
+//! sim.levels(&mut levels)?;
+//! # Ok::<(), host::Error>(())
+//! ```
+
+pub mod cpu;
+pub mod cuda;
+mod init;
+
+use std::path::PathBuf;
+
+pub use init::{Init, initial_fields};
+pub use kernels::grayscott::Rates;
+
+use crate::{
+    Device,
+    error::{Error, Result},
+    memory,
+};
+
+/// Diffusion rates and time step shared by all presets (Pearson's Du = 2e-5, Dv = 1e-5 on
+/// a 2.5 × 2.5 domain of 256² cells, rescaled to unit grid spacing, as in the common WebGL
+/// demos), with dt = 1.
+pub const DEFAULT_DU: f32 = 0.2097;
+pub const DEFAULT_DV: f32 = 0.105;
+pub const DEFAULT_DT: f32 = 1.0;
+
+/// A named (F, k) pair from Pearson's classification of Gray-Scott patterns.
+#[derive(Clone, Copy, Debug)]
+pub struct Preset {
+    pub name: &'static str,
+    pub feed: f32,
+    pub kill: f32,
+    pub description: &'static str,
+}
+
+impl Preset {
+    /// The preset's rates with the default diffusion and time step.
+    pub fn rates(&self) -> Rates {
+        Rates { du: DEFAULT_DU, dv: DEFAULT_DV, feed: self.feed, kill: self.kill, dt: DEFAULT_DT }
+    }
+}
+
+/// The named presets, `--list-presets` order.
+pub const PRESETS: &[Preset] = &[
+    Preset {
+        name: "coral",
+        feed: 0.0545,
+        kill: 0.062,
+        description: "branching coral growth that fills the plane",
+    },
+    Preset {
+        name: "mitosis",
+        feed: 0.0367,
+        kill: 0.0649,
+        description: "spots that grow and divide (Pearson λ)",
+    },
+    Preset { name: "solitons", feed: 0.030, kill: 0.062, description: "stable isolated spots (Pearson ν)" },
+    Preset { name: "worms", feed: 0.078, kill: 0.061, description: "long worm-like stripes (Pearson μ)" },
+    Preset { name: "maze", feed: 0.029, kill: 0.057, description: "a labyrinth of stripes (Pearson θ/κ)" },
+    Preset {
+        name: "spots",
+        feed: 0.035,
+        kill: 0.065,
+        description: "spots that multiply into a lattice (Pearson ε)",
+    },
+    Preset {
+        name: "waves",
+        feed: 0.014,
+        kill: 0.045,
+        description: "travelling waves and spirals (Pearson β)",
+    },
+    Preset {
+        name: "chaos",
+        feed: 0.026,
+        kill: 0.051,
+        description: "turbulent, ever-changing patches (Pearson ξ)",
+    },
+    Preset {
+        name: "holes",
+        feed: 0.039,
+        kill: 0.058,
+        description: "a sheet that opens into holes (Pearson ρ)",
+    },
+    Preset {
+        name: "u-skate",
+        feed: 0.062,
+        kill: 0.06093,
+        description: "gliders on a still background (Munafo's U-skate world)",
+    },
+];
+
+/// The preset called `name`, if any.
+pub fn preset(name: &str) -> Option<&'static Preset> {
+    PRESETS.iter().find(|p| p.name == name)
+}
+
+/// The largest grid side: GIF frames are at most 65535 wide, and 65535² cells still index
+/// with 32-bit integers on the GPU.
+pub const MAX_SIDE: u32 = 65_535;
+
+/// Everything that defines a simulation's initial state and dynamics.
+#[derive(Clone, Debug)]
+pub struct Setup {
+    pub width: u32,
+    pub height: u32,
+    pub rates: Rates,
+    pub init: Init,
+    /// When set, V is seeded from this image's luminance (and `init` is ignored).
+    pub init_image: Option<PathBuf>,
+    pub seed: u64,
+}
+
+impl Setup {
+    /// A `width × height` setup with the given rates, the default `square` start and seed 1.
+    pub fn new(width: u32, height: u32, rates: Rates) -> Self {
+        Self { width, height, rates, init: Init::Square, init_image: None, seed: 1 }
+    }
+
+    /// Number of cells.
+    pub fn cells(&self) -> usize {
+        self.width as usize * self.height as usize
+    }
+
+    /// Checks sizes and rates; the error names the offending option and its valid range.
+    pub fn validate(&self) -> Result<()> {
+        for (name, side) in [("width", self.width), ("height", self.height)] {
+            if side == 0 || side > MAX_SIDE {
+                return Err(Error::InvalidInput(format!(
+                    "--{name} must be between 1 and {MAX_SIDE}, got {side}"
+                )));
+            }
+        }
+        let r = &self.rates;
+        for (name, value) in [("du", r.du), ("dv", r.dv), ("feed", r.feed), ("kill", r.kill), ("dt", r.dt)] {
+            if !value.is_finite() || value < 0.0 {
+                return Err(Error::InvalidInput(format!(
+                    "--{name} must be a finite, non-negative number, got {value}"
+                )));
+            }
+        }
+        if r.dt == 0.0 {
+            return Err(Error::InvalidInput("--dt must be greater than 0".into()));
+        }
+        // Explicit Euler on the 5-point Laplacian is stable for D·dt ≤ 1/4.
+        for (name, d) in [("du", r.du), ("dv", r.dv)] {
+            if d * r.dt > 0.25 {
+                return Err(Error::InvalidInput(format!(
+                    "--{name} × --dt = {} exceeds 0.25, the stability limit of explicit Euler \
+                     with the 5-point Laplacian; lower --dt or --{name}",
+                    d * r.dt
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A running Gray-Scott simulation on some backend.
+pub struct GrayScott {
+    engine: Box<dyn Engine>,
+    width: u32,
+    height: u32,
+    steps_done: u64,
+}
+
+/// What a backend provides. A new variant is one new implementation of this trait.
+pub trait Engine {
+    /// Advances the simulation by `steps` steps.
+    fn step(&mut self, steps: u32) -> Result<()>;
+    /// Writes the palette level (0..=255) of every cell of the current state.
+    fn levels(&mut self, out: &mut [u8]) -> Result<()>;
+    /// Copies the current U and V fields out.
+    fn fields(&mut self) -> Result<(Vec<f32>, Vec<f32>)>;
+    /// "cpu (2 threads)", "cuda fused (NVIDIA H200)", ...
+    fn describe(&self) -> String;
+}
+
+/// The GPU kernels a CUDA simulation steps with.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Variant {
+    /// Laplacian kernel, then update kernel (two launches, 40 B/cell/step).
+    V1,
+    /// Laplacian and update in one kernel (one launch, 16 B/cell/step).
+    #[default]
+    Fused,
+}
+
+impl GrayScott {
+    /// Builds the initial state and uploads it to `device`, stepping with `variant` on a GPU
+    /// (the CPU has one variant). Checks the setup first, and refuses a grid that would not
+    /// fit in the device's memory.
+    pub fn new(setup: &Setup, device: &Device, variant: Variant) -> Result<Self> {
+        setup.validate()?;
+        let cells = setup.cells() as u64;
+        match device {
+            Device::Cpu => memory::check_host(setup.width, setup.height, cpu::BYTES_PER_CELL * cells)?,
+            Device::Cuda(gpu) => {
+                // The initial fields are built on the host, then uploaded.
+                memory::check_host(setup.width, setup.height, 8 * cells)?;
+                cuda::check_fits(gpu, setup.width, setup.height)?;
+            }
+        }
+        let (u, v) = match &setup.init_image {
+            Some(path) => init::fields_from_image(path, setup.width, setup.height)?,
+            None => initial_fields(setup.init, setup.width, setup.height, setup.seed),
+        };
+        let engine: Box<dyn Engine> = match device {
+            Device::Cpu => Box::new(cpu::CpuGrayScott::new(setup.width, setup.height, setup.rates, u, v)),
+            Device::Cuda(gpu) => Box::new(cuda::CudaGrayScott::new(
+                gpu.clone(),
+                variant,
+                setup.width,
+                setup.height,
+                setup.rates,
+                &u,
+                &v,
+            )?),
+        };
+        Ok(Self { engine, width: setup.width, height: setup.height, steps_done: 0 })
+    }
+
+    /// Advances by `steps` steps.
+    pub fn step(&mut self, steps: u32) -> Result<()> {
+        self.engine.step(steps)?;
+        self.steps_done += u64::from(steps);
+        Ok(())
+    }
+
+    /// The current frame as palette levels, one byte per cell, row-major.
+    pub fn levels(&mut self, out: &mut [u8]) -> Result<()> {
+        assert_eq!(out.len(), self.width as usize * self.height as usize, "levels buffer size");
+        self.engine.levels(out)
+    }
+
+    /// The current U and V fields.
+    pub fn fields(&mut self) -> Result<(Vec<f32>, Vec<f32>)> {
+        self.engine.fields()
+    }
+
+    pub fn width(&self) -> u32 {
+        self.width
+    }
+
+    pub fn height(&self) -> u32 {
+        self.height
+    }
+
+    /// Steps taken so far.
+    pub fn steps_done(&self) -> u64 {
+        self.steps_done
+    }
+
+    /// Which backend runs the simulation, for messages.
+    pub fn describe(&self) -> String {
+        self.engine.describe()
+    }
+}

@@ -1,0 +1,55 @@
+//! GPU simulations with kernels written in Rust.
+//!
+//! - [`cuda`]: opening the GPU, the embedded PTX, kernel lookup and launch shapes.
+//! - [`grayscott`]: Gray-Scott reaction-diffusion (CPU and CUDA backends).
+//! - [`render`]: palettes, the CPU colormap, GIF and PNG writers.
+//!
+//! A simulation is a value: build it with a [`Setup`](grayscott::Setup) and a [`Device`],
+//! step it, and ask it for frames. The CLI, tests and examples all use this API.
+
+pub mod cuda;
+pub mod error;
+pub mod grayscott;
+pub mod memory;
+pub mod render;
+pub mod rng;
+
+use std::sync::Arc;
+
+pub use error::{Error, Result};
+
+/// Where a simulation runs.
+#[derive(Clone, Debug)]
+pub enum Device {
+    /// All CPU cores, through rayon.
+    Cpu,
+    /// A CUDA GPU.
+    Cuda(Arc<cuda::Gpu>),
+}
+
+/// The `--backend` choice.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum BackendChoice {
+    /// The GPU if one is usable, else the CPU (with a notice).
+    #[default]
+    Auto,
+    /// The GPU; an error if there is none.
+    Cuda,
+    /// The CPU.
+    Cpu,
+}
+
+impl Device {
+    /// Resolves a `--backend` choice. With `Auto` and no usable GPU, returns the CPU and a
+    /// one-line notice saying why.
+    pub fn select(choice: BackendChoice) -> Result<(Device, Option<String>)> {
+        match choice {
+            BackendChoice::Cpu => Ok((Device::Cpu, None)),
+            BackendChoice::Cuda => Ok((Device::Cuda(cuda::Gpu::open()?), None)),
+            BackendChoice::Auto => match cuda::Gpu::open() {
+                Ok(gpu) => Ok((Device::Cuda(gpu), None)),
+                Err(e) => Ok((Device::Cpu, Some(format!("{e}; running on the CPU (much slower)")))),
+            },
+        }
+    }
+}

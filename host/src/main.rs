@@ -1,0 +1,230 @@
+//! `host`: the command line. Parses options, checks them, and drives the library.
+
+use std::{path::PathBuf, process::ExitCode, time::Instant};
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Parser, Subcommand};
+use host::{
+    BackendChoice, Device,
+    grayscott::{self, GrayScott, Init, PRESETS, Rates, Setup, Variant},
+    render::{self, FrameWriter, Outputs, PALETTES},
+};
+use indicatif::{ProgressBar, ProgressStyle};
+
+#[derive(Parser)]
+#[command(name = "host", version, about = "GPU simulations whose kernels are written in Rust")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Gray-Scott reaction-diffusion, rendered to an animated GIF or PNG frames.
+    Grayscott(GrayScottArgs),
+}
+
+#[derive(Args)]
+struct GrayScottArgs {
+    /// Grid side (square grid); --width/--height override it.
+    #[arg(long, default_value_t = 512)]
+    size: u32,
+    /// Grid width in cells.
+    #[arg(long)]
+    width: Option<u32>,
+    /// Grid height in cells.
+    #[arg(long)]
+    height: Option<u32>,
+    /// Number of time steps.
+    #[arg(long, default_value_t = 10_000)]
+    steps: u32,
+    /// Steps between frames.
+    #[arg(long, default_value_t = 50)]
+    frame_every: u32,
+    /// Named (F, k) pair; see --list-presets.
+    #[arg(long, default_value = "coral")]
+    preset: String,
+    /// Print the presets and exit.
+    #[arg(long)]
+    list_presets: bool,
+    /// Feed rate F (overrides the preset).
+    #[arg(long, allow_negative_numbers = true)]
+    feed: Option<f32>,
+    /// Kill rate k (overrides the preset).
+    #[arg(long, allow_negative_numbers = true)]
+    kill: Option<f32>,
+    /// Diffusion rate of U.
+    #[arg(long, allow_negative_numbers = true)]
+    du: Option<f32>,
+    /// Diffusion rate of V.
+    #[arg(long, allow_negative_numbers = true)]
+    dv: Option<f32>,
+    /// Time step.
+    #[arg(long, allow_negative_numbers = true)]
+    dt: Option<f32>,
+    /// Seed of the initial noise and random spots.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Starting pattern.
+    #[arg(long, value_enum, default_value_t = Init::Spots)]
+    init: Init,
+    /// Seed V from an image's luminance instead (any size; it is resized to the grid).
+    #[arg(long, value_name = "PATH")]
+    init_image: Option<PathBuf>,
+    /// Write an animated GIF (default name: grayscott.gif).
+    #[arg(long, value_name = "PATH", num_args = 0..=1, default_missing_value = "grayscott.gif")]
+    gif: Option<PathBuf>,
+    /// Write numbered PNG frames into this directory (created if its parent exists).
+    #[arg(long, value_name = "DIR")]
+    png_dir: Option<PathBuf>,
+    /// Colour palette; see --list-palettes.
+    #[arg(long, default_value = "cyberpunk")]
+    palette: String,
+    /// Print the palettes and exit.
+    #[arg(long)]
+    list_palettes: bool,
+    /// GIF frames per second (1 to 100).
+    #[arg(long, default_value_t = 25)]
+    fps: u32,
+    /// Where to run.
+    #[arg(long, value_enum, default_value_t)]
+    backend: BackendChoice,
+    /// GPU kernels to step with (CUDA only).
+    #[arg(long, value_enum)]
+    variant: Option<Variant>,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Grayscott(args) => run_grayscott(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run_grayscott(args: GrayScottArgs) -> Result<()> {
+    if args.list_presets {
+        println!("{:<10} {:>7} {:>8}  description", "preset", "F", "k");
+        for p in PRESETS {
+            println!("{:<10} {:>7} {:>8}  {}", p.name, p.feed, p.kill, p.description);
+        }
+        println!(
+            "(all with Du = {}, Dv = {}, dt = {})",
+            grayscott::DEFAULT_DU,
+            grayscott::DEFAULT_DV,
+            grayscott::DEFAULT_DT
+        );
+        return Ok(());
+    }
+    if args.list_palettes {
+        for p in PALETTES {
+            println!("{:<10} {}", p.name, p.description);
+        }
+        return Ok(());
+    }
+
+    let preset = grayscott::preset(&args.preset).with_context(|| {
+        let names: Vec<_> = PRESETS.iter().map(|p| p.name).collect();
+        format!("unknown preset '{}'; valid presets: {}", args.preset, names.join(", "))
+    })?;
+    let palette = render::palette(&args.palette).with_context(|| {
+        format!("unknown palette '{}'; valid palettes: {}", args.palette, render::palette::palette_names())
+    })?;
+    if args.steps == 0 {
+        bail!("--steps must be at least 1");
+    }
+    if args.frame_every == 0 {
+        bail!("--frame-every must be at least 1");
+    }
+    if !(1..=100).contains(&args.fps) {
+        bail!("--fps must be between 1 and 100, got {}", args.fps);
+    }
+    let base = preset.rates();
+    let setup = Setup {
+        width: args.width.unwrap_or(args.size),
+        height: args.height.unwrap_or(args.size),
+        rates: Rates {
+            du: args.du.unwrap_or(base.du),
+            dv: args.dv.unwrap_or(base.dv),
+            feed: args.feed.unwrap_or(base.feed),
+            kill: args.kill.unwrap_or(base.kill),
+            dt: args.dt.unwrap_or(base.dt),
+        },
+        init: args.init,
+        init_image: args.init_image.clone(),
+        seed: args.seed,
+    };
+    setup.validate()?;
+    if let Some(path) = &setup.init_image {
+        // Fail on an unreadable image before anything else starts.
+        image::ImageReader::open(path)
+            .and_then(|r| r.with_guessed_format())
+            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+    }
+
+    // Open outputs before simulating, so an unwritable path fails now.
+    let outputs = Outputs { gif: args.gif.clone(), png_dir: args.png_dir.clone(), fps: args.fps };
+    let mut writer = if outputs.any() {
+        Some(FrameWriter::create(&outputs, setup.width, setup.height, palette)?)
+    } else {
+        None
+    };
+
+    let (device, notice) = Device::select(args.backend)?;
+    if let Some(notice) = notice {
+        eprintln!("note: {notice}");
+    }
+    if matches!(device, Device::Cpu) && args.variant.is_some() {
+        bail!(
+            "--variant selects GPU kernels, but this run is on the CPU; drop --variant or use --backend cuda"
+        );
+    }
+    let started = Instant::now();
+    let mut sim = GrayScott::new(&setup, &device, args.variant.unwrap_or_default())?;
+
+    let progress = ProgressBar::new(u64::from(args.steps)).with_style(
+        ProgressStyle::with_template("{spinner} [{bar:40}] {pos}/{len} steps  {per_sec}  eta {eta}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    let mut frames = 0u32;
+    let mut remaining = args.steps;
+    while remaining > 0 {
+        let chunk = remaining.min(args.frame_every);
+        sim.step(chunk)?;
+        remaining -= chunk;
+        if let Some(writer) = &mut writer {
+            let mut levels = vec![0u8; setup.cells()];
+            sim.levels(&mut levels)?;
+            writer.push(levels)?;
+            frames += 1;
+        }
+        progress.inc(u64::from(chunk));
+    }
+    progress.finish_and_clear();
+    let written = match writer {
+        Some(writer) => writer.finish()?,
+        None => Vec::new(),
+    };
+    let seconds = started.elapsed().as_secs_f64();
+    let destination = if written.is_empty() {
+        "no output (use --gif or --png-dir)".to_string()
+    } else {
+        written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+    };
+    println!(
+        "grayscott {}x{}: {} steps, {frames} frames on {} in {seconds:.2} s ({:.0} steps/s) -> {destination}",
+        setup.width,
+        setup.height,
+        args.steps,
+        sim.describe(),
+        f64::from(args.steps) / seconds,
+    );
+    Ok(())
+}

@@ -1,0 +1,133 @@
+//! Device support: the few primitives kernels need, named as in CUDA C and rust-cuda's
+//! `cuda_std`, so that kernel bodies read as math rather than plumbing.
+
+/// Thread, block and grid coordinates.
+pub mod thread {
+    use core::arch::nvptx;
+
+    /// `threadIdx.x`.
+    #[inline(always)]
+    pub fn thread_idx_x() -> u32 {
+        // SAFETY: reading a special register has no preconditions.
+        unsafe { nvptx::_thread_idx_x() as u32 }
+    }
+
+    /// `blockDim.x`.
+    #[inline(always)]
+    pub fn block_dim_x() -> u32 {
+        // SAFETY: as above.
+        unsafe { nvptx::_block_dim_x() as u32 }
+    }
+
+    /// Global x index: `blockIdx.x * blockDim.x + threadIdx.x`.
+    #[inline(always)]
+    pub fn index_1d() -> u32 {
+        // SAFETY: as above.
+        unsafe { (nvptx::_block_idx_x() * nvptx::_block_dim_x() + nvptx::_thread_idx_x()) as u32 }
+    }
+
+    /// Global (x, y) index of a 2-D launch.
+    #[inline(always)]
+    pub fn index_2d() -> (u32, u32) {
+        // SAFETY: as above.
+        unsafe {
+            let x = nvptx::_block_idx_x() * nvptx::_block_dim_x() + nvptx::_thread_idx_x();
+            let y = nvptx::_block_idx_y() * nvptx::_block_dim_y() + nvptx::_thread_idx_y();
+            (x as u32, y as u32)
+        }
+    }
+
+    /// Global (x, y, z) index of a 3-D launch.
+    #[inline(always)]
+    pub fn index_3d() -> (u32, u32, u32) {
+        let (x, y) = index_2d();
+        // SAFETY: as above.
+        let z = unsafe { nvptx::_block_idx_z() * nvptx::_block_dim_z() + nvptx::_thread_idx_z() };
+        (x, y, z as u32)
+    }
+
+    /// Number of threads in the whole 1-D grid: the stride of a grid-stride loop.
+    #[inline(always)]
+    pub fn grid_size_1d() -> u32 {
+        // SAFETY: as above.
+        unsafe { (nvptx::_grid_dim_x() * nvptx::_block_dim_x()) as u32 }
+    }
+
+    /// `__syncthreads()`: every thread of the block waits here, and shared-memory writes
+    /// before it are visible to all threads after it. Call it from all threads of a block or
+    /// from none.
+    #[inline(always)]
+    pub fn sync_threads() {
+        // SAFETY: a barrier has no memory-safety preconditions; see the doc for its use.
+        unsafe { nvptx::_syncthreads() }
+    }
+}
+
+/// Declares a per-block shared-memory array and yields a `*mut T` to its first element.
+///
+/// ```ignore
+/// let tile: *mut f32 = shared_array!(reduce_tile: [f32; 1024]);
+/// ```
+/// The name becomes the PTX symbol, so it must be unique within a kernel (and is best unique
+/// within the crate). Contents start undefined: write before reading, with a
+/// [`thread::sync_threads`] in between.
+#[macro_export]
+macro_rules! shared_array {
+    ($name:ident : [$ty:ty; $len:expr]) => {{
+        let ptr: *mut $ty;
+        // SAFETY: declares a `.shared` array and converts its address to a generic pointer;
+        // the asm reads and writes no memory.
+        unsafe {
+            core::arch::asm!(
+                concat!(".shared .align 16 .b8 ", stringify!($name), "[{bytes}];"),
+                concat!("cvta.shared.u64 {ptr}, ", stringify!($name), ";"),
+                bytes = const ($len) * core::mem::size_of::<$ty>(),
+                ptr = out(reg64) ptr,
+                options(nomem, nostack, preserves_flags),
+            );
+        }
+        ptr
+    }};
+}
+
+/// Atomic read-modify-write operations on device memory (global or shared).
+pub mod atomic {
+    use core::sync::atomic::{AtomicU32, Ordering};
+
+    /// `atomicAdd(float*, float)`, result discarded (`red.add.f32`).
+    ///
+    /// # Safety
+    /// `address` must point to a valid, 4-byte aligned `f32` in global or shared memory.
+    #[inline(always)]
+    pub unsafe fn atomic_add_f32(address: *mut f32, value: f32) {
+        // SAFETY: the caller guarantees the address; the reduction is atomic in hardware.
+        unsafe {
+            core::arch::asm!(
+                "red.relaxed.gpu.add.f32 [{a}], {v};",
+                a = in(reg64) address,
+                v = in(reg32) value,
+                options(nostack, preserves_flags),
+            );
+        }
+    }
+
+    /// `atomicMin(unsigned*, unsigned)`.
+    ///
+    /// # Safety
+    /// `address` must point to a valid, 4-byte aligned `u32` in device memory.
+    #[inline(always)]
+    pub unsafe fn atomic_min_u32(address: *mut u32, value: u32) -> u32 {
+        // SAFETY: the caller guarantees the address.
+        unsafe { AtomicU32::from_ptr(address).fetch_min(value, Ordering::Relaxed) }
+    }
+
+    /// `atomicMax(unsigned*, unsigned)`.
+    ///
+    /// # Safety
+    /// `address` must point to a valid, 4-byte aligned `u32` in device memory.
+    #[inline(always)]
+    pub unsafe fn atomic_max_u32(address: *mut u32, value: u32) -> u32 {
+        // SAFETY: the caller guarantees the address.
+        unsafe { AtomicU32::from_ptr(address).fetch_max(value, Ordering::Relaxed) }
+    }
+}
