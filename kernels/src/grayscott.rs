@@ -44,8 +44,10 @@ impl Rates {
     }
 }
 
-/// Clamps to [0, 1]; NaN becomes 0.
+/// Clamps to [0, 1]; NaN becomes 0 (unlike `f32::clamp`, which keeps NaN), so a field can
+/// never hold NaN.
 #[inline(always)]
+#[allow(clippy::manual_clamp)]
 pub fn clamp01(x: f32) -> f32 {
     x.max(0.0).min(1.0)
 }

@@ -42,13 +42,13 @@ pub fn initial_fields(init: Init, width: u32, height: u32, seed: u64) -> (Vec<f3
     let small = w.min(h) as i64;
     match init {
         Init::Square => {
-            let side = (small / 8).max(2);
+            let side = (small / 8).max(8);
             mark_rect(w as i64 / 2 - side / 2, h as i64 / 2 - side / 2, side);
         }
         Init::Ring => {
             let (cx, cy) = (w as f32 / 2.0, h as f32 / 2.0);
             let radius = small as f32 / 5.0;
-            let half_width = (small as f32 / 60.0).max(1.5);
+            let half_width = (small as f32 / 60.0).max(3.0);
             for y in 0..h {
                 for x in 0..w {
                     let r = ((x as f32 + 0.5 - cx).powi(2) + (y as f32 + 0.5 - cy).powi(2)).sqrt();
@@ -57,7 +57,7 @@ pub fn initial_fields(init: Init, width: u32, height: u32, seed: u64) -> (Vec<f3
             }
         }
         Init::Spots => {
-            let side = (small / 40).max(3);
+            let side = (small / 40).max(6);
             let count = (w * h / 8192).clamp(4, 400);
             for _ in 0..count {
                 let (x, y) = (rng.below(w as u64) as i64, rng.below(h as u64) as i64);

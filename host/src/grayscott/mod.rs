@@ -14,7 +14,7 @@
 
 pub mod cpu;
 pub mod cuda;
-mod init;
+pub mod init;
 
 use std::path::PathBuf;
 

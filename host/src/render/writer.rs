@@ -32,12 +32,23 @@ impl Outputs {
     }
 }
 
-/// Frames received ahead of the encoder before `push` waits.
-const QUEUE_FRAMES: usize = 64;
+/// Frames queued ahead of the encoder before `push` waits: up to 64, and at most about
+/// 256 MiB of them.
+fn queue_frames(width: u32, height: u32) -> usize {
+    (256 << 20) / (width as usize * height as usize).max(1)
+}
+
+/// What the encoder thread receives.
+enum Message {
+    Frame(Vec<u8>),
+    /// All frames are sent: close the files and give them their final names. Without this
+    /// message (the run failed), the files are abandoned and their temporary names removed.
+    Finish,
+}
 
 /// Writes frames to the requested outputs on a background thread.
 pub struct FrameWriter {
-    sender: Option<SyncSender<Vec<u8>>>,
+    sender: Option<SyncSender<Message>>,
     worker: Option<JoinHandle<Result<Vec<PathBuf>>>>,
 }
 
@@ -52,11 +63,19 @@ impl FrameWriter {
         if let Some(dir) = &outputs.png_dir {
             prepare_png_dir(dir)?;
         }
-        let (sender, receiver) = sync_channel(QUEUE_FRAMES);
+        let (sender, receiver) = sync_channel(queue_frames(width, height).clamp(2, 64));
         // GIF delays are in hundredths of a second.
         let delay = (100 / outputs.fps.max(1)).max(1) as u16;
-        let encoder =
-            Encoder { width, height, palette, gif, delay, png_dir: outputs.png_dir.clone(), frames: 0 };
+        let encoder = Encoder {
+            width,
+            height,
+            palette,
+            gif,
+            delay,
+            png_dir: outputs.png_dir.clone(),
+            frames: 0,
+            previous: None,
+        };
         let worker = std::thread::Builder::new()
             .name("frame-encoder".into())
             .spawn(move || encoder.run(receiver))
@@ -68,7 +87,7 @@ impl FrameWriter {
     /// than a queue's length behind.
     pub fn push(&mut self, levels: Vec<u8>) -> Result<()> {
         let sender = self.sender.as_ref().expect("sender present until finish");
-        if sender.send(levels).is_err() {
+        if sender.send(Message::Frame(levels)).is_err() {
             // The encoder stopped early: report why.
             return self.join().map(|_| ());
         }
@@ -78,6 +97,9 @@ impl FrameWriter {
     /// Encodes what is queued, closes the files and moves them to their final names.
     /// Returns the paths written (the GIF, or the PNG directory).
     pub fn finish(mut self) -> Result<Vec<PathBuf>> {
+        let sender = self.sender.as_ref().expect("sender present until finish");
+        // A closed channel means the encoder already stopped; `join` reports why.
+        let _ = sender.send(Message::Finish);
         self.join()
     }
 
@@ -111,18 +133,28 @@ struct Encoder {
     delay: u16,
     png_dir: Option<PathBuf>,
     frames: usize,
+    /// The last frame sent to the GIF, as GIF indices.
+    previous: Option<Vec<u8>>,
 }
 
 impl Encoder {
-    fn run(mut self, receiver: Receiver<Vec<u8>>) -> Result<Vec<PathBuf>> {
+    fn run(mut self, receiver: Receiver<Message>) -> Result<Vec<PathBuf>> {
         let batch_size = 2 * rayon::current_num_threads().max(1);
-        while let Ok(first) = receiver.recv() {
-            let mut batch = vec![first];
-            while batch.len() < batch_size {
-                match receiver.try_recv() {
-                    Ok(frame) => batch.push(frame),
-                    Err(_) => break,
+        let mut finished = false;
+        while !finished {
+            let mut batch = Vec::new();
+            // Wait for one message, then take whatever else is already queued.
+            let mut next = receiver.recv().ok();
+            while let Some(message) = next {
+                match message {
+                    Message::Frame(levels) => batch.push(levels),
+                    Message::Finish => finished = true,
                 }
+                next = if finished || batch.len() >= batch_size { None } else { receiver.try_recv().ok() };
+            }
+            if batch.is_empty() && !finished {
+                // The sender is gone without `Finish`: abandon the outputs.
+                return Ok(Vec::new());
             }
             self.write_batch(batch)?;
         }
@@ -147,17 +179,22 @@ impl Encoder {
             })?;
         }
         if let Some(gif) = &mut self.gif {
-            let (w, h) = (self.width as u16, self.height as u16);
-            let delay = self.delay;
-            let frames: Vec<gif::Frame<'static>> = batch
-                .into_par_iter()
-                .map(|levels| {
-                    let mut frame = gif::Frame::from_indexed_pixels(w, h, levels, None);
+            let (w, h, delay) = (self.width, self.height, self.delay);
+            let indices: Vec<Vec<u8>> = batch.into_par_iter().map(gif_indices).collect();
+            let previous: Vec<Option<&[u8]>> = std::iter::once(self.previous.as_deref())
+                .chain(indices.iter().map(|f| Some(f.as_slice())))
+                .collect();
+            let frames: Vec<gif::Frame<'static>> = indices
+                .par_iter()
+                .zip(&previous[..indices.len()])
+                .map(|(current, previous)| {
+                    let mut frame = gif_frame(*previous, current, w, h);
                     frame.delay = delay;
                     frame.make_lzw_pre_encoded();
                     frame
                 })
                 .collect();
+            self.previous = indices.into_iter().last();
             for frame in &frames {
                 let path = gif.get_ref().path().to_owned();
                 gif.write_lzw_pre_encoded_frame(frame).map_err(|e| gif_error(&path, e))?;
@@ -165,6 +202,51 @@ impl Encoder {
         }
         Ok(())
     }
+}
+
+/// The GIF index marking "unchanged since the previous frame" (transparent).
+pub const GIF_TRANSPARENT: u8 = 255;
+
+/// Palette levels as GIF indices: level 255 is drawn with index 254, freeing index 255 for
+/// [`GIF_TRANSPARENT`]. (The top two levels differ by about 1/256 of the palette.)
+fn gif_indices(mut levels: Vec<u8>) -> Vec<u8> {
+    levels.iter_mut().for_each(|l| *l = (*l).min(GIF_TRANSPARENT - 1));
+    levels
+}
+
+/// The first frame whole; each later one as the smallest rectangle holding every changed
+/// pixel, unchanged pixels in it transparent (drawn over the previous frame). Long
+/// transparent runs compress far better than the pattern itself.
+fn gif_frame(previous: Option<&[u8]>, current: &[u8], width: u32, height: u32) -> gif::Frame<'static> {
+    let (w, h) = (width as usize, height as usize);
+    let Some(previous) = previous else {
+        return gif::Frame::from_indexed_pixels(width as u16, height as u16, current.to_vec(), None);
+    };
+    let changed_in_row = |y: usize| previous[y * w..(y + 1) * w] != current[y * w..(y + 1) * w];
+    let Some(top) = (0..h).find(|&y| changed_in_row(y)) else {
+        // Nothing changed: one transparent pixel keeps the frame's timing.
+        let mut frame = gif::Frame::from_indexed_pixels(1, 1, vec![GIF_TRANSPARENT], Some(GIF_TRANSPARENT));
+        frame.dispose = gif::DisposalMethod::Keep;
+        return frame;
+    };
+    let bottom = (top..h).rev().find(|&y| changed_in_row(y)).expect("row `top` changed");
+    let changed_at = |x: usize| (top..=bottom).any(|y| previous[y * w + x] != current[y * w + x]);
+    let left = (0..w).find(|&x| changed_at(x)).expect("some column changed");
+    let right = (left..w).rev().find(|&x| changed_at(x)).expect("column `left` changed");
+    let mut pixels = Vec::with_capacity((bottom - top + 1) * (right - left + 1));
+    for y in top..=bottom {
+        let (row, before) = (&current[y * w + left..=y * w + right], &previous[y * w + left..=y * w + right]);
+        pixels.extend(row.iter().zip(before).map(|(&c, &p)| if c == p { GIF_TRANSPARENT } else { c }));
+    }
+    let mut frame = gif::Frame::from_indexed_pixels(
+        (right - left + 1) as u16,
+        (bottom - top + 1) as u16,
+        pixels,
+        Some(GIF_TRANSPARENT),
+    );
+    (frame.left, frame.top) = (left as u16, top as u16);
+    frame.dispose = gif::DisposalMethod::Keep;
+    frame
 }
 
 fn gif_error(path: &Path, e: gif::EncodingError) -> Error {
@@ -179,8 +261,12 @@ fn open_gif(path: &Path, width: u32, height: u32, palette: &Palette) -> Result<g
         )));
     }
     let file = AtomicFile::create(path)?;
-    let mut encoder = gif::Encoder::new(file, width as u16, height as u16, &palette.gif_palette())
-        .map_err(|e| gif_error(path, e))?;
+    let mut colours = palette.gif_palette();
+    // Index 255 is the transparent one; give it level 254's colour for decoders that ignore
+    // transparency.
+    colours.copy_within(254 * 3..255 * 3, 255 * 3);
+    let mut encoder =
+        gif::Encoder::new(file, width as u16, height as u16, &colours).map_err(|e| gif_error(path, e))?;
     encoder.set_repeat(gif::Repeat::Infinite).map_err(|e| gif_error(path, e))?;
     Ok(encoder)
 }

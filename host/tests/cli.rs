@@ -1,0 +1,245 @@
+//! The `host` binary end to end on the CPU backend: outputs, and refusals of bad input.
+
+use std::{
+    path::{Path, PathBuf},
+    process::{Command, Output},
+};
+
+/// A fresh empty directory under the target's temp dir.
+fn scratch_dir(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn host(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_host")).current_dir(dir).args(args).output().expect("run host")
+}
+
+fn files_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn gif_has_the_right_size_and_frames_and_they_change() {
+    let dir = scratch_dir("gif");
+    let out =
+        host(&dir, &["grayscott", "--backend", "cpu", "--width", "64", "--height", "48", "--steps", "130"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = host(
+        &dir,
+        &[
+            "grayscott",
+            "--backend",
+            "cpu",
+            "--width",
+            "64",
+            "--height",
+            "48",
+            "--steps",
+            "130",
+            "--frame-every",
+            "20",
+            "--init",
+            "square",
+            "--gif",
+            "out.gif",
+            "--png-dir",
+            "frames",
+        ],
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let summary = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        summary.contains("64x48") && summary.contains("7 frames") && summary.contains("out.gif"),
+        "{summary}"
+    );
+
+    let mut options = gif::DecodeOptions::new();
+    options.set_color_output(gif::ColorOutput::Indexed);
+    let mut decoder = options.read_info(std::fs::File::open(dir.join("out.gif")).unwrap()).unwrap();
+    assert_eq!((decoder.width(), decoder.height()), (64, 48));
+    let palette = decoder.global_palette().unwrap().to_vec();
+    assert_eq!(palette.len(), 256 * 3);
+    // Composite the frames (later ones are sub-rectangles with transparent pixels).
+    let mut canvas = vec![0u8; 64 * 48];
+    let mut frames = Vec::new();
+    while let Some(frame) = decoder.read_next_frame().unwrap() {
+        if frames.is_empty() {
+            assert_eq!((frame.width, frame.height, frame.transparent), (64, 48, None), "first frame whole");
+        }
+        for y in 0..frame.height as usize {
+            for x in 0..frame.width as usize {
+                let index = frame.buffer[y * frame.width as usize + x];
+                if Some(index) != frame.transparent {
+                    canvas[(frame.top as usize + y) * 64 + frame.left as usize + x] = index;
+                }
+            }
+        }
+        frames.push(canvas.clone());
+    }
+    // 130 steps every 20: frames after 20, 40, ..., 120 and after the last 10 steps.
+    assert_eq!(frames.len(), 7);
+    assert_ne!(frames[0], frames[6], "the pattern evolves");
+    // Every GIF frame shows the same colours as the PNG frame of the same step (the GIF
+    // draws level 255 with index 254, its neighbour).
+    for (k, indices) in frames.iter().enumerate() {
+        let png = image::open(dir.join(format!("frames/frame_{k:05}.png"))).unwrap().to_rgb8();
+        for (i, (&index, rgb)) in indices.iter().zip(png.pixels()).enumerate() {
+            let colour = &palette[index as usize * 3..index as usize * 3 + 3];
+            assert!(colour == rgb.0 || index == 254, "frame {k}, pixel {i}: gif {colour:?} png {:?}", rgb.0);
+        }
+    }
+    assert_eq!(files_in(&dir.join("frames")).len(), 7);
+    assert_eq!(files_in(&dir), vec!["frames", "out.gif"], "no temporary files left");
+}
+
+#[test]
+fn bare_gif_flag_writes_the_default_name() {
+    let dir = scratch_dir("default-name");
+    let out = host(
+        &dir,
+        &["grayscott", "--backend", "cpu", "--size", "32", "--steps", "40", "--frame-every", "20", "--gif"],
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(files_in(&dir), vec!["grayscott.gif"]);
+}
+
+#[test]
+fn list_presets_prints_their_values() {
+    let out = host(Path::new("."), &["grayscott", "--list-presets"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(text.contains("coral") && text.contains("0.0545") && text.contains("mitosis"), "{text}");
+}
+
+/// Runs a bad command line with `--gif out.gif`: it must fail with one clear message and
+/// leave the directory empty.
+fn refused(name: &str, args: &[&str], expected: &str) {
+    let dir = scratch_dir(name);
+    let mut all = vec!["grayscott", "--backend", "cpu", "--gif", "out.gif"];
+    for (key, default) in [("--size", "32"), ("--steps", "20")] {
+        if !args.contains(&key) {
+            all.extend([key, default]);
+        }
+    }
+    all.extend_from_slice(args);
+    let out = host(&dir, &all);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{name}: accepted");
+    assert!(stderr.contains(expected), "{name}: message {stderr:?} lacks {expected:?}");
+    assert!(!stderr.contains("panicked"), "{name}: {stderr}");
+    assert!(files_in(&dir).is_empty(), "{name}: left {:?}", files_in(&dir));
+}
+
+#[test]
+fn bad_input_is_refused_without_output() {
+    refused("size0", &["--size", "0"], "--width must be between 1 and 65535");
+    refused("steps0", &["--steps", "0"], "--steps must be at least 1");
+    refused("every0", &["--frame-every", "0"], "--frame-every must be at least 1");
+    refused("nan", &["--feed", "NaN"], "--feed must be a finite, non-negative number");
+    refused("inf", &["--kill", "inf"], "--kill must be a finite, non-negative number");
+    refused("negative", &["--du", "-0.1"], "--du must be a finite, non-negative number");
+    refused("unstable", &["--dt", "5"], "stability limit");
+    refused("preset", &["--preset", "nope"], "valid presets: coral, mitosis");
+    refused("palette", &["--palette", "nope"], "valid palettes: cyberpunk");
+    refused("image", &["--init-image", "/nonexistent/seed.png"], "cannot read /nonexistent/seed.png");
+    refused("variant", &["--variant", "fused"], "--variant selects GPU kernels");
+}
+
+#[test]
+fn unwritable_output_is_refused_before_simulating() {
+    let dir = scratch_dir("nodir");
+    let out = host(
+        &dir,
+        &["grayscott", "--backend", "cpu", "--size", "32", "--steps", "20", "--gif", "missing/out.gif"],
+    );
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("does not exist"));
+    assert!(files_in(&dir).is_empty());
+}
+
+#[test]
+fn unreadable_image_file_is_refused() {
+    let dir = scratch_dir("badimage");
+    std::fs::write(dir.join("seed.png"), b"not a png").unwrap();
+    let out = host(
+        &dir,
+        &[
+            "grayscott",
+            "--backend",
+            "cpu",
+            "--size",
+            "32",
+            "--steps",
+            "20",
+            "--init-image",
+            "seed.png",
+            "--gif",
+            "o.gif",
+        ],
+    );
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read seed.png"));
+    assert_eq!(files_in(&dir), vec!["seed.png"]);
+}
+
+#[test]
+fn image_seeding_runs() {
+    let dir = scratch_dir("image");
+    let img = image::GrayImage::from_fn(40, 30, |x, _| image::Luma([if x > 20 { 255 } else { 0 }]));
+    img.save(dir.join("seed.png")).unwrap();
+    let out = host(
+        &dir,
+        &[
+            "grayscott",
+            "--backend",
+            "cpu",
+            "--size",
+            "32",
+            "--steps",
+            "20",
+            "--init-image",
+            "seed.png",
+            "--gif",
+            "o.gif",
+        ],
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn a_grid_too_big_for_memory_is_refused_with_its_size() {
+    let Some(available) = host::memory::available_host_bytes() else { return };
+    // 17 bytes per cell on the CPU; ask for 1.5 times what fits, if a GIF can be that big.
+    let side = ((available as f64 * 1.5 / 17.0).sqrt() as u64).max(2);
+    assert!(side <= 65_535, "this machine has too much memory for this test ({available} bytes)");
+    let side = side.to_string();
+    let dir = scratch_dir("toobig");
+    let out =
+        host(&dir, &["grayscott", "--backend", "cpu", "--size", &side, "--steps", "1", "--gif", "o.gif"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("needs") && stderr.contains("GiB") && stderr.contains("host memory"), "{stderr}");
+    assert!(files_in(&dir).is_empty());
+}
+
+#[test]
+fn cuda_backend_without_a_gpu_is_a_clear_error() {
+    if host::cuda::Gpu::open().is_ok() {
+        return; // A GPU is here: the GPU tests cover this backend.
+    }
+    let dir = scratch_dir("nogpu");
+    let out =
+        host(&dir, &["grayscott", "--backend", "cuda", "--size", "32", "--steps", "20", "--gif", "o.gif"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("no usable CUDA GPU"), "{stderr}");
+    assert!(files_in(&dir).is_empty());
+}

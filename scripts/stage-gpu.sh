@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Builds release binaries here and copies them into .gpu/ (git-ignored) for the GPU machine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p .gpu
+cargo build --release -p host --bin host --example grayscott_png
+cp target/release/host .gpu/host
+cp target/release/examples/grayscott_png .gpu/grayscott_png
+for t in gpu_grayscott; do
+  exe=$(cargo test --release -p host --test "$t" --no-run --message-format=json 2>/dev/null | python3 -c '
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == sys.argv[1] and m.get("executable"):
+        print(m["executable"])' "$t")
+  cp "$exe" ".gpu/$t"
+done
+strip --strip-debug .gpu/*
+ls -la .gpu
