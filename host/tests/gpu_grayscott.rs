@@ -168,16 +168,16 @@ fn colormap_matches_cpu_on_a_real_pattern_and_falls_back_to_u() {
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn cuda_backend_refuses_a_grid_larger_than_gpu_memory() {
+fn cuda_memory_check_agrees_with_free_memory() {
     let gpu = gpu();
     let (free, _) = gpu.memory().unwrap();
-    // 17 bytes per cell on the GPU: a square of twice the free memory, within the side limit.
-    let side = ((free as f64 * 2.0 / 17.0).sqrt() as u32).min(grayscott::MAX_SIDE);
-    if 17 * u64::from(side) * u64::from(side) <= free {
-        eprintln!("this GPU has more memory than the largest grid needs; nothing to refuse");
-        return;
+    // 17 bytes per cell plus 64 MiB of slack: the largest side that fits, and one more.
+    let fits = |side: u64| 17 * side * side + (64 << 20) <= free;
+    for side in [1000u32, 30_000, grayscott::MAX_SIDE] {
+        let result = cuda::check_fits(&gpu, side, side);
+        assert_eq!(result.is_ok(), fits(side.into()), "side {side}: {result:?}");
+        if let Err(e) = result {
+            assert!(e.to_string().contains("of GPU memory"), "{e}");
+        }
     }
-    let setup = Setup::new(side, side, coral());
-    let err = GrayScott::new(&setup, &Device::Cuda(gpu), Variant::Fused).err().expect("refused");
-    assert!(err.to_string().contains("of GPU memory"), "{err}");
 }

@@ -13,7 +13,8 @@ use kernels::{
 use super::{Engine, Variant};
 use crate::{
     cuda::{Gpu, grid_1d, grid_2d, grid_stride_1d},
-    error::{CudaContext as _, Error, Result},
+    error::{CudaContext as _, Result},
+    memory,
 };
 
 /// The 2-D block shape of the stencil kernels: a warp along x keeps rows coalesced.
@@ -52,10 +53,7 @@ pub const BYTES_PER_CELL: u64 = 4 * 4 + 1;
 pub fn check_fits(gpu: &Gpu, width: u32, height: u32) -> Result<()> {
     let need = BYTES_PER_CELL * u64::from(width) * u64::from(height) + (64 << 20);
     let (free, _) = gpu.memory()?;
-    if need > free {
-        return Err(Error::TooBig { width, height, need, available: free, device: "GPU" });
-    }
-    Ok(())
+    memory::require(width, height, need, free, "GPU")
 }
 
 impl CudaGrayScott {
