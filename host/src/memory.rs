@@ -20,6 +20,14 @@ pub fn require(width: u32, height: u32, need: u64, available: u64, device: &'sta
     Ok(())
 }
 
+/// `MemAvailable` from `/proc/meminfo`, in bytes.
+pub fn available_host_bytes() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -33,12 +41,4 @@ mod tests {
             "a 8192x8192 grid needs 3.0 GiB of GPU memory, but only 512.0 MiB is free; use a smaller --size"
         );
     }
-}
-
-/// `MemAvailable` from `/proc/meminfo`, in bytes.
-pub fn available_host_bytes() -> Option<u64> {
-    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
 }
