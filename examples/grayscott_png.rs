@@ -3,7 +3,6 @@
 //! `cargo run --release -p host --example grayscott_png -- [OUT.png]`
 
 use host::{
-    Device,
     grayscott::{self, GrayScott, Init, Setup},
     render,
 };
@@ -14,11 +13,12 @@ fn main() -> host::Result<()> {
     let mut setup = Setup::new(width, height, grayscott::preset("mitosis").expect("preset exists").rates());
     setup.init = Init::Spots;
 
-    let (device, notice) = Device::select(host::BackendChoice::Auto)?;
+    // The GPU (fused kernel) if there is one, else the CPU.
+    let (device, variant, notice) = grayscott::select(host::BackendChoice::Auto, None)?;
     if let Some(notice) = notice {
         eprintln!("note: {notice}");
     }
-    let mut sim = GrayScott::new(&setup, &device, Default::default())?;
+    let mut sim = GrayScott::new(&setup, &device, variant)?;
     sim.step(4000)?;
 
     let mut levels = vec![0u8; (width * height) as usize];

@@ -1,31 +1,43 @@
 #!/usr/bin/env bash
-# Runs on the GPU machine (no Rust toolchain there): the GPU tests, compute-sanitizer, and the
-# default GIF job, from binaries staged in .gpu/ by scripts/stage-gpu.sh. Logs go to $OUT.
+# Runs on the GPU machine (no Rust toolchain there): the GPU tests, compute-sanitizer, the
+# default GIF job and the bench, from binaries staged in .gpu/ by scripts/stage-gpu.sh.
+# Logs go to $OUT. Usage: gpu-check.sh [tests] [sanitize] [gif] [bench]  (default: all)
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu-check}
 mkdir -p "$OUT"
 cd "$(dirname "$0")/.."
-B=.gpu
+B=$PWD/.gpu
+export XDG_CACHE_HOME=/tmp/cache
+parts=${*:-tests sanitize gif bench}
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
 
-echo "== GPU tests"
-$B/gpu_grayscott --ignored --test-threads=1 2>&1 | tee "$OUT/gpu-tests.log" | grep -E "^test |test result|ΔU|colormap:|TEST_SEED" | sort | uniq -c | sort -rn | head -40
+if [[ $parts == *tests* ]]; then
+  echo "== GPU tests"
+  $B/gpu_grayscott --ignored --test-threads=1 --nocapture > "$OUT/gpu-tests.log" 2>&1
+  grep -E "^test |test result|after 1000|differ" "$OUT/gpu-tests.log" | sort | uniq -c | sort -rn | head -40
+fi
 
-echo "== default GIF job (process start to file closed)"
-mkdir -p /tmp/run && cd /tmp/run
-for i in 1 2 3; do
-  /usr/bin/time -f "wall %e s" "$OLDPWD/$B/host" grayscott --gif 2>&1 | tail -2
-done
-cp grayscott.gif "$OUT/" 2>/dev/null
-"$OLDPWD/$B/host" grayscott --size 4096 --steps 2000 --frame-every 500 2>&1 | tail -1
-"$OLDPWD/$B/host" grayscott --size 4096 --steps 2000 --frame-every 500 --variant v1 2>&1 | tail -1
-"$OLDPWD/$B/grayscott_png" /tmp/run/example.png 2>&1 | tail -1
-cd "$OLDPWD"
+if [[ $parts == *sanitize* ]]; then
+  echo "== compute-sanitizer (333x300, 200 steps, 4 frames)"
+  for variant in fused v1 v2 tiled temporal v0; do
+    for tool in memcheck racecheck; do
+      compute-sanitizer --tool $tool --error-exitcode 9 $B/host grayscott --width 333 --size 300 --steps 200 \
+        --frame-every 50 --variant $variant --gif /tmp/s.gif > "$OUT/san-$tool-$variant.log" 2>&1
+      echo "$variant $tool: exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/san-$tool-$variant.log" | tr '\n' ' ')"
+    done
+  done
+fi
 
-echo "== compute-sanitizer"
-for tool in memcheck racecheck; do
-  compute-sanitizer --tool $tool --error-exitcode 9 $B/host grayscott --size 300 --width 333 --steps 200 --frame-every 50 --gif /tmp/run/s.gif > "$OUT/sanitizer-$tool.log" 2>&1
-  echo "$tool (fused): exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer-$tool.log" | tr '\n' ' ')"
-  compute-sanitizer --tool $tool --error-exitcode 9 $B/host grayscott --size 300 --width 333 --steps 200 --frame-every 50 --variant v1 --gif /tmp/run/s.gif > "$OUT/sanitizer-$tool-v1.log" 2>&1
-  echo "$tool (v1): exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer-$tool-v1.log" | tr '\n' ' ')"
-done
+if [[ $parts == *gif* ]]; then
+  echo "== default GIF job (process start to file closed)"
+  mkdir -p /tmp/run && cd /tmp/run
+  for i in 1 2 3; do /usr/bin/time -f "wall %e s" $B/host grayscott --gif 2>&1 | tail -2; done
+  $B/grayscott_png /tmp/run/example.png 2>&1 | tail -1
+  cd - > /dev/null
+fi
+
+if [[ $parts == *bench* ]]; then
+  echo "== bench"
+  $B/host bench grayscott --json "$OUT/bench.json" 2> "$OUT/bench.err" | tee "$OUT/bench.txt"
+  tail -3 "$OUT/bench.err"
+fi

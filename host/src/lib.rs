@@ -7,6 +7,8 @@
 //! A simulation is a value: build it with a [`Setup`](grayscott::Setup) and a [`Device`],
 //! step it, and ask it for frames. The CLI, tests and examples all use this API.
 
+pub mod autotune;
+pub mod bench;
 pub mod cuda;
 pub mod error;
 pub mod grayscott;

@@ -5,7 +5,8 @@ use std::{path::PathBuf, process::ExitCode, time::Instant};
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 use host::{
-    BackendChoice, Device,
+    BackendChoice, Device, bench,
+    grayscott::cuda::fused_shape_for,
     grayscott::{self, GrayScott, Init, PRESETS, Rates, Setup, Variant},
     render::{self, FrameWriter, Outputs, PALETTES},
 };
@@ -22,6 +23,39 @@ struct Cli {
 enum Command {
     /// Gray-Scott reaction-diffusion, rendered to an animated GIF or PNG frames.
     Grayscott(GrayScottArgs),
+    /// Time the GPU variants against the measured copy bandwidth.
+    Bench {
+        #[command(subcommand)]
+        what: BenchCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// Every Gray-Scott GPU variant at several sizes, plus the default GIF job end to end.
+    Grayscott(BenchArgs),
+}
+
+#[derive(Args)]
+struct BenchArgs {
+    /// Grid sides to time (square grids), comma-separated.
+    #[arg(long, value_delimiter = ',', default_values_t = [512, 2048, 4096])]
+    sizes: Vec<u32>,
+    /// Variants to time, comma-separated (GPU variants only).
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Variant::V0, Variant::V1, Variant::Fused, Variant::Tiled, Variant::Temporal])]
+    variants: Vec<Variant>,
+    /// Timed repeats per measurement (the median is reported).
+    #[arg(long, default_value_t = 7)]
+    repeats: usize,
+    /// Use the fixed default launch shapes instead of tuned ones.
+    #[arg(long)]
+    no_autotune: bool,
+    /// Skip the end-to-end GIF job.
+    #[arg(long)]
+    no_end_to_end: bool,
+    /// Also write every figure as JSON.
+    #[arg(long, value_name = "PATH")]
+    json: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -89,15 +123,19 @@ struct GrayScottArgs {
     /// Where to run.
     #[arg(long, value_enum, default_value_t)]
     backend: BackendChoice,
-    /// GPU kernels to step with (CUDA only).
+    /// Step of the optimisation progression to run (default: fused on a GPU, cpu without).
     #[arg(long, value_enum)]
     variant: Option<Variant>,
+    /// Use the fixed default launch shape instead of the tuned (and cached) one.
+    #[arg(long)]
+    no_autotune: bool,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Grayscott(args) => run_grayscott(args),
+        Command::Bench { what: BenchCommand::Grayscott(args) } => run_bench(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -176,17 +214,16 @@ fn run_grayscott(args: GrayScottArgs) -> Result<()> {
         None
     };
 
-    let (device, notice) = Device::select(args.backend)?;
+    let (device, variant, notice) = grayscott::select(args.backend, args.variant)?;
     if let Some(notice) = notice {
         eprintln!("note: {notice}");
     }
-    if matches!(device, Device::Cpu) && args.variant.is_some() {
-        bail!(
-            "--variant selects GPU kernels, but this run is on the CPU; drop --variant or use --backend cuda"
-        );
-    }
     let started = Instant::now();
-    let mut sim = GrayScott::new(&setup, &device, args.variant.unwrap_or_default())?;
+    let mut sim = GrayScott::new(&setup, &device, variant)?;
+    if let (Device::Cuda(gpu), Variant::Fused) = (&device, variant) {
+        let (shape, _) = fused_shape_for(gpu, setup.width, setup.height, !args.no_autotune)?;
+        sim.cuda_engine().expect("a CUDA run").set_fused_shape(shape);
+    }
 
     let progress = ProgressBar::new(u64::from(args.steps)).with_style(
         ProgressStyle::with_template("{spinner} [{bar:40}] {pos}/{len} steps  {per_sec}  eta {eta}")
@@ -199,13 +236,24 @@ fn run_grayscott(args: GrayScottArgs) -> Result<()> {
         let chunk = remaining.min(args.frame_every);
         sim.step(chunk)?;
         remaining -= chunk;
-        if let Some(writer) = &mut writer {
-            let mut levels = vec![0u8; setup.cells()];
-            sim.levels(&mut levels)?;
-            writer.push(levels)?;
-            frames += 1;
+        match &mut writer {
+            Some(writer) => {
+                // Frames come back while the simulation goes on; hand each to the encoder.
+                sim.snapshot()?;
+                for frame in sim.collect(false)? {
+                    writer.push(frame)?;
+                    frames += 1;
+                }
+            }
+            None => sim.synchronize()?,
         }
         progress.inc(u64::from(chunk));
+    }
+    if let Some(writer) = &mut writer {
+        for frame in sim.collect(true)? {
+            writer.push(frame)?;
+            frames += 1;
+        }
     }
     progress.finish_and_clear();
     let written = match writer {
@@ -226,5 +274,38 @@ fn run_grayscott(args: GrayScottArgs) -> Result<()> {
         sim.describe(),
         f64::from(args.steps) / seconds,
     );
+    Ok(())
+}
+
+fn run_bench(args: BenchArgs) -> Result<()> {
+    if args.sizes.is_empty() || args.sizes.iter().any(|&s| s == 0 || s > 32_768) {
+        bail!("--sizes must list grid sides between 1 and 32768");
+    }
+    if args.repeats < 3 {
+        bail!("--repeats must be at least 3 (the median of fewer says little)");
+    }
+    if let Some(v) = args.variants.iter().find(|v| !v.is_gpu()) {
+        bail!("bench times GPU variants; drop {} from --variants", v.name());
+    }
+    let json = match &args.json {
+        Some(path) => Some(host::render::output::AtomicFile::create(path)?),
+        None => None,
+    };
+    let gpu = host::cuda::Gpu::open().context("bench needs a CUDA GPU")?;
+    let options = bench::Options {
+        sizes: args.sizes,
+        repeats: args.repeats,
+        autotune: !args.no_autotune,
+        variants: args.variants,
+        end_to_end: !args.no_end_to_end,
+    };
+    let report = bench::run(&gpu, &options)?;
+    print!("{}", report.table());
+    if let Some(mut file) = json {
+        use std::io::Write;
+        file.write_all(report.json().as_bytes()).context("writing the JSON report")?;
+        let path = file.commit()?;
+        println!("-> {}", path.display());
+    }
     Ok(())
 }

@@ -150,7 +150,7 @@ fn bad_input_is_refused_without_output() {
     refused("preset", &["--preset", "nope"], "valid presets: coral, mitosis");
     refused("palette", &["--palette", "nope"], "valid palettes: cyberpunk");
     refused("image", &["--init-image", "/nonexistent/seed.png"], "cannot read /nonexistent/seed.png");
-    refused("variant", &["--variant", "fused"], "--variant selects GPU kernels");
+    refused("variant", &["--variant", "fused"], "--variant fused runs on a CUDA GPU");
 }
 
 #[test]

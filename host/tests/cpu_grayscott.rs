@@ -5,7 +5,7 @@ mod common;
 use common::*;
 use host::{
     Device,
-    grayscott::{self, GrayScott, Init, Rates, Setup, cpu},
+    grayscott::{self, GrayScott, Init, Rates, Setup, Variant, cpu},
     render,
 };
 use kernels::colormap::level;
@@ -71,7 +71,7 @@ fn cpu_backend_follows_reference_for_many_steps() {
 fn simulation_api_runs_on_the_cpu() {
     let mut setup = Setup::new(64, 48, coral());
     setup.init = Init::Ring;
-    let mut sim = GrayScott::new(&setup, &Device::Cpu, Default::default()).unwrap();
+    let mut sim = GrayScott::new(&setup, &Device::Cpu, Variant::Cpu).unwrap();
     sim.step(300).unwrap();
     assert_eq!(sim.steps_done(), 300);
     let mut levels = vec![0u8; 64 * 48];

@@ -11,7 +11,10 @@ use cudarc::driver::CudaSlice;
 use host::{
     Device,
     cuda::Gpu,
-    grayscott::{self, GrayScott, Init, Setup, Variant, cpu, cuda},
+    grayscott::{
+        self, GrayScott, Init, Setup, Variant, cpu,
+        cuda::{self, FusedShape},
+    },
     render::colormap,
 };
 use kernels::colormap::MinMax;
@@ -78,35 +81,199 @@ fn fused_kernel_matches_reference_step() {
     let (gpu, seed) = (gpu(), fresh_seed());
     let u = random_field(CELLS, seed, 0.0, 1.0);
     let v = random_field(CELLS, seed + 1, 0.0, 1.0);
-    let (mut un, mut vn) = (poisoned(&gpu), poisoned(&gpu));
-    cuda::launch_fused(&gpu, &upload(&gpu, &u), &upload(&gpu, &v), &mut un, &mut vn, W, H, coral()).unwrap();
     let (want_u, want_v) = step_ref(&u, &v, W as usize, H as usize, &coral());
-    let (got_u, got_v) = (download(&gpu, &un), download(&gpu, &vn));
-    let (eu, ev) = (max_abs_diff(&got_u, &want_u), max_abs_diff(&got_v, &want_v));
-    assert!(eu < 1e-5 && ev < 1e-5, "one fused step: |ΔU| {eu}, |ΔV| {ev}");
+    // One thread per cell, and marching shapes whose rows do not divide the height.
+    for shape in [
+        FusedShape { block: (32, 8), rows: 1 },
+        FusedShape { block: (64, 2), rows: 3 },
+        FusedShape::default(),
+        FusedShape { block: (256, 1), rows: 16 },
+    ] {
+        let (mut un, mut vn) = (poisoned(&gpu), poisoned(&gpu));
+        cuda::launch_fused(
+            &gpu,
+            &upload(&gpu, &u),
+            &upload(&gpu, &v),
+            &mut un,
+            &mut vn,
+            W,
+            H,
+            coral(),
+            shape,
+        )
+        .unwrap();
+        let (got_u, got_v) = (download(&gpu, &un), download(&gpu, &vn));
+        let (eu, ev) = (max_abs_diff(&got_u, &want_u), max_abs_diff(&got_v, &want_v));
+        assert!(eu < 1e-5 && ev < 1e-5, "one fused step with {shape}: |ΔU| {eu}, |ΔV| {ev}");
+    }
 }
 
-/// Both GPU variants agree with the CPU backend after 1,000 steps of a real pattern.
-/// Tolerance: 1e-4 absolute. All three use the same IEEE float32 operations in the same
-/// order (the PTX has no contracted FMAs), so in practice they agree exactly.
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn thousand_steps_agree_with_cpu() {
+fn tiled_kernel_matches_cpu_step() {
+    let (gpu, seed) = (gpu(), fresh_seed());
+    let u = random_field(CELLS, seed, 0.0, 1.0);
+    let v = random_field(CELLS, seed + 1, 0.0, 1.0);
+    let (mut un, mut vn) = (poisoned(&gpu), poisoned(&gpu));
+    cuda::launch_tiled(&gpu, &upload(&gpu, &u), &upload(&gpu, &v), &mut un, &mut vn, W, H, coral()).unwrap();
+    let mut cpu_sim = cpu::CpuGrayScott::new(W, H, coral(), u, v);
+    cpu_sim.step_once();
+    let (cu, cv) = grayscott::Engine::fields(&mut cpu_sim).unwrap();
+    assert_eq!(download(&gpu, &un), cu);
+    assert_eq!(download(&gpu, &vn), cv);
+}
+
+/// The temporal kernel for every step count it takes, on grids smaller than, equal to, and
+/// not a multiple of its tile: bit-identical to that many CPU steps.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn temporal_kernel_matches_cpu_for_every_step_count() {
+    let (gpu, seed) = (gpu(), fresh_seed());
+    let (tw, th) = kernels::grayscott::temporal_tile(8);
+    for (w, h) in [(W, H), (5, 3), (tw * 3, th * 2), (tw + 1, 1)] {
+        let cells = (w * h) as usize;
+        let u = random_field(cells, seed, 0.0, 1.0);
+        let v = random_field(cells, seed + 1, 0.0, 0.5);
+        let mut cpu_sim = cpu::CpuGrayScott::new(w, h, coral(), u.clone(), v.clone());
+        for steps in 1..=kernels::grayscott::TEMPORAL_MAX_STEPS {
+            cpu_sim.step_once();
+            let (cu, cv) = grayscott::Engine::fields(&mut cpu_sim).unwrap();
+            let (mut un, mut vn) =
+                (upload(&gpu, &vec![f32::NAN; cells]), upload(&gpu, &vec![f32::NAN; cells]));
+            cuda::launch_temporal(
+                &gpu,
+                &upload(&gpu, &u),
+                &upload(&gpu, &v),
+                &mut un,
+                &mut vn,
+                w,
+                h,
+                coral(),
+                steps,
+            )
+            .unwrap();
+            assert_eq!(download(&gpu, &un), cu, "{w}x{h}, {steps} steps: U");
+            assert_eq!(download(&gpu, &vn), cv, "{w}x{h}, {steps} steps: V");
+        }
+    }
+}
+
+/// Every GPU variant agrees with the CPU backend after 1,000 steps of a real pattern, at an
+/// odd size and at a multiple of the tiles, stepping in uneven chunks (graphs of several
+/// lengths and parities). Tolerance: 1e-4 absolute. All use the same IEEE float32 operations
+/// in the same order (the PTX has no contracted FMAs), so in practice they agree exactly.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_variant_agrees_with_cpu_after_1000_steps() {
+    let gpu = gpu();
+    let (tw, th) = kernels::grayscott::temporal_tile(8);
+    for (w, h) in [(1000, 777), (tw * 4, th * 6)] {
+        let mut setup = Setup::new(w, h, coral());
+        setup.init = Init::Spots;
+        setup.seed = fresh_seed();
+        let chunks = [1u32, 7, 8, 50, 300, 634];
+        assert_eq!(chunks.iter().sum::<u32>(), 1000);
+        let mut cpu_sim = GrayScott::new(&setup, &Device::Cpu, Variant::Cpu).unwrap();
+        cpu_sim.step(1000).unwrap();
+        let (cu, cv) = cpu_sim.fields().unwrap();
+        assert!(cv.iter().any(|&x| x > 0.1), "the pattern must be alive to be a test");
+        for variant in Variant::ALL.into_iter().filter(|v| v.is_gpu()) {
+            let mut sim = GrayScott::new(&setup, &Device::Cuda(gpu.clone()), variant).unwrap();
+            for chunk in chunks {
+                sim.step(chunk).unwrap();
+            }
+            let (gu, gv) = sim.fields().unwrap();
+            let (eu, ev) = (max_abs_diff(&gu, &cu), max_abs_diff(&gv, &cv));
+            eprintln!("{w}x{h} {} after 1000 steps: max |ΔU| {eu:e}, max |ΔV| {ev:e}", variant.name());
+            assert!(eu <= 1e-4 && ev <= 1e-4, "{w}x{h} {}: |ΔU| {eu}, |ΔV| {ev}", variant.name());
+        }
+    }
+}
+
+/// Replaying the same step graph many times (and with graphs off) equals the CPU.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn graph_replays_agree_with_cpu() {
     let gpu = gpu();
     let mut setup = Setup::new(W, H, coral());
     setup.init = Init::Spots;
     setup.seed = fresh_seed();
-    let mut cpu_sim = GrayScott::new(&setup, &Device::Cpu, Variant::Fused).unwrap();
-    cpu_sim.step(1000).unwrap();
+    let mut cpu_sim = GrayScott::new(&setup, &Device::Cpu, Variant::Cpu).unwrap();
+    cpu_sim.step(23 * 20).unwrap();
     let (cu, cv) = cpu_sim.fields().unwrap();
-    assert!(cv.iter().any(|&x| x > 0.1), "the pattern must be alive to be a test");
-    for variant in [Variant::Fused, Variant::V1] {
-        let mut sim = GrayScott::new(&setup, &Device::Cuda(gpu.clone()), variant).unwrap();
-        sim.step(1000).unwrap();
-        let (gu, gv) = sim.fields().unwrap();
-        let (eu, ev) = (max_abs_diff(&gu, &cu), max_abs_diff(&gv, &cv));
-        eprintln!("{variant:?} after 1000 steps: max |ΔU| {eu:e}, max |ΔV| {ev:e}");
-        assert!(eu <= 1e-4 && ev <= 1e-4, "{variant:?}: |ΔU| {eu}, |ΔV| {ev}");
+    for variant in Variant::ALL.into_iter().filter(|v| v.is_gpu()) {
+        for graphs in [true, false] {
+            let mut sim = GrayScott::new(&setup, &Device::Cuda(gpu.clone()), variant).unwrap();
+            sim.cuda_engine().unwrap().set_graphs(graphs);
+            for _ in 0..23 {
+                sim.step(20).unwrap();
+            }
+            let (gu, gv) = sim.fields().unwrap();
+            let (eu, ev) = (max_abs_diff(&gu, &cu), max_abs_diff(&gv, &cv));
+            eprintln!("{} graphs {graphs}: 23 x 20 steps: max |ΔU| {eu:e}, max |ΔV| {ev:e}", variant.name());
+            assert!(eu <= 1e-4 && ev <= 1e-4, "{} graphs {graphs}: |ΔU| {eu}, |ΔV| {ev}", variant.name());
+        }
+    }
+}
+
+/// The reduction and colormap kernels over a batch of frames equal the CPU frame by frame.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn batched_colormap_matches_cpu_per_frame() {
+    let (gpu, seed) = (gpu(), fresh_seed());
+    let frames = 4usize;
+    let u = random_field(CELLS * frames, seed, 0.2, 1.0);
+    let v: Vec<f32> = random_field(CELLS * frames, seed + 1, 0.0, 1.0)
+        .iter()
+        .enumerate()
+        .map(|(i, x)| x * (1 + i / CELLS) as f32 / frames as f32)
+        .collect();
+    let (du, dv) = (upload(&gpu, &u), upload(&gpu, &v));
+    let mut slots = upload(&gpu, &vec![7u32; 4 * frames]);
+    let mut levels = upload(&gpu, &vec![0xAAu8; CELLS * frames]);
+    cuda::launch_min_max(&gpu, &du, &dv, CELLS as u32, frames as u32, &mut slots).unwrap();
+    cuda::launch_colormap(&gpu, &du, &dv, CELLS as u32, frames as u32, &slots, &mut levels).unwrap();
+    let (slots, levels) = (download(&gpu, &slots), download(&gpu, &levels));
+    for f in 0..frames {
+        let range = f * CELLS..(f + 1) * CELLS;
+        let want_range = colormap::min_max(&u[range.clone()], &v[range.clone()]);
+        assert_eq!(MinMax::from_slots(slots[4 * f..4 * f + 4].try_into().unwrap()), want_range, "frame {f}");
+        let mut want = vec![0u8; CELLS];
+        colormap::levels_cpu(&u[range.clone()], &v[range.clone()], &mut want);
+        assert_levels_match(&levels[range], &want);
+    }
+}
+
+/// Frames from every GPU frame path (asynchronous copies, v2's batches, v0's host colormap)
+/// equal the CPU's frames of the same steps, in order, and decode to the same colours.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn frame_pipelines_match_cpu_frames_in_order() {
+    let gpu = gpu();
+    let mut setup = Setup::new(W, H, grayscott::preset("mitosis").unwrap().rates());
+    setup.init = Init::Spots;
+    setup.seed = fresh_seed();
+    let frames_of = |device: &Device, variant: Variant| {
+        let mut sim = GrayScott::new(&setup, device, variant).unwrap();
+        let mut frames = Vec::new();
+        for _ in 0..23 {
+            sim.step(20).unwrap();
+            sim.snapshot().unwrap();
+            frames.extend(sim.collect(false).unwrap());
+        }
+        frames.extend(sim.collect(true).unwrap());
+        frames
+    };
+    let want = frames_of(&Device::Cpu, Variant::Cpu);
+    assert_eq!(want.len(), 23);
+    let palette = host::render::palette("cyberpunk").unwrap();
+    for variant in [Variant::Fused, Variant::V1, Variant::V2, Variant::V0, Variant::Temporal] {
+        let got = frames_of(&Device::Cuda(gpu.clone()), variant);
+        assert_eq!(got.len(), want.len(), "{}", variant.name());
+        for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert_levels_match(g, w);
+            assert_eq!(palette.to_rgb(g), palette.to_rgb(w), "{} frame {k}: colours", variant.name());
+        }
     }
 }
 
@@ -114,8 +281,9 @@ fn gpu_levels(gpu: &Gpu, u: &[f32], v: &[f32]) -> (MinMax, Vec<u8>) {
     let (du, dv) = (upload(gpu, u), upload(gpu, v));
     let mut slots = upload(gpu, &[7u32; 4]);
     let mut levels = upload(gpu, &vec![0xAAu8; u.len()]);
-    cuda::launch_min_max(gpu, &du, &dv, &mut slots).unwrap();
-    cuda::launch_colormap(gpu, &du, &dv, &slots, &mut levels).unwrap();
+    let cells = u.len() as u32;
+    cuda::launch_min_max(gpu, &du, &dv, cells, 1, &mut slots).unwrap();
+    cuda::launch_colormap(gpu, &du, &dv, cells, 1, &slots, &mut levels).unwrap();
     let slots: [u32; 4] = download(gpu, &slots).try_into().unwrap();
     (MinMax::from_slots(slots), download(gpu, &levels))
 }
@@ -171,10 +339,10 @@ fn colormap_matches_cpu_on_a_real_pattern_and_falls_back_to_u() {
 fn cuda_memory_check_agrees_with_free_memory() {
     let gpu = gpu();
     let (free, _) = gpu.memory().unwrap();
-    // 17 bytes per cell plus 64 MiB of slack: the largest side that fits, and one more.
-    let fits = |side: u64| 17 * side * side + (64 << 20) <= free;
+    // BYTES_PER_CELL per cell plus 64 MiB of slack.
+    let fits = |side: u64| cuda::BYTES_PER_CELL * side * side + (64 << 20) <= free;
     for side in [1000u32, 30_000, grayscott::MAX_SIDE] {
-        let result = cuda::check_fits(&gpu, side, side);
+        let result = cuda::check_fits(&gpu, side, side, Variant::Fused);
         assert_eq!(result.is_ok(), fits(side.into()), "side {side}: {result:?}");
         if let Err(e) = result {
             assert!(e.to_string().contains("of GPU memory"), "{e}");

@@ -95,7 +95,8 @@ pub fn level(x: f32, lo: f32, hi: f32) -> u8 {
 }
 
 /// Reduces V and U to their minima and maxima, into `slots` (see [`MinMax`]), which the
-/// caller resets to [`MinMax::EMPTY`].
+/// caller resets to [`MinMax::EMPTY`]. Handles a batch of frames: frame `blockIdx.y` reads
+/// `u`, `v` at offset `blockIdx.y × cells` and reduces into slots `4 × blockIdx.y ..`.
 ///
 /// Thread mapping: a 1-D grid-stride loop with blocks of exactly [`MIN_MAX_BLOCK`] threads;
 /// each thread folds its cells in registers, the block reduces through a shared tile, and
@@ -103,6 +104,9 @@ pub fn level(x: f32, lo: f32, hi: f32) -> u8 {
 /// and v once).
 #[kernel]
 pub unsafe fn field_min_max(u: *const f32, v: *const f32, cells: u32, slots: *mut u32) {
+    let frame = thread::block_idx_y() as usize;
+    let (u, v, slots) =
+        unsafe { (u.add(frame * cells as usize), v.add(frame * cells as usize), slots.add(4 * frame)) };
     let mut acc = [u32::MAX, 0, u32::MAX, 0];
     let mut i = thread::index_1d();
     while i < cells {
@@ -147,16 +151,20 @@ pub unsafe fn field_min_max(u: *const f32, v: *const f32, cells: u32, slots: *mu
 pub const MIN_MAX_BLOCK: usize = 256;
 
 /// Writes the palette level of every cell of a frame, normalised by the reduced `slots`.
+/// Batched like [`field_min_max`]: frame `blockIdx.y` reads `u`, `v` and writes `levels` at
+/// offset `blockIdx.y × cells`, normalised by slots `4 × blockIdx.y ..`.
 ///
-/// Thread mapping: one thread per cell of a 1-D launch. Bytes per cell: reads one field
-/// (4 B) and writes one level (1 B).
+/// Thread mapping: one thread per cell of a 1-D launch (x), one frame per grid row (y).
+/// Bytes per cell: reads one field (4 B) and writes one level (1 B).
 #[kernel]
 pub unsafe fn colormap_levels(u: *const f32, v: *const f32, cells: u32, slots: *const u32, levels: *mut u8) {
     let i = thread::index_1d();
     if i >= cells {
         return;
     }
-    let i = i as usize;
+    let frame = thread::block_idx_y() as usize;
+    let i = frame * cells as usize + i as usize;
+    let slots = unsafe { slots.add(4 * frame) };
     unsafe {
         let range = MinMax::from_slots([*slots, *slots.add(1), *slots.add(2), *slots.add(3)]);
         *levels.add(i) = match range.source() {

@@ -12,6 +12,27 @@ pub mod thread {
         unsafe { nvptx::_thread_idx_x() as u32 }
     }
 
+    /// `threadIdx.y`.
+    #[inline(always)]
+    pub fn thread_idx_y() -> u32 {
+        // SAFETY: as above.
+        unsafe { nvptx::_thread_idx_y() as u32 }
+    }
+
+    /// `blockIdx.x`.
+    #[inline(always)]
+    pub fn block_idx_x() -> u32 {
+        // SAFETY: as above.
+        unsafe { nvptx::_block_idx_x() as u32 }
+    }
+
+    /// `blockIdx.y`.
+    #[inline(always)]
+    pub fn block_idx_y() -> u32 {
+        // SAFETY: as above.
+        unsafe { nvptx::_block_idx_y() as u32 }
+    }
+
     /// `blockDim.x`.
     #[inline(always)]
     pub fn block_dim_x() -> u32 {
@@ -129,5 +150,46 @@ pub mod atomic {
     pub unsafe fn atomic_max_u32(address: *mut u32, value: u32) -> u32 {
         // SAFETY: the caller guarantees the address.
         unsafe { AtomicU32::from_ptr(address).fetch_max(value, Ordering::Relaxed) }
+    }
+}
+
+/// Warp-level data exchange (`__shfl_up_sync` / `__shfl_down_sync` with a full mask).
+/// Every lane of the warp must call these together, on the same path.
+pub mod warp {
+    /// Lanes in a warp.
+    pub const SIZE: u32 = 32;
+
+    /// The `value` of lane `lane - delta`; lanes below `delta` get their own value.
+    #[inline(always)]
+    pub fn shfl_up_f32(value: f32, delta: u32) -> f32 {
+        let out: f32;
+        // SAFETY: a register exchange among the warp's lanes; no memory is touched.
+        unsafe {
+            core::arch::asm!(
+                "shfl.sync.up.b32 {out}, {value}, {delta}, 0, -1;",
+                out = out(reg32) out,
+                value = in(reg32) value,
+                delta = in(reg32) delta,
+                options(nomem, nostack, preserves_flags),
+            );
+        }
+        out
+    }
+
+    /// The `value` of lane `lane + delta`; lanes at or above `32 - delta` get their own value.
+    #[inline(always)]
+    pub fn shfl_down_f32(value: f32, delta: u32) -> f32 {
+        let out: f32;
+        // SAFETY: as above.
+        unsafe {
+            core::arch::asm!(
+                "shfl.sync.down.b32 {out}, {value}, {delta}, 31, -1;",
+                out = out(reg32) out,
+                value = in(reg32) value,
+                delta = in(reg32) delta,
+                options(nomem, nostack, preserves_flags),
+            );
+        }
+        out
     }
 }

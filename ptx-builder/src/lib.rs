@@ -31,6 +31,7 @@ pub struct PtxBuilder {
     crate_dir: PathBuf,
     arch: String,
     watch: Vec<PathBuf>,
+    rustflags: Vec<String>,
 }
 
 /// Why the PTX could not be built.
@@ -73,13 +74,19 @@ impl BuildError {
 impl PtxBuilder {
     /// A builder for the kernel crate at `crate_dir` (relative to the calling package).
     pub fn new(crate_dir: impl Into<PathBuf>) -> Self {
-        Self { crate_dir: crate_dir.into(), arch: "sm_70".into(), watch: Vec::new() }
+        Self { crate_dir: crate_dir.into(), arch: "sm_70".into(), watch: Vec::new(), rustflags: Vec::new() }
     }
 
     /// The GPU architecture the PTX targets (`.target` directive). PTX for `sm_70` is
     /// JIT-compiled by the driver on every GPU from Volta on; `sm_90` runs only on Hopper+.
     pub fn arch(mut self, arch: impl Into<String>) -> Self {
         self.arch = arch.into();
+        self
+    }
+
+    /// An extra flag for rustc (e.g. `-C llvm-args=...`).
+    pub fn rustflag(mut self, flag: impl Into<String>) -> Self {
+        self.rustflags.push(flag.into());
         self
     }
 
@@ -128,7 +135,7 @@ impl PtxBuilder {
             .args(["-Zbuild-std=core", "--message-format=short", "--color=never"])
             .arg("--target-dir")
             .arg(target_dir)
-            .env("RUSTFLAGS", format!("-C target-cpu={}", self.arch))
+            .env("RUSTFLAGS", format!("-C target-cpu={} {}", self.arch, self.rustflags.join(" ")))
             // DWARF in the PTX turns its `.target` into `sm_XX, debug`; keep kernels optimised.
             .env("CARGO_PROFILE_RELEASE_DEBUG", "false");
         let output = cmd.output().map_err(BuildError::Spawn)?;

@@ -8,7 +8,7 @@ use std::{
 };
 
 use cudarc::{
-    driver::{CudaContext, CudaFunction, CudaModule, CudaStream, LaunchConfig},
+    driver::{CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream, LaunchConfig, sys},
     nvrtc::Ptx,
 };
 
@@ -19,8 +19,15 @@ use crate::error::{CudaContext as _, Error, Result};
 pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels.ptx"));
 
 /// Every kernel entry point in [`PTX`], by name. The host launches nothing else.
-pub const KERNEL_NAMES: &[&str] =
-    &["gray_scott_laplacian", "gray_scott_update", "gray_scott_fused", "field_min_max", "colormap_levels"];
+pub const KERNEL_NAMES: &[&str] = &[
+    "gray_scott_laplacian",
+    "gray_scott_update",
+    "gray_scott_fused",
+    "gray_scott_tiled",
+    "gray_scott_temporal",
+    "field_min_max",
+    "colormap_levels",
+];
 
 /// An open GPU: context, stream, the kernel module (loaded on first use), and a cache of
 /// function handles.
@@ -48,7 +55,12 @@ impl Gpu {
         }
         let ctx = CudaContext::new(0).map_err(|e| Error::NoGpu(format!("{e}")))?;
         let name = ctx.name().context(|| "reading the GPU's name".into())?;
-        let stream = ctx.default_stream();
+        // Streams are ordered explicitly with events (frame copies); cudarc's per-buffer event
+        // tracking would add work to every launch and cannot be captured into graphs.
+        // SAFETY: no stream or buffer exists yet.
+        unsafe { ctx.disable_event_tracking() };
+        // A stream of our own: the legacy default stream cannot be captured into a graph.
+        let stream = ctx.new_stream().context(|| "creating a stream".into())?;
         Ok(Arc::new(Self {
             ctx,
             stream,
@@ -101,9 +113,47 @@ impl Gpu {
         Ok(f)
     }
 
+    /// The driver's CUDA version, e.g. "13.0".
+    pub fn driver_version(&self) -> String {
+        let mut version = 0;
+        // SAFETY: writes one int; the driver library is loaded (a context exists).
+        unsafe { sys::cuDriverGetVersion(&mut version) };
+        format!("{}.{}", version / 1000, version % 1000 / 10)
+    }
+
     /// Waits for all queued work; reports any launch or execution error.
     pub fn synchronize(&self) -> Result<()> {
         self.stream.synchronize().context(|| "running kernels".into())
+    }
+}
+
+/// Times GPU work with a pair of device events on the GPU's stream.
+pub struct Timer<'a> {
+    gpu: &'a Gpu,
+    start: CudaEvent,
+}
+
+impl<'a> Timer<'a> {
+    /// Records the start event.
+    pub fn start(gpu: &'a Gpu) -> Result<Self> {
+        let start = gpu
+            .ctx
+            .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+            .context(|| "creating an event".into())?;
+        start.record(&gpu.stream).context(|| "recording an event".into())?;
+        Ok(Self { gpu, start })
+    }
+
+    /// Records the end event, waits for it, and returns the milliseconds between the two.
+    pub fn stop(self) -> Result<f32> {
+        let end = self
+            .gpu
+            .ctx
+            .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+            .context(|| "creating an event".into())?;
+        end.record(&self.gpu.stream).context(|| "recording an event".into())?;
+        end.synchronize().context(|| "waiting for timed work".into())?;
+        self.start.elapsed_ms(&end).context(|| "reading an event timer".into())
     }
 }
 

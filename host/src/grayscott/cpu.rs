@@ -10,6 +10,7 @@ use crate::{error::Result, render::colormap};
 
 /// Gray-Scott on the CPU, ping-ponging between two pairs of fields.
 pub struct CpuGrayScott {
+    frames: Vec<Vec<u8>>,
     width: u32,
     height: u32,
     rates: Rates,
@@ -25,7 +26,16 @@ pub const BYTES_PER_CELL: u64 = 4 * 4 + 1;
 impl CpuGrayScott {
     pub fn new(width: u32, height: u32, rates: Rates, u: Vec<f32>, v: Vec<f32>) -> Self {
         let cells = u.len();
-        Self { width, height, rates, u, v, u_next: vec![0.0; cells], v_next: vec![0.0; cells] }
+        Self {
+            frames: Vec::new(),
+            width,
+            height,
+            rates,
+            u,
+            v,
+            u_next: vec![0.0; cells],
+            v_next: vec![0.0; cells],
+        }
     }
 
     /// One Euler step of the whole grid.
@@ -76,9 +86,15 @@ impl Engine for CpuGrayScott {
         Ok(())
     }
 
-    fn levels(&mut self, out: &mut [u8]) -> Result<()> {
-        colormap::levels_cpu(&self.u, &self.v, out);
+    fn snapshot(&mut self) -> Result<()> {
+        let mut levels = vec![0u8; self.u.len()];
+        colormap::levels_cpu(&self.u, &self.v, &mut levels);
+        self.frames.push(levels);
         Ok(())
+    }
+
+    fn collect(&mut self, _wait: bool) -> Result<Vec<Vec<u8>>> {
+        Ok(std::mem::take(&mut self.frames))
     }
 
     fn fields(&mut self) -> Result<(Vec<f32>, Vec<f32>)> {

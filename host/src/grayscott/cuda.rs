@@ -1,24 +1,129 @@
-//! The CUDA backend: device buffers, and one launcher per kernel of
-//! `kernels::grayscott` and `kernels::colormap`. The launchers are public so that GPU tests
-//! can run each kernel alone against its CPU reference.
+//! The CUDA backend: device buffers, the GPU variants of the progression, CUDA-graph replay of
+//! the per-step launches, and the frame pipeline. The per-kernel launchers are public so GPU
+//! tests can run each kernel alone against its CPU reference.
 
-use std::sync::Arc;
+use std::{collections::HashMap, sync::Arc};
 
-use cudarc::driver::{CudaSlice, DeviceRepr, PushKernelArg};
+use cudarc::driver::{
+    CudaEvent, CudaGraph, CudaSlice, CudaStream, DeviceRepr, PinnedHostSlice, PushKernelArg, sys,
+};
 use kernels::{
     colormap::{MIN_MAX_BLOCK, MinMax},
-    grayscott::Rates,
+    grayscott::{Rates, TEMPORAL_MAX_STEPS, TEMPORAL_SPAN_Y, TEMPORAL_WARPS, TILE_H, TILE_W, temporal_tile},
 };
 
-use super::{Engine, Variant};
+use super::{Engine, Variant, cpu};
 use crate::{
-    cuda::{Gpu, grid_1d, grid_2d, grid_stride_1d},
+    cuda::{Gpu, grid_1d, grid_2d},
     error::{CudaContext as _, Result},
     memory,
+    render::colormap,
 };
 
-/// The 2-D block shape of the stencil kernels: a warp along x keeps rows coalesced.
+/// The 2-D block shape of the one-thread-per-cell stencil kernels (laplacian, update): a
+/// warp along x keeps rows coalesced.
 pub const BLOCK_2D: (u32, u32) = (32, 8);
+
+/// Launch shape of `gray_scott_fused`: a 2-D block, each thread marching `rows` rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FusedShape {
+    pub block: (u32, u32),
+    pub rows: u32,
+}
+
+impl Default for FusedShape {
+    fn default() -> Self {
+        Self { block: (128, 2), rows: 4 }
+    }
+}
+
+impl std::fmt::Display for FusedShape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}x{} threads, {} rows each", self.block.0, self.block.1, self.rows)
+    }
+}
+
+impl FusedShape {
+    /// Candidates timed by [`tune_fused`]: warp-wide or wider rows, 256 or fewer threads,
+    /// 1 to 8 rows per thread.
+    pub fn candidates() -> Vec<FusedShape> {
+        let blocks = [(32, 8), (32, 4), (64, 4), (64, 2), (128, 2), (128, 1), (256, 1)];
+        blocks.iter().flat_map(|&block| [1, 2, 4, 8].map(|rows| FusedShape { block, rows })).collect()
+    }
+
+    /// `128x2x4` (block width, block height, rows per thread), as cached.
+    pub fn key(&self) -> String {
+        format!("{}x{}x{}", self.block.0, self.block.1, self.rows)
+    }
+
+    /// Parses [`FusedShape::key`]; `None` for anything malformed or unlaunchable.
+    pub fn parse(text: &str) -> Option<FusedShape> {
+        let parts: Vec<u32> = text.split('x').map(str::parse).collect::<Result<_, _>>().ok()?;
+        let [bx, by, rows] = parts[..] else { return None };
+        let valid = bx > 0 && by > 0 && rows > 0 && bx * by <= 1024 && rows <= 64;
+        valid.then_some(FusedShape { block: (bx, by), rows })
+    }
+}
+
+/// Times every [`FusedShape::candidates`] on a `width × height` grid of random fields (not
+/// the simulation's: tuning must not advance it) with device events, and returns the fastest.
+pub fn tune_fused(gpu: &Gpu, width: u32, height: u32) -> Result<FusedShape> {
+    let cells = width as usize * height as usize;
+    let stream = gpu.stream();
+    let mut rng = crate::rng::SplitMix64::new(7);
+    let field: Vec<f32> = (0..cells).map(|_| rng.unit()).collect();
+    let upload = |data: &[f32]| stream.clone_htod(data).context(|| "uploading tuning fields".into());
+    let (mut a_u, mut a_v, mut b_u, mut b_v) =
+        (upload(&field)?, upload(&field)?, upload(&field)?, upload(&field)?);
+    let rates = super::preset("coral").expect("preset").rates();
+    let steps = (100_000_000 / cells).clamp(4, 200);
+    let mut best = (f32::INFINITY, FusedShape::default());
+    for shape in FusedShape::candidates() {
+        let mut times = Vec::new();
+        for repeat in 0..4 {
+            let timer = crate::cuda::Timer::start(gpu)?;
+            for _ in 0..steps / 2 {
+                launch_fused(gpu, &a_u, &a_v, &mut b_u, &mut b_v, width, height, rates, shape)?;
+                launch_fused(gpu, &b_u, &b_v, &mut a_u, &mut a_v, width, height, rates, shape)?;
+            }
+            let ms = timer.stop()?;
+            if repeat > 0 {
+                times.push(ms); // the first run is a warm-up
+            }
+        }
+        times.sort_by(f32::total_cmp);
+        if times[1] < best.0 {
+            best = (times[1], shape);
+        }
+    }
+    Ok(best.1)
+}
+
+/// The fused kernel's shape for this GPU and size: from the autotune cache, else tuned now
+/// and cached; with `autotune` off, the fixed default. Also says where the shape came from.
+pub fn fused_shape_for(
+    gpu: &Gpu,
+    width: u32,
+    height: u32,
+    autotune: bool,
+) -> Result<(FusedShape, &'static str)> {
+    if !autotune {
+        return Ok((FusedShape::default(), "default"));
+    }
+    let key =
+        crate::autotune::Key { gpu: gpu.name().into(), kernel: "gray_scott_fused".into(), width, height };
+    let mut cache =
+        crate::autotune::default_path().map(|p| crate::autotune::Cache::load(&p)).unwrap_or_default();
+    if let Some(shape) = cache.get(&key).and_then(FusedShape::parse) {
+        return Ok((shape, "cached"));
+    }
+    let shape = tune_fused(gpu, width, height)?;
+    cache.put(key, shape.key());
+    Ok((shape, "tuned"))
+}
+
+/// Frames colour-mapped per launch by `v2`.
+pub const V2_BATCH: usize = 10;
 
 /// A `Rates` is five f32 fields, `#[repr(C)]`: the kernel receives it by value as a 20-byte
 /// `.param` aggregate.
@@ -29,6 +134,19 @@ pub struct RatesArg(pub Rates);
 // SAFETY: `Rates` is `#[repr(C)]` plain data, laid out exactly as the kernel parameter.
 unsafe impl DeviceRepr for RatesArg {}
 
+/// Device bytes per cell: U, V and two scratch fields (f32), one frame byte per pipeline
+/// slot (v2 keeps a batch of U and V copies instead).
+pub const BYTES_PER_CELL: u64 = 4 * 4 + FRAME_SLOTS as u64;
+
+/// Refuses, with the sizes, a grid that would not fit in the GPU's free memory (keeping
+/// 64 MiB for the module and the driver).
+pub fn check_fits(gpu: &Gpu, width: u32, height: u32, variant: Variant) -> Result<()> {
+    let per_cell = if variant == Variant::V2 { 4 * 4 + 9 * V2_BATCH as u64 } else { BYTES_PER_CELL };
+    let need = per_cell * u64::from(width) * u64::from(height) + (64 << 20);
+    let (free, _) = gpu.memory()?;
+    memory::require(width, height, need, free, "GPU")
+}
+
 /// Gray-Scott on a GPU.
 pub struct CudaGrayScott {
     gpu: Arc<Gpu>,
@@ -38,22 +156,26 @@ pub struct CudaGrayScott {
     rates: RatesArg,
     u: CudaSlice<f32>,
     v: CudaSlice<f32>,
-    /// The ping-pong partners of `u`, `v` (fused), or the Laplacians (v1).
+    /// The ping-pong partners of `u`, `v` (fused, tiled, temporal), or the Laplacians
+    /// (v0, v1, v2).
     scratch_u: CudaSlice<f32>,
     scratch_v: CudaSlice<f32>,
-    slots: CudaSlice<u32>,
-    levels: CudaSlice<u8>,
+    /// v0 keeps the state on the host and copies it every step.
+    host: Option<HostState>,
+    fused_shape: FusedShape,
+    /// Replay per-step launches from CUDA graphs (one per step count and buffer parity).
+    use_graphs: bool,
+    graphs: HashMap<(u32, bool), CudaGraph>,
+    /// Whether `u`/`v` currently hold the buffers allocated as the scratch pair.
+    flipped: bool,
+    frames: FramePipeline,
 }
 
-/// Device bytes per cell: U, V and two scratch fields (f32), one frame byte.
-pub const BYTES_PER_CELL: u64 = 4 * 4 + 1;
-
-/// Refuses, with the sizes, a grid that would not fit in the GPU's free memory (keeping
-/// 64 MiB for the module and the driver).
-pub fn check_fits(gpu: &Gpu, width: u32, height: u32) -> Result<()> {
-    let need = BYTES_PER_CELL * u64::from(width) * u64::from(height) + (64 << 20);
-    let (free, _) = gpu.memory()?;
-    memory::require(width, height, need, free, "GPU")
+struct HostState {
+    u: Vec<f32>,
+    v: Vec<f32>,
+    lu: Vec<f32>,
+    lv: Vec<f32>,
 }
 
 impl CudaGrayScott {
@@ -68,11 +190,25 @@ impl CudaGrayScott {
         u: &[f32],
         v: &[f32],
     ) -> Result<Self> {
-        check_fits(&gpu, width, height)?;
+        assert!(variant != Variant::Cpu, "the CPU variant has its own engine");
+        check_fits(&gpu, width, height, variant)?;
         let cells = width as usize * height as usize;
         let stream = gpu.stream().clone();
         let upload = |data: &[f32]| stream.clone_htod(data).context(|| "uploading the initial fields".into());
         let alloc = || stream.alloc_zeros::<f32>(cells).context(|| "allocating fields".into());
+        let host = (variant == Variant::V0).then(|| HostState {
+            u: u.to_vec(),
+            v: v.to_vec(),
+            lu: vec![0.0; cells],
+            lv: vec![0.0; cells],
+        });
+        let frames = if variant == Variant::V2 {
+            FramePipeline::Batched(BatchedFrames::new(&gpu, cells)?)
+        } else if variant == Variant::V0 {
+            FramePipeline::Host(Vec::new())
+        } else {
+            FramePipeline::Async(AsyncFrames::new(&gpu, cells)?)
+        };
         Ok(Self {
             variant,
             width,
@@ -82,66 +218,204 @@ impl CudaGrayScott {
             v: upload(v)?,
             scratch_u: alloc()?,
             scratch_v: alloc()?,
-            slots: stream.alloc_zeros::<u32>(4).context(|| "allocating the reduction slots".into())?,
-            levels: stream.alloc_zeros::<u8>(cells).context(|| "allocating the frame".into())?,
+            host,
+            fused_shape: FusedShape::default(),
+            use_graphs: true,
+            graphs: HashMap::new(),
+            flipped: false,
+            frames,
             gpu,
         })
     }
-}
 
-impl Engine for CudaGrayScott {
-    fn step(&mut self, steps: u32) -> Result<()> {
-        let (w, h) = (self.width, self.height);
-        for _ in 0..steps {
-            match self.variant {
-                Variant::V1 => {
-                    launch_laplacian(
-                        &self.gpu,
-                        &self.u,
-                        &self.v,
-                        &mut self.scratch_u,
-                        &mut self.scratch_v,
-                        w,
-                        h,
-                    )?;
+    /// Sets the launch shape of the fused kernel.
+    pub fn set_fused_shape(&mut self, shape: FusedShape) {
+        self.fused_shape = shape;
+        self.graphs.clear();
+    }
+
+    /// Turns CUDA-graph replay on or off (on by default).
+    pub fn set_graphs(&mut self, on: bool) {
+        self.use_graphs = on;
+    }
+
+    /// The stream the simulation runs on (for timing with events).
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        self.gpu.stream()
+    }
+
+    /// Kernel launches that swap the ping-pong buffers in a run of `steps` steps.
+    fn swaps(&self, steps: u32) -> u32 {
+        match self.variant {
+            Variant::Fused | Variant::Tiled => steps,
+            Variant::Temporal => steps.div_ceil(TEMPORAL_MAX_STEPS),
+            _ => 0,
+        }
+    }
+
+    fn swap_buffers(&mut self) {
+        std::mem::swap(&mut self.u, &mut self.scratch_u);
+        std::mem::swap(&mut self.v, &mut self.scratch_v);
+        self.flipped = !self.flipped;
+    }
+
+    /// Queues the launches of `steps` steps (all variants but v0).
+    fn enqueue(&mut self, steps: u32) -> Result<()> {
+        let (w, h, rates) = (self.width, self.height, self.rates.0);
+        let gpu = self.gpu.clone();
+        match self.variant {
+            Variant::V1 | Variant::V2 => {
+                for _ in 0..steps {
+                    launch_laplacian(&gpu, &self.u, &self.v, &mut self.scratch_u, &mut self.scratch_v, w, h)?;
                     launch_update(
-                        &self.gpu,
+                        &gpu,
                         &mut self.u,
                         &mut self.v,
                         &self.scratch_u,
                         &self.scratch_v,
                         w,
                         h,
-                        self.rates.0,
+                        rates,
                     )?;
                 }
-                Variant::Fused => {
+            }
+            Variant::Fused => {
+                for _ in 0..steps {
+                    let shape = self.fused_shape;
                     launch_fused(
-                        &self.gpu,
+                        &gpu,
                         &self.u,
                         &self.v,
                         &mut self.scratch_u,
                         &mut self.scratch_v,
                         w,
                         h,
-                        self.rates.0,
+                        rates,
+                        shape,
                     )?;
-                    std::mem::swap(&mut self.u, &mut self.scratch_u);
-                    std::mem::swap(&mut self.v, &mut self.scratch_v);
+                    self.swap_buffers();
                 }
             }
+            Variant::Tiled => {
+                for _ in 0..steps {
+                    launch_tiled(
+                        &gpu,
+                        &self.u,
+                        &self.v,
+                        &mut self.scratch_u,
+                        &mut self.scratch_v,
+                        w,
+                        h,
+                        rates,
+                    )?;
+                    self.swap_buffers();
+                }
+            }
+            Variant::Temporal => {
+                let mut left = steps;
+                while left > 0 {
+                    let k = left.min(TEMPORAL_MAX_STEPS);
+                    launch_temporal(
+                        &gpu,
+                        &self.u,
+                        &self.v,
+                        &mut self.scratch_u,
+                        &mut self.scratch_v,
+                        w,
+                        h,
+                        rates,
+                        k,
+                    )?;
+                    self.swap_buffers();
+                    left -= k;
+                }
+            }
+            Variant::V0 | Variant::Cpu => unreachable!("stepped elsewhere"),
         }
         Ok(())
     }
 
-    fn levels(&mut self, out: &mut [u8]) -> Result<()> {
-        launch_min_max(&self.gpu, &self.u, &self.v, &mut self.slots)?;
-        launch_colormap(&self.gpu, &self.u, &self.v, &self.slots, &mut self.levels)?;
-        self.gpu.stream().memcpy_dtoh(&self.levels, out).context(|| "downloading a frame".into())?;
-        self.gpu.synchronize()
+    /// v0: the state lives on the host; each step uploads U and V, computes the Laplacians on
+    /// the GPU, downloads them, and updates on the CPU.
+    fn step_v0(&mut self, steps: u32) -> Result<()> {
+        let (w, h) = (self.width, self.height);
+        let gpu = self.gpu.clone();
+        let host = self.host.as_mut().expect("v0 has host state");
+        let stream = gpu.stream();
+        for _ in 0..steps {
+            stream.memcpy_htod(&host.u, &mut self.u).context(|| "uploading U".into())?;
+            stream.memcpy_htod(&host.v, &mut self.v).context(|| "uploading V".into())?;
+            launch_laplacian(&gpu, &self.u, &self.v, &mut self.scratch_u, &mut self.scratch_v, w, h)?;
+            stream.memcpy_dtoh(&self.scratch_u, &mut host.lu).context(|| "downloading Lu".into())?;
+            stream.memcpy_dtoh(&self.scratch_v, &mut host.lv).context(|| "downloading Lv".into())?;
+            gpu.synchronize()?;
+            cpu::update(&mut host.u, &mut host.v, &host.lu, &host.lv, &self.rates.0);
+        }
+        Ok(())
+    }
+}
+
+impl Engine for CudaGrayScott {
+    fn step(&mut self, steps: u32) -> Result<()> {
+        if steps == 0 {
+            return Ok(());
+        }
+        if self.variant == Variant::V0 {
+            return self.step_v0(steps);
+        }
+        if !self.use_graphs {
+            return self.enqueue(steps);
+        }
+        let key = (steps, self.flipped);
+        if let Some(graph) = self.graphs.get(&key) {
+            graph.launch().context(|| "replaying a step graph".into())?;
+            if self.swaps(steps) % 2 == 1 {
+                self.swap_buffers();
+            }
+            return Ok(());
+        }
+        // First time for this step count and parity: capture the launches (which swaps the
+        // buffers as if they had run), then run the graph once.
+        let stream = self.gpu.stream().clone();
+        stream
+            .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+            .context(|| "starting graph capture".into())?;
+        let enqueued = self.enqueue(steps);
+        let graph =
+            stream.end_capture(sys::CUgraphInstantiate_flags(0)).context(|| "capturing a step graph".into());
+        enqueued?;
+        let graph = graph?.expect("the capture recorded launches");
+        graph.launch().context(|| "running a step graph".into())?;
+        self.graphs.insert(key, graph);
+        Ok(())
+    }
+
+    fn snapshot(&mut self) -> Result<()> {
+        match &mut self.frames {
+            FramePipeline::Host(ready) => {
+                let host = self.host.as_ref().expect("v0 has host state");
+                let mut levels = vec![0u8; host.u.len()];
+                colormap::levels_cpu(&host.u, &host.v, &mut levels);
+                ready.push(levels);
+                Ok(())
+            }
+            FramePipeline::Async(frames) => frames.snapshot(&self.gpu, &self.u, &self.v),
+            FramePipeline::Batched(frames) => frames.snapshot(&self.gpu, &self.u, &self.v),
+        }
+    }
+
+    fn collect(&mut self, wait: bool) -> Result<Vec<Vec<u8>>> {
+        match &mut self.frames {
+            FramePipeline::Host(ready) => Ok(std::mem::take(ready)),
+            FramePipeline::Async(frames) => frames.collect(wait),
+            FramePipeline::Batched(frames) => frames.collect(&self.gpu, wait),
+        }
     }
 
     fn fields(&mut self) -> Result<(Vec<f32>, Vec<f32>)> {
+        if let Some(host) = &self.host {
+            return Ok((host.u.clone(), host.v.clone()));
+        }
         let stream = self.gpu.stream();
         let u = stream.clone_dtoh(&self.u).context(|| "downloading U".into())?;
         let v = stream.clone_dtoh(&self.v).context(|| "downloading V".into())?;
@@ -149,12 +423,183 @@ impl Engine for CudaGrayScott {
         Ok((u, v))
     }
 
+    fn synchronize(&mut self) -> Result<()> {
+        self.gpu.synchronize()
+    }
+
     fn describe(&self) -> String {
-        let variant = match self.variant {
-            Variant::V1 => "v1",
-            Variant::Fused => "fused",
-        };
-        format!("cuda {variant} ({})", self.gpu.name())
+        format!("cuda {} ({})", self.variant.name(), self.gpu.name())
+    }
+
+    fn as_cuda(&mut self) -> Option<&mut CudaGrayScott> {
+        Some(self)
+    }
+}
+
+/// How frames leave the GPU.
+enum FramePipeline {
+    /// v0: the state is on the host; frames are colour-mapped there.
+    Host(Vec<Vec<u8>>),
+    /// Each frame colour-mapped when taken, copied back asynchronously.
+    Async(AsyncFrames),
+    /// v2: U and V gathered on the GPU, colour-mapped a batch per launch.
+    Batched(BatchedFrames),
+}
+
+/// Frames in flight at once in the asynchronous pipeline.
+const FRAME_SLOTS: usize = 3;
+
+/// The asynchronous frame pipeline: a frame is colour-mapped on the simulation stream into
+/// one of a few device slots; a copy stream waits for it and copies it to pinned host memory
+/// while the simulation goes on; the host takes it once the copy's event has completed.
+struct AsyncFrames {
+    copy_stream: Arc<CudaStream>,
+    slots: Vec<FrameSlot>,
+    min_max: CudaSlice<u32>,
+    /// Slot indices in submission order.
+    in_flight: std::collections::VecDeque<usize>,
+    next: usize,
+    ready: Vec<Vec<u8>>,
+}
+
+struct FrameSlot {
+    levels: CudaSlice<u8>,
+    host: PinnedHostSlice<u8>,
+    rendered: CudaEvent,
+    copied: CudaEvent,
+}
+
+impl AsyncFrames {
+    fn new(gpu: &Gpu, cells: usize) -> Result<Self> {
+        let stream = gpu.stream();
+        let ctx = stream.context();
+        let mut slots = Vec::new();
+        for _ in 0..FRAME_SLOTS {
+            slots.push(FrameSlot {
+                levels: stream.alloc_zeros::<u8>(cells).context(|| "allocating a frame".into())?,
+                // SAFETY: every byte is written by a copy before it is read.
+                host: unsafe { ctx.alloc_pinned_with_flags::<u8>(cells, 0) }
+                    .context(|| "allocating pinned host memory".into())?,
+                rendered: ctx.new_event(None).context(|| "creating an event".into())?,
+                copied: ctx.new_event(None).context(|| "creating an event".into())?,
+            });
+        }
+        Ok(Self {
+            copy_stream: ctx.new_stream().context(|| "creating the copy stream".into())?,
+            slots,
+            min_max: stream.alloc_zeros::<u32>(4).context(|| "allocating the reduction slots".into())?,
+            in_flight: Default::default(),
+            next: 0,
+            ready: Vec::new(),
+        })
+    }
+
+    fn snapshot(&mut self, gpu: &Gpu, u: &CudaSlice<f32>, v: &CudaSlice<f32>) -> Result<()> {
+        let index = self.next;
+        self.next = (self.next + 1) % FRAME_SLOTS;
+        if self.in_flight.contains(&index) {
+            // All slots busy: finish the oldest (this one) first.
+            self.finish_oldest()?;
+        }
+        let cells = u.len() as u32;
+        let slot = &mut self.slots[index];
+        launch_min_max(gpu, u, v, cells, 1, &mut self.min_max)?;
+        launch_colormap(gpu, u, v, cells, 1, &self.min_max, &mut slot.levels)?;
+        slot.rendered.record(gpu.stream()).context(|| "recording a frame event".into())?;
+        self.copy_stream.wait(&slot.rendered).context(|| "ordering the frame copy".into())?;
+        self.copy_stream
+            .memcpy_dtoh(&slot.levels, &mut slot.host)
+            .context(|| "copying a frame back".into())?;
+        slot.copied.record(&self.copy_stream).context(|| "recording a copy event".into())?;
+        self.in_flight.push_back(index);
+        Ok(())
+    }
+
+    fn finish_oldest(&mut self) -> Result<()> {
+        let index = self.in_flight.pop_front().expect("a frame in flight");
+        let slot = &self.slots[index];
+        slot.copied.synchronize().context(|| "waiting for a frame".into())?;
+        self.ready.push(slot.host.as_slice().context(|| "reading a frame".into())?.to_vec());
+        Ok(())
+    }
+
+    fn collect(&mut self, wait: bool) -> Result<Vec<Vec<u8>>> {
+        while let Some(&index) = self.in_flight.front() {
+            if !wait && !self.slots[index].copied.is_complete() {
+                break;
+            }
+            self.finish_oldest()?;
+        }
+        Ok(std::mem::take(&mut self.ready))
+    }
+}
+
+/// v2's frames: U and V copied into a batch on the GPU; when the batch is full (or frames
+/// are asked for), one reduction launch and one colormap launch cover the whole batch.
+struct BatchedFrames {
+    u: CudaSlice<f32>,
+    v: CudaSlice<f32>,
+    levels: CudaSlice<u8>,
+    min_max: CudaSlice<u32>,
+    count: usize,
+    cells: usize,
+    ready: Vec<Vec<u8>>,
+}
+
+impl BatchedFrames {
+    fn new(gpu: &Gpu, cells: usize) -> Result<Self> {
+        let stream = gpu.stream();
+        let alloc =
+            || stream.alloc_zeros::<f32>(cells * V2_BATCH).context(|| "allocating the frame batch".into());
+        Ok(Self {
+            u: alloc()?,
+            v: alloc()?,
+            levels: stream
+                .alloc_zeros::<u8>(cells * V2_BATCH)
+                .context(|| "allocating the frame batch".into())?,
+            min_max: stream
+                .alloc_zeros::<u32>(4 * V2_BATCH)
+                .context(|| "allocating reduction slots".into())?,
+            count: 0,
+            cells,
+            ready: Vec::new(),
+        })
+    }
+
+    fn snapshot(&mut self, gpu: &Gpu, u: &CudaSlice<f32>, v: &CudaSlice<f32>) -> Result<()> {
+        let range = self.count * self.cells..(self.count + 1) * self.cells;
+        let stream = gpu.stream();
+        stream.memcpy_dtod(u, &mut self.u.slice_mut(range.clone())).context(|| "gathering U".into())?;
+        stream.memcpy_dtod(v, &mut self.v.slice_mut(range)).context(|| "gathering V".into())?;
+        self.count += 1;
+        if self.count == V2_BATCH {
+            self.render(gpu)?;
+        }
+        Ok(())
+    }
+
+    fn render(&mut self, gpu: &Gpu) -> Result<()> {
+        if self.count == 0 {
+            return Ok(());
+        }
+        let (cells, frames) = (self.cells as u32, self.count as u32);
+        launch_min_max(gpu, &self.u, &self.v, cells, frames, &mut self.min_max)?;
+        launch_colormap(gpu, &self.u, &self.v, cells, frames, &self.min_max, &mut self.levels)?;
+        let levels = gpu
+            .stream()
+            .clone_dtoh(&self.levels.slice(..self.count * self.cells))
+            .context(|| "downloading frames".into())?;
+        gpu.synchronize()?;
+        self.ready.extend(levels.chunks(self.cells).map(<[u8]>::to_vec));
+        self.count = 0;
+        Ok(())
+    }
+
+    fn collect(&mut self, gpu: &Gpu, wait: bool) -> Result<Vec<Vec<u8>>> {
+        if wait {
+            self.render(gpu)?;
+        }
+        Ok(std::mem::take(&mut self.ready))
     }
 }
 
@@ -211,49 +656,118 @@ pub fn launch_fused(
     width: u32,
     height: u32,
     rates: Rates,
+    shape: FusedShape,
 ) -> Result<()> {
     let f = gpu.kernel("gray_scott_fused")?;
     let rates = RatesArg(rates);
     let mut launch = gpu.stream().launch_builder(&f);
-    launch.arg(u).arg(v).arg(u_next).arg(v_next).arg(&width).arg(&height).arg(&rates);
-    // SAFETY: as in `launch_laplacian`.
-    unsafe { launch.launch(grid_2d(width, height, BLOCK_2D)) }
-        .context(|| "launching gray_scott_fused".into())?;
+    launch.arg(u).arg(v).arg(u_next).arg(v_next).arg(&width).arg(&height).arg(&rates).arg(&shape.rows);
+    let cfg = grid_2d(width, height.div_ceil(shape.rows), shape.block);
+    // SAFETY: as in `launch_laplacian`; thread rows × `rows` cover the height.
+    unsafe { launch.launch(cfg) }.context(|| "launching gray_scott_fused".into())?;
     Ok(())
 }
 
-/// `field_min_max`: resets `slots` and reduces V and U into them (see [`MinMax`]).
+/// `gray_scott_tiled`: as fused, through a shared-memory tile.
+#[allow(clippy::too_many_arguments)]
+pub fn launch_tiled(
+    gpu: &Gpu,
+    u: &CudaSlice<f32>,
+    v: &CudaSlice<f32>,
+    u_next: &mut CudaSlice<f32>,
+    v_next: &mut CudaSlice<f32>,
+    width: u32,
+    height: u32,
+    rates: Rates,
+) -> Result<()> {
+    let f = gpu.kernel("gray_scott_tiled")?;
+    let rates = RatesArg(rates);
+    let mut launch = gpu.stream().launch_builder(&f);
+    launch.arg(u).arg(v).arg(u_next).arg(v_next).arg(&width).arg(&height).arg(&rates);
+    // SAFETY: as in `launch_laplacian`; the kernel needs blocks of exactly TILE_W × TILE_H.
+    unsafe { launch.launch(grid_2d(width, height, (TILE_W, TILE_H))) }
+        .context(|| "launching gray_scott_tiled".into())?;
+    Ok(())
+}
+
+/// `gray_scott_temporal`: `steps` (≤ 8) steps from (`u`, `v`) into (`u_next`, `v_next`).
+#[allow(clippy::too_many_arguments)]
+pub fn launch_temporal(
+    gpu: &Gpu,
+    u: &CudaSlice<f32>,
+    v: &CudaSlice<f32>,
+    u_next: &mut CudaSlice<f32>,
+    v_next: &mut CudaSlice<f32>,
+    width: u32,
+    height: u32,
+    rates: Rates,
+    steps: u32,
+) -> Result<()> {
+    assert!(steps <= TEMPORAL_MAX_STEPS, "at most {TEMPORAL_MAX_STEPS} steps per temporal launch");
+    let f = gpu.kernel("gray_scott_temporal")?;
+    let rates = RatesArg(rates);
+    let (tile_w, tile_h) = temporal_tile(steps);
+    let mut launch = gpu.stream().launch_builder(&f);
+    launch.arg(u).arg(v).arg(u_next).arg(v_next).arg(&width).arg(&height).arg(&rates).arg(&steps);
+    let cfg = cudarc::driver::LaunchConfig {
+        grid_dim: (width.div_ceil(tile_w), height.div_ceil(tile_h), 1),
+        block_dim: (32 * TEMPORAL_WARPS as u32, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    debug_assert_eq!(TEMPORAL_SPAN_Y, TEMPORAL_WARPS as u32 * kernels::grayscott::TEMPORAL_ROWS as u32);
+    // SAFETY: as in `launch_laplacian`; tiles of `temporal_tile(steps)` cover the grid.
+    unsafe { launch.launch(cfg) }.context(|| "launching gray_scott_temporal".into())?;
+    Ok(())
+}
+
+/// `field_min_max` over `frames` consecutive frames of `cells` cells: resets `slots`
+/// (4 per frame) and reduces V and U into them (see [`MinMax`]).
 pub fn launch_min_max(
     gpu: &Gpu,
     u: &CudaSlice<f32>,
     v: &CudaSlice<f32>,
+    cells: u32,
+    frames: u32,
     slots: &mut CudaSlice<u32>,
 ) -> Result<()> {
     let stream = gpu.stream();
-    stream.memcpy_htod(&MinMax::EMPTY, slots).context(|| "resetting the min/max slots".into())?;
+    let reset: Vec<u32> = (0..frames).flat_map(|_| MinMax::EMPTY).collect();
+    stream
+        .memcpy_htod(&reset, &mut slots.slice_mut(..reset.len()))
+        .context(|| "resetting the min/max slots".into())?;
     let f = gpu.kernel("field_min_max")?;
-    let cells = u.len() as u32;
     let mut launch = stream.launch_builder(&f);
     launch.arg(u).arg(v).arg(&cells).arg(slots);
-    // SAFETY: the kernel needs blocks of exactly MIN_MAX_BLOCK threads and four slots.
-    unsafe { launch.launch(grid_stride_1d(cells, MIN_MAX_BLOCK as u32, 1024)) }
-        .context(|| "launching field_min_max".into())?;
+    let block = MIN_MAX_BLOCK as u32;
+    let cfg = cudarc::driver::LaunchConfig {
+        grid_dim: (cells.div_ceil(block).clamp(1, 512), frames, 1),
+        block_dim: (block, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: blocks of exactly MIN_MAX_BLOCK threads; `u`, `v` hold `frames × cells` values
+    // and `slots` 4 per frame.
+    unsafe { launch.launch(cfg) }.context(|| "launching field_min_max".into())?;
     Ok(())
 }
 
-/// `colormap_levels`: the palette level of every cell, normalised by `slots`.
+/// `colormap_levels` over `frames` consecutive frames: the palette level of every cell,
+/// normalised by that frame's `slots`.
+#[allow(clippy::too_many_arguments)]
 pub fn launch_colormap(
     gpu: &Gpu,
     u: &CudaSlice<f32>,
     v: &CudaSlice<f32>,
+    cells: u32,
+    frames: u32,
     slots: &CudaSlice<u32>,
     levels: &mut CudaSlice<u8>,
 ) -> Result<()> {
     let f = gpu.kernel("colormap_levels")?;
-    let cells = u.len() as u32;
     let mut launch = gpu.stream().launch_builder(&f);
     launch.arg(u).arg(v).arg(&cells).arg(slots).arg(levels);
-    // SAFETY: all buffers hold `cells` elements, `slots` four.
-    unsafe { launch.launch(grid_1d(cells, 256)) }.context(|| "launching colormap_levels".into())?;
+    let mut cfg = grid_1d(cells, 256);
+    cfg.grid_dim.1 = frames;
+    // SAFETY: all buffers hold `frames × cells` elements, `slots` 4 per frame.
+    unsafe { launch.launch(cfg) }.context(|| "launching colormap_levels".into())?;
     Ok(())
 }

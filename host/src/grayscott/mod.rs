@@ -5,7 +5,7 @@
 //! use host::grayscott::{GrayScott, Setup};
 //! use host::Device;
 //! let setup = Setup::new(256, 256, host::grayscott::preset("coral").unwrap().rates());
-//! let mut sim = GrayScott::new(&setup, &Device::Cpu, Default::default())?;
+//! let mut sim = GrayScott::new(&setup, &Device::Cpu, host::grayscott::Variant::Cpu)?;
 //! sim.step(1000)?;
 //! let mut levels = vec![0u8; 256 * 256];
 //! sim.levels(&mut levels)?;
@@ -22,7 +22,7 @@ pub use init::{Init, initial_fields};
 pub use kernels::grayscott::Rates;
 
 use crate::{
-    Device,
+    BackendChoice, Device,
     error::{Error, Result},
     memory,
 };
@@ -173,50 +173,134 @@ pub struct GrayScott {
     steps_done: u64,
 }
 
-/// What a backend provides. A new variant is one new implementation of this trait.
+/// What a backend provides. A new variant is one new implementation of this trait, or one
+/// new arm in the CUDA engine.
 pub trait Engine {
-    /// Advances the simulation by `steps` steps.
+    /// Advances the simulation by `steps` steps (possibly asynchronously).
     fn step(&mut self, steps: u32) -> Result<()>;
-    /// Writes the palette level (0..=255) of every cell of the current state.
-    fn levels(&mut self, out: &mut [u8]) -> Result<()>;
+    /// Takes a frame of the current state (palette levels); it becomes available, in order,
+    /// from [`Engine::collect`].
+    fn snapshot(&mut self) -> Result<()>;
+    /// The frames finished so far, oldest first; with `wait`, every frame taken.
+    fn collect(&mut self, wait: bool) -> Result<Vec<Vec<u8>>>;
     /// Copies the current U and V fields out.
     fn fields(&mut self) -> Result<(Vec<f32>, Vec<f32>)>;
+    /// Waits for queued work.
+    fn synchronize(&mut self) -> Result<()> {
+        Ok(())
+    }
     /// "cpu (2 threads)", "cuda fused (NVIDIA H200)", ...
     fn describe(&self) -> String;
+    /// The CUDA engine behind this trait object, if it is one.
+    fn as_cuda(&mut self) -> Option<&mut cuda::CudaGrayScott> {
+        None
+    }
 }
 
-/// The GPU kernels a CUDA simulation steps with.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+/// Resolves `--backend` and `--variant` together: a GPU variant needs the GPU (even with
+/// `auto`), the `cpu` variant never opens it, and without `--variant` the GPU runs `fused`.
+/// Returns the device, the variant, and with `auto` on a machine without a GPU a notice.
+pub fn select(backend: BackendChoice, variant: Option<Variant>) -> Result<(Device, Variant, Option<String>)> {
+    match (backend, variant) {
+        (BackendChoice::Cuda, Some(Variant::Cpu)) => {
+            Err(Error::InvalidInput("--variant cpu runs on the CPU; drop --backend cuda".into()))
+        }
+        (BackendChoice::Cpu, Some(v)) if v.is_gpu() => Err(Error::InvalidInput(format!(
+            "--variant {} runs on a CUDA GPU, but --backend cpu was asked for",
+            v.name()
+        ))),
+        (_, Some(Variant::Cpu)) | (BackendChoice::Cpu, None) => Ok((Device::Cpu, Variant::Cpu, None)),
+        (_, Some(v)) => {
+            let gpu = crate::cuda::Gpu::open()
+                .map_err(|e| Error::InvalidInput(format!("--variant {} needs a CUDA GPU: {e}", v.name())))?;
+            Ok((Device::Cuda(gpu), v, None))
+        }
+        (choice, None) => {
+            let (device, notice) = Device::select(choice)?;
+            let variant = if matches!(device, Device::Cpu) { Variant::Cpu } else { Variant::Fused };
+            Ok((device, variant, notice))
+        }
+    }
+}
+
+/// The steps of the optimisation progression (`--variant`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
 pub enum Variant {
-    /// Laplacian kernel, then update kernel (two launches, 40 B/cell/step).
+    /// The CPU reference (rayon).
+    Cpu,
+    /// Laplacian on the GPU, update on the CPU, copies both ways every step.
+    V0,
+    /// Laplacian kernel then update kernel, all on the GPU (40 B/cell/step).
     V1,
-    /// Laplacian and update in one kernel (one launch, 16 B/cell/step).
-    #[default]
+    /// v1, with frames gathered on the GPU and colour-mapped a batch per launch.
+    V2,
+    /// Laplacian and update in one kernel (16 B/cell/step).
     Fused,
+    /// Fused, through a shared-memory tile with a halo.
+    Tiled,
+    /// Temporal blocking: 8 steps per launch on tiles held in registers.
+    Temporal,
+}
+
+impl Variant {
+    /// Every variant, in progression order.
+    pub const ALL: [Variant; 7] = [
+        Variant::Cpu,
+        Variant::V0,
+        Variant::V1,
+        Variant::V2,
+        Variant::Fused,
+        Variant::Tiled,
+        Variant::Temporal,
+    ];
+
+    /// The `--variant` name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Cpu => "cpu",
+            Variant::V0 => "v0",
+            Variant::V1 => "v1",
+            Variant::V2 => "v2",
+            Variant::Fused => "fused",
+            Variant::Tiled => "tiled",
+            Variant::Temporal => "temporal",
+        }
+    }
+
+    /// Whether it runs on the GPU.
+    pub fn is_gpu(self) -> bool {
+        self != Variant::Cpu
+    }
 }
 
 impl GrayScott {
-    /// Builds the initial state and uploads it to `device`, stepping with `variant` on a GPU
-    /// (the CPU has one variant). Checks the setup first, and refuses a grid that would not
-    /// fit in the device's memory.
+    /// Builds the initial state and uploads it to `device`, stepping with `variant`. Checks
+    /// the setup first, and refuses a grid that would not fit in the device's memory, or a GPU
+    /// variant on the CPU.
     pub fn new(setup: &Setup, device: &Device, variant: Variant) -> Result<Self> {
         setup.validate()?;
+        if variant.is_gpu() && matches!(device, Device::Cpu) {
+            return Err(Error::InvalidInput(format!(
+                "the {} variant runs on a CUDA GPU, and this run is on the CPU",
+                variant.name()
+            )));
+        }
         let cells = setup.cells() as u64;
         match device {
-            Device::Cpu => memory::check_host(setup.width, setup.height, cpu::BYTES_PER_CELL * cells)?,
-            Device::Cuda(gpu) => {
-                // The initial fields are built on the host, then uploaded.
-                memory::check_host(setup.width, setup.height, 8 * cells)?;
-                cuda::check_fits(gpu, setup.width, setup.height)?;
+            Device::Cuda(gpu) if variant.is_gpu() => {
+                // The initial fields are built on the host, then uploaded (v0 keeps four).
+                let host_bytes = if variant == Variant::V0 { 17 } else { 9 };
+                memory::check_host(setup.width, setup.height, host_bytes * cells)?;
+                cuda::check_fits(gpu, setup.width, setup.height, variant)?;
             }
+            _ => memory::check_host(setup.width, setup.height, cpu::BYTES_PER_CELL * cells)?,
         }
         let (u, v) = match &setup.init_image {
             Some(path) => init::fields_from_image(path, setup.width, setup.height)?,
             None => initial_fields(setup.init, setup.width, setup.height, setup.seed),
         };
         let engine: Box<dyn Engine> = match device {
-            Device::Cpu => Box::new(cpu::CpuGrayScott::new(setup.width, setup.height, setup.rates, u, v)),
-            Device::Cuda(gpu) => Box::new(cuda::CudaGrayScott::new(
+            Device::Cuda(gpu) if variant.is_gpu() => Box::new(cuda::CudaGrayScott::new(
                 gpu.clone(),
                 variant,
                 setup.width,
@@ -225,6 +309,7 @@ impl GrayScott {
                 &u,
                 &v,
             )?),
+            _ => Box::new(cpu::CpuGrayScott::new(setup.width, setup.height, setup.rates, u, v)),
         };
         Ok(Self { engine, width: setup.width, height: setup.height, steps_done: 0 })
     }
@@ -236,10 +321,34 @@ impl GrayScott {
         Ok(())
     }
 
-    /// The current frame as palette levels, one byte per cell, row-major.
+    /// Takes a frame of the current state; see [`GrayScott::collect`].
+    pub fn snapshot(&mut self) -> Result<()> {
+        self.engine.snapshot()
+    }
+
+    /// Frames (palette levels, one byte per cell, row-major) finished so far, oldest first;
+    /// with `wait`, all frames taken.
+    pub fn collect(&mut self, wait: bool) -> Result<Vec<Vec<u8>>> {
+        self.engine.collect(wait)
+    }
+
+    /// The current state as a frame, now (earlier frames not yet collected are dropped).
     pub fn levels(&mut self, out: &mut [u8]) -> Result<()> {
         assert_eq!(out.len(), self.width as usize * self.height as usize, "levels buffer size");
-        self.engine.levels(out)
+        self.engine.snapshot()?;
+        let frame = self.engine.collect(true)?.pop().expect("the frame just taken");
+        out.copy_from_slice(&frame);
+        Ok(())
+    }
+
+    /// Waits for all queued work (for timing).
+    pub fn synchronize(&mut self) -> Result<()> {
+        self.engine.synchronize()
+    }
+
+    /// The CUDA engine, to tune it (launch shapes, graphs); `None` on the CPU.
+    pub fn cuda_engine(&mut self) -> Option<&mut cuda::CudaGrayScott> {
+        self.engine.as_cuda()
     }
 
     /// The current U and V fields.

@@ -1,0 +1,382 @@
+//! `host bench`: times each GPU variant with device events against the device-to-device copy
+//! bandwidth measured in the same run (the practical roofline of a memory-bound stencil).
+//!
+//! Method: count 16 bytes per cell per step (read U and V, write U and V: the single-step
+//! minimum), warm up (module load, JIT, graph capture), run a fixed number of steps between
+//! two events, repeat, take the median.
+
+use std::{sync::Arc, time::Instant};
+
+use crate::{
+    Device,
+    cuda::{Gpu, Timer},
+    error::{CudaContext as _, Result},
+    grayscott::{
+        self, GrayScott, Init, Setup, Variant,
+        cuda::{FusedShape, fused_shape_for},
+    },
+    render::{FrameWriter, Outputs, palette},
+};
+
+/// Bytes a Gray-Scott step must move per cell: read U and V, write U and V.
+pub const BYTES_PER_CELL_STEP: f64 = 16.0;
+
+/// One timed variant at one size.
+#[derive(Clone, Debug)]
+pub struct Row {
+    pub variant: &'static str,
+    pub graphs: bool,
+    pub size: u32,
+    pub steps: u32,
+    /// Median, fastest and slowest of the repeats, milliseconds per step.
+    pub ms_per_step: f64,
+    pub min_ms: f64,
+    pub max_ms: f64,
+    /// 16 B per cell per step over the time.
+    pub effective_gbps: f64,
+    pub percent_of_copy: f64,
+    pub speedup_over_fused: Option<f64>,
+}
+
+/// The default GIF job (512², 10,000 steps, a frame every 50), split into its parts.
+#[derive(Clone, Debug)]
+pub struct EndToEnd {
+    pub simulate_s: f64,
+    pub frames_s: f64,
+    pub encode_s: f64,
+    pub total_s: f64,
+}
+
+/// Everything one bench run measured.
+#[derive(Clone, Debug)]
+pub struct Report {
+    pub gpu: String,
+    pub driver: String,
+    pub date: String,
+    pub copy_gbps: f64,
+    pub fused_shapes: Vec<(u32, FusedShape, &'static str)>,
+    pub rows: Vec<Row>,
+    pub end_to_end: Option<EndToEnd>,
+}
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub sizes: Vec<u32>,
+    pub repeats: usize,
+    pub autotune: bool,
+    pub variants: Vec<Variant>,
+    pub end_to_end: bool,
+}
+
+/// Device-to-device copy bandwidth, counting bytes read plus bytes written: the median of 10
+/// copies of up to 1 GiB (a quarter of free memory at most).
+pub fn copy_bandwidth(gpu: &Gpu) -> Result<f64> {
+    let (free, _) = gpu.memory()?;
+    let bytes = (1usize << 30).min(free as usize / 4);
+    let stream = gpu.stream();
+    let src = stream.alloc_zeros::<u8>(bytes).context(|| "allocating the copy buffers".into())?;
+    let mut dst = stream.alloc_zeros::<u8>(bytes).context(|| "allocating the copy buffers".into())?;
+    let mut times = Vec::new();
+    for i in 0..13 {
+        let timer = Timer::start(gpu)?;
+        stream.memcpy_dtod(&src, &mut dst).context(|| "copying".into())?;
+        let ms = timer.stop()? as f64;
+        if i >= 3 {
+            times.push(ms);
+        }
+    }
+    Ok(2.0 * bytes as f64 / median(&mut times) / 1e6)
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+/// Steps per timed run: about 2·10⁹ cell-steps (tens of milliseconds), a multiple of 16 so
+/// every ping-pong variant ends on the buffers it started from (one graph per run).
+fn steps_for(size: u32, variant: Variant) -> u32 {
+    let cells = f64::from(size) * f64::from(size);
+    let steps = (2e9 / cells).clamp(16.0, 20_000.0) as u32;
+    let steps = if variant == Variant::V0 { steps / 50 } else { steps };
+    steps.div_ceil(16).max(1) * 16
+}
+
+fn setup(size: u32) -> Setup {
+    let mut setup = Setup::new(size, size, grayscott::preset("coral").expect("preset").rates());
+    setup.init = Init::Spots;
+    setup
+}
+
+/// Times `variant` stepping a real pattern at `size`²; returns the per-step times of the
+/// repeats (after one warm-up run).
+pub fn time_variant(
+    gpu: &Arc<Gpu>,
+    variant: Variant,
+    size: u32,
+    graphs: bool,
+    repeats: usize,
+    shape: FusedShape,
+) -> Result<(u32, Vec<f64>)> {
+    let mut sim = GrayScott::new(&setup(size), &Device::Cuda(gpu.clone()), variant)?;
+    let engine = sim.cuda_engine().expect("a GPU variant");
+    engine.set_graphs(graphs);
+    engine.set_fused_shape(shape);
+    let steps = steps_for(size, variant);
+    sim.step(steps)?;
+    sim.synchronize()?;
+    let mut per_step = Vec::new();
+    for _ in 0..repeats {
+        let timer = Timer::start(gpu)?;
+        sim.step(steps)?;
+        per_step.push(f64::from(timer.stop()?) / f64::from(steps));
+    }
+    Ok((steps, per_step))
+}
+
+/// The default GIF job three times: stepping only; stepping and taking frames; stepping,
+/// frames and GIF encoding (into a temporary file, removed after). Wall-clock seconds.
+pub fn end_to_end(gpu: &Arc<Gpu>, shape: FusedShape) -> Result<EndToEnd> {
+    let device = Device::Cuda(gpu.clone());
+    let run = |frames: bool, encode: bool| -> Result<f64> {
+        let mut sim = GrayScott::new(&setup(512), &device, Variant::Fused)?;
+        sim.cuda_engine().expect("GPU").set_fused_shape(shape);
+        let path = std::env::temp_dir().join(format!("bench-{}.gif", std::process::id()));
+        let outputs = Outputs { gif: Some(path.clone()), png_dir: None, fps: 25 };
+        let mut writer = if encode {
+            Some(FrameWriter::create(&outputs, 512, 512, palette("cyberpunk").expect("palette"))?)
+        } else {
+            None
+        };
+        let started = Instant::now();
+        let mut deliver = |frames: Vec<Vec<u8>>| -> Result<()> {
+            for frame in frames {
+                if let Some(w) = &mut writer {
+                    w.push(frame)?;
+                }
+            }
+            Ok(())
+        };
+        for _ in 0..200 {
+            sim.step(50)?;
+            if frames {
+                sim.snapshot()?;
+                deliver(sim.collect(false)?)?;
+            }
+        }
+        deliver(sim.collect(true)?)?;
+        sim.synchronize()?;
+        drop(deliver);
+        if let Some(w) = writer {
+            w.finish()?;
+        }
+        let seconds = started.elapsed().as_secs_f64();
+        let _ = std::fs::remove_file(&path);
+        Ok(seconds)
+    };
+    run(true, true)?; // warm-up: module load, graph capture, encoder threads
+    let simulate_s = run(false, false)?;
+    let with_frames = run(true, false)?;
+    let total_s = run(true, true)?;
+    Ok(EndToEnd { simulate_s, frames_s: with_frames - simulate_s, encode_s: total_s - with_frames, total_s })
+}
+
+/// Runs the whole bench, printing progress to stderr.
+pub fn run(gpu: &Arc<Gpu>, options: &Options) -> Result<Report> {
+    eprintln!("measuring the device-to-device copy bandwidth...");
+    let copy_gbps = copy_bandwidth(gpu)?;
+    let mut rows = Vec::new();
+    let mut fused_shapes = Vec::new();
+    let smallest = options.sizes.iter().copied().min().unwrap_or(512);
+    for &size in &options.sizes {
+        let (shape, source) = fused_shape_for(gpu, size, size, options.autotune)?;
+        fused_shapes.push((size, shape, source));
+        for &variant in &options.variants {
+            // Graph replay for all but v0 (whose steps wait for the CPU); at the smallest size
+            // also without, to show the launch overhead graphs remove.
+            let graph_modes: &[bool] = match variant {
+                Variant::V0 => &[false],
+                _ if size == smallest => &[false, true],
+                _ => &[true],
+            };
+            for &graphs in graph_modes {
+                eprintln!("{} {size}² {}...", variant.name(), if graphs { "graph" } else { "launches" });
+                let (steps, mut times) = time_variant(gpu, variant, size, graphs, options.repeats, shape)?;
+                let (min_ms, max_ms) = (
+                    times.iter().copied().fold(f64::MAX, f64::min),
+                    times.iter().copied().fold(0.0, f64::max),
+                );
+                let ms = median(&mut times);
+                let gbps = BYTES_PER_CELL_STEP * f64::from(size) * f64::from(size) / ms / 1e6;
+                rows.push(Row {
+                    variant: variant.name(),
+                    graphs,
+                    size,
+                    steps,
+                    ms_per_step: ms,
+                    min_ms,
+                    max_ms,
+                    effective_gbps: gbps,
+                    percent_of_copy: 100.0 * gbps / copy_gbps,
+                    speedup_over_fused: None,
+                });
+            }
+        }
+    }
+    for i in 0..rows.len() {
+        let fused = rows
+            .iter()
+            .find(|r| r.variant == "fused" && r.size == rows[i].size && r.graphs == rows[i].graphs);
+        rows[i].speedup_over_fused = fused.map(|f| f.ms_per_step / rows[i].ms_per_step);
+    }
+    let end_to_end = if options.end_to_end {
+        eprintln!("end to end: the default GIF job...");
+        let shape = fused_shapes.iter().find(|s| s.0 == 512).map(|s| s.1);
+        let shape = match shape {
+            Some(s) => s,
+            None => fused_shape_for(gpu, 512, 512, options.autotune)?.0,
+        };
+        Some(end_to_end(gpu, shape)?)
+    } else {
+        None
+    };
+    Ok(Report {
+        gpu: gpu.name().into(),
+        driver: gpu.driver_version(),
+        date: today(),
+        copy_gbps,
+        fused_shapes,
+        rows,
+        end_to_end,
+    })
+}
+
+impl Report {
+    /// The table, as printed by `host bench`.
+    pub fn table(&self) -> String {
+        let mut out = format!(
+            "GPU: {} (CUDA driver {}), {}\ndevice-to-device copy: {:.0} GB/s (bytes read + written)\n",
+            self.gpu, self.driver, self.date, self.copy_gbps
+        );
+        for (size, shape, source) in &self.fused_shapes {
+            out += &format!("fused launch shape at {size}²: {shape} ({source})\n");
+        }
+        out += &format!(
+            "{:<9} {:<8} {:>6} {:>6} {:>11} {:>10} {:>9} {:>7} {:>8}\n",
+            "variant", "launch", "size", "steps", "µs/step", "(min-max)", "GB/s eff", "% copy", "× fused"
+        );
+        for r in &self.rows {
+            out += &format!(
+                "{:<9} {:<8} {:>6} {:>6} {:>11.2} {:>10} {:>9.0} {:>6.1}% {:>8}\n",
+                r.variant,
+                if r.graphs { "graph" } else { "launches" },
+                r.size,
+                r.steps,
+                r.ms_per_step * 1e3,
+                format!("{:.1}-{:.1}", r.min_ms * 1e3, r.max_ms * 1e3),
+                r.effective_gbps,
+                r.percent_of_copy,
+                r.speedup_over_fused.map_or("-".into(), |s| format!("{s:.2}")),
+            );
+        }
+        if let Some(e) = &self.end_to_end {
+            out += &format!(
+                "default GIF job (512², 10000 steps, 200 frames, fused): simulate {:.3} s, colormap+transfer {:.3} s, \
+                 encode (not hidden by the simulation) {:.3} s, total {:.3} s\n",
+                e.simulate_s, e.frames_s, e.encode_s, e.total_s
+            );
+        }
+        out
+    }
+
+    /// Every figure as JSON.
+    pub fn json(&self) -> String {
+        let rows: Vec<String> = self
+            .rows
+            .iter()
+            .map(|r| {
+                format!(
+                    "    {{\"variant\": \"{}\", \"graphs\": {}, \"width\": {}, \"height\": {}, \"steps\": {}, \
+                     \"ms_per_step\": {:.6}, \"min_ms_per_step\": {:.6}, \"max_ms_per_step\": {:.6}, \
+                     \"effective_gb_per_s\": {:.1}, \"percent_of_copy\": {:.2}, \"speedup_over_fused\": {}}}",
+                    r.variant,
+                    r.graphs,
+                    r.size,
+                    r.size,
+                    r.steps,
+                    r.ms_per_step,
+                    r.min_ms,
+                    r.max_ms,
+                    r.effective_gbps,
+                    r.percent_of_copy,
+                    r.speedup_over_fused.map_or("null".into(), |s| format!("{s:.3}"))
+                )
+            })
+            .collect();
+        let shapes: Vec<String> = self
+            .fused_shapes
+            .iter()
+            .map(|(size, shape, source)| {
+                format!("    {{\"size\": {size}, \"shape\": \"{}\", \"source\": \"{source}\"}}", shape.key())
+            })
+            .collect();
+        let end_to_end = self.end_to_end.as_ref().map_or("null".into(), |e| {
+            format!(
+                "{{\"simulate_s\": {:.4}, \"colormap_transfer_s\": {:.4}, \"encode_s\": {:.4}, \"total_s\": {:.4}}}",
+                e.simulate_s, e.frames_s, e.encode_s, e.total_s
+            )
+        });
+        format!(
+            "{{\n  \"gpu\": \"{}\",\n  \"cuda_driver\": \"{}\",\n  \"date\": \"{}\",\n  \"bytes_per_cell_step\": 16,\n  \
+             \"copy_gb_per_s\": {:.1},\n  \"fused_shapes\": [\n{}\n  ],\n  \"rows\": [\n{}\n  ],\n  \"end_to_end\": {}\n}}\n",
+            self.gpu.replace('"', "'"),
+            self.driver,
+            self.date,
+            self.copy_gbps,
+            shapes.join(",\n"),
+            rows.join(",\n"),
+            end_to_end
+        )
+    }
+}
+
+/// Today's date (UTC), `YYYY-MM-DD`.
+pub fn today() -> String {
+    let days = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() / 86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steps_are_multiples_of_16() {
+        for size in [1, 100, 512, 1000, 2048, 4096, 20_000] {
+            for variant in [Variant::Fused, Variant::V0, Variant::Temporal] {
+                let steps = steps_for(size, variant);
+                assert!(steps >= 16 && steps % 16 == 0, "{size} {variant:?}: {steps}");
+            }
+        }
+    }
+
+    #[test]
+    fn today_is_a_date() {
+        let d = today();
+        assert_eq!(d.len(), 10);
+        assert!(d.starts_with("20"));
+    }
+}
