@@ -13,7 +13,7 @@ use crate::{
     error::{CudaContext as _, Result},
     grayscott::{
         self, GrayScott, Init, Setup, Variant,
-        cuda::{FusedShape, fused_shape_for},
+        cuda::{FusedShape, fused_shape_for, temporal_steps_for},
     },
     render::{FrameWriter, Outputs, palette},
 };
@@ -54,7 +54,8 @@ pub struct Report {
     pub driver: String,
     pub date: String,
     pub copy_gbps: f64,
-    pub fused_shapes: Vec<(u32, FusedShape, &'static str)>,
+    /// Launch settings used, per size: (size, kernel, setting, "tuned" | "cached" | "default").
+    pub tuning: Vec<(u32, &'static str, String, &'static str)>,
     pub rows: Vec<Row>,
     pub end_to_end: Option<EndToEnd>,
 }
@@ -109,6 +110,13 @@ fn setup(size: u32) -> Setup {
     setup
 }
 
+/// Launch settings of the tunable kernels.
+#[derive(Clone, Copy, Debug)]
+pub struct Tuning {
+    pub fused: FusedShape,
+    pub temporal_steps: u32,
+}
+
 /// Times `variant` stepping a real pattern at `size`²; returns the per-step times of the
 /// repeats (after one warm-up run).
 pub fn time_variant(
@@ -117,12 +125,13 @@ pub fn time_variant(
     size: u32,
     graphs: bool,
     repeats: usize,
-    shape: FusedShape,
+    tuning: Tuning,
 ) -> Result<(u32, Vec<f64>)> {
     let mut sim = GrayScott::new(&setup(size), &Device::Cuda(gpu.clone()), variant)?;
     let engine = sim.cuda_engine().expect("a GPU variant");
     engine.set_graphs(graphs);
-    engine.set_fused_shape(shape);
+    engine.set_fused_shape(tuning.fused);
+    engine.set_temporal_steps(tuning.temporal_steps);
     let steps = steps_for(size, variant);
     sim.step(steps)?;
     sim.synchronize()?;
@@ -187,11 +196,14 @@ pub fn run(gpu: &Arc<Gpu>, options: &Options) -> Result<Report> {
     eprintln!("measuring the device-to-device copy bandwidth...");
     let copy_gbps = copy_bandwidth(gpu)?;
     let mut rows = Vec::new();
-    let mut fused_shapes = Vec::new();
+    let mut tuning = Vec::new();
     let smallest = options.sizes.iter().copied().min().unwrap_or(512);
     for &size in &options.sizes {
         let (shape, source) = fused_shape_for(gpu, size, size, options.autotune)?;
-        fused_shapes.push((size, shape, source));
+        tuning.push((size, "fused", shape.to_string(), source));
+        let (temporal_steps, source) = temporal_steps_for(gpu, size, size, options.autotune)?;
+        tuning.push((size, "temporal", format!("{temporal_steps} steps per launch"), source));
+        let settings = Tuning { fused: shape, temporal_steps };
         for &variant in &options.variants {
             // Graph replay for all but v0 (whose steps wait for the CPU); at the smallest size
             // also without, to show the launch overhead graphs remove.
@@ -202,7 +214,7 @@ pub fn run(gpu: &Arc<Gpu>, options: &Options) -> Result<Report> {
             };
             for &graphs in graph_modes {
                 eprintln!("{} {size}² {}...", variant.name(), if graphs { "graph" } else { "launches" });
-                let (steps, mut times) = time_variant(gpu, variant, size, graphs, options.repeats, shape)?;
+                let (steps, mut times) = time_variant(gpu, variant, size, graphs, options.repeats, settings)?;
                 let (min_ms, max_ms) = (
                     times.iter().copied().fold(f64::MAX, f64::min),
                     times.iter().copied().fold(0.0, f64::max),
@@ -232,12 +244,7 @@ pub fn run(gpu: &Arc<Gpu>, options: &Options) -> Result<Report> {
     }
     let end_to_end = if options.end_to_end {
         eprintln!("end to end: the default GIF job...");
-        let shape = fused_shapes.iter().find(|s| s.0 == 512).map(|s| s.1);
-        let shape = match shape {
-            Some(s) => s,
-            None => fused_shape_for(gpu, 512, 512, options.autotune)?.0,
-        };
-        Some(end_to_end(gpu, shape)?)
+        Some(end_to_end(gpu, fused_shape_for(gpu, 512, 512, options.autotune)?.0)?)
     } else {
         None
     };
@@ -246,7 +253,7 @@ pub fn run(gpu: &Arc<Gpu>, options: &Options) -> Result<Report> {
         driver: gpu.driver_version(),
         date: today(),
         copy_gbps,
-        fused_shapes,
+        tuning,
         rows,
         end_to_end,
     })
@@ -259,8 +266,8 @@ impl Report {
             "GPU: {} (CUDA driver {}), {}\ndevice-to-device copy: {:.0} GB/s (bytes read + written)\n",
             self.gpu, self.driver, self.date, self.copy_gbps
         );
-        for (size, shape, source) in &self.fused_shapes {
-            out += &format!("fused launch shape at {size}²: {shape} ({source})\n");
+        for (size, kernel, setting, source) in &self.tuning {
+            out += &format!("{kernel} at {size}²: {setting} ({source})\n");
         }
         out += &format!(
             "{:<9} {:<8} {:>6} {:>6} {:>11} {:>10} {:>9} {:>7} {:>8}\n",
@@ -315,10 +322,12 @@ impl Report {
             })
             .collect();
         let shapes: Vec<String> = self
-            .fused_shapes
+            .tuning
             .iter()
-            .map(|(size, shape, source)| {
-                format!("    {{\"size\": {size}, \"shape\": \"{}\", \"source\": \"{source}\"}}", shape.key())
+            .map(|(size, kernel, setting, source)| {
+                format!(
+                    "    {{\"size\": {size}, \"kernel\": \"{kernel}\", \"setting\": \"{setting}\", \"source\": \"{source}\"}}"
+                )
             })
             .collect();
         let end_to_end = self.end_to_end.as_ref().map_or("null".into(), |e| {
@@ -329,7 +338,7 @@ impl Report {
         });
         format!(
             "{{\n  \"gpu\": \"{}\",\n  \"cuda_driver\": \"{}\",\n  \"date\": \"{}\",\n  \"bytes_per_cell_step\": 16,\n  \
-             \"copy_gb_per_s\": {:.1},\n  \"fused_shapes\": [\n{}\n  ],\n  \"rows\": [\n{}\n  ],\n  \"end_to_end\": {}\n}}\n",
+             \"copy_gb_per_s\": {:.1},\n  \"launch_settings\": [\n{}\n  ],\n  \"rows\": [\n{}\n  ],\n  \"end_to_end\": {}\n}}\n",
             self.gpu.replace('"', "'"),
             self.driver,
             self.date,

@@ -6,7 +6,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 use host::{
     BackendChoice, Device, bench,
-    grayscott::cuda::fused_shape_for,
+    grayscott::cuda::{fused_shape_for, temporal_steps_for},
     grayscott::{self, GrayScott, Init, PRESETS, Rates, Setup, Variant},
     render::{self, FrameWriter, Outputs, PALETTES},
 };
@@ -220,9 +220,17 @@ fn run_grayscott(args: GrayScottArgs) -> Result<()> {
     }
     let started = Instant::now();
     let mut sim = GrayScott::new(&setup, &device, variant)?;
-    if let (Device::Cuda(gpu), Variant::Fused) = (&device, variant) {
-        let (shape, _) = fused_shape_for(gpu, setup.width, setup.height, !args.no_autotune)?;
-        sim.cuda_engine().expect("a CUDA run").set_fused_shape(shape);
+    // Tuned launch settings (timed once per GPU and size, then cached).
+    match (&device, variant) {
+        (Device::Cuda(gpu), Variant::Fused) => {
+            let (shape, _) = fused_shape_for(gpu, setup.width, setup.height, !args.no_autotune)?;
+            sim.cuda_engine().expect("a CUDA run").set_fused_shape(shape);
+        }
+        (Device::Cuda(gpu), Variant::Temporal) => {
+            let (steps, _) = temporal_steps_for(gpu, setup.width, setup.height, !args.no_autotune)?;
+            sim.cuda_engine().expect("a CUDA run").set_temporal_steps(steps);
+        }
+        _ => {}
     }
 
     let progress = ProgressBar::new(u64::from(args.steps)).with_style(

@@ -205,6 +205,8 @@ fn graph_replays_agree_with_cpu() {
         for graphs in [true, false] {
             let mut sim = GrayScott::new(&setup, &Device::Cuda(gpu.clone()), variant).unwrap();
             sim.cuda_engine().unwrap().set_graphs(graphs);
+            // An odd number of steps per temporal launch: 20 = 3 + 3 + ... + 2.
+            sim.cuda_engine().unwrap().set_temporal_steps(3);
             for _ in 0..23 {
                 sim.step(20).unwrap();
             }

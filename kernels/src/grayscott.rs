@@ -310,7 +310,7 @@ pub unsafe fn gray_scott_tiled(
 /// `TEMPORAL_ROWS` rows; a warp spans `32 × TEMPORAL_COLS` columns; the block's
 /// `TEMPORAL_WARPS` warps are stacked vertically.
 pub const TEMPORAL_COLS: usize = 4;
-pub const TEMPORAL_ROWS: usize = 8;
+pub const TEMPORAL_ROWS: usize = 6;
 pub const TEMPORAL_WARPS: usize = 8;
 /// The most steps one launch of [`gray_scott_temporal`] may take.
 pub const TEMPORAL_MAX_STEPS: u32 = 8;
@@ -406,24 +406,20 @@ pub unsafe fn gray_scott_temporal(
         thread::sync_threads();
         let above = if warp_id == 0 { 0 } else { warp_id - 1 };
         let below = if warp_id + 1 == TEMPORAL_WARPS { warp_id } else { warp_id + 1 };
-        let mut u_above = [0.0f32; C];
-        let mut v_above = [0.0f32; C];
-        let mut u_below = [0.0f32; C];
-        let mut v_below = [0.0f32; C];
-        for j in 0..C {
-            let col = lane * C + j;
-            unsafe {
-                u_above[j] = *edges.add(edge(parity, 0, 1, above, col));
-                v_above[j] = *edges.add(edge(parity, 1, 1, above, col));
-                u_below[j] = *edges.add(edge(parity, 0, 0, below, col));
-                v_below[j] = *edges.add(edge(parity, 1, 0, below, col));
-            }
-        }
+        // The neighbouring bands' edge rows, read from shared memory only where used (short
+        // live ranges keep the register count down).
+        let edge_row = |field: usize, bottom: usize, warp: usize| -> [f32; C] {
+            core::array::from_fn(|j| unsafe { *edges.add(edge(parity, field, bottom, warp, lane * C + j)) })
+        };
 
         // Step the band in place, row by row, keeping the old row above.
-        let (mut u_up, mut v_up) = (u_above, v_above);
+        let (mut u_up, mut v_up) = (edge_row(0, 1, above), edge_row(1, 1, above));
         for i in 0..R {
-            let (u_down, v_down) = if i + 1 < R { (cu[i + 1], cv[i + 1]) } else { (u_below, v_below) };
+            let (u_down, v_down) = if i + 1 < R {
+                (cu[i + 1], cv[i + 1])
+            } else {
+                (edge_row(0, 0, below), edge_row(1, 0, below))
+            };
             let (u_row, v_row) = (cu[i], cv[i]);
             // The columns either side of this lane's, from the neighbouring lanes.
             let u_left = warp::shfl_up_f32(u_row[C - 1], 1);

@@ -32,6 +32,7 @@ pub struct PtxBuilder {
     arch: String,
     watch: Vec<PathBuf>,
     rustflags: Vec<String>,
+    launch_bounds: Vec<(String, u32, u32)>,
 }
 
 /// Why the PTX could not be built.
@@ -74,7 +75,13 @@ impl BuildError {
 impl PtxBuilder {
     /// A builder for the kernel crate at `crate_dir` (relative to the calling package).
     pub fn new(crate_dir: impl Into<PathBuf>) -> Self {
-        Self { crate_dir: crate_dir.into(), arch: "sm_70".into(), watch: Vec::new(), rustflags: Vec::new() }
+        Self {
+            crate_dir: crate_dir.into(),
+            arch: "sm_70".into(),
+            watch: Vec::new(),
+            rustflags: Vec::new(),
+            launch_bounds: Vec::new(),
+        }
     }
 
     /// The GPU architecture the PTX targets (`.target` directive). PTX for `sm_70` is
@@ -87,6 +94,14 @@ impl PtxBuilder {
     /// An extra flag for rustc (e.g. `-C llvm-args=...`).
     pub fn rustflag(mut self, flag: impl Into<String>) -> Self {
         self.rustflags.push(flag.into());
+        self
+    }
+
+    /// CUDA C's `__launch_bounds__(max_threads, min_blocks)` for one kernel, which rustc
+    /// cannot express: adds `.maxntid max_threads, 1, 1` and `.minnctapersm min_blocks` to the
+    /// kernel's PTX entry, so ptxas caps its registers to fit `min_blocks` blocks per SM.
+    pub fn launch_bounds(mut self, kernel: &str, max_threads: u32, min_blocks: u32) -> Self {
+        self.launch_bounds.push((kernel.into(), max_threads, min_blocks));
         self
     }
 
@@ -151,8 +166,44 @@ impl PtxBuilder {
         }
         let crate_name = package_name(&manifest).replace('-', "_");
         let ptx = target_dir.join(TARGET).join("release").join(format!("{crate_name}.ptx"));
-        if ptx.is_file() { Ok(ptx) } else { Err(BuildError::MissingPtx(ptx)) }
+        if !ptx.is_file() {
+            return Err(BuildError::MissingPtx(ptx));
+        }
+        if !self.launch_bounds.is_empty() {
+            let text = fs::read_to_string(&ptx).map_err(|e| BuildError::Io(ptx.clone(), e))?;
+            let text = add_launch_bounds(&text, &self.launch_bounds)?;
+            fs::write(&ptx, text).map_err(|e| BuildError::Io(ptx.clone(), e))?;
+        }
+        Ok(ptx)
     }
+}
+
+/// Inserts `.maxntid`/`.minnctapersm` after each named kernel's parameter list.
+fn add_launch_bounds(ptx: &str, bounds: &[(String, u32, u32)]) -> Result<String, BuildError> {
+    let mut out = String::with_capacity(ptx.len() + 64 * bounds.len());
+    let mut pending: Option<&(String, u32, u32)> = None;
+    let mut applied = 0;
+    for line in ptx.lines() {
+        out.push_str(line);
+        out.push('\n');
+        if let Some(name) = line.trim().strip_prefix(".visible .entry ").and_then(|l| l.split('(').next()) {
+            pending = bounds.iter().find(|b| b.0 == name);
+        }
+        if let Some((_, threads, blocks)) = pending
+            && line.split("//").next().is_some_and(|code| code.trim() == ")")
+        {
+            out.push_str(&format!(".maxntid {threads}, 1, 1\n.minnctapersm {blocks}\n"));
+            pending = None;
+            applied += 1;
+        }
+    }
+    if applied != bounds.len() {
+        let names: Vec<&str> = bounds.iter().map(|b| b.0.as_str()).collect();
+        return Err(BuildError::Compile(format!(
+            "launch bounds for {names:?}: not every kernel was found in the PTX"
+        )));
+    }
+    Ok(out)
 }
 
 /// The `name` of the `[package]` in a manifest (a minimal reader: `name = "..."`).

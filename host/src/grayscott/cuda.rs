@@ -99,27 +99,102 @@ pub fn tune_fused(gpu: &Gpu, width: u32, height: u32) -> Result<FusedShape> {
     Ok(best.1)
 }
 
-/// The fused kernel's shape for this GPU and size: from the autotune cache, else tuned now
-/// and cached; with `autotune` off, the fixed default. Also says where the shape came from.
+/// Times `gray_scott_temporal` with 2 to 8 steps per launch on random fields and returns the
+/// fastest per step: fewer steps mean less redundant arithmetic on the halo, more mean less
+/// DRAM traffic per step.
+pub fn tune_temporal(gpu: &Gpu, width: u32, height: u32) -> Result<u32> {
+    let cells = width as usize * height as usize;
+    let stream = gpu.stream();
+    let mut rng = crate::rng::SplitMix64::new(7);
+    let field: Vec<f32> = (0..cells).map(|_| rng.unit()).collect();
+    let upload = |data: &[f32]| stream.clone_htod(data).context(|| "uploading tuning fields".into());
+    let (mut a_u, mut a_v, mut b_u, mut b_v) =
+        (upload(&field)?, upload(&field)?, upload(&field)?, upload(&field)?);
+    let rates = super::preset("coral").expect("preset").rates();
+    let launches = (400_000_000 / cells).clamp(4, 400) as u32;
+    let mut best = (f64::INFINITY, TEMPORAL_MAX_STEPS);
+    for k in 2..=TEMPORAL_MAX_STEPS {
+        let mut times = Vec::new();
+        for repeat in 0..4 {
+            let timer = crate::cuda::Timer::start(gpu)?;
+            for _ in 0..launches / 2 {
+                launch_temporal(gpu, &a_u, &a_v, &mut b_u, &mut b_v, width, height, rates, k)?;
+                launch_temporal(gpu, &b_u, &b_v, &mut a_u, &mut a_v, width, height, rates, k)?;
+            }
+            let per_step = f64::from(timer.stop()?) / f64::from(k);
+            if repeat > 0 {
+                times.push(per_step);
+            }
+        }
+        times.sort_by(f64::total_cmp);
+        if times[1] < best.0 {
+            best = (times[1], k);
+        }
+    }
+    Ok(best.1)
+}
+
+/// A tuned launch setting for this GPU and size: from the autotune cache, else tuned now and
+/// cached; with `autotune` off, `default`. Also says where it came from.
+#[allow(clippy::too_many_arguments)]
+fn tuned<T>(
+    gpu: &Gpu,
+    kernel: &str,
+    (width, height): (u32, u32),
+    autotune: bool,
+    default: T,
+    parse: impl Fn(&str) -> Option<T>,
+    key_of: impl Fn(&T) -> String,
+    tune: impl FnOnce() -> Result<T>,
+) -> Result<(T, &'static str)> {
+    if !autotune {
+        return Ok((default, "default"));
+    }
+    let key = crate::autotune::Key { gpu: gpu.name().into(), kernel: kernel.into(), width, height };
+    let mut cache =
+        crate::autotune::default_path().map(|p| crate::autotune::Cache::load(&p)).unwrap_or_default();
+    if let Some(value) = cache.get(&key).and_then(&parse) {
+        return Ok((value, "cached"));
+    }
+    let value = tune()?;
+    cache.put(key, key_of(&value));
+    Ok((value, "tuned"))
+}
+
+/// The fused kernel's shape for this GPU and size (see [`tuned`]).
 pub fn fused_shape_for(
     gpu: &Gpu,
     width: u32,
     height: u32,
     autotune: bool,
 ) -> Result<(FusedShape, &'static str)> {
-    if !autotune {
-        return Ok((FusedShape::default(), "default"));
-    }
-    let key =
-        crate::autotune::Key { gpu: gpu.name().into(), kernel: "gray_scott_fused".into(), width, height };
-    let mut cache =
-        crate::autotune::default_path().map(|p| crate::autotune::Cache::load(&p)).unwrap_or_default();
-    if let Some(shape) = cache.get(&key).and_then(FusedShape::parse) {
-        return Ok((shape, "cached"));
-    }
-    let shape = tune_fused(gpu, width, height)?;
-    cache.put(key, shape.key());
-    Ok((shape, "tuned"))
+    let tune = || tune_fused(gpu, width, height);
+    tuned(
+        gpu,
+        "gray_scott_fused",
+        (width, height),
+        autotune,
+        FusedShape::default(),
+        FusedShape::parse,
+        FusedShape::key,
+        tune,
+    )
+}
+
+/// Steps per temporal launch for this GPU and size (see [`tuned`]).
+pub fn temporal_steps_for(gpu: &Gpu, width: u32, height: u32, autotune: bool) -> Result<(u32, &'static str)> {
+    let parse = |s: &str| s.parse().ok().filter(|k| (1..=TEMPORAL_MAX_STEPS).contains(k));
+    let tune = || tune_temporal(gpu, width, height);
+    tuned(
+        gpu,
+        "gray_scott_temporal",
+        (width, height),
+        autotune,
+        TEMPORAL_MAX_STEPS,
+        parse,
+        u32::to_string,
+        tune,
+    )
 }
 
 /// Frames colour-mapped per launch by `v2`.
@@ -163,6 +238,8 @@ pub struct CudaGrayScott {
     /// v0 keeps the state on the host and copies it every step.
     host: Option<HostState>,
     fused_shape: FusedShape,
+    /// Steps per `gray_scott_temporal` launch (1 to 8).
+    temporal_steps: u32,
     /// Replay per-step launches from CUDA graphs (one per step count and buffer parity).
     use_graphs: bool,
     graphs: HashMap<(u32, bool), CudaGraph>,
@@ -220,6 +297,7 @@ impl CudaGrayScott {
             scratch_v: alloc()?,
             host,
             fused_shape: FusedShape::default(),
+            temporal_steps: TEMPORAL_MAX_STEPS,
             use_graphs: true,
             graphs: HashMap::new(),
             flipped: false,
@@ -231,6 +309,12 @@ impl CudaGrayScott {
     /// Sets the launch shape of the fused kernel.
     pub fn set_fused_shape(&mut self, shape: FusedShape) {
         self.fused_shape = shape;
+        self.graphs.clear();
+    }
+
+    /// Sets the steps per temporal launch (clamped to 1..=8).
+    pub fn set_temporal_steps(&mut self, steps: u32) {
+        self.temporal_steps = steps.clamp(1, TEMPORAL_MAX_STEPS);
         self.graphs.clear();
     }
 
@@ -248,7 +332,7 @@ impl CudaGrayScott {
     fn swaps(&self, steps: u32) -> u32 {
         match self.variant {
             Variant::Fused | Variant::Tiled => steps,
-            Variant::Temporal => steps.div_ceil(TEMPORAL_MAX_STEPS),
+            Variant::Temporal => steps.div_ceil(self.temporal_steps),
             _ => 0,
         }
     }
@@ -314,7 +398,7 @@ impl CudaGrayScott {
             Variant::Temporal => {
                 let mut left = steps;
                 while left > 0 {
-                    let k = left.min(TEMPORAL_MAX_STEPS);
+                    let k = left.min(self.temporal_steps);
                     launch_temporal(
                         &gpu,
                         &self.u,
