@@ -38,6 +38,6 @@ fi
 
 if [[ $parts == *bench* ]]; then
   echo "== bench"
-  $B/host bench grayscott --json "$OUT/bench.json" 2> "$OUT/bench.err" | tee "$OUT/bench.txt"
+  $B/host bench grayscott --json "$OUT/bench.json" --plot "$OUT/bench.png" 2> "$OUT/bench.err" | tee "$OUT/bench.txt"
   tail -3 "$OUT/bench.err"
 fi

@@ -7,6 +7,8 @@
 
 use std::{sync::Arc, time::Instant};
 
+use image::ImageEncoder;
+
 use crate::{
     Device,
     cuda::{Gpu, Timer},
@@ -350,6 +352,90 @@ impl Report {
     }
 }
 
+/// Draws effective bandwidth per variant against grid size, with the measured copy
+/// bandwidth as a line, into a PNG at `path` (written atomically).
+pub fn plot(report: &Report, path: &std::path::Path) -> Result<()> {
+    use plotters::prelude::*;
+
+    let fail =
+        |e: &dyn std::fmt::Display| crate::Error::Output { path: path.to_owned(), reason: e.to_string() };
+    let (width, height) = (900u32, 560u32);
+    let mut pixels = vec![0u8; (width * height * 3) as usize];
+    let mut sizes: Vec<u32> = report.rows.iter().map(|r| r.size).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let x_of = |size: u32| sizes.iter().position(|&s| s == size).unwrap_or(0) as f64;
+    let top = report.rows.iter().map(|r| r.effective_gbps).fold(report.copy_gbps, f64::max) * 1.1;
+    {
+        let root = BitMapBackend::with_buffer(&mut pixels, (width, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| fail(&e))?;
+        let caption = format!("Gray-Scott step, effective bandwidth (16 B/cell/step) - {}", report.gpu);
+        let mut chart = ChartBuilder::on(&root)
+            .caption(caption, ("sans-serif", 20))
+            .margin(15)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d(-0.3f64..(sizes.len() as f64 - 0.7), 0f64..top)
+            .map_err(|e| fail(&e))?;
+        chart
+            .configure_mesh()
+            .x_labels(sizes.len())
+            .x_label_formatter(&|x| {
+                sizes.get(x.round() as usize).map_or(String::new(), |s| format!("{s}x{s}"))
+            })
+            .y_desc("GB/s")
+            .x_desc("grid")
+            .draw()
+            .map_err(|e| fail(&e))?;
+        let copy = report.copy_gbps;
+        chart
+            .draw_series(LineSeries::new(
+                [(-0.3, copy), (sizes.len() as f64 - 0.7, copy)],
+                BLACK.stroke_width(2),
+            ))
+            .map_err(|e| fail(&e))?
+            .label(format!("device-to-device copy ({copy:.0} GB/s)"))
+            .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLACK.stroke_width(2)));
+        let mut variants: Vec<&str> = report.rows.iter().map(|r| r.variant).collect();
+        variants.dedup();
+        for (k, variant) in variants.iter().enumerate() {
+            let colour = Palette99::pick(k).to_rgba();
+            // The graph-replay rows where there are both (v0 has only launches).
+            let points: Vec<(f64, f64)> = sizes
+                .iter()
+                .filter_map(|&size| {
+                    let rows: Vec<&Row> =
+                        report.rows.iter().filter(|r| r.variant == *variant && r.size == size).collect();
+                    let row = rows.iter().find(|r| r.graphs).or(rows.first())?;
+                    Some((x_of(size), row.effective_gbps))
+                })
+                .collect();
+            chart
+                .draw_series(LineSeries::new(points.clone(), colour.stroke_width(3)))
+                .map_err(|e| fail(&e))?
+                .label(*variant)
+                .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], colour.stroke_width(3)));
+            chart
+                .draw_series(points.iter().map(|&p| Circle::new(p, 4, colour.filled())))
+                .map_err(|e| fail(&e))?;
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .draw()
+            .map_err(|e| fail(&e))?;
+        root.present().map_err(|e| fail(&e))?;
+    }
+    let mut file = crate::render::output::AtomicFile::create(path)?;
+    image::codecs::png::PngEncoder::new(&mut file)
+        .write_image(&pixels, width, height, image::ExtendedColorType::Rgb8)
+        .map_err(|e| fail(&e))?;
+    file.commit()?;
+    Ok(())
+}
+
 /// Today's date (UTC), `YYYY-MM-DD`.
 pub fn today() -> String {
     let days = std::time::SystemTime::now()
@@ -380,6 +466,53 @@ mod tests {
                 assert!(steps >= 16 && steps % 16 == 0, "{size} {variant:?}: {steps}");
             }
         }
+    }
+
+    #[test]
+    fn the_chart_is_drawn() {
+        let row = |variant, size, us: f64| {
+            let gbps = 16.0 * f64::from(size) * f64::from(size) / (us * 1e-3) / 1e6;
+            Row {
+                variant,
+                graphs: true,
+                size,
+                steps: 16,
+                ms_per_step: us * 1e-3,
+                min_ms: us * 1e-3,
+                max_ms: us * 1e-3,
+                effective_gbps: gbps,
+                percent_of_copy: 100.0 * gbps / 4242.0,
+                speedup_over_fused: None,
+            }
+        };
+        let mut rows = Vec::new();
+        for (variant, times) in [
+            ("v1", [4.08, 53.89, 205.18]),
+            ("fused", [2.32, 19.87, 72.25]),
+            ("temporal", [1.74, 11.91, 41.99]),
+        ] {
+            for (size, us) in [512, 2048, 4096].into_iter().zip(times) {
+                rows.push(row(variant, size, us));
+            }
+        }
+        let report = Report {
+            gpu: "NVIDIA H200".into(),
+            driver: "13.0".into(),
+            date: today(),
+            copy_gbps: 4242.0,
+            tuning: Vec::new(),
+            rows,
+            end_to_end: None,
+        };
+        let path = std::env::temp_dir().join(format!("bench-chart-{}.png", std::process::id()));
+        plot(&report, &path).unwrap();
+        let image = image::open(&path).unwrap();
+        assert_eq!((image.width(), image.height()), (900, 560));
+        if let Some(keep) = std::env::var_os("KEEP_CHART") {
+            std::fs::copy(&path, keep).unwrap();
+        }
+        let _ = std::fs::remove_file(&path);
+        assert!(report.json().contains("\"ms_per_step\": 0.041990"));
     }
 
     #[test]

@@ -56,6 +56,9 @@ struct BenchArgs {
     /// Also write every figure as JSON.
     #[arg(long, value_name = "PATH")]
     json: Option<PathBuf>,
+    /// Also draw effective bandwidth per variant against the copy bandwidth (PNG).
+    #[arg(long, value_name = "PATH")]
+    plot: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -299,6 +302,10 @@ fn run_bench(args: BenchArgs) -> Result<()> {
         Some(path) => Some(host::render::output::AtomicFile::create(path)?),
         None => None,
     };
+    if let Some(path) = &args.plot {
+        // Fail on an unwritable path now, not after the measurements.
+        drop(host::render::output::AtomicFile::create(path)?);
+    }
     let gpu = host::cuda::Gpu::open().context("bench needs a CUDA GPU")?;
     let options = bench::Options {
         sizes: args.sizes,
@@ -313,6 +320,10 @@ fn run_bench(args: BenchArgs) -> Result<()> {
         use std::io::Write;
         file.write_all(report.json().as_bytes()).context("writing the JSON report")?;
         let path = file.commit()?;
+        println!("-> {}", path.display());
+    }
+    if let Some(path) = &args.plot {
+        bench::plot(&report, path)?;
         println!("-> {}", path.display());
     }
     Ok(())
