@@ -352,6 +352,49 @@ impl Report {
     }
 }
 
+/// Whether text can be drawn here: plotters finds fonts through fontconfig, loaded at run time.
+pub fn can_plot() -> bool {
+    ["libfontconfig.so.1", "libfontconfig.so"].iter().any(|name| {
+        // SAFETY: loading fontconfig runs its (side-effect free) initialisers only.
+        unsafe { libloading::Library::new(name) }.is_ok()
+    })
+}
+
+impl Report {
+    /// Reads a report written by [`Report::json`] (for drawing its chart elsewhere).
+    pub fn from_json(text: &str) -> Option<Report> {
+        let v: serde_json::Value = serde_json::from_str(text).ok()?;
+        let leak = |s: &str| -> &'static str { Box::leak(s.to_owned().into_boxed_str()) };
+        let rows = v["rows"]
+            .as_array()?
+            .iter()
+            .map(|r| {
+                Some(Row {
+                    variant: leak(r["variant"].as_str()?),
+                    graphs: r["graphs"].as_bool()?,
+                    size: r["width"].as_u64()? as u32,
+                    steps: r["steps"].as_u64()? as u32,
+                    ms_per_step: r["ms_per_step"].as_f64()?,
+                    min_ms: r["min_ms_per_step"].as_f64()?,
+                    max_ms: r["max_ms_per_step"].as_f64()?,
+                    effective_gbps: r["effective_gb_per_s"].as_f64()?,
+                    percent_of_copy: r["percent_of_copy"].as_f64()?,
+                    speedup_over_fused: r["speedup_over_fused"].as_f64(),
+                })
+            })
+            .collect::<Option<Vec<Row>>>()?;
+        Some(Report {
+            gpu: v["gpu"].as_str()?.into(),
+            driver: v["cuda_driver"].as_str()?.into(),
+            date: v["date"].as_str()?.into(),
+            copy_gbps: v["copy_gb_per_s"].as_f64()?,
+            tuning: Vec::new(),
+            rows,
+            end_to_end: None,
+        })
+    }
+}
+
 /// Draws effective bandwidth per variant against grid size, with the measured copy
 /// bandwidth as a line, into a PNG at `path` (written atomically).
 pub fn plot(report: &Report, path: &std::path::Path) -> Result<()> {
@@ -396,10 +439,23 @@ pub fn plot(report: &Report, path: &std::path::Path) -> Result<()> {
             .map_err(|e| fail(&e))?
             .label(format!("device-to-device copy ({copy:.0} GB/s)"))
             .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLACK.stroke_width(2)));
-        let mut variants: Vec<&str> = report.rows.iter().map(|r| r.variant).collect();
-        variants.dedup();
+        let mut variants: Vec<&str> = Vec::new();
+        for row in &report.rows {
+            if !variants.contains(&row.variant) {
+                variants.push(row.variant);
+            }
+        }
+        const COLOURS: [RGBColor; 7] = [
+            RGBColor(230, 25, 75),
+            RGBColor(0, 130, 200),
+            RGBColor(60, 180, 75),
+            RGBColor(245, 130, 48),
+            RGBColor(145, 30, 180),
+            RGBColor(128, 128, 0),
+            RGBColor(0, 128, 128),
+        ];
         for (k, variant) in variants.iter().enumerate() {
-            let colour = Palette99::pick(k).to_rgba();
+            let colour = COLOURS[k % COLOURS.len()].to_rgba();
             // The graph-replay rows where there are both (v0 has only launches).
             let points: Vec<(f64, f64)> = sizes
                 .iter()
@@ -512,7 +568,13 @@ mod tests {
             std::fs::copy(&path, keep).unwrap();
         }
         let _ = std::fs::remove_file(&path);
-        assert!(report.json().contains("\"ms_per_step\": 0.041990"));
+        let json = report.json();
+        assert!(json.contains("\"ms_per_step\": 0.041990"));
+        let again = Report::from_json(&json).expect("the JSON reads back");
+        assert_eq!(again.rows.len(), 9);
+        assert_eq!(again.rows[8].variant, "temporal");
+        assert!((again.rows[8].ms_per_step - 0.04199).abs() < 1e-9);
+        assert_eq!(again.copy_gbps, 4242.0);
     }
 
     #[test]

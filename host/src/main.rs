@@ -34,6 +34,15 @@ enum Command {
 enum BenchCommand {
     /// Every Gray-Scott GPU variant at several sizes, plus the default GIF job end to end.
     Grayscott(BenchArgs),
+    /// Draw the chart of a saved report (`bench grayscott --json`), on any machine.
+    Plot {
+        /// The JSON report.
+        #[arg(long, value_name = "PATH")]
+        json: PathBuf,
+        /// The PNG to write.
+        #[arg(long, value_name = "PATH")]
+        out: PathBuf,
+    },
 }
 
 #[derive(Args)]
@@ -139,6 +148,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Grayscott(args) => run_grayscott(args),
         Command::Bench { what: BenchCommand::Grayscott(args) } => run_bench(args),
+        Command::Bench { what: BenchCommand::Plot { json, out } } => plot_saved(&json, &out),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -303,7 +313,13 @@ fn run_bench(args: BenchArgs) -> Result<()> {
         None => None,
     };
     if let Some(path) = &args.plot {
-        // Fail on an unwritable path now, not after the measurements.
+        // Fail now, not after the measurements.
+        if !bench::can_plot() {
+            bail!(
+                "--plot needs the fontconfig library (libfontconfig.so.1) to draw text, and this machine \
+                 has none; drop --plot, keep --json, and draw it elsewhere with `host bench plot`"
+            );
+        }
         drop(host::render::output::AtomicFile::create(path)?);
     }
     let gpu = host::cuda::Gpu::open().context("bench needs a CUDA GPU")?;
@@ -326,5 +342,18 @@ fn run_bench(args: BenchArgs) -> Result<()> {
         bench::plot(&report, path)?;
         println!("-> {}", path.display());
     }
+    Ok(())
+}
+
+fn plot_saved(json: &std::path::Path, out: &std::path::Path) -> Result<()> {
+    let text = std::fs::read_to_string(json).with_context(|| format!("cannot read {}", json.display()))?;
+    let report = bench::Report::from_json(&text).with_context(|| {
+        format!("{} is not a report written by `host bench grayscott --json`", json.display())
+    })?;
+    if !bench::can_plot() {
+        bail!("drawing text needs the fontconfig library (libfontconfig.so.1), and this machine has none");
+    }
+    bench::plot(&report, out)?;
+    println!("-> {}", out.display());
     Ok(())
 }
