@@ -510,6 +510,112 @@ pub fn today() -> String {
     format!("{year:04}-{month:02}-{day:02}")
 }
 
+/// One timed heat variant at one size.
+#[derive(Clone, Debug)]
+pub struct HeatRow {
+    pub variant: &'static str,
+    pub n: u32,
+    pub steps: u32,
+    pub ms_per_step: f64,
+    pub min_ms: f64,
+    pub max_ms: f64,
+    /// 8 B per cell per RK4 step (read and write u once: the floor) over the time.
+    pub effective_gbps: f64,
+    /// Time over the floor `8·cells / copy bandwidth`.
+    pub times_floor: f64,
+    pub device_bytes: u64,
+}
+
+/// Times each heat variant at `n³` for each size (RK4 steps between two events, median of
+/// `repeats`), against the copy bandwidth measured first.
+pub fn run_heat(
+    gpu: &Arc<Gpu>,
+    sizes: &[u32],
+    variants: &[crate::heat::HeatVariant],
+    repeats: usize,
+) -> Result<(f64, Vec<HeatRow>)> {
+    use crate::heat::{Heat, HeatInit, HeatSetup};
+    eprintln!("measuring the device-to-device copy bandwidth...");
+    let copy_gbps = copy_bandwidth(gpu)?;
+    let mut rows = Vec::new();
+    for &n in sizes {
+        let cells = f64::from(n).powi(3);
+        let steps = ((2e10 / (cells * 68.0)) as u32).clamp(4, 2000);
+        for &variant in variants {
+            eprintln!("heat {} {n}³...", variant.name());
+            let setup = HeatSetup::cube(n, HeatInit::Blobs);
+            let (free_before, _) = gpu.memory()?;
+            let mut sim = Heat::new(&setup, &Device::Cuda(gpu.clone()), variant)?;
+            sim.step(steps)?;
+            sim.synchronize()?;
+            let (free_after, _) = gpu.memory()?;
+            let mut times = Vec::new();
+            for _ in 0..repeats {
+                let timer = Timer::start(gpu)?;
+                sim.step(steps)?;
+                times.push(f64::from(timer.stop()?) / f64::from(steps));
+            }
+            let (min_ms, max_ms) =
+                (times.iter().copied().fold(f64::MAX, f64::min), times.iter().copied().fold(0.0, f64::max));
+            let ms = median(&mut times);
+            let floor_ms = 8.0 * cells / (copy_gbps * 1e6);
+            rows.push(HeatRow {
+                variant: variant.name(),
+                n,
+                steps,
+                ms_per_step: ms,
+                min_ms,
+                max_ms,
+                effective_gbps: 8.0 * cells / ms / 1e6,
+                times_floor: ms / floor_ms,
+                device_bytes: free_before.saturating_sub(free_after),
+            });
+        }
+    }
+    Ok((copy_gbps, rows))
+}
+
+/// The heat bench table.
+pub fn heat_table(gpu: &Gpu, copy_gbps: f64, rows: &[HeatRow]) -> String {
+    let mut out = format!(
+        "GPU: {} (CUDA driver {}), {}\ndevice-to-device copy: {copy_gbps:.0} GB/s; floor = 8 B/cell/RK4 step at that rate\n",
+        gpu.name(),
+        gpu.driver_version(),
+        today()
+    );
+    out += &format!(
+        "{:<7} {:>5} {:>6} {:>10} {:>13} {:>9} {:>8} {:>10}\n",
+        "variant", "n", "steps", "ms/step", "(min-max)", "GB/s eff", "× floor", "memory"
+    );
+    for r in rows {
+        out += &format!(
+            "{:<7} {:>5} {:>6} {:>10.3} {:>13} {:>9.0} {:>8.2} {:>10}\n",
+            r.variant,
+            r.n,
+            r.steps,
+            r.ms_per_step,
+            format!("{:.3}-{:.3}", r.min_ms, r.max_ms),
+            r.effective_gbps,
+            r.times_floor,
+            crate::error::human_bytes(r.device_bytes)
+        );
+    }
+    if let Some(naive) = rows.iter().find(|r| r.variant == "naive") {
+        let best =
+            rows.iter().filter(|r| r.n == naive.n).min_by(|a, b| a.ms_per_step.total_cmp(&b.ms_per_step));
+        if let Some(best) = best {
+            out += &format!(
+                "best at {}³: {} at {:.2}× the floor, {:.2}× faster than naive\n",
+                best.n,
+                best.variant,
+                best.times_floor,
+                naive.ms_per_step / best.ms_per_step
+            );
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

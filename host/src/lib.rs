@@ -12,6 +12,7 @@ pub mod bench;
 pub mod cuda;
 pub mod error;
 pub mod grayscott;
+pub mod heat;
 pub mod memory;
 pub mod render;
 pub mod rng;

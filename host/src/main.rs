@@ -8,6 +8,7 @@ use host::{
     BackendChoice, Device, bench,
     grayscott::cuda::{fused_shape_for, temporal_steps_for},
     grayscott::{self, GrayScott, Init, PRESETS, Rates, Setup, Variant},
+    heat::{Heat, HeatInit, HeatSetup, HeatVariant},
     render::{self, FrameWriter, Outputs, PALETTES},
 };
 use indicatif::{ProgressBar, ProgressStyle};
@@ -23,6 +24,8 @@ struct Cli {
 enum Command {
     /// Gray-Scott reaction-diffusion, rendered to an animated GIF or PNG frames.
     Grayscott(GrayScottArgs),
+    /// 3-D heat diffusion with RK4; renders the middle z-slice.
+    Heat(HeatArgs),
     /// Time the GPU variants against the measured copy bandwidth.
     Bench {
         #[command(subcommand)]
@@ -30,10 +33,67 @@ enum Command {
     },
 }
 
+#[derive(Args)]
+struct HeatArgs {
+    /// Grid points per side, faces included (cube); --nx/--ny/--nz override it.
+    #[arg(long, default_value_t = 128)]
+    size: u32,
+    #[arg(long)]
+    nx: Option<u32>,
+    #[arg(long)]
+    ny: Option<u32>,
+    #[arg(long)]
+    nz: Option<u32>,
+    /// RK4 steps.
+    #[arg(long, default_value_t = 200)]
+    steps: u32,
+    /// Diffusivity α.
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+    alpha: f32,
+    /// Grid spacing h.
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+    h: f32,
+    /// Time step (default: 80% of the RK4 stability limit 2.785·h²/(12·α)).
+    #[arg(long, allow_negative_numbers = true)]
+    dt: Option<f32>,
+    /// Value held on the six faces.
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    boundary_value: f32,
+    /// Starting field.
+    #[arg(long, value_enum, default_value_t = HeatInit::HotCube)]
+    init: HeatInit,
+    /// Seed of the blob positions.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Step of the progression (default: fused on a GPU, cpu without).
+    #[arg(long, value_enum)]
+    variant: Option<HeatVariant>,
+    /// Where to run.
+    #[arg(long, value_enum, default_value_t)]
+    backend: BackendChoice,
+    /// Write the middle z-slice after the run as a PNG.
+    #[arg(long, value_name = "PATH")]
+    png: Option<PathBuf>,
+    /// Write the middle z-slice over time as a GIF (default name: heat.gif).
+    #[arg(long, value_name = "PATH", num_args = 0..=1, default_missing_value = "heat.gif")]
+    gif: Option<PathBuf>,
+    /// Steps between GIF frames.
+    #[arg(long, default_value_t = 10)]
+    frame_every: u32,
+    /// Colour palette; see `grayscott --list-palettes`.
+    #[arg(long, default_value = "magma")]
+    palette: String,
+    /// GIF frames per second.
+    #[arg(long, default_value_t = 20)]
+    fps: u32,
+}
+
 #[derive(Subcommand)]
 enum BenchCommand {
     /// Every Gray-Scott GPU variant at several sizes, plus the default GIF job end to end.
     Grayscott(BenchArgs),
+    /// Every heat GPU variant: ms per RK4 step against the 8 B/cell floor.
+    Heat(HeatBenchArgs),
     /// Draw the chart of a saved report (`bench grayscott --json`), on any machine.
     Plot {
         /// The JSON report.
@@ -43,6 +103,19 @@ enum BenchCommand {
         #[arg(long, value_name = "PATH")]
         out: PathBuf,
     },
+}
+
+#[derive(Args)]
+struct HeatBenchArgs {
+    /// Grid sides (cubes), comma-separated.
+    #[arg(long, value_delimiter = ',', default_values_t = [600])]
+    sizes: Vec<u32>,
+    /// Variants to time, comma-separated (GPU variants only).
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [HeatVariant::Naive, HeatVariant::Reuse, HeatVariant::Fused, HeatVariant::Tiled])]
+    variants: Vec<HeatVariant>,
+    /// Timed repeats per measurement (the median is reported).
+    #[arg(long, default_value_t = 5)]
+    repeats: usize,
 }
 
 #[derive(Args)]
@@ -147,7 +220,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Grayscott(args) => run_grayscott(args),
+        Command::Heat(args) => run_heat(args),
         Command::Bench { what: BenchCommand::Grayscott(args) } => run_bench(args),
+        Command::Bench { what: BenchCommand::Heat(args) } => run_bench_heat(args),
         Command::Bench { what: BenchCommand::Plot { json, out } } => plot_saved(&json, &out),
     };
     match result {
@@ -355,5 +430,134 @@ fn plot_saved(json: &std::path::Path, out: &std::path::Path) -> Result<()> {
     }
     bench::plot(&report, out)?;
     println!("-> {}", out.display());
+    Ok(())
+}
+
+fn run_heat(args: HeatArgs) -> Result<()> {
+    let palette = host::render::palette(&args.palette).with_context(|| {
+        format!(
+            "unknown palette '{}'; valid palettes: {}",
+            args.palette,
+            host::render::palette::palette_names()
+        )
+    })?;
+    if args.steps == 0 {
+        bail!("--steps must be at least 1");
+    }
+    if args.frame_every == 0 {
+        bail!("--frame-every must be at least 1");
+    }
+    let n = [args.nx.unwrap_or(args.size), args.ny.unwrap_or(args.size), args.nz.unwrap_or(args.size)];
+    let mut setup = HeatSetup {
+        n,
+        alpha: args.alpha,
+        h: args.h,
+        dt: 0.0,
+        boundary: args.boundary_value,
+        init: args.init,
+        seed: args.seed,
+    };
+    setup.dt = args.dt.unwrap_or(0.8 * setup.dt_limit());
+    setup.validate()?;
+
+    let (width, height) = (n[0], n[1]);
+    let gif_outputs = Outputs { gif: args.gif.clone(), png_dir: None, fps: args.fps };
+    let mut writer = if gif_outputs.any() {
+        Some(FrameWriter::create(&gif_outputs, width, height, palette)?)
+    } else {
+        None
+    };
+    let png = match &args.png {
+        Some(path) => Some(host::render::output::AtomicFile::create(path)?),
+        None => None,
+    };
+    drop(png); // checked writable; written at the end
+
+    let (device, notice) = Device::select(match (args.backend, args.variant) {
+        (BackendChoice::Auto, Some(v)) if v != HeatVariant::Cpu => BackendChoice::Cuda,
+        (_, Some(HeatVariant::Cpu)) if args.backend != BackendChoice::Cuda => BackendChoice::Cpu,
+        (choice, _) => choice,
+    })?;
+    if let Some(notice) = notice {
+        eprintln!("note: {notice}");
+    }
+    let variant = args.variant.unwrap_or(if matches!(device, Device::Cpu) {
+        HeatVariant::Cpu
+    } else {
+        HeatVariant::Fused
+    });
+    let started = Instant::now();
+    let mut sim = Heat::new(&setup, &device, variant)?;
+    // Colours span the initial range (and the boundary value), fixed over the run.
+    let initial = host::heat::initial_field(&setup);
+    let lo = initial.iter().copied().fold(setup.boundary, f32::min);
+    let hi = initial.iter().copied().fold(setup.boundary, f32::max);
+    let to_levels = |slice: &[f32]| -> Vec<u8> {
+        let span = (hi - lo).max(f32::MIN_POSITIVE);
+        slice.iter().map(|&x| (((x - lo) / span).clamp(0.0, 1.0) * 255.0) as u8).collect()
+    };
+
+    let progress = ProgressBar::new(u64::from(args.steps)).with_style(
+        ProgressStyle::with_template("{spinner} [{bar:40}] {pos}/{len} RK4 steps  {per_sec}  eta {eta}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    let mut frames = 0u32;
+    let mut remaining = args.steps;
+    while remaining > 0 {
+        let chunk = remaining.min(args.frame_every);
+        sim.step(chunk)?;
+        remaining -= chunk;
+        match &mut writer {
+            Some(writer) => {
+                writer.push(to_levels(&sim.middle_slice()?))?;
+                frames += 1;
+            }
+            None => sim.synchronize()?,
+        }
+        progress.inc(u64::from(chunk));
+    }
+    progress.finish_and_clear();
+    let mut written: Vec<String> = Vec::new();
+    if let Some(writer) = writer {
+        written.extend(writer.finish()?.iter().map(|p| p.display().to_string()));
+    }
+    if let Some(path) = &args.png {
+        host::render::write_png(path, &to_levels(&sim.middle_slice()?), width, height, palette)?;
+        written.push(path.display().to_string());
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let error = match host::heat::sine_error(&setup, &sim.field()?, sim.time()) {
+        Some((abs, rel)) => format!(", error against the exact solution {abs:.3e} ({rel:.3e} relative)"),
+        None => String::new(),
+    };
+    let destination =
+        if written.is_empty() { "no output (use --png or --gif)".to_string() } else { written.join(", ") };
+    println!(
+        "heat {}x{}x{}: {} RK4 steps (dt {:.4e}, t = {:.4e}), {frames} frames on {} in {seconds:.2} s{error} -> {destination}",
+        n[0],
+        n[1],
+        n[2],
+        args.steps,
+        setup.dt,
+        sim.time(),
+        sim.describe(),
+    );
+    Ok(())
+}
+
+fn run_bench_heat(args: HeatBenchArgs) -> Result<()> {
+    if args.sizes.is_empty() || args.sizes.iter().any(|&s| !(3..=host::heat::MAX_SIDE).contains(&s)) {
+        bail!("--sizes must list grid sides between 3 and {}", host::heat::MAX_SIDE);
+    }
+    if args.repeats < 3 {
+        bail!("--repeats must be at least 3 (the median of fewer says little)");
+    }
+    if let Some(v) = args.variants.iter().find(|v| **v == HeatVariant::Cpu) {
+        bail!("bench times GPU variants; drop {} from --variants", v.name());
+    }
+    let gpu = host::cuda::Gpu::open().context("bench needs a CUDA GPU")?;
+    let (copy, rows) = bench::run_heat(&gpu, &args.sizes, &args.variants, args.repeats)?;
+    print!("{}", bench::heat_table(&gpu, copy, &rows));
     Ok(())
 }

@@ -243,3 +243,39 @@ fn cuda_backend_without_a_gpu_is_a_clear_error() {
     assert!(stderr.contains("no usable CUDA GPU"), "{stderr}");
     assert!(files_in(&dir).is_empty());
 }
+
+#[test]
+fn heat_writes_png_and_gif_and_refuses_bad_input() {
+    let dir = scratch_dir("heat");
+    let out = host(
+        &dir,
+        &["heat", "--backend", "cpu", "--size", "24", "--steps", "30", "--png", "s.png", "--gif", "h.gif"],
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(files_in(&dir), vec!["h.gif", "s.png"]);
+    assert_eq!(image::open(dir.join("s.png")).unwrap().width(), 24);
+    let summary = String::from_utf8_lossy(&out.stdout);
+    assert!(summary.contains("3 frames"), "{summary}");
+
+    let out = host(&dir, &["heat", "--backend", "cpu", "--size", "16", "--steps", "40", "--init", "sine"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("error against the exact solution"));
+
+    for (args, needle) in [
+        (&["--size", "2"][..], "--nx must be between 3"),
+        (&["--dt", "0.5"][..], "stability limit"),
+        (&["--alpha", "-1"][..], "--alpha must be a finite number above 0"),
+        (&["--steps", "0"][..], "--steps must be at least 1"),
+        (&["--variant", "tiled", "--backend", "cpu"][..], "runs on a CUDA GPU"),
+    ] {
+        let bad = scratch_dir("heat-bad");
+        let mut all = vec!["heat", "--png", "x.png"];
+        all.extend_from_slice(args);
+        if !args.contains(&"--backend") {
+            all.extend(["--backend", "cpu"]);
+        }
+        let out = host(&bad, &all);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && stderr.contains(needle), "{args:?}: {stderr}");
+        assert!(files_in(&bad).is_empty(), "{args:?} left {:?}", files_in(&bad));
+    }
+}

@@ -24,6 +24,7 @@ pub mod cuda_std;
 
 pub mod colormap;
 pub mod grayscott;
+pub mod heat;
 
 pub use kernel_macros::kernel;
 

@@ -27,6 +27,13 @@ pub const KERNEL_NAMES: &[&str] = &[
     "gray_scott_temporal",
     "field_min_max",
     "colormap_levels",
+    "heat_laplacian",
+    "heat_stage_naive",
+    "heat_stage_reuse",
+    "heat_rk4_update",
+    "heat_poly_update",
+    "heat_laplacian_tiled",
+    "heat_poly_update_tiled",
 ];
 
 /// An open GPU: context, stream, the kernel module (loaded on first use), and a cache of

@@ -1,0 +1,262 @@
+//! The CUDA backend of the heat simulation, and one launcher per kernel of `kernels::heat`
+//! (public, so GPU tests can run each kernel alone against the CPU).
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use kernels::heat::{MARCH_H, MARCH_W};
+
+use super::{HeatEngine, HeatSetup, HeatVariant};
+use crate::{
+    cuda::{Gpu, grid_1d},
+    error::{CudaContext as _, Result},
+};
+
+/// 8×8×8 blocks for the one-thread-per-cell kernels of the write-up's steps.
+pub const BLOCK_NAIVE: (u32, u32, u32) = (8, 8, 8);
+/// Warp-wide rows for the fused passes.
+pub const BLOCK_FUSED: (u32, u32, u32) = (32, 4, 4);
+
+fn grid_3d(n: [u32; 3], block: (u32, u32, u32)) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (n[0].div_ceil(block.0), n[1].div_ceil(block.1), n[2].div_ceil(block.2)),
+        block_dim: block,
+        shared_mem_bytes: 0,
+    }
+}
+
+fn grid_march(n: [u32; 3]) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (n[0].div_ceil(MARCH_W), n[1].div_ceil(MARCH_H), 1),
+        block_dim: (MARCH_W, MARCH_H, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// Heat on a GPU.
+pub struct CudaHeat {
+    gpu: Arc<Gpu>,
+    variant: HeatVariant,
+    n: [u32; 3],
+    a: f32,
+    dt: f32,
+    u: CudaSlice<f32>,
+    /// k1..k4 (naive, reuse) or v1..v3 (fused, tiled; the fourth unused).
+    k: [CudaSlice<f32>; 4],
+}
+
+impl CudaHeat {
+    pub fn new(gpu: Arc<Gpu>, variant: HeatVariant, setup: &HeatSetup, u: &[f32]) -> Result<Self> {
+        let stream = gpu.stream().clone();
+        let cells = if matches!(variant, HeatVariant::Fused | HeatVariant::Tiled) { 0 } else { u.len() };
+        let alloc = |len: usize| stream.alloc_zeros::<f32>(len.max(1)).context(|| "allocating stages".into());
+        // The fused variants need three terms; their faces stay 0 (allocated zeroed).
+        let k = [alloc(u.len())?, alloc(u.len())?, alloc(u.len())?, alloc(cells)?];
+        Ok(Self {
+            variant,
+            n: setup.n,
+            a: setup.a(),
+            dt: setup.dt,
+            u: stream.clone_htod(u).context(|| "uploading the field".into())?,
+            k,
+            gpu,
+        })
+    }
+
+    fn step_once(&mut self) -> Result<()> {
+        let (g, n, a, dt) = (&self.gpu, self.n, self.a, self.dt);
+        let [k1, k2, k3, k4] = &mut self.k;
+        match self.variant {
+            HeatVariant::Naive => {
+                launch_laplacian(g, &self.u, k1, n, a)?;
+                launch_stage_naive(g, &self.u, k1, k2, n, a, dt / 2.0)?;
+                launch_stage_naive(g, &self.u, k2, k3, n, a, dt / 2.0)?;
+                launch_stage_naive(g, &self.u, k3, k4, n, a, dt)?;
+                launch_rk4_update(g, &mut self.u, k1, k2, k3, k4, dt)?;
+            }
+            HeatVariant::Reuse => {
+                launch_laplacian(g, &self.u, k1, n, a)?;
+                launch_stage_reuse(g, k1, k1, k2, n, a, dt / 2.0)?;
+                launch_stage_reuse(g, k1, k2, k3, n, a, dt / 2.0)?;
+                launch_stage_reuse(g, k1, k3, k4, n, a, dt)?;
+                launch_rk4_update(g, &mut self.u, k1, k2, k3, k4, dt)?;
+            }
+            HeatVariant::Fused => {
+                launch_laplacian(g, &self.u, k1, n, a)?;
+                launch_laplacian(g, k1, k2, n, a)?;
+                launch_laplacian(g, k2, k3, n, a)?;
+                launch_poly_update(g, &mut self.u, k1, k2, k3, n, a, dt)?;
+            }
+            HeatVariant::Tiled => {
+                launch_laplacian_tiled(g, &self.u, k1, n, a)?;
+                launch_laplacian_tiled(g, k1, k2, n, a)?;
+                launch_laplacian_tiled(g, k2, k3, n, a)?;
+                launch_poly_update_tiled(g, &mut self.u, k1, k2, k3, n, a, dt)?;
+            }
+            HeatVariant::Cpu => unreachable!("the CPU variant has its own engine"),
+        }
+        Ok(())
+    }
+}
+
+impl HeatEngine for CudaHeat {
+    fn step(&mut self, steps: u32) -> Result<()> {
+        for _ in 0..steps {
+            self.step_once()?;
+        }
+        Ok(())
+    }
+
+    fn field(&mut self) -> Result<Vec<f32>> {
+        let u = self.gpu.stream().clone_dtoh(&self.u).context(|| "downloading the field".into())?;
+        self.gpu.synchronize()?;
+        Ok(u)
+    }
+
+    fn slice(&mut self, z: u32) -> Result<Vec<f32>> {
+        let plane = self.n[0] as usize * self.n[1] as usize;
+        let start = z as usize * plane;
+        let slice = self
+            .gpu
+            .stream()
+            .clone_dtoh(&self.u.slice(start..start + plane))
+            .context(|| "downloading a slice".into())?;
+        self.gpu.synchronize()?;
+        Ok(slice)
+    }
+
+    fn synchronize(&mut self) -> Result<()> {
+        self.gpu.synchronize()
+    }
+
+    fn describe(&self) -> String {
+        format!("cuda {} ({})", self.variant.name(), self.gpu.name())
+    }
+}
+
+/// `heat_laplacian`: `out = a·∇²src` inside, 0 on the faces.
+pub fn launch_laplacian(
+    gpu: &Gpu,
+    src: &CudaSlice<f32>,
+    out: &mut CudaSlice<f32>,
+    n: [u32; 3],
+    a: f32,
+) -> Result<()> {
+    let f = gpu.kernel("heat_laplacian")?;
+    let mut launch = gpu.stream().launch_builder(&f);
+    launch.arg(src).arg(out).arg(&n[0]).arg(&n[1]).arg(&n[2]).arg(&a);
+    // SAFETY: matches the kernel's signature; both buffers hold the whole grid.
+    unsafe { launch.launch(grid_3d(n, BLOCK_FUSED)) }.context(|| "launching heat_laplacian".into())?;
+    Ok(())
+}
+
+/// `heat_stage_naive`: `k_out = L(u + c·k_prev)`.
+pub fn launch_stage_naive(
+    gpu: &Gpu,
+    u: &CudaSlice<f32>,
+    k_prev: &CudaSlice<f32>,
+    k_out: &mut CudaSlice<f32>,
+    n: [u32; 3],
+    a: f32,
+    c: f32,
+) -> Result<()> {
+    let f = gpu.kernel("heat_stage_naive")?;
+    let mut launch = gpu.stream().launch_builder(&f);
+    launch.arg(u).arg(k_prev).arg(k_out).arg(&n[0]).arg(&n[1]).arg(&n[2]).arg(&a).arg(&c);
+    // SAFETY: as above.
+    unsafe { launch.launch(grid_3d(n, BLOCK_NAIVE)) }.context(|| "launching heat_stage_naive".into())?;
+    Ok(())
+}
+
+/// `heat_stage_reuse`: `k_out = k1 + c·a∇²k_prev`.
+pub fn launch_stage_reuse(
+    gpu: &Gpu,
+    k1: &CudaSlice<f32>,
+    k_prev: &CudaSlice<f32>,
+    k_out: &mut CudaSlice<f32>,
+    n: [u32; 3],
+    a: f32,
+    c: f32,
+) -> Result<()> {
+    let f = gpu.kernel("heat_stage_reuse")?;
+    let mut launch = gpu.stream().launch_builder(&f);
+    launch.arg(k1).arg(k_prev).arg(k_out).arg(&n[0]).arg(&n[1]).arg(&n[2]).arg(&a).arg(&c);
+    // SAFETY: as above.
+    unsafe { launch.launch(grid_3d(n, BLOCK_NAIVE)) }.context(|| "launching heat_stage_reuse".into())?;
+    Ok(())
+}
+
+/// `heat_rk4_update`: `u += dt/6·(k1 + 2k2 + 2k3 + k4)`.
+pub fn launch_rk4_update(
+    gpu: &Gpu,
+    u: &mut CudaSlice<f32>,
+    k1: &CudaSlice<f32>,
+    k2: &CudaSlice<f32>,
+    k3: &CudaSlice<f32>,
+    k4: &CudaSlice<f32>,
+    dt: f32,
+) -> Result<()> {
+    let f = gpu.kernel("heat_rk4_update")?;
+    let cells = u.len() as u32;
+    let mut launch = gpu.stream().launch_builder(&f);
+    launch.arg(u).arg(k1).arg(k2).arg(k3).arg(k4).arg(&cells).arg(&dt);
+    // SAFETY: as above; one thread per cell.
+    unsafe { launch.launch(grid_1d(cells, 256)) }.context(|| "launching heat_rk4_update".into())?;
+    Ok(())
+}
+
+/// `heat_poly_update`: the fused last pass.
+#[allow(clippy::too_many_arguments)]
+pub fn launch_poly_update(
+    gpu: &Gpu,
+    u: &mut CudaSlice<f32>,
+    v1: &CudaSlice<f32>,
+    v2: &CudaSlice<f32>,
+    v3: &CudaSlice<f32>,
+    n: [u32; 3],
+    a: f32,
+    dt: f32,
+) -> Result<()> {
+    let f = gpu.kernel("heat_poly_update")?;
+    let mut launch = gpu.stream().launch_builder(&f);
+    launch.arg(u).arg(v1).arg(v2).arg(v3).arg(&n[0]).arg(&n[1]).arg(&n[2]).arg(&a).arg(&dt);
+    // SAFETY: as above.
+    unsafe { launch.launch(grid_3d(n, BLOCK_FUSED)) }.context(|| "launching heat_poly_update".into())?;
+    Ok(())
+}
+
+/// `heat_laplacian_tiled`: the 2.5-D `heat_laplacian` (faces of `out` must be 0 already).
+pub fn launch_laplacian_tiled(
+    gpu: &Gpu,
+    src: &CudaSlice<f32>,
+    out: &mut CudaSlice<f32>,
+    n: [u32; 3],
+    a: f32,
+) -> Result<()> {
+    let f = gpu.kernel("heat_laplacian_tiled")?;
+    let mut launch = gpu.stream().launch_builder(&f);
+    launch.arg(src).arg(out).arg(&n[0]).arg(&n[1]).arg(&n[2]).arg(&a);
+    // SAFETY: as above; blocks of exactly MARCH_W × MARCH_H threads.
+    unsafe { launch.launch(grid_march(n)) }.context(|| "launching heat_laplacian_tiled".into())?;
+    Ok(())
+}
+
+/// `heat_poly_update_tiled`: the 2.5-D fused last pass.
+#[allow(clippy::too_many_arguments)]
+pub fn launch_poly_update_tiled(
+    gpu: &Gpu,
+    u: &mut CudaSlice<f32>,
+    v1: &CudaSlice<f32>,
+    v2: &CudaSlice<f32>,
+    v3: &CudaSlice<f32>,
+    n: [u32; 3],
+    a: f32,
+    dt: f32,
+) -> Result<()> {
+    let f = gpu.kernel("heat_poly_update_tiled")?;
+    let mut launch = gpu.stream().launch_builder(&f);
+    launch.arg(u).arg(v1).arg(v2).arg(v3).arg(&n[0]).arg(&n[1]).arg(&n[2]).arg(&a).arg(&dt);
+    // SAFETY: as above; blocks of exactly MARCH_W × MARCH_H threads.
+    unsafe { launch.launch(grid_march(n)) }.context(|| "launching heat_poly_update_tiled".into())?;
+    Ok(())
+}

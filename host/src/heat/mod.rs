@@ -1,0 +1,291 @@
+//! 3-D heat diffusion with RK4: setup and validation, initial conditions, the exact solution
+//! of the sine eigenmode, and the simulation value that the CLI, tests and bench drive.
+
+pub mod cpu;
+pub mod cuda;
+
+use crate::{
+    Device,
+    error::{Error, Result},
+    memory,
+    rng::SplitMix64,
+};
+
+/// RK4 is stable for λ·dt in [−2.785, 0] on the negative real axis.
+pub const RK4_REAL_STABILITY: f64 = 2.785;
+
+/// The largest grid side.
+pub const MAX_SIDE: u32 = 2048;
+
+/// Starting fields (`--init`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum HeatInit {
+    /// A hot cube (u = 1) in the middle third of the grid, u = 0 elsewhere.
+    HotCube,
+    /// sin(πx/Lx)·sin(πy/Ly)·sin(πz/Lz): the slowest eigenmode, with a known exact decay.
+    Sine,
+    /// A few hot Gaussian blobs at random places.
+    Blobs,
+}
+
+/// The steps of the optimisation progression (`--variant`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+pub enum HeatVariant {
+    /// The CPU reference: classic RK4 with explicit temporaries (rayon).
+    Cpu,
+    /// One kernel per stage, each built from u, then an update kernel (write-up step 0).
+    Naive,
+    /// Stages reuse k1 instead of recomputing the stencil on u (write-up step 2).
+    Reuse,
+    /// RK4 as its polynomial in the operator: 4 passes, 44 B/cell.
+    Fused,
+    /// Fused, each pass a 2.5-D kernel marching along z.
+    Tiled,
+}
+
+impl HeatVariant {
+    pub const ALL: [HeatVariant; 5] =
+        [HeatVariant::Cpu, HeatVariant::Naive, HeatVariant::Reuse, HeatVariant::Fused, HeatVariant::Tiled];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            HeatVariant::Cpu => "cpu",
+            HeatVariant::Naive => "naive",
+            HeatVariant::Reuse => "reuse",
+            HeatVariant::Fused => "fused",
+            HeatVariant::Tiled => "tiled",
+        }
+    }
+
+    /// Device bytes per cell: u and four stages, or u and three polynomial terms.
+    pub fn bytes_per_cell(self) -> u64 {
+        match self {
+            HeatVariant::Cpu => 4 * 6,
+            HeatVariant::Naive | HeatVariant::Reuse => 4 * 5,
+            HeatVariant::Fused | HeatVariant::Tiled => 4 * 4,
+        }
+    }
+}
+
+/// A heat run's definition.
+#[derive(Clone, Debug)]
+pub struct HeatSetup {
+    /// Grid points along x, y, z (faces included).
+    pub n: [u32; 3],
+    pub alpha: f32,
+    /// Grid spacing.
+    pub h: f32,
+    pub dt: f32,
+    pub boundary: f32,
+    pub init: HeatInit,
+    pub seed: u64,
+}
+
+impl HeatSetup {
+    /// A cube of side `n` with α = 1, h = 1, the boundary at 0 and dt at 80% of the limit.
+    pub fn cube(n: u32, init: HeatInit) -> Self {
+        let mut setup = Self { n: [n; 3], alpha: 1.0, h: 1.0, dt: 0.0, boundary: 0.0, init, seed: 1 };
+        setup.dt = 0.8 * setup.dt_limit();
+        setup
+    }
+
+    pub fn cells(&self) -> usize {
+        self.n.iter().map(|&n| n as usize).product()
+    }
+
+    /// `a = α/h²`, the factor of the 7-point Laplacian.
+    pub fn a(&self) -> f32 {
+        self.alpha / (self.h * self.h)
+    }
+
+    /// The largest stable dt: the 7-point Laplacian's eigenvalues lie in (−12α/h², 0), and
+    /// RK4 is stable for λ·dt ≥ −2.785.
+    pub fn dt_limit(&self) -> f32 {
+        (RK4_REAL_STABILITY * f64::from(self.h) * f64::from(self.h) / (12.0 * f64::from(self.alpha))) as f32
+    }
+
+    /// Checks sizes and parameters; the error names the option and its valid range.
+    pub fn validate(&self) -> Result<()> {
+        for (name, n) in ["nx", "ny", "nz"].iter().zip(self.n) {
+            if !(3..=MAX_SIDE).contains(&n) {
+                return Err(Error::InvalidInput(format!(
+                    "--{name} must be between 3 and {MAX_SIDE} (faces included), got {n}"
+                )));
+            }
+        }
+        for (name, value) in [("alpha", self.alpha), ("h", self.h), ("dt", self.dt)] {
+            if !value.is_finite() || value <= 0.0 {
+                return Err(Error::InvalidInput(format!(
+                    "--{name} must be a finite number above 0, got {value}"
+                )));
+            }
+        }
+        if !self.boundary.is_finite() {
+            return Err(Error::InvalidInput(format!(
+                "--boundary-value must be finite, got {}",
+                self.boundary
+            )));
+        }
+        let limit = self.dt_limit();
+        if self.dt > limit {
+            return Err(Error::InvalidInput(format!(
+                "--dt {} is above the RK4 stability limit {limit:.6} (2.785·h²/(12·α) for this 7-point stencil)",
+                self.dt
+            )));
+        }
+        Ok(())
+    }
+
+    /// The slowest eigenvalue of `α∇²` with Dirichlet faces: `−4a·Σ sin²(π/(2(n−1)))`.
+    pub fn sine_eigenvalue(&self) -> f64 {
+        let a = f64::from(self.a());
+        -4.0 * a
+            * self
+                .n
+                .iter()
+                .map(|&n| (std::f64::consts::PI / (2.0 * f64::from(n - 1))).sin().powi(2))
+                .sum::<f64>()
+    }
+}
+
+/// The initial field of `setup` (faces at the boundary value).
+pub fn initial_field(setup: &HeatSetup) -> Vec<f32> {
+    let [nx, ny, nz] = setup.n.map(|n| n as usize);
+    let mut u = vec![0.0f32; nx * ny * nz];
+    let mut rng = SplitMix64::new(setup.seed);
+    let blobs: Vec<[f32; 4]> = (0..6)
+        .map(|_| {
+            let r = 0.05 + 0.1 * rng.unit();
+            [rng.unit(), rng.unit(), rng.unit(), r]
+        })
+        .collect();
+    for z in 0..nz {
+        for y in 0..ny {
+            for x in 0..nx {
+                let p = [x as f32 / (nx - 1) as f32, y as f32 / (ny - 1) as f32, z as f32 / (nz - 1) as f32];
+                let face = x == 0 || y == 0 || z == 0 || x == nx - 1 || y == ny - 1 || z == nz - 1;
+                u[(z * ny + y) * nx + x] = if face {
+                    setup.boundary
+                } else {
+                    match setup.init {
+                        HeatInit::HotCube => {
+                            if p.iter().all(|c| (1.0 / 3.0..=2.0 / 3.0).contains(c)) {
+                                1.0
+                            } else {
+                                0.0
+                            }
+                        }
+                        HeatInit::Sine => p.iter().map(|c| (std::f32::consts::PI * c).sin()).product(),
+                        HeatInit::Blobs => blobs
+                            .iter()
+                            .map(|b| {
+                                let d2: f32 = (0..3).map(|k| (p[k] - b[k]).powi(2)).sum();
+                                (-d2 / (b[3] * b[3])).exp()
+                            })
+                            .sum::<f32>()
+                            .min(1.0),
+                    }
+                };
+            }
+        }
+    }
+    u
+}
+
+/// For the sine start with the boundary at 0: the largest difference from the exact
+/// semi-discrete solution `u₀·e^{λt}`, absolute and relative to its peak.
+pub fn sine_error(setup: &HeatSetup, u: &[f32], t: f64) -> Option<(f64, f64)> {
+    if setup.init != HeatInit::Sine || setup.boundary != 0.0 {
+        return None;
+    }
+    let decay = (setup.sine_eigenvalue() * t).exp();
+    let u0 = initial_field(setup);
+    let worst =
+        u.iter().zip(&u0).map(|(&x, &x0)| (f64::from(x) - f64::from(x0) * decay).abs()).fold(0.0, f64::max);
+    let peak = u0.iter().fold(0.0f64, |m, &x| m.max(f64::from(x).abs())) * decay;
+    Some((worst, worst / peak))
+}
+
+/// What a heat backend provides.
+pub trait HeatEngine {
+    /// Advances by `steps` RK4 steps.
+    fn step(&mut self, steps: u32) -> Result<()>;
+    /// The whole field.
+    fn field(&mut self) -> Result<Vec<f32>>;
+    /// The xy plane at height `z`.
+    fn slice(&mut self, z: u32) -> Result<Vec<f32>>;
+    /// Waits for queued work.
+    fn synchronize(&mut self) -> Result<()> {
+        Ok(())
+    }
+    fn describe(&self) -> String;
+}
+
+/// A running heat simulation.
+pub struct Heat {
+    engine: Box<dyn HeatEngine>,
+    setup: HeatSetup,
+    steps_done: u64,
+}
+
+impl Heat {
+    /// Checks the setup, refuses a grid that does not fit in the device's memory (saying how
+    /// much it needs and how much is free), and uploads the initial field.
+    pub fn new(setup: &HeatSetup, device: &Device, variant: HeatVariant) -> Result<Self> {
+        setup.validate()?;
+        let cells = setup.cells() as u64;
+        let [nx, ny, nz] = setup.n;
+        let (w, h) = (nx, ny * nz);
+        let engine: Box<dyn HeatEngine> = match (device, variant) {
+            (Device::Cpu, v) if v != HeatVariant::Cpu => {
+                return Err(Error::InvalidInput(format!(
+                    "the {} variant runs on a CUDA GPU, and this run is on the CPU",
+                    v.name()
+                )));
+            }
+            (Device::Cuda(gpu), v) if v != HeatVariant::Cpu => {
+                memory::check_host(w, h, 4 * cells)?;
+                let (free, _) = gpu.memory()?;
+                memory::require(w, h, v.bytes_per_cell() * cells + (64 << 20), free, "GPU")?;
+                Box::new(cuda::CudaHeat::new(gpu.clone(), v, setup, &initial_field(setup))?)
+            }
+            _ => {
+                memory::check_host(w, h, HeatVariant::Cpu.bytes_per_cell() * cells)?;
+                Box::new(cpu::CpuHeat::new(setup, initial_field(setup)))
+            }
+        };
+        Ok(Self { engine, setup: setup.clone(), steps_done: 0 })
+    }
+
+    pub fn step(&mut self, steps: u32) -> Result<()> {
+        self.engine.step(steps)?;
+        self.steps_done += u64::from(steps);
+        Ok(())
+    }
+
+    pub fn field(&mut self) -> Result<Vec<f32>> {
+        self.engine.field()
+    }
+
+    /// The middle z-slice.
+    pub fn middle_slice(&mut self) -> Result<Vec<f32>> {
+        self.engine.slice(self.setup.n[2] / 2)
+    }
+
+    pub fn synchronize(&mut self) -> Result<()> {
+        self.engine.synchronize()
+    }
+
+    /// Simulated time so far.
+    pub fn time(&self) -> f64 {
+        self.steps_done as f64 * f64::from(self.setup.dt)
+    }
+
+    pub fn steps_done(&self) -> u64 {
+        self.steps_done
+    }
+
+    pub fn describe(&self) -> String {
+        self.engine.describe()
+    }
+}

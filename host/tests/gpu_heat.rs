@@ -1,0 +1,167 @@
+//! GPU tests of the heat kernels and variants against the CPU reference, on fresh random
+//! fields at odd sizes. Run on a machine with a CUDA GPU: `cargo test --release -- --ignored`.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::{fresh_seed, max_abs_diff, random_field};
+use cudarc::driver::CudaSlice;
+use host::{
+    Device,
+    cuda::Gpu,
+    heat::{Heat, HeatInit, HeatSetup, HeatVariant, cpu, cuda},
+};
+
+const N: [u32; 3] = [37, 41, 43];
+const CELLS: usize = 37 * 41 * 43;
+
+fn gpu() -> Arc<Gpu> {
+    Gpu::open().expect("GPU tests need a CUDA GPU")
+}
+
+fn up(gpu: &Gpu, data: &[f32]) -> CudaSlice<f32> {
+    gpu.stream().clone_htod(data).unwrap()
+}
+
+fn down(gpu: &Gpu, data: &CudaSlice<f32>) -> Vec<f32> {
+    let out = gpu.stream().clone_dtoh(data).unwrap();
+    gpu.synchronize().unwrap();
+    out
+}
+
+/// A field with zero faces (like every stage), random inside.
+fn stage_like(seed: u64) -> Vec<f32> {
+    let mut f = random_field(CELLS, seed, -1.0, 1.0);
+    let mut zero = vec![0.0; CELLS];
+    cpu::stage(&f.clone(), &mut zero, N, 1.0);
+    for (value, s) in f.iter_mut().zip(&zero) {
+        if *s == 0.0 {
+            *value = 0.0;
+        }
+    }
+    f
+}
+
+fn cpu_stage(f: &[f32], a: f32) -> Vec<f32> {
+    let mut out = vec![0.0; f.len()];
+    cpu::stage(f, &mut out, N, a);
+    out
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn stencil_kernels_match_cpu() {
+    let (gpu, seed) = (gpu(), fresh_seed());
+    let (u, a) = (random_field(CELLS, seed, 0.0, 1.0), 0.13);
+    let want = cpu_stage(&u, a);
+    // One thread per cell and 2.5-D: bit-identical to the CPU (same expression).
+    let mut out = up(&gpu, &vec![f32::NAN; CELLS]);
+    cuda::launch_laplacian(&gpu, &up(&gpu, &u), &mut out, N, a).unwrap();
+    assert_eq!(down(&gpu, &out), want);
+    let mut out = up(&gpu, &vec![0.0; CELLS]);
+    cuda::launch_laplacian_tiled(&gpu, &up(&gpu, &u), &mut out, N, a).unwrap();
+    assert_eq!(down(&gpu, &out), want);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn stage_kernels_match_cpu() {
+    let (gpu, seed) = (gpu(), fresh_seed());
+    let (u, k, k1, a, c) =
+        (random_field(CELLS, seed, 0.0, 1.0), stage_like(seed + 1), stage_like(seed + 2), 0.13, 0.7);
+    // naive: the stencil of u + c·k, as the CPU forms it: bit-identical.
+    let tmp: Vec<f32> = u.iter().zip(&k).map(|(&u, &k)| u + c * k).collect();
+    let mut out = up(&gpu, &vec![f32::NAN; CELLS]);
+    cuda::launch_stage_naive(&gpu, &up(&gpu, &u), &up(&gpu, &k), &mut out, N, a, c).unwrap();
+    assert_eq!(down(&gpu, &out), cpu_stage(&tmp, a));
+    // reuse: k1 + c·a∇²k.
+    let want: Vec<f32> = k1.iter().zip(cpu_stage(&k, a)).map(|(&k1, s)| k1 + c * s).collect();
+    let mut out = up(&gpu, &vec![f32::NAN; CELLS]);
+    cuda::launch_stage_reuse(&gpu, &up(&gpu, &k1), &up(&gpu, &k), &mut out, N, a, c).unwrap();
+    assert!(max_abs_diff(&down(&gpu, &out), &want) < 1e-5);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn update_kernels_match_cpu() {
+    let (gpu, seed) = (gpu(), fresh_seed());
+    let u = random_field(CELLS, seed, 0.0, 1.0);
+    let ks: Vec<Vec<f32>> = (1..=4).map(|i| stage_like(seed + i)).collect();
+    let dt = 0.05;
+    let want: Vec<f32> = (0..CELLS)
+        .map(|i| u[i] + dt / 6.0 * (ks[0][i] + 2.0 * ks[1][i] + 2.0 * ks[2][i] + ks[3][i]))
+        .collect();
+    let mut du = up(&gpu, &u);
+    let dk: Vec<CudaSlice<f32>> = ks.iter().map(|k| up(&gpu, k)).collect();
+    cuda::launch_rk4_update(&gpu, &mut du, &dk[0], &dk[1], &dk[2], &dk[3], dt).unwrap();
+    assert_eq!(down(&gpu, &du), want);
+
+    // The polynomial pass, both forms, against f64.
+    let (a, v) = (0.13, &ks[..3]);
+    let av3 = cpu_stage(&v[2], a);
+    let want: Vec<f64> = (0..CELLS)
+        .map(|i| {
+            let d = f64::from(dt);
+            let interior = av3[i] != 0.0 || v[2][i] != 0.0;
+            if !interior {
+                return f64::from(u[i]);
+            }
+            f64::from(u[i])
+                + d * f64::from(v[0][i])
+                + d * d / 2.0 * f64::from(v[1][i])
+                + d.powi(3) / 6.0 * f64::from(v[2][i])
+                + d.powi(4) / 24.0 * f64::from(av3[i])
+        })
+        .collect();
+    let mut plain = up(&gpu, &u);
+    cuda::launch_poly_update(&gpu, &mut plain, &dk[0], &dk[1], &dk[2], N, a, dt).unwrap();
+    let plain = down(&gpu, &plain);
+    assert!(max_abs_diff(&plain, &want) < 1e-5);
+    let mut tiled = up(&gpu, &u);
+    cuda::launch_poly_update_tiled(&gpu, &mut tiled, &dk[0], &dk[1], &dk[2], N, a, dt).unwrap();
+    assert_eq!(down(&gpu, &tiled), plain, "2.5-D and one-thread-per-cell forms agree exactly");
+}
+
+/// Every GPU variant against the CPU after 10 steps of a real field. Tolerance: 2e-6
+/// absolute on values in [0, 1] (naive is bit-identical; reuse and the polynomial forms round
+/// differently).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_variant_agrees_with_cpu_after_10_steps() {
+    let gpu = gpu();
+    for init in [HeatInit::Blobs, HeatInit::HotCube] {
+        let mut setup = HeatSetup::cube(37, init);
+        setup.n = N;
+        setup.boundary = 0.25;
+        setup.seed = fresh_seed();
+        let mut cpu_sim = Heat::new(&setup, &Device::Cpu, HeatVariant::Cpu).unwrap();
+        cpu_sim.step(10).unwrap();
+        let want = cpu_sim.field().unwrap();
+        for variant in [HeatVariant::Naive, HeatVariant::Reuse, HeatVariant::Fused, HeatVariant::Tiled] {
+            let mut sim = Heat::new(&setup, &Device::Cuda(gpu.clone()), variant).unwrap();
+            sim.step(10).unwrap();
+            let got = sim.field().unwrap();
+            let diff = max_abs_diff(&got, &want);
+            eprintln!("{init:?} {}: max |Δu| after 10 steps {diff:e}", variant.name());
+            assert!(diff <= 2e-6, "{}: {diff}", variant.name());
+            if variant == HeatVariant::Naive {
+                assert_eq!(got, want, "naive forms the stages exactly as the CPU does");
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn sine_mode_decays_as_the_exact_solution_on_the_gpu() {
+    let gpu = gpu();
+    let setup = HeatSetup::cube(33, HeatInit::Sine);
+    for variant in [HeatVariant::Fused, HeatVariant::Tiled] {
+        let mut sim = Heat::new(&setup, &Device::Cuda(gpu.clone()), variant).unwrap();
+        sim.step(100).unwrap();
+        let (_, rel) = host::heat::sine_error(&setup, &sim.field().unwrap(), sim.time()).unwrap();
+        eprintln!("{}: relative error {rel:e}", variant.name());
+        assert!(rel < 1e-4, "{}: {rel}", variant.name());
+    }
+}
