@@ -8,17 +8,26 @@ mkdir -p "$OUT"
 cd "$(dirname "$0")/.."
 B=$PWD/.gpu
 export XDG_CACHE_HOME=/tmp/cache
-parts=${*:-tests sanitize gif bench}
+parts=${*:-tests sanitize gif bench heat}
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
 
 if [[ $parts == *tests* ]]; then
   echo "== GPU tests"
   $B/gpu_grayscott --ignored --test-threads=1 --nocapture > "$OUT/gpu-tests.log" 2>&1
-  grep -E "^test |test result|after 1000|differ" "$OUT/gpu-tests.log" | sort | uniq -c | sort -rn | head -40
+  grep -E "test result" "$OUT/gpu-tests.log"
+  $B/gpu_heat --ignored --test-threads=1 --nocapture > "$OUT/gpu-heat-tests.log" 2>&1
+  grep -E "test result|after 10 steps|relative error" "$OUT/gpu-heat-tests.log"
 fi
 
 if [[ $parts == *sanitize* ]]; then
   echo "== compute-sanitizer (333x300, 200 steps, 4 frames)"
+  for variant in naive reuse fused tiled; do
+    for tool in memcheck racecheck; do
+      compute-sanitizer --tool $tool --error-exitcode 9 $B/host heat --nx 37 --ny 41 --nz 43 --steps 4 \
+        --frame-every 2 --variant $variant --gif /tmp/h.gif > "$OUT/san-$tool-heat-$variant.log" 2>&1
+      echo "heat $variant $tool: exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/san-$tool-heat-$variant.log" | tr '\n' ' ')"
+    done
+  done
   for variant in fused v1 v2 tiled temporal v0; do
     for tool in memcheck racecheck; do
       compute-sanitizer --tool $tool --error-exitcode 9 $B/host grayscott --width 333 --size 300 --steps 200 \
@@ -40,4 +49,10 @@ if [[ $parts == *bench* ]]; then
   echo "== bench"
   $B/host bench grayscott --json "$OUT/bench.json" --plot "$OUT/bench.png" 2> "$OUT/bench.err" | tee "$OUT/bench.txt"
   tail -3 "$OUT/bench.err"
+fi
+
+if [[ $parts == *heat* ]]; then
+  echo "== bench heat"
+  $B/host bench heat --sizes 600,256 2> "$OUT/bench-heat.err" | tee "$OUT/bench-heat.txt"
+  tail -2 "$OUT/bench-heat.err"
 fi

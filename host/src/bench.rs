@@ -544,11 +544,9 @@ pub fn run_heat(
         for &variant in variants {
             eprintln!("heat {} {n}³...", variant.name());
             let setup = HeatSetup::cube(n, HeatInit::Blobs);
-            let (free_before, _) = gpu.memory()?;
             let mut sim = Heat::new(&setup, &Device::Cuda(gpu.clone()), variant)?;
             sim.step(steps)?;
             sim.synchronize()?;
-            let (free_after, _) = gpu.memory()?;
             let mut times = Vec::new();
             for _ in 0..repeats {
                 let timer = Timer::start(gpu)?;
@@ -568,7 +566,7 @@ pub fn run_heat(
                 max_ms,
                 effective_gbps: 8.0 * cells / ms / 1e6,
                 times_floor: ms / floor_ms,
-                device_bytes: free_before.saturating_sub(free_after),
+                device_bytes: variant.bytes_per_cell() * cells as u64,
             });
         }
     }

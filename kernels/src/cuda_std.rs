@@ -33,6 +33,13 @@ pub mod thread {
         unsafe { nvptx::_block_idx_y() as u32 }
     }
 
+    /// `blockIdx.z`.
+    #[inline(always)]
+    pub fn block_idx_z() -> u32 {
+        // SAFETY: as above.
+        unsafe { nvptx::_block_idx_z() as u32 }
+    }
+
     /// `blockDim.x`.
     #[inline(always)]
     pub fn block_dim_x() -> u32 {

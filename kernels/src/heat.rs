@@ -185,12 +185,16 @@ pub unsafe fn heat_poly_update(
     }
 }
 
-/// Block shape of the 2.5-D kernels (fixed: it sizes the shared tile).
+/// Block shape of the 2.5-D kernels (fixed: it sizes the shared tile), and the planes each
+/// block marches through (blockIdx.z picks the chunk: one block marching all of z leaves too
+/// few loads in flight).
 pub const MARCH_W: u32 = 32;
 pub const MARCH_H: u32 = 8;
+pub const MARCH_DEPTH: u32 = 32;
 pub const MARCH_SPAN: usize = ((MARCH_W + 2) * (MARCH_H + 2)) as usize;
 
-/// Marches a `MARCH_W × MARCH_H` column of cells along z through the interior planes, calling
+/// Marches a `MARCH_W × MARCH_H` column of cells along z through `MARCH_DEPTH` interior
+/// planes (chunk `blockIdx.z`), calling
 /// `emit(index, a∇²src)` for each interior cell; the plane is staged in the shared `tile`
 /// (with a one-cell halo), the planes above and below come from registers.
 ///
@@ -233,8 +237,13 @@ unsafe fn march_z(src: *const f32, tile: *mut f32, n: [u32; 3], a: f32, mut emit
     let row = MARCH_W as usize + 2;
     let interior_xy = x0 + tx > 0 && x0 + tx + 1 < nx && y0 + ty > 0 && y0 + ty + 1 < ny;
     unsafe {
-        let (mut below, mut here) = (*src.add(own), *src.add(plane + own));
-        for z in 1..nz as usize - 1 {
+        let first = 1 + (thread::block_idx_z() * MARCH_DEPTH) as usize;
+        let last = (first + MARCH_DEPTH as usize).min(nz as usize - 1);
+        if first >= last {
+            return;
+        }
+        let (mut below, mut here) = (*src.add((first - 1) * plane + own), *src.add(first * plane + own));
+        for z in first..last {
             let above = *src.add((z + 1) * plane + own);
             *tile.add(centre) = here;
             if let Some((g, t)) = halo {

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
-use kernels::heat::{MARCH_H, MARCH_W};
+use kernels::heat::{MARCH_DEPTH, MARCH_H, MARCH_W};
 
 use super::{HeatEngine, HeatSetup, HeatVariant};
 use crate::{
@@ -27,7 +27,7 @@ fn grid_3d(n: [u32; 3], block: (u32, u32, u32)) -> LaunchConfig {
 
 fn grid_march(n: [u32; 3]) -> LaunchConfig {
     LaunchConfig {
-        grid_dim: (n[0].div_ceil(MARCH_W), n[1].div_ceil(MARCH_H), 1),
+        grid_dim: (n[0].div_ceil(MARCH_W), n[1].div_ceil(MARCH_H), (n[2] - 2).div_ceil(MARCH_DEPTH)),
         block_dim: (MARCH_W, MARCH_H, 1),
         shared_mem_bytes: 0,
     }
