@@ -195,15 +195,23 @@ pub const MARCH_SPAN: usize = ((MARCH_W + 2) * (MARCH_H + 2)) as usize;
 
 /// Marches a `MARCH_W × MARCH_H` column of cells along z through `MARCH_DEPTH` interior
 /// planes (chunk `blockIdx.z`), calling
-/// `emit(index, a∇²src)` for each interior cell; the plane is staged in the shared `tile`
-/// (with a one-cell halo), the planes above and below come from registers.
+/// `emit(index, a∇²src, preload(index))` for each interior cell; the plane is staged in the
+/// shared `tile` (with a one-cell halo), the planes above and below come from registers, and
+/// `preload` runs before the barrier so its loads overlap the tile's.
 ///
 /// # Safety
 /// `src` must hold the whole grid; `tile` must be a shared array of `MARCH_SPAN` floats; all
 /// threads of the block must call it.
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
-unsafe fn march_z(src: *const f32, tile: *mut f32, n: [u32; 3], a: f32, mut emit: impl FnMut(usize, f32)) {
+unsafe fn march_z<T: Copy>(
+    src: *const f32,
+    tile: *mut f32,
+    n: [u32; 3],
+    a: f32,
+    preload: impl Fn(usize) -> T,
+    mut emit: impl FnMut(usize, f32, T),
+) {
     let [nx, ny, nz] = n;
     let (tx, ty) = (thread::thread_idx_x(), thread::thread_idx_y());
     let (x0, y0) = (thread::block_idx_x() * MARCH_W, thread::block_idx_y() * MARCH_H);
@@ -245,6 +253,7 @@ unsafe fn march_z(src: *const f32, tile: *mut f32, n: [u32; 3], a: f32, mut emit
         let (mut below, mut here) = (*src.add((first - 1) * plane + own), *src.add(first * plane + own));
         for z in first..last {
             let above = *src.add((z + 1) * plane + own);
+            let extra = if interior_xy { Some(preload(z * plane + own)) } else { None };
             *tile.add(centre) = here;
             if let Some((g, t)) = halo {
                 *tile.add(t) = *src.add(z * plane + g);
@@ -253,7 +262,7 @@ unsafe fn march_z(src: *const f32, tile: *mut f32, n: [u32; 3], a: f32, mut emit
                 *tile.add(t) = *src.add(z * plane + g);
             }
             thread::sync_threads();
-            if interior_xy {
+            if let Some(extra) = extra {
                 let t = |k: usize| *tile.add(k);
                 let lap = laplacian7(
                     here,
@@ -261,7 +270,7 @@ unsafe fn march_z(src: *const f32, tile: *mut f32, n: [u32; 3], a: f32, mut emit
                     [t(centre - row), t(centre + row)],
                     [below, above],
                 );
-                emit(z * plane + own, a * lap);
+                emit(z * plane + own, a * lap, extra);
             }
             thread::sync_threads();
             (below, here) = (here, above);
@@ -280,7 +289,7 @@ pub unsafe fn heat_laplacian_tiled(src: *const f32, out: *mut f32, nx: u32, ny: 
         return;
     }
     let tile: *mut f32 = shared_array!(heat_lap_tile: [f32; MARCH_SPAN]);
-    unsafe { march_z(src, tile, [nx, ny, nz], a, |i, value| *out.add(i) = value) };
+    unsafe { march_z(src, tile, [nx, ny, nz], a, |_| (), |i, value, ()| *out.add(i) = value) };
 }
 
 /// 2.5-D [`heat_poly_update`]: the fused last pass marching along z over v3.
@@ -304,8 +313,13 @@ pub unsafe fn heat_poly_update_tiled(
     }
     let tile: *mut f32 = shared_array!(heat_poly_tile: [f32; MARCH_SPAN]);
     unsafe {
-        march_z(v3, tile, [nx, ny, nz], a, |i, a_v3| {
-            *u.add(i) = rk4_polynomial(*u.add(i), [*v1.add(i), *v2.add(i), *v3.add(i)], a_v3, dt);
-        })
+        march_z(
+            v3,
+            tile,
+            [nx, ny, nz],
+            a,
+            |i| (*u.add(i), *v1.add(i), *v2.add(i), *v3.add(i)),
+            |i, a_v3, (u0, v1i, v2i, v3i)| *u.add(i) = rk4_polynomial(u0, [v1i, v2i, v3i], a_v3, dt),
+        )
     };
 }
