@@ -21,7 +21,7 @@ fi
 
 if [[ $parts == *sanitize* ]]; then
   echo "== compute-sanitizer (333x300, 200 steps, 4 frames)"
-  for variant in naive reuse fused tiled; do
+  for variant in naive reuse fused tiled single; do
     for tool in memcheck racecheck; do
       compute-sanitizer --tool $tool --error-exitcode 9 $B/host heat --nx 37 --ny 41 --nz 43 --steps 4 \
         --frame-every 2 --variant $variant --gif /tmp/h.gif > "$OUT/san-$tool-heat-$variant.log" 2>&1

@@ -111,7 +111,7 @@ struct HeatBenchArgs {
     #[arg(long, value_delimiter = ',', default_values_t = [600])]
     sizes: Vec<u32>,
     /// Variants to time, comma-separated (GPU variants only).
-    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [HeatVariant::Naive, HeatVariant::Reuse, HeatVariant::Fused, HeatVariant::Tiled])]
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [HeatVariant::Naive, HeatVariant::Reuse, HeatVariant::Fused, HeatVariant::Tiled, HeatVariant::Single])]
     variants: Vec<HeatVariant>,
     /// Timed repeats per measurement (the median is reported).
     #[arg(long, default_value_t = 5)]

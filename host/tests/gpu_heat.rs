@@ -123,6 +123,26 @@ fn update_kernels_match_cpu() {
     assert_eq!(down(&gpu, &tiled), plain, "2.5-D and one-thread-per-cell forms agree exactly");
 }
 
+/// The single-pass kernel on grids smaller than its tile and chunk, and spanning several
+/// chunks, against the CPU after 3 steps.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn single_pass_matches_cpu_on_awkward_sizes() {
+    let gpu = gpu();
+    for n in [[3, 3, 3], [5, 4, 7], [33, 9, 70], [70, 17, 130]] {
+        let mut setup = HeatSetup::cube(8, HeatInit::Blobs);
+        setup.n = n;
+        setup.boundary = 0.5;
+        setup.seed = fresh_seed();
+        let mut cpu_sim = Heat::new(&setup, &Device::Cpu, HeatVariant::Cpu).unwrap();
+        cpu_sim.step(3).unwrap();
+        let mut sim = Heat::new(&setup, &Device::Cuda(gpu.clone()), HeatVariant::Single).unwrap();
+        sim.step(3).unwrap();
+        let diff = max_abs_diff(&sim.field().unwrap(), &cpu_sim.field().unwrap());
+        assert!(diff <= 2e-6, "{n:?}: {diff}");
+    }
+}
+
 /// Every GPU variant against the CPU after 10 steps of a real field. Tolerance: 2e-6
 /// absolute on values in [0, 1] (naive is bit-identical; reuse and the polynomial forms round
 /// differently).
@@ -138,7 +158,13 @@ fn every_variant_agrees_with_cpu_after_10_steps() {
         let mut cpu_sim = Heat::new(&setup, &Device::Cpu, HeatVariant::Cpu).unwrap();
         cpu_sim.step(10).unwrap();
         let want = cpu_sim.field().unwrap();
-        for variant in [HeatVariant::Naive, HeatVariant::Reuse, HeatVariant::Fused, HeatVariant::Tiled] {
+        for variant in [
+            HeatVariant::Naive,
+            HeatVariant::Reuse,
+            HeatVariant::Fused,
+            HeatVariant::Tiled,
+            HeatVariant::Single,
+        ] {
             let mut sim = Heat::new(&setup, &Device::Cuda(gpu.clone()), variant).unwrap();
             sim.step(10).unwrap();
             let got = sim.field().unwrap();
@@ -157,7 +183,7 @@ fn every_variant_agrees_with_cpu_after_10_steps() {
 fn sine_mode_decays_as_the_exact_solution_on_the_gpu() {
     let gpu = gpu();
     let setup = HeatSetup::cube(33, HeatInit::Sine);
-    for variant in [HeatVariant::Fused, HeatVariant::Tiled] {
+    for variant in [HeatVariant::Fused, HeatVariant::Tiled, HeatVariant::Single] {
         let mut sim = Heat::new(&setup, &Device::Cuda(gpu.clone()), variant).unwrap();
         sim.step(100).unwrap();
         let (_, rel) = host::heat::sine_error(&setup, &sim.field().unwrap(), sim.time()).unwrap();

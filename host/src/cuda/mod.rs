@@ -34,6 +34,7 @@ pub const KERNEL_NAMES: &[&str] = &[
     "heat_poly_update",
     "heat_laplacian_tiled",
     "heat_poly_update_tiled",
+    "heat_rk4_single",
 ];
 
 /// An open GPU: context, stream, the kernel module (loaded on first use), and a cache of

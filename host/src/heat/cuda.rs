@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
-use kernels::heat::{MARCH_DEPTH, MARCH_H, MARCH_W};
+use kernels::heat::{MARCH_DEPTH, MARCH_H, MARCH_W, SINGLE_DEPTH, SINGLE_H, SINGLE_W};
 
 use super::{HeatEngine, HeatSetup, HeatVariant};
 use crate::{
@@ -48,10 +48,20 @@ pub struct CudaHeat {
 impl CudaHeat {
     pub fn new(gpu: Arc<Gpu>, variant: HeatVariant, setup: &HeatSetup, u: &[f32]) -> Result<Self> {
         let stream = gpu.stream().clone();
-        let cells = if matches!(variant, HeatVariant::Fused | HeatVariant::Tiled) { 0 } else { u.len() };
-        let alloc = |len: usize| stream.alloc_zeros::<f32>(len.max(1)).context(|| "allocating stages".into());
-        // The fused variants need three terms; their faces stay 0 (allocated zeroed).
-        let k = [alloc(u.len())?, alloc(u.len())?, alloc(u.len())?, alloc(cells)?];
+        let len = |used: bool| if used { u.len() } else { 1 };
+        let alloc = |len: usize| stream.alloc_zeros::<f32>(len).context(|| "allocating stages".into());
+        // naive/reuse: k1..k4; fused/tiled: v1..v3, faces 0 (allocated zeroed); single: u_next.
+        let stages = match variant {
+            HeatVariant::Single => 1,
+            HeatVariant::Fused | HeatVariant::Tiled => 3,
+            _ => 4,
+        };
+        let k = [
+            alloc(len(stages >= 1))?,
+            alloc(len(stages >= 2))?,
+            alloc(len(stages >= 3))?,
+            alloc(len(stages >= 4))?,
+        ];
         Ok(Self {
             variant,
             n: setup.n,
@@ -92,6 +102,10 @@ impl CudaHeat {
                 launch_laplacian_tiled(g, k1, k2, n, a)?;
                 launch_laplacian_tiled(g, k2, k3, n, a)?;
                 launch_poly_update_tiled(g, &mut self.u, k1, k2, k3, n, a, dt)?;
+            }
+            HeatVariant::Single => {
+                launch_rk4_single(g, &self.u, k1, n, a, dt)?;
+                std::mem::swap(&mut self.u, k1);
             }
             HeatVariant::Cpu => unreachable!("the CPU variant has its own engine"),
         }
@@ -258,5 +272,27 @@ pub fn launch_poly_update_tiled(
     launch.arg(u).arg(v1).arg(v2).arg(v3).arg(&n[0]).arg(&n[1]).arg(&n[2]).arg(&a).arg(&dt);
     // SAFETY: as above; blocks of exactly MARCH_W × MARCH_H threads.
     unsafe { launch.launch(grid_march(n)) }.context(|| "launching heat_poly_update_tiled".into())?;
+    Ok(())
+}
+
+/// `heat_rk4_single`: one whole RK4 step from `u` into `u_next` (must not alias).
+pub fn launch_rk4_single(
+    gpu: &Gpu,
+    u: &CudaSlice<f32>,
+    u_next: &mut CudaSlice<f32>,
+    n: [u32; 3],
+    a: f32,
+    dt: f32,
+) -> Result<()> {
+    let f = gpu.kernel("heat_rk4_single")?;
+    let mut launch = gpu.stream().launch_builder(&f);
+    launch.arg(u).arg(u_next).arg(&n[0]).arg(&n[1]).arg(&n[2]).arg(&a).arg(&dt);
+    let cfg = LaunchConfig {
+        grid_dim: (n[0].div_ceil(SINGLE_W), n[1].div_ceil(SINGLE_H), n[2].div_ceil(SINGLE_DEPTH)),
+        block_dim: (SINGLE_W, SINGLE_H, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: as above; blocks of exactly SINGLE_W × SINGLE_H threads; distinct buffers.
+    unsafe { launch.launch(cfg) }.context(|| "launching heat_rk4_single".into())?;
     Ok(())
 }

@@ -41,11 +41,19 @@ pub enum HeatVariant {
     Fused,
     /// Fused, each pass a 2.5-D kernel marching along z.
     Tiled,
+    /// The whole RK4 step in one 2.5-D pass (the four stencil levels pipelined along z).
+    Single,
 }
 
 impl HeatVariant {
-    pub const ALL: [HeatVariant; 5] =
-        [HeatVariant::Cpu, HeatVariant::Naive, HeatVariant::Reuse, HeatVariant::Fused, HeatVariant::Tiled];
+    pub const ALL: [HeatVariant; 6] = [
+        HeatVariant::Cpu,
+        HeatVariant::Naive,
+        HeatVariant::Reuse,
+        HeatVariant::Fused,
+        HeatVariant::Tiled,
+        HeatVariant::Single,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -54,6 +62,7 @@ impl HeatVariant {
             HeatVariant::Reuse => "reuse",
             HeatVariant::Fused => "fused",
             HeatVariant::Tiled => "tiled",
+            HeatVariant::Single => "single",
         }
     }
 
@@ -63,6 +72,7 @@ impl HeatVariant {
             HeatVariant::Cpu => 4 * 6,
             HeatVariant::Naive | HeatVariant::Reuse => 4 * 5,
             HeatVariant::Fused | HeatVariant::Tiled => 4 * 4,
+            HeatVariant::Single => 4 * 2,
         }
     }
 }
