@@ -65,35 +65,70 @@ impl FusedShape {
     }
 }
 
-/// Times every [`FusedShape::candidates`] on a `width × height` grid of random fields (not
-/// the simulation's: tuning must not advance it) with device events, and returns the fastest.
+/// Two pairs of random fields for tuning (not the simulation's: tuning must not advance it).
+struct TuningFields {
+    a: (CudaSlice<f32>, CudaSlice<f32>),
+    b: (CudaSlice<f32>, CudaSlice<f32>),
+}
+
+impl TuningFields {
+    fn new(gpu: &Gpu, cells: usize) -> Result<Self> {
+        let mut rng = crate::rng::SplitMix64::new(7);
+        let field: Vec<f32> = (0..cells).map(|_| rng.unit()).collect();
+        let up = || gpu.stream().clone_htod(&field).context(|| "uploading tuning fields".into());
+        Ok(Self { a: (up()?, up()?), b: (up()?, up()?) })
+    }
+
+    /// Runs `launch(from, to)` `pairs` times each way (a → b, then b → a).
+    fn ping_pong(
+        &mut self,
+        pairs: usize,
+        mut launch: impl FnMut(
+            &CudaSlice<f32>,
+            &CudaSlice<f32>,
+            &mut CudaSlice<f32>,
+            &mut CudaSlice<f32>,
+        ) -> Result<()>,
+    ) -> Result<()> {
+        for _ in 0..pairs {
+            launch(&self.a.0, &self.a.1, &mut self.b.0, &mut self.b.1)?;
+            launch(&self.b.0, &self.b.1, &mut self.a.0, &mut self.a.1)?;
+        }
+        Ok(())
+    }
+}
+
+/// Times `run` four times with events and returns the second fastest of the last three (the
+/// first run is a warm-up; the second fastest shrugs off one outlier), in milliseconds.
+fn time_candidate(gpu: &Gpu, mut run: impl FnMut() -> Result<()>) -> Result<f64> {
+    let mut times = Vec::new();
+    for repeat in 0..4 {
+        let timer = crate::cuda::Timer::start(gpu)?;
+        run()?;
+        let ms = f64::from(timer.stop()?);
+        if repeat > 0 {
+            times.push(ms);
+        }
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times[1])
+}
+
+/// Times every [`FusedShape::candidates`] on a `width × height` grid of random fields with
+/// device events, and returns the fastest.
 pub fn tune_fused(gpu: &Gpu, width: u32, height: u32) -> Result<FusedShape> {
     let cells = width as usize * height as usize;
-    let stream = gpu.stream();
-    let mut rng = crate::rng::SplitMix64::new(7);
-    let field: Vec<f32> = (0..cells).map(|_| rng.unit()).collect();
-    let upload = |data: &[f32]| stream.clone_htod(data).context(|| "uploading tuning fields".into());
-    let (mut a_u, mut a_v, mut b_u, mut b_v) =
-        (upload(&field)?, upload(&field)?, upload(&field)?, upload(&field)?);
+    let mut fields = TuningFields::new(gpu, cells)?;
     let rates = super::preset("coral").expect("preset").rates();
-    let steps = (100_000_000 / cells).clamp(4, 200);
-    let mut best = (f32::INFINITY, FusedShape::default());
+    let pairs = (100_000_000 / cells).clamp(4, 200) / 2;
+    let mut best = (f64::INFINITY, FusedShape::default());
     for shape in FusedShape::candidates() {
-        let mut times = Vec::new();
-        for repeat in 0..4 {
-            let timer = crate::cuda::Timer::start(gpu)?;
-            for _ in 0..steps / 2 {
-                launch_fused(gpu, &a_u, &a_v, &mut b_u, &mut b_v, width, height, rates, shape)?;
-                launch_fused(gpu, &b_u, &b_v, &mut a_u, &mut a_v, width, height, rates, shape)?;
-            }
-            let ms = timer.stop()?;
-            if repeat > 0 {
-                times.push(ms); // the first run is a warm-up
-            }
-        }
-        times.sort_by(f32::total_cmp);
-        if times[1] < best.0 {
-            best = (times[1], shape);
+        let ms = time_candidate(gpu, || {
+            fields
+                .ping_pong(pairs, |u, v, un, vn| launch_fused(gpu, u, v, un, vn, width, height, rates, shape))
+        })?;
+        if ms < best.0 {
+            best = (ms, shape);
         }
     }
     Ok(best.1)
@@ -104,31 +139,17 @@ pub fn tune_fused(gpu: &Gpu, width: u32, height: u32) -> Result<FusedShape> {
 /// DRAM traffic per step.
 pub fn tune_temporal(gpu: &Gpu, width: u32, height: u32) -> Result<u32> {
     let cells = width as usize * height as usize;
-    let stream = gpu.stream();
-    let mut rng = crate::rng::SplitMix64::new(7);
-    let field: Vec<f32> = (0..cells).map(|_| rng.unit()).collect();
-    let upload = |data: &[f32]| stream.clone_htod(data).context(|| "uploading tuning fields".into());
-    let (mut a_u, mut a_v, mut b_u, mut b_v) =
-        (upload(&field)?, upload(&field)?, upload(&field)?, upload(&field)?);
+    let mut fields = TuningFields::new(gpu, cells)?;
     let rates = super::preset("coral").expect("preset").rates();
-    let launches = (400_000_000 / cells).clamp(4, 400) as u32;
+    let pairs = (400_000_000 / cells).clamp(4, 400) / 2;
     let mut best = (f64::INFINITY, TEMPORAL_MAX_STEPS);
     for k in 2..=TEMPORAL_MAX_STEPS {
-        let mut times = Vec::new();
-        for repeat in 0..4 {
-            let timer = crate::cuda::Timer::start(gpu)?;
-            for _ in 0..launches / 2 {
-                launch_temporal(gpu, &a_u, &a_v, &mut b_u, &mut b_v, width, height, rates, k)?;
-                launch_temporal(gpu, &b_u, &b_v, &mut a_u, &mut a_v, width, height, rates, k)?;
-            }
-            let per_step = f64::from(timer.stop()?) / f64::from(k);
-            if repeat > 0 {
-                times.push(per_step);
-            }
-        }
-        times.sort_by(f64::total_cmp);
-        if times[1] < best.0 {
-            best = (times[1], k);
+        let ms = time_candidate(gpu, || {
+            fields
+                .ping_pong(pairs, |u, v, un, vn| launch_temporal(gpu, u, v, un, vn, width, height, rates, k))
+        })?;
+        if ms / f64::from(k) < best.0 {
+            best = (ms / f64::from(k), k);
         }
     }
     Ok(best.1)
