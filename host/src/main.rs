@@ -321,11 +321,7 @@ fn run_grayscott(args: GrayScottArgs) -> Result<()> {
         _ => {}
     }
 
-    let progress = ProgressBar::new(u64::from(args.steps)).with_style(
-        ProgressStyle::with_template("{spinner} [{bar:40}] {pos}/{len} steps  {per_sec}  eta {eta}")
-            .expect("valid template")
-            .progress_chars("=> "),
-    );
+    let progress = progress_bar(args.steps, "steps");
     let mut frames = 0u32;
     let mut remaining = args.steps;
     while remaining > 0 {
@@ -377,9 +373,7 @@ fn run_bench(args: BenchArgs) -> Result<()> {
     if args.sizes.is_empty() || args.sizes.iter().any(|&s| s == 0 || s > 32_768) {
         bail!("--sizes must list grid sides between 1 and 32768");
     }
-    if args.repeats < 3 {
-        bail!("--repeats must be at least 3 (the median of fewer says little)");
-    }
+    check_repeats(args.repeats)?;
     if let Some(v) = args.variants.iter().find(|v| !v.is_gpu()) {
         bail!("bench times GPU variants; drop {} from --variants", v.name());
     }
@@ -497,11 +491,7 @@ fn run_heat(args: HeatArgs) -> Result<()> {
         slice.iter().map(|&x| (((x - lo) / span).clamp(0.0, 1.0) * 255.0) as u8).collect()
     };
 
-    let progress = ProgressBar::new(u64::from(args.steps)).with_style(
-        ProgressStyle::with_template("{spinner} [{bar:40}] {pos}/{len} RK4 steps  {per_sec}  eta {eta}")
-            .expect("valid template")
-            .progress_chars("=> "),
-    );
+    let progress = progress_bar(args.steps, "RK4 steps");
     let mut frames = 0u32;
     let mut remaining = args.steps;
     while remaining > 0 {
@@ -550,14 +540,26 @@ fn run_bench_heat(args: HeatBenchArgs) -> Result<()> {
     if args.sizes.is_empty() || args.sizes.iter().any(|&s| !(3..=host::heat::MAX_SIDE).contains(&s)) {
         bail!("--sizes must list grid sides between 3 and {}", host::heat::MAX_SIDE);
     }
-    if args.repeats < 3 {
-        bail!("--repeats must be at least 3 (the median of fewer says little)");
-    }
+    check_repeats(args.repeats)?;
     if let Some(v) = args.variants.iter().find(|v| **v == HeatVariant::Cpu) {
         bail!("bench times GPU variants; drop {} from --variants", v.name());
     }
     let gpu = host::cuda::Gpu::open().context("bench needs a CUDA GPU")?;
     let (copy, rows) = bench::run_heat(&gpu, &args.sizes, &args.variants, args.repeats)?;
     print!("{}", bench::heat_table(&gpu, copy, &rows));
+    Ok(())
+}
+
+/// A progress bar on stderr counting `unit`, with the rate and the time left.
+fn progress_bar(len: u32, unit: &str) -> ProgressBar {
+    let template = format!("{{spinner}} [{{bar:40}}] {{pos}}/{{len}} {unit}  {{per_sec}}  eta {{eta}}");
+    ProgressBar::new(u64::from(len))
+        .with_style(ProgressStyle::with_template(&template).expect("valid template").progress_chars("=> "))
+}
+
+fn check_repeats(repeats: usize) -> Result<()> {
+    if repeats < 3 {
+        bail!("--repeats must be at least 3 (the median of fewer says little)");
+    }
     Ok(())
 }

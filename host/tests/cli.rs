@@ -279,3 +279,21 @@ fn heat_writes_png_and_gif_and_refuses_bad_input() {
         assert!(files_in(&bad).is_empty(), "{args:?} left {:?}", files_in(&bad));
     }
 }
+
+#[test]
+fn bench_arguments_are_checked_before_any_gpu_work() {
+    let dir = scratch_dir("bench-args");
+    for (args, needle) in [
+        (&["bench", "grayscott", "--repeats", "1"][..], "--repeats must be at least 3"),
+        (&["bench", "grayscott", "--sizes", "0"][..], "--sizes must list grid sides"),
+        (&["bench", "grayscott", "--variants", "cpu"][..], "bench times GPU variants"),
+        (&["bench", "heat", "--repeats", "2"][..], "--repeats must be at least 3"),
+        (&["bench", "heat", "--sizes", "2"][..], "--sizes must list grid sides between 3"),
+        (&["bench", "grayscott", "--json", "missing/dir/r.json"][..], "does not exist"),
+    ] {
+        let out = host(&dir, args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && stderr.contains(needle), "{args:?}: {stderr}");
+    }
+    assert!(files_in(&dir).is_empty());
+}
