@@ -238,7 +238,7 @@ pub enum Variant {
     Fused,
     /// Fused, through a shared-memory tile with a halo.
     Tiled,
-    /// Temporal blocking: 8 steps per launch on tiles held in registers.
+    /// Temporal blocking: 2 to 8 steps (tuned) per launch on tiles held in registers.
     Temporal,
 }
 
