@@ -178,12 +178,3 @@ pub fn grid_2d(width: u32, height: u32, block: (u32, u32)) -> LaunchConfig {
 pub fn grid_1d(n: u32, block: u32) -> LaunchConfig {
     LaunchConfig { grid_dim: (n.div_ceil(block), 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 }
 }
-
-/// A grid-stride launch of `n` items with blocks of `block`, capped at `max_blocks`.
-pub fn grid_stride_1d(n: u32, block: u32, max_blocks: u32) -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: (n.div_ceil(block).clamp(1, max_blocks), 1, 1),
-        block_dim: (block, 1, 1),
-        shared_mem_bytes: 0,
-    }
-}

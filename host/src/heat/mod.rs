@@ -46,15 +46,6 @@ pub enum HeatVariant {
 }
 
 impl HeatVariant {
-    pub const ALL: [HeatVariant; 6] = [
-        HeatVariant::Cpu,
-        HeatVariant::Naive,
-        HeatVariant::Reuse,
-        HeatVariant::Fused,
-        HeatVariant::Tiled,
-        HeatVariant::Single,
-    ];
-
     pub fn name(self) -> &'static str {
         match self {
             HeatVariant::Cpu => "cpu",
