@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (no Rust toolchain there): the GPU tests, compute-sanitizer, the
 # default GIF job and the bench, from binaries staged in .gpu/ by scripts/stage-gpu.sh.
-# Logs go to $OUT. Usage: gpu-check.sh [tests] [sanitize] [gif] [bench]  (default: all)
+# Logs go to $OUT. Usage: gpu-check.sh [tests] [sanitize] [gif] [bench] [heat] [physarum-tests]
+# [physarum-sanitize] [physarum-gif] [physarum-bench]  (default: all)
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu-check}
 mkdir -p "$OUT"
 cd "$(dirname "$0")/.."
 B=$PWD/.gpu
 export XDG_CACHE_HOME=/tmp/cache
-parts=${*:-tests sanitize gif bench heat}
+parts=${*:-tests sanitize gif bench heat physarum-tests physarum-sanitize physarum-gif physarum-bench}
+has() { [[ " $parts " == *" $1 "* ]]; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
 
-if [[ $parts == *tests* ]]; then
+if has tests; then
   echo "== GPU tests"
   $B/gpu_grayscott --ignored --test-threads=1 --nocapture > "$OUT/gpu-tests.log" 2>&1
   grep -E "test result" "$OUT/gpu-tests.log"
@@ -19,7 +21,7 @@ if [[ $parts == *tests* ]]; then
   grep -E "test result|after 10 steps|relative error" "$OUT/gpu-heat-tests.log"
 fi
 
-if [[ $parts == *sanitize* ]]; then
+if has sanitize; then
   echo "== compute-sanitizer (333x300, 200 steps, 4 frames)"
   for variant in naive reuse fused tiled single; do
     for tool in memcheck racecheck; do
@@ -37,7 +39,7 @@ if [[ $parts == *sanitize* ]]; then
   done
 fi
 
-if [[ $parts == *gif* ]]; then
+if has gif; then
   echo "== default GIF job (process start to file closed)"
   mkdir -p /tmp/run && cd /tmp/run
   for i in 1 2 3; do /usr/bin/time -f "wall %e s" $B/host grayscott --gif 2>&1 | tail -2; done
@@ -45,14 +47,58 @@ if [[ $parts == *gif* ]]; then
   cd - > /dev/null
 fi
 
-if [[ $parts == *bench* ]]; then
+if has bench; then
   echo "== bench"
   $B/host bench grayscott --json "$OUT/bench.json" --plot "$OUT/bench.png" 2> "$OUT/bench.err" | tee "$OUT/bench.txt"
   tail -3 "$OUT/bench.err"
 fi
 
-if [[ $parts == *heat* ]]; then
+if has heat; then
   echo "== bench heat"
   $B/host bench heat --sizes 600,256 2> "$OUT/bench-heat.err" | tee "$OUT/bench-heat.txt"
   tail -2 "$OUT/bench-heat.err"
+fi
+
+if has physarum-tests; then
+  echo "== Physarum GPU tests"
+  $B/gpu_physarum --ignored --test-threads=1 --nocapture > "$OUT/gpu-physarum-tests.log" 2>&1
+  grep -E "test result|identical|panicked" "$OUT/gpu-physarum-tests.log"
+fi
+
+if has physarum-sanitize; then
+  echo "== compute-sanitizer, Physarum (333x217, 20000 agents, 6 steps, bilinear and nearest)"
+  for variant in unfused fused optimized; do
+    for tool in memcheck racecheck; do
+      for sensing in nearest bilinear; do
+        compute-sanitizer --tool $tool --error-exitcode 9 $B/host physarum --width 333 --height 217 \
+          --agents 20000 --steps 6 --frame-every 3 --jitter 0.1 --sensing $sensing --variant $variant \
+          --gif /tmp/p.gif > "$OUT/san-$tool-physarum-$variant-$sensing.log" 2>&1
+        echo "physarum $variant $sensing $tool: exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/san-$tool-physarum-$variant-$sensing.log" | tr '\n' ' ')"
+      done
+    done
+  done
+  for tool in memcheck racecheck; do
+    compute-sanitizer --tool $tool --error-exitcode 9 $B/host physarum --size 200 --agents 5000 --steps 20 \
+      --sensitivity --variant optimized > "$OUT/san-$tool-physarum-sensitivity.log" 2>&1
+    echo "physarum sensitivity $tool: exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/san-$tool-physarum-sensitivity.log" | tr '\n' ' ')"
+  done
+fi
+
+if has physarum-gif; then
+  echo "== Physarum default GIF job (process start to file closed), and sample frames"
+  mkdir -p /tmp/prun && cd /tmp/prun
+  for i in 1 2 3; do /usr/bin/time -f "wall %e s" $B/host physarum --gif 2>&1 | tail -2; done
+  ls -la /tmp/prun/physarum.gif
+  $B/host physarum --steps 600 --frame-every 600 --png-dir "$OUT/frames-slime" | tail -1
+  $B/host physarum --steps 600 --frame-every 600 --palette terrain --png-dir "$OUT/frames-terrain" | tail -1
+  for p in heading trail; do
+    $B/host physarum --sensitivity --perturb $p --steps 400 --data "$OUT/lyapunov-$p.tsv" | tail -3
+  done
+  cd - > /dev/null
+fi
+
+if has physarum-bench; then
+  echo "== bench physarum"
+  $B/host bench physarum 2> "$OUT/bench-physarum.err" | tee "$OUT/bench-physarum.txt"
+  tail -2 "$OUT/bench-physarum.err"
 fi

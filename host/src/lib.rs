@@ -2,6 +2,8 @@
 //!
 //! - [`cuda`]: opening the GPU, the embedded PTX, kernel lookup and launch shapes.
 //! - [`grayscott`]: Gray-Scott reaction-diffusion (CPU and CUDA backends).
+//! - [`heat`]: 3-D heat diffusion with RK4.
+//! - [`physarum`]: Physarum agents and trail, and its sensitivity analysis.
 //! - [`render`]: palettes, the CPU colormap, GIF and PNG writers.
 //!
 //! A simulation is a value: build it with a [`Setup`](grayscott::Setup) and a [`Device`],
@@ -14,6 +16,7 @@ pub mod error;
 pub mod grayscott;
 pub mod heat;
 pub mod memory;
+pub mod physarum;
 pub mod render;
 pub mod rng;
 

@@ -9,6 +9,10 @@ use host::{
     grayscott::cuda::{fused_shape_for, temporal_steps_for},
     grayscott::{self, GrayScott, Init, PRESETS, Rates, Setup, Variant},
     heat::{Heat, HeatInit, HeatSetup, HeatVariant},
+    physarum::{
+        AgentInit, Physarum, PhysarumSetup, PhysarumVariant, Sensing, ToyModel,
+        sensitivity::{self, Perturb},
+    },
     render::{self, FrameWriter, Outputs, PALETTES},
 };
 use indicatif::{ProgressBar, ProgressStyle};
@@ -26,6 +30,9 @@ enum Command {
     Grayscott(GrayScottArgs),
     /// 3-D heat diffusion with RK4; renders the middle z-slice.
     Heat(HeatArgs),
+    /// Physarum (slime mould) agents and their trail, rendered to a GIF or PNG frames; also
+    /// the sensitivity analysis (--sensitivity) and the linear toy model (--toy-model).
+    Physarum(Box<PhysarumArgs>),
     /// Time the GPU variants against the measured copy bandwidth.
     Bench {
         #[command(subcommand)]
@@ -88,12 +95,122 @@ struct HeatArgs {
     fps: u32,
 }
 
+#[derive(Args)]
+struct PhysarumArgs {
+    /// Grid side (square grid); --width/--height override it.
+    #[arg(long, default_value_t = 1024)]
+    size: u32,
+    #[arg(long)]
+    width: Option<u32>,
+    #[arg(long)]
+    height: Option<u32>,
+    /// Number of agents.
+    #[arg(long, default_value_t = 1_500_000)]
+    agents: u32,
+    /// Number of steps.
+    #[arg(long, default_value_t = 600)]
+    steps: u32,
+    /// Steps between frames.
+    #[arg(long, default_value_t = 5)]
+    frame_every: u32,
+    /// Sensor distance, cells.
+    #[arg(long, default_value_t = 5.0, allow_negative_numbers = true)]
+    sensor_dist: f32,
+    /// Sensor angle (and turn), radians.
+    #[arg(long, default_value_t = std::f32::consts::FRAC_PI_4, allow_negative_numbers = true)]
+    sensor_angle: f32,
+    /// Distance moved per step, cells.
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+    step_size: f32,
+    /// Trail deposited per agent per step.
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+    deposit: f32,
+    /// Blend weight of the 3×3 mean: t ← (1−s)·t + s·blur(t).
+    #[arg(long, default_value_t = 0.2, allow_negative_numbers = true)]
+    diffuse: f32,
+    /// Fraction of the trail lost per step, in [0, 1).
+    #[arg(long, default_value_t = 0.01, allow_negative_numbers = true)]
+    decay: f32,
+    /// Largest random heading change per step, radians (0: none).
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    jitter: f32,
+    /// How sensors read the trail.
+    #[arg(long, value_enum, default_value_t)]
+    sensing: Sensing,
+    /// Seed of the agents and of the device's counter-based random numbers.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Where agents start.
+    #[arg(long, value_enum, default_value_t)]
+    init: AgentInit,
+    /// Seed the trail from this image's luminance (agents random).
+    #[arg(long, value_name = "PATH")]
+    init_image: Option<PathBuf>,
+    /// Trail = luminance in [0, 1] times this, for --init-image.
+    #[arg(long, default_value_t = 3.0, allow_negative_numbers = true)]
+    image_strength: f32,
+    /// Colour palette (terrain, cave and islands are discrete); see --list-palettes.
+    #[arg(long, default_value = "slime")]
+    palette: String,
+    /// Print the palettes and exit.
+    #[arg(long)]
+    list_palettes: bool,
+    /// Write an animated GIF (default name: physarum.gif).
+    #[arg(long, value_name = "PATH", num_args = 0..=1, default_missing_value = "physarum.gif")]
+    gif: Option<PathBuf>,
+    /// Write numbered PNG frames into this directory.
+    #[arg(long, value_name = "DIR")]
+    png_dir: Option<PathBuf>,
+    /// GIF frames per second (1 to 100).
+    #[arg(long, default_value_t = 25)]
+    fps: u32,
+    /// Where to run.
+    #[arg(long, value_enum, default_value_t)]
+    backend: BackendChoice,
+    /// Step of the optimisation progression (default: optimized on a GPU, cpu without).
+    #[arg(long, value_enum)]
+    variant: Option<PhysarumVariant>,
+    /// Run a reference and a perturbed simulation side by side and fit the largest Lyapunov
+    /// exponent of ‖Δtrail‖₂.
+    #[arg(long)]
+    sensitivity: bool,
+    /// What --sensitivity perturbs.
+    #[arg(long, value_enum, default_value_t)]
+    perturb: Perturb,
+    /// Size of the perturbation (radians for heading, trail units for trail).
+    #[arg(long, default_value_t = 1e-3, allow_negative_numbers = true)]
+    epsilon: f32,
+    /// --sensitivity: the log‖Δ‖ chart (PNG; needs fontconfig).
+    #[arg(long, value_name = "PATH")]
+    plot: Option<PathBuf>,
+    /// --sensitivity: the distances as `step<TAB>distance` lines.
+    #[arg(long, value_name = "PATH")]
+    data: Option<PathBuf>,
+    /// Analyse the write-up's linear toy model x ← A·x, A = [[1−β, α], [γ, 1−κ]], and exit.
+    #[arg(long)]
+    toy_model: bool,
+    /// Toy model: pheromone deposition by agents (> 0).
+    #[arg(long, default_value_t = 0.2, allow_negative_numbers = true)]
+    alpha: f64,
+    /// Toy model: pheromone decay, in (0, 1).
+    #[arg(long, default_value_t = 0.1, allow_negative_numbers = true)]
+    beta: f64,
+    /// Toy model: agent response to pheromone (> 0).
+    #[arg(long, default_value_t = 0.3, allow_negative_numbers = true)]
+    gamma: f64,
+    /// Toy model: agent damping, in (0, 1).
+    #[arg(long, default_value_t = 0.2, allow_negative_numbers = true)]
+    kappa: f64,
+}
+
 #[derive(Subcommand)]
 enum BenchCommand {
     /// Every Gray-Scott GPU variant at several sizes, plus the default GIF job end to end.
     Grayscott(BenchArgs),
     /// Every heat GPU variant: ms per RK4 step against the 8 B/cell floor.
     Heat(HeatBenchArgs),
+    /// Every Physarum GPU variant: agent-steps per second, and the write-up's tiny case.
+    Physarum(PhysarumBenchArgs),
     /// Draw the chart of a saved report (`bench grayscott --json`), on any machine.
     Plot {
         /// The JSON report.
@@ -103,6 +220,22 @@ enum BenchCommand {
         #[arg(long, value_name = "PATH")]
         out: PathBuf,
     },
+}
+
+#[derive(Args)]
+struct PhysarumBenchArgs {
+    /// Grid sides (square grids), comma-separated.
+    #[arg(long, value_delimiter = ',', default_values_t = [2048])]
+    sizes: Vec<u32>,
+    /// Agent counts, comma-separated.
+    #[arg(long, value_delimiter = ',', default_values_t = [1_000_000, 10_000_000])]
+    agents: Vec<u32>,
+    /// Variants to time, comma-separated (GPU variants only).
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = PhysarumVariant::GPU)]
+    variants: Vec<PhysarumVariant>,
+    /// Timed repeats per measurement (the median is reported).
+    #[arg(long, default_value_t = 7)]
+    repeats: usize,
 }
 
 #[derive(Args)]
@@ -221,8 +354,10 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Grayscott(args) => run_grayscott(args),
         Command::Heat(args) => run_heat(args),
+        Command::Physarum(args) => run_physarum(*args),
         Command::Bench { what: BenchCommand::Grayscott(args) } => run_bench(args),
         Command::Bench { what: BenchCommand::Heat(args) } => run_bench_heat(args),
+        Command::Bench { what: BenchCommand::Physarum(args) } => run_bench_physarum(args),
         Command::Bench { what: BenchCommand::Plot { json, out } } => plot_saved(&json, &out),
     };
     match result {
@@ -561,5 +696,243 @@ fn check_repeats(repeats: usize) -> Result<()> {
     if repeats < 3 {
         bail!("--repeats must be at least 3 (the median of fewer says little)");
     }
+    Ok(())
+}
+
+fn run_toy_model(args: &PhysarumArgs) -> Result<()> {
+    let model = ToyModel { alpha: args.alpha, beta: args.beta, gamma: args.gamma, kappa: args.kappa };
+    for (name, value, ok, range) in [
+        ("alpha", model.alpha, model.alpha > 0.0, "above 0"),
+        ("beta", model.beta, model.beta > 0.0 && model.beta < 1.0, "in (0, 1)"),
+        ("gamma", model.gamma, model.gamma > 0.0, "above 0"),
+        ("kappa", model.kappa, model.kappa > 0.0 && model.kappa < 1.0, "in (0, 1)"),
+    ] {
+        if !(value.is_finite() && ok) {
+            bail!("--{name} must be {range}, got {value}");
+        }
+    }
+    let a = model.analyse();
+    let show = |(re, im): (f64, f64)| if im == 0.0 { format!("{re:.6}") } else { format!("{re:.6} {im:+.6}i") };
+    println!("A = [[{:.4}, {:.4}], [{:.4}, {:.4}]]", 1.0 - model.beta, model.alpha, model.gamma, 1.0 - model.kappa);
+    println!("eigenvalues: {}, {}", show(a.eigenvalues[0]), show(a.eigenvalues[1]));
+    println!("spectral radius ρ(A) = {:.6}", a.spectral_radius);
+    println!("Lyapunov exponent log ρ(A) = {:.6} per step", a.lyapunov);
+    println!(
+        "αγ = {:.6} {} βκ = {:.6}: {}",
+        model.alpha * model.gamma,
+        if a.feedback_wins { ">" } else { "≤" },
+        model.beta * model.kappa,
+        if a.feedback_wins {
+            "the feedback loop wins, perturbations grow exponentially"
+        } else {
+            "damping wins, perturbations die out"
+        }
+    );
+    Ok(())
+}
+
+fn run_physarum(args: PhysarumArgs) -> Result<()> {
+    if args.toy_model {
+        return run_toy_model(&args);
+    }
+    if args.list_palettes {
+        for p in PALETTES {
+            println!("{:<10} {}", p.name, p.description);
+        }
+        return Ok(());
+    }
+    let palette = render::palette(&args.palette).with_context(|| {
+        format!("unknown palette '{}'; valid palettes: {}", args.palette, render::palette::palette_names())
+    })?;
+    if args.steps == 0 {
+        bail!("--steps must be at least 1");
+    }
+    if args.frame_every == 0 {
+        bail!("--frame-every must be at least 1");
+    }
+    if !(1..=100).contains(&args.fps) {
+        bail!("--fps must be between 1 and 100, got {}", args.fps);
+    }
+    let setup = PhysarumSetup {
+        width: args.width.unwrap_or(args.size),
+        height: args.height.unwrap_or(args.size),
+        agents: args.agents,
+        sensor_dist: args.sensor_dist,
+        sensor_angle: args.sensor_angle,
+        step_size: args.step_size,
+        deposit: args.deposit,
+        diffuse: args.diffuse,
+        decay: args.decay,
+        jitter: args.jitter,
+        sensing: args.sensing,
+        seed: args.seed,
+        init: args.init,
+        init_image: args.init_image.clone(),
+        image_strength: args.image_strength,
+    };
+    setup.validate()?;
+    if let Some(path) = &setup.init_image {
+        // Fail on an unreadable image before anything else starts.
+        host::physarum::luminance(path, 1, 1)?;
+    }
+    if args.sensitivity {
+        return run_sensitivity(&args, &setup);
+    }
+    if args.plot.is_some() || args.data.is_some() {
+        bail!("--plot and --data belong to --sensitivity");
+    }
+
+    // Open outputs before simulating, so an unwritable path fails now.
+    let outputs = Outputs { gif: args.gif.clone(), png_dir: args.png_dir.clone(), fps: args.fps };
+    let mut writer = if outputs.any() {
+        Some(FrameWriter::create(&outputs, setup.width, setup.height, palette)?)
+    } else {
+        None
+    };
+    let (device, variant) = physarum_device(args.backend, args.variant)?;
+    let started = Instant::now();
+    let mut sim = Physarum::new(&setup, &device, variant)?;
+    let progress = progress_bar(args.steps, "steps");
+    let mut frames = 0u32;
+    let mut remaining = args.steps;
+    while remaining > 0 {
+        let chunk = remaining.min(args.frame_every);
+        sim.step(chunk)?;
+        remaining -= chunk;
+        match &mut writer {
+            Some(writer) => {
+                writer.push(host::physarum::trail_levels(&sim.trail()?))?;
+                frames += 1;
+            }
+            None => sim.synchronize()?,
+        }
+        progress.inc(u64::from(chunk));
+    }
+    progress.finish_and_clear();
+    let written = match writer {
+        Some(writer) => writer.finish()?,
+        None => Vec::new(),
+    };
+    let seconds = started.elapsed().as_secs_f64();
+    let destination = if written.is_empty() {
+        "no output (use --gif or --png-dir)".to_string()
+    } else {
+        written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+    };
+    println!(
+        "physarum {}x{}, {} agents: {} steps, {frames} frames on {} in {seconds:.2} s ({:.3e} agent-steps/s) -> {destination}",
+        setup.width,
+        setup.height,
+        setup.agents,
+        args.steps,
+        sim.describe(),
+        f64::from(args.steps) * f64::from(setup.agents) / seconds,
+    );
+    Ok(())
+}
+
+/// The device and variant of a Physarum run: a GPU variant asks for the GPU, `cpu` for the
+/// CPU; without `--variant`, the best of the chosen backend.
+fn physarum_device(backend: BackendChoice, variant: Option<PhysarumVariant>) -> Result<(Device, PhysarumVariant)> {
+    let choice = match (backend, variant) {
+        (BackendChoice::Auto, Some(v)) if v != PhysarumVariant::Cpu => BackendChoice::Cuda,
+        (BackendChoice::Auto, Some(PhysarumVariant::Cpu)) => BackendChoice::Cpu,
+        (BackendChoice::Cpu, Some(v)) if v != PhysarumVariant::Cpu => {
+            bail!("--variant {} runs on a CUDA GPU; drop --backend cpu or pick --variant cpu", v.name())
+        }
+        (choice, _) => choice,
+    };
+    let (device, notice) = Device::select(choice)?;
+    if let Some(notice) = notice {
+        eprintln!("note: {notice}");
+    }
+    let variant = variant.unwrap_or(match device {
+        Device::Cpu => PhysarumVariant::Cpu,
+        Device::Cuda(_) => PhysarumVariant::Optimized,
+    });
+    Ok((device, variant))
+}
+
+fn run_sensitivity(args: &PhysarumArgs, setup: &PhysarumSetup) -> Result<()> {
+    if args.gif.is_some() || args.png_dir.is_some() {
+        bail!("--sensitivity draws a chart (--plot) and writes data (--data), not frames; drop --gif/--png-dir");
+    }
+    if args.plot.is_some() && !bench::can_plot() {
+        bail!(
+            "--plot needs the fontconfig library (libfontconfig.so.1) to draw text, and this machine has none; \
+             keep --data and draw the chart elsewhere"
+        );
+    }
+    // Check both outputs are writable before the run.
+    for path in [&args.plot, &args.data].into_iter().flatten() {
+        drop(host::render::output::AtomicFile::create(path)?);
+    }
+    let (device, variant) = physarum_device(args.backend, args.variant)?;
+    let started = Instant::now();
+    let progress = progress_bar(args.steps, "step pairs");
+    let result =
+        sensitivity::run(setup, &device, variant, args.perturb, args.epsilon, args.steps, || progress.inc(1))?;
+    progress.finish_and_clear();
+    let seconds = started.elapsed().as_secs_f64();
+    let what = match args.perturb {
+        Perturb::Heading => format!("agent 0's heading + {:e} rad", args.epsilon),
+        Perturb::Trail => format!("centre trail cell + {:e}", args.epsilon),
+    };
+    let last = result.distances.last().copied().unwrap_or(0.0);
+    println!(
+        "sensitivity, physarum {}x{}, {} agents, {} steps on {} variant {} ({seconds:.2} s): perturbed {what}; final ||Δtrail||₂ = {last:.4e}",
+        setup.width,
+        setup.height,
+        setup.agents,
+        args.steps,
+        match &device {
+            Device::Cpu => "cpu".to_string(),
+            Device::Cuda(gpu) => gpu.name().to_string(),
+        },
+        variant.name(),
+    );
+    match result.fit {
+        Some(f) => println!(
+            "largest Lyapunov exponent ≈ {:.5} per step (growth ×{:.3} per step), fitted over steps {}..{}: \
+             from the lowest ln||Δ|| before the curve first comes within ln 10 of its maximum, to that step",
+            f.slope,
+            f.slope.exp(),
+            f.start,
+            f.end
+        ),
+        None => println!(
+            "no growth phase of at least {} steps: the perturbation never grew (or the run is too short)",
+            sensitivity::MIN_FIT_POINTS
+        ),
+    }
+    if let Some(path) = &args.data {
+        let mut file = host::render::output::AtomicFile::create(path)?;
+        use std::io::Write;
+        file.write_all(result.tsv().as_bytes()).context("writing the distances")?;
+        println!("-> {}", file.commit()?.display());
+    }
+    if let Some(path) = &args.plot {
+        let title = format!("Physarum {}x{}, {} agents: perturbed {what}", setup.width, setup.height, setup.agents);
+        result.plot(&title, path)?;
+        println!("-> {}", path.display());
+    }
+    Ok(())
+}
+
+fn run_bench_physarum(args: PhysarumBenchArgs) -> Result<()> {
+    if args.sizes.is_empty() || args.sizes.iter().any(|&s| s == 0 || s > host::physarum::MAX_SIDE) {
+        bail!("--sizes must list grid sides between 1 and {}", host::physarum::MAX_SIDE);
+    }
+    if args.agents.is_empty() || args.agents.iter().any(|&a| a == 0 || a > host::physarum::MAX_AGENTS) {
+        bail!("--agents must list counts between 1 and {}", host::physarum::MAX_AGENTS);
+    }
+    check_repeats(args.repeats)?;
+    if args.variants.contains(&PhysarumVariant::Cpu) {
+        bail!("bench times GPU variants; drop cpu from --variants");
+    }
+    let gpu = host::cuda::Gpu::open().context("bench needs a CUDA GPU")?;
+    let (copy, rows, tiny) =
+        bench::run_physarum(&gpu, &args.sizes, &args.agents, &args.variants, args.repeats)?;
+    print!("{}", bench::physarum_table(&gpu, copy, &rows, &tiny));
     Ok(())
 }

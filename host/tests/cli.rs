@@ -1,30 +1,10 @@
 //! The `host` binary end to end on the CPU backend: outputs, and refusals of bad input.
 
-use std::{
-    path::{Path, PathBuf},
-    process::{Command, Output},
-};
+mod common;
 
-/// A fresh empty directory under the target's temp dir.
-fn scratch_dir(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use std::path::Path;
 
-fn host(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_host")).current_dir(dir).args(args).output().expect("run host")
-}
-
-fn files_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
+use common::{files_in, host, scratch_dir};
 
 #[test]
 fn gif_has_the_right_size_and_frames_and_they_change() {

@@ -25,6 +25,7 @@ pub mod cuda_std;
 pub mod colormap;
 pub mod grayscott;
 pub mod heat;
+pub mod physarum;
 
 pub use kernel_macros::kernel;
 

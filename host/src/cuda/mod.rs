@@ -35,6 +35,20 @@ pub const KERNEL_NAMES: &[&str] = &[
     "heat_laplacian_tiled",
     "heat_poly_update_tiled",
     "heat_rk4_single",
+    "physarum_offsets",
+    "physarum_sample",
+    "physarum_argmax",
+    "physarum_steer",
+    "physarum_move",
+    "physarum_deposit",
+    "physarum_blur",
+    "physarum_blend",
+    "physarum_decay",
+    "physarum_sense_move",
+    "physarum_diffuse_decay",
+    "physarum_agents",
+    "physarum_trail",
+    "physarum_distance",
 ];
 
 /// An open GPU: context, stream, the kernel module (loaded on first use), and a cache of

@@ -8,6 +8,9 @@ pub struct Palette {
     /// Anchor colours, RGB in [0, 1], from level 0 to level 255.
     pub anchors: &'static [[f32; 3]],
     pub description: &'static str,
+    /// Discrete: each anchor is one flat band of levels (the "terrain" palettes, which
+    /// quantise a field into a few bands) instead of a smooth ramp.
+    pub discrete: bool,
 }
 
 /// All palettes, `--palette` names.
@@ -24,6 +27,7 @@ pub const PALETTES: &[Palette] = &[
             [1.0, 0.2, 0.8],
         ],
         description: "the reference write-up's: dark blue, purple, electric blue, cyan, green, yellow, hot pink",
+        discrete: false,
     },
     Palette {
         name: "viridis",
@@ -41,6 +45,7 @@ pub const PALETTES: &[Palette] = &[
             [0.993, 0.906, 0.144],
         ],
         description: "viridis-like: perceptually even, purple to yellow",
+        discrete: false,
     },
     Palette {
         name: "magma",
@@ -58,6 +63,7 @@ pub const PALETTES: &[Palette] = &[
             [0.987, 0.991, 0.750],
         ],
         description: "magma-like: black, purple, orange, pale yellow",
+        discrete: false,
     },
     Palette {
         name: "ocean",
@@ -69,11 +75,45 @@ pub const PALETTES: &[Palette] = &[
             [0.95, 1.0, 1.0],
         ],
         description: "deep blue to foam white",
+        discrete: false,
     },
     Palette {
         name: "grayscale",
         anchors: &[[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]],
         description: "black to white",
+        discrete: false,
+    },
+    Palette {
+        name: "slime",
+        anchors: &[[0.0, 0.0, 0.0], [0.02, 0.08, 0.12], [0.0, 0.38, 0.42], [0.45, 0.8, 0.3], [1.0, 0.98, 0.75]],
+        description: "black, deep teal, yellow-green, cream: Physarum's default",
+        discrete: false,
+    },
+    Palette {
+        name: "terrain",
+        anchors: &[
+            [0.05, 0.12, 0.35],
+            [0.1, 0.35, 0.6],
+            [0.85, 0.8, 0.55],
+            [0.35, 0.6, 0.25],
+            [0.15, 0.4, 0.15],
+            [0.45, 0.4, 0.35],
+            [0.95, 0.95, 0.97],
+        ],
+        description: "discrete, 7 bands: deep sea, shallows, sand, grass, forest, rock, snow",
+        discrete: true,
+    },
+    Palette {
+        name: "cave",
+        anchors: &[[0.06, 0.05, 0.05], [0.25, 0.2, 0.17], [0.5, 0.42, 0.33], [0.78, 0.7, 0.55]],
+        description: "discrete, 4 bands: rock to open cave floor",
+        discrete: true,
+    },
+    Palette {
+        name: "islands",
+        anchors: &[[0.02, 0.2, 0.4], [0.1, 0.5, 0.7], [0.93, 0.87, 0.6], [0.2, 0.55, 0.2], [0.1, 0.3, 0.1]],
+        description: "discrete, 5 bands: ocean, lagoon, beach, lowland, highland",
+        discrete: true,
     },
 ];
 
@@ -90,6 +130,10 @@ pub fn palette_names() -> String {
 impl Palette {
     /// The 256-entry colour table: entry i is the colour at i/255, rounded to 8 bits.
     pub fn lut(&self) -> [[u8; 3]; 256] {
+        if self.discrete {
+            let bands = self.anchors.len();
+            return std::array::from_fn(|i| self.anchors[i * bands / 256].map(|c| (c * 255.0).round() as u8));
+        }
         let segments = (self.anchors.len() - 1) as f32;
         std::array::from_fn(|i| {
             let x = i as f32 / 255.0 * segments;
@@ -109,5 +153,33 @@ impl Palette {
     pub fn to_rgb(&self, levels: &[u8]) -> Vec<u8> {
         let lut = self.lut();
         levels.iter().flat_map(|&l| lut[l as usize]).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn discrete_palettes_have_one_flat_band_per_anchor() {
+        for p in PALETTES.iter().filter(|p| p.discrete) {
+            let lut = p.lut();
+            // Run lengths of equal colours: one run per anchor, of even lengths.
+            let mut runs = vec![1usize];
+            for i in 1..256 {
+                if lut[i] == lut[i - 1] {
+                    *runs.last_mut().unwrap() += 1;
+                } else {
+                    runs.push(1);
+                }
+            }
+            assert_eq!(runs.len(), p.anchors.len(), "{}", p.name);
+            let (lo, hi) = (runs.iter().min().unwrap(), runs.iter().max().unwrap());
+            assert!(hi - lo <= 1, "{}: band lengths {runs:?}", p.name);
+            assert_eq!(lut[0], p.anchors[0].map(|c| (c * 255.0).round() as u8));
+        }
+        // Smooth palettes change at almost every level.
+        let smooth = palette("grayscale").unwrap().lut();
+        assert_eq!((1..256).filter(|&i| smooth[i] != smooth[i - 1]).count(), 255);
     }
 }

@@ -4,6 +4,11 @@
 
 #![allow(dead_code)]
 
+use std::{
+    path::{Path, PathBuf},
+    process::{Command, Output},
+};
+
 use host::{grayscott::Rates, rng::SplitMix64};
 
 /// Fields with values uniform in [lo, hi).
@@ -73,3 +78,25 @@ pub fn max_abs_diff<A: Copy + Into<f64>, B: Copy + Into<f64>>(a: &[A], b: &[B]) 
 pub fn coral() -> Rates {
     host::grayscott::preset("coral").unwrap().rates()
 }
+
+/// A fresh empty directory under the target's temp dir.
+pub fn scratch_dir(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+pub fn host(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_host")).current_dir(dir).args(args).output().expect("run host")
+}
+
+pub fn files_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+

@@ -1,0 +1,94 @@
+//! The CPU reference: the same per-agent and per-cell functions as the kernels, agents and
+//! trail rows in parallel with rayon, deposits in agent order.
+
+use kernels::physarum::{Params, agent_step, blend, cell_of, decay, mean9, neighbourhood, sum9};
+use rayon::prelude::*;
+
+use super::{Agents, PhysarumEngine};
+use crate::error::Result;
+
+/// Sense, steer and move every agent on `trail` (step number `step`).
+pub fn move_agents(agents: &mut Agents, trail: &[f32], step: u32, p: &Params) {
+    let read = |c: usize| trail[c];
+    (&mut agents.y, &mut agents.x, &mut agents.heading)
+        .into_par_iter()
+        .enumerate()
+        .for_each(|(i, (y, x, h))| (*y, *x, *h) = agent_step(&read, *y, *x, *h, i as u32, step, p));
+}
+
+/// Adds `deposit` to each agent's cell, one agent at a time.
+pub fn deposit(agents: &Agents, trail: &mut [f32], p: &Params) {
+    for (&y, &x) in agents.y.iter().zip(&agents.x) {
+        trail[cell_of(y, x, p)] += p.deposit;
+    }
+}
+
+/// How many agents stand on each cell.
+pub fn count(agents: &Agents, p: &Params) -> Vec<u32> {
+    let mut counts = vec![0u32; p.width as usize * p.height as usize];
+    for (&y, &x) in agents.y.iter().zip(&agents.x) {
+        counts[cell_of(y, x, p)] += 1;
+    }
+    counts
+}
+
+/// The 3×3 periodic mean of every cell.
+pub fn blur(trail: &[f32], p: &Params) -> Vec<f32> {
+    per_cell(trail, p, |n| mean9(sum9(n)))
+}
+
+/// Diffusion and decay: `decay(blend(t, mean₃ₓ₃(t)))` for every cell.
+pub fn diffuse_decay(trail: &[f32], p: &Params) -> Vec<f32> {
+    per_cell(trail, p, |n| decay(blend(n[1][1], mean9(sum9(n)), p), p))
+}
+
+/// `f` of every cell's 3×3 periodic neighbourhood, rows in parallel.
+fn per_cell(trail: &[f32], p: &Params, f: impl Fn([[f32; 3]; 3]) -> f32 + Sync) -> Vec<f32> {
+    let w = p.width as usize;
+    let mut out = vec![0.0f32; trail.len()];
+    out.par_chunks_mut(w).enumerate().for_each(|(y, row)| {
+        for (x, cell) in row.iter_mut().enumerate() {
+            let (rows, cols) = neighbourhood(x as u32, y as u32, p);
+            *cell = f(rows.map(|r| cols.map(|c| trail[r + c])));
+        }
+    });
+    out
+}
+
+/// Physarum on the CPU.
+pub struct CpuPhysarum {
+    params: Params,
+    agents: Agents,
+    trail: Vec<f32>,
+    step: u32,
+}
+
+impl CpuPhysarum {
+    pub fn new(params: Params, agents: Agents, trail: Vec<f32>) -> Self {
+        Self { params, agents, trail, step: 0 }
+    }
+}
+
+impl PhysarumEngine for CpuPhysarum {
+    fn step(&mut self, steps: u32) -> Result<()> {
+        for _ in 0..steps {
+            move_agents(&mut self.agents, &self.trail, self.step, &self.params);
+            deposit(&self.agents, &mut self.trail, &self.params);
+            self.trail = diffuse_decay(&self.trail, &self.params);
+            self.step = self.step.wrapping_add(1);
+        }
+        Ok(())
+    }
+
+    fn trail(&mut self) -> Result<Vec<f32>> {
+        Ok(self.trail.clone())
+    }
+
+    fn agents(&mut self) -> Result<Agents> {
+        Ok(self.agents.clone())
+    }
+
+    fn describe(&self) -> String {
+        format!("cpu ({} threads)", rayon::current_num_threads())
+    }
+}

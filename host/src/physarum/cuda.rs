@@ -1,0 +1,385 @@
+//! The CUDA backend of Physarum, and one launcher per kernel of `kernels::physarum` (public,
+//! so GPU tests can run each kernel alone against the CPU).
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaSlice, DeviceRepr, PushKernelArg};
+use kernels::physarum::{Params, TRAIL_H, TRAIL_W};
+
+use super::{Agents, PhysarumEngine, PhysarumVariant};
+use crate::{
+    cuda::{Gpu, grid_1d, grid_2d},
+    error::{CudaContext as _, Result},
+};
+
+/// Threads per block of the per-agent kernels.
+pub const AGENT_BLOCK: u32 = 256;
+/// Block of the one-thread-per-cell trail kernels.
+pub const CELL_BLOCK: (u32, u32) = (32, 8);
+
+/// `Params` is `#[repr(C)]` plain data: the kernels receive it by value.
+#[derive(Clone, Copy, Debug)]
+#[repr(transparent)]
+pub struct ParamsArg(pub Params);
+
+// SAFETY: `Params` is `#[repr(C)]` plain data (u32 and f32 fields), laid out exactly as the
+// kernel parameter.
+unsafe impl DeviceRepr for ParamsArg {}
+
+/// Agent state on the device, in the layout of the variant.
+enum DeviceAgents {
+    /// The write-up's layout: positions interleaved (y, x), headings apart.
+    Interleaved { pos: CudaSlice<f32>, heading: CudaSlice<f32> },
+    /// Struct of arrays.
+    Split { y: CudaSlice<f32>, x: CudaSlice<f32>, heading: CudaSlice<f32> },
+}
+
+/// Scratch of the unfused variant: every intermediate of the PyTorch-style step.
+struct Unfused {
+    dirs: CudaSlice<f32>,
+    readings: CudaSlice<f32>,
+    turns: CudaSlice<i32>,
+}
+
+/// Physarum on a GPU.
+pub struct CudaPhysarum {
+    gpu: Arc<Gpu>,
+    variant: PhysarumVariant,
+    params: ParamsArg,
+    n: u32,
+    agents: DeviceAgents,
+    trail: CudaSlice<f32>,
+    /// The second trail: diffusion's output (fused, optimized) or the blur (unfused).
+    scratch: CudaSlice<f32>,
+    /// Optimized: deposit counts, used in turn (see `physarum_trail`).
+    counts: [CudaSlice<u32>; 2],
+    unfused: Option<Unfused>,
+    step: u32,
+}
+
+impl CudaPhysarum {
+    pub fn new(
+        gpu: Arc<Gpu>,
+        variant: PhysarumVariant,
+        params: Params,
+        agents: &Agents,
+        trail: &[f32],
+    ) -> Result<Self> {
+        let stream = gpu.stream().clone();
+        let n = agents.len();
+        let cells = trail.len();
+        let upload = |v: &[f32]| stream.clone_htod(v).context(|| "uploading the agents".into());
+        let zeros_f32 = |len: usize| stream.alloc_zeros::<f32>(len).context(|| "allocating scratch".into());
+        let zeros_u32 = |len: usize| stream.alloc_zeros::<u32>(len).context(|| "allocating counts".into());
+        let device_agents = match variant {
+            PhysarumVariant::Optimized => DeviceAgents::Split {
+                y: upload(&agents.y)?,
+                x: upload(&agents.x)?,
+                heading: upload(&agents.heading)?,
+            },
+            _ => {
+                let pos: Vec<f32> = agents.y.iter().zip(&agents.x).flat_map(|(&y, &x)| [y, x]).collect();
+                DeviceAgents::Interleaved { pos: upload(&pos)?, heading: upload(&agents.heading)? }
+            }
+        };
+        let optimized = variant == PhysarumVariant::Optimized;
+        let unfused = if variant == PhysarumVariant::Unfused {
+            Some(Unfused {
+                dirs: zeros_f32(6 * n)?,
+                readings: zeros_f32(3 * n)?,
+                turns: stream.alloc_zeros::<i32>(n).context(|| "allocating turns".into())?,
+            })
+        } else {
+            None
+        };
+        Ok(Self {
+            variant,
+            params: ParamsArg(params),
+            n: n as u32,
+            agents: device_agents,
+            trail: stream.clone_htod(trail).context(|| "uploading the trail".into())?,
+            scratch: zeros_f32(cells)?,
+            counts: [zeros_u32(if optimized { cells } else { 1 })?, zeros_u32(if optimized { cells } else { 1 })?],
+            unfused,
+            step: 0,
+            gpu,
+        })
+    }
+
+    fn step_once(&mut self) -> Result<()> {
+        let (g, p, n, step) = (&self.gpu, self.params, self.n, self.step);
+        match (&mut self.agents, self.variant) {
+            (DeviceAgents::Interleaved { pos, heading }, PhysarumVariant::Fused) => {
+                launch_sense_move(g, pos, heading, &self.trail, n, step, p)?;
+                launch_deposit(g, pos, &mut self.trail, n, p)?;
+                launch_diffuse_decay(g, &self.trail, &mut self.scratch, p)?;
+                std::mem::swap(&mut self.trail, &mut self.scratch);
+            }
+            (DeviceAgents::Interleaved { pos, heading }, PhysarumVariant::Unfused) => {
+                let s = self.unfused.as_mut().expect("unfused scratch");
+                launch_offsets(g, heading, &mut s.dirs, n, p)?;
+                launch_sample(g, pos, &s.dirs, &self.trail, &mut s.readings, n, p)?;
+                launch_argmax(g, &s.readings, &mut s.turns, n, step, p)?;
+                launch_steer(g, heading, &s.turns, n, step, p)?;
+                launch_move(g, pos, &s.dirs, &s.turns, heading, n, p)?;
+                launch_deposit(g, pos, &mut self.trail, n, p)?;
+                launch_blur(g, &self.trail, &mut self.scratch, p)?;
+                launch_blend(g, &mut self.trail, &self.scratch, p)?;
+                launch_decay(g, &mut self.trail, p)?;
+            }
+            (DeviceAgents::Split { y, x, heading }, PhysarumVariant::Optimized) => {
+                let [now, last] = &mut self.counts;
+                if step % 2 == 1 {
+                    std::mem::swap(now, last);
+                }
+                launch_agents(g, y, x, heading, &self.trail, now, n, step, p)?;
+                launch_trail(g, &self.trail, now, last, &mut self.scratch, p)?;
+                if step % 2 == 1 {
+                    std::mem::swap(now, last);
+                }
+                std::mem::swap(&mut self.trail, &mut self.scratch);
+            }
+            _ => unreachable!("agent layout chosen by variant in new()"),
+        }
+        self.step = self.step.wrapping_add(1);
+        Ok(())
+    }
+
+    /// The device trail (for GPU-side comparisons).
+    pub fn device_trail(&self) -> &CudaSlice<f32> {
+        &self.trail
+    }
+
+    pub fn gpu(&self) -> &Arc<Gpu> {
+        &self.gpu
+    }
+}
+
+impl PhysarumEngine for CudaPhysarum {
+    fn step(&mut self, steps: u32) -> Result<()> {
+        for _ in 0..steps {
+            self.step_once()?;
+        }
+        Ok(())
+    }
+
+    fn trail(&mut self) -> Result<Vec<f32>> {
+        let t = self.gpu.stream().clone_dtoh(&self.trail).context(|| "downloading the trail".into())?;
+        self.gpu.synchronize()?;
+        Ok(t)
+    }
+
+    fn agents(&mut self) -> Result<Agents> {
+        let stream = self.gpu.stream().clone();
+        let down = |s: &CudaSlice<f32>| stream.clone_dtoh(s).context(|| "downloading the agents".into());
+        let agents = match &self.agents {
+            DeviceAgents::Split { y, x, heading } => Agents { y: down(y)?, x: down(x)?, heading: down(heading)? },
+            DeviceAgents::Interleaved { pos, heading } => {
+                let pos = down(pos)?;
+                Agents {
+                    y: pos.iter().step_by(2).copied().collect(),
+                    x: pos.iter().skip(1).step_by(2).copied().collect(),
+                    heading: down(heading)?,
+                }
+            }
+        };
+        self.gpu.synchronize()?;
+        Ok(agents)
+    }
+
+    fn synchronize(&mut self) -> Result<()> {
+        self.gpu.synchronize()
+    }
+
+    fn describe(&self) -> String {
+        format!("cuda {} ({})", self.variant.name(), self.gpu.name())
+    }
+
+    fn as_cuda(&mut self) -> Option<&mut CudaPhysarum> {
+        Some(self)
+    }
+}
+
+fn agent_grid(n: u32) -> cudarc::driver::LaunchConfig {
+    grid_1d(n, AGENT_BLOCK)
+}
+
+fn cell_grid(p: &ParamsArg) -> cudarc::driver::LaunchConfig {
+    grid_2d(p.0.width, p.0.height, CELL_BLOCK)
+}
+
+fn cells(p: &ParamsArg) -> u32 {
+    p.0.width * p.0.height
+}
+
+/// Launches `name` with the arguments pushed by `args`.
+macro_rules! launch {
+    ($gpu:expr, $name:literal, $cfg:expr, $($arg:expr),+ $(,)?) => {{
+        let f = $gpu.kernel($name)?;
+        let mut launch = $gpu.stream().launch_builder(&f);
+        $(launch.arg($arg);)+
+        // SAFETY: the arguments match the kernel's signature in `kernels::physarum`; every
+        // buffer holds the agents or cells the launch shape covers.
+        unsafe { launch.launch($cfg) }.context(|| concat!("launching ", $name).into())?;
+        Ok(())
+    }};
+}
+
+/// `physarum_offsets`: the three sensing directions of each agent.
+pub fn launch_offsets(
+    gpu: &Gpu,
+    heading: &CudaSlice<f32>,
+    dirs: &mut CudaSlice<f32>,
+    n: u32,
+    p: ParamsArg,
+) -> Result<()> {
+    launch!(gpu, "physarum_offsets", agent_grid(n), heading, dirs, &n, &p)
+}
+
+/// `physarum_sample`: the three readings of each agent.
+pub fn launch_sample(
+    gpu: &Gpu,
+    pos: &CudaSlice<f32>,
+    dirs: &CudaSlice<f32>,
+    trail: &CudaSlice<f32>,
+    readings: &mut CudaSlice<f32>,
+    n: u32,
+    p: ParamsArg,
+) -> Result<()> {
+    launch!(gpu, "physarum_sample", agent_grid(n), pos, dirs, trail, readings, &n, &p)
+}
+
+/// `physarum_argmax`: the turn of each agent.
+pub fn launch_argmax(
+    gpu: &Gpu,
+    readings: &CudaSlice<f32>,
+    turns: &mut CudaSlice<i32>,
+    n: u32,
+    step: u32,
+    p: ParamsArg,
+) -> Result<()> {
+    launch!(gpu, "physarum_argmax", agent_grid(n), readings, turns, &n, &step, &p)
+}
+
+/// `physarum_steer`: the new headings.
+pub fn launch_steer(
+    gpu: &Gpu,
+    heading: &mut CudaSlice<f32>,
+    turns: &CudaSlice<i32>,
+    n: u32,
+    step: u32,
+    p: ParamsArg,
+) -> Result<()> {
+    launch!(gpu, "physarum_steer", agent_grid(n), heading, turns, &n, &step, &p)
+}
+
+/// `physarum_move`: the new positions.
+pub fn launch_move(
+    gpu: &Gpu,
+    pos: &mut CudaSlice<f32>,
+    dirs: &CudaSlice<f32>,
+    turns: &CudaSlice<i32>,
+    heading: &CudaSlice<f32>,
+    n: u32,
+    p: ParamsArg,
+) -> Result<()> {
+    launch!(gpu, "physarum_move", agent_grid(n), pos, dirs, turns, heading, &n, &p)
+}
+
+/// `physarum_deposit`: float atomics onto the trail.
+pub fn launch_deposit(
+    gpu: &Gpu,
+    pos: &CudaSlice<f32>,
+    trail: &mut CudaSlice<f32>,
+    n: u32,
+    p: ParamsArg,
+) -> Result<()> {
+    launch!(gpu, "physarum_deposit", agent_grid(n), pos, trail, &n, &p)
+}
+
+/// `physarum_blur`: the 3×3 mean.
+pub fn launch_blur(gpu: &Gpu, trail: &CudaSlice<f32>, mean: &mut CudaSlice<f32>, p: ParamsArg) -> Result<()> {
+    launch!(gpu, "physarum_blur", cell_grid(&p), trail, mean, &p)
+}
+
+/// `physarum_blend`: `t ← (1−s)·t + s·mean`.
+pub fn launch_blend(gpu: &Gpu, trail: &mut CudaSlice<f32>, mean: &CudaSlice<f32>, p: ParamsArg) -> Result<()> {
+    let cells = cells(&p);
+    launch!(gpu, "physarum_blend", grid_1d(cells, 256), trail, mean, &cells, &p)
+}
+
+/// `physarum_decay`: `t ← t·(1−decay)`.
+pub fn launch_decay(gpu: &Gpu, trail: &mut CudaSlice<f32>, p: ParamsArg) -> Result<()> {
+    let cells = cells(&p);
+    launch!(gpu, "physarum_decay", grid_1d(cells, 256), trail, &cells, &p)
+}
+
+/// `physarum_sense_move`: sense, steer and move.
+pub fn launch_sense_move(
+    gpu: &Gpu,
+    pos: &mut CudaSlice<f32>,
+    heading: &mut CudaSlice<f32>,
+    trail: &CudaSlice<f32>,
+    n: u32,
+    step: u32,
+    p: ParamsArg,
+) -> Result<()> {
+    launch!(gpu, "physarum_sense_move", agent_grid(n), pos, heading, trail, &n, &step, &p)
+}
+
+/// `physarum_diffuse_decay`: `dst = decay(blend(src))`.
+pub fn launch_diffuse_decay(
+    gpu: &Gpu,
+    src: &CudaSlice<f32>,
+    dst: &mut CudaSlice<f32>,
+    p: ParamsArg,
+) -> Result<()> {
+    launch!(gpu, "physarum_diffuse_decay", cell_grid(&p), src, dst, &p)
+}
+
+/// `physarum_agents`: sense, steer, move and count deposits (struct of arrays).
+#[allow(clippy::too_many_arguments)]
+pub fn launch_agents(
+    gpu: &Gpu,
+    y: &mut CudaSlice<f32>,
+    x: &mut CudaSlice<f32>,
+    heading: &mut CudaSlice<f32>,
+    trail: &CudaSlice<f32>,
+    counts: &mut CudaSlice<u32>,
+    n: u32,
+    step: u32,
+    p: ParamsArg,
+) -> Result<()> {
+    launch!(gpu, "physarum_agents", agent_grid(n), y, x, heading, trail, counts, &n, &step, &p)
+}
+
+/// `physarum_trail`: deposits, diffusion and decay; clears `clear`.
+pub fn launch_trail(
+    gpu: &Gpu,
+    src: &CudaSlice<f32>,
+    counts: &CudaSlice<u32>,
+    clear: &mut CudaSlice<u32>,
+    dst: &mut CudaSlice<f32>,
+    p: ParamsArg,
+) -> Result<()> {
+    launch!(gpu, "physarum_trail", grid_2d(p.0.width, p.0.height, (TRAIL_W, TRAIL_H)), src, counts, clear, dst, &p)
+}
+
+/// Blocks of `physarum_distance`'s grid-stride loop (enough to fill any current GPU).
+pub const DISTANCE_BLOCKS: u32 = 1024;
+
+/// `physarum_distance`: adds Σ(a − b)² to `out[0]`.
+pub fn launch_distance(
+    gpu: &Gpu,
+    a: &CudaSlice<f32>,
+    b: &CudaSlice<f32>,
+    out: &mut cudarc::driver::CudaViewMut<f32>,
+) -> Result<()> {
+    let cells = a.len().min(b.len()) as u32;
+    let cfg = cudarc::driver::LaunchConfig {
+        grid_dim: (cells.div_ceil(kernels::physarum::DISTANCE_BLOCK).clamp(1, DISTANCE_BLOCKS), 1, 1),
+        block_dim: (kernels::physarum::DISTANCE_BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    launch!(gpu, "physarum_distance", cfg, a, b, &cells, out)
+}

@@ -1,0 +1,490 @@
+//! Physarum: setup and validation, initial agents and trail, the rendering of the trail, and
+//! the simulation value that the CLI, tests, sensitivity analysis and bench drive. The model
+//! itself (per-agent and per-cell math) lives in `kernels::physarum`, shared by every backend.
+
+pub mod cpu;
+pub mod cuda;
+pub mod sensitivity;
+
+use std::path::{Path, PathBuf};
+
+pub use kernels::physarum::Params;
+use kernels::physarum::{SENSE_BILINEAR, SENSE_NEAREST, TAU, mix32, unit_f32};
+use rayon::prelude::*;
+
+use crate::{
+    Device,
+    error::{Error, Result},
+    memory,
+};
+
+/// The largest grid side.
+pub const MAX_SIDE: u32 = 32_768;
+/// The most agents (indices and counts stay in `u32`).
+pub const MAX_AGENTS: u32 = 1 << 30;
+
+/// How sensors read the trail (`--sensing`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Sensing {
+    /// The cell containing the sensor point (the write-up's Triton kernel).
+    #[default]
+    Nearest,
+    /// Bilinear between the four surrounding cells (the write-up's `grid_sample`), periodic.
+    Bilinear,
+}
+
+/// Where agents start (`--init`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum AgentInit {
+    /// Uniform over the grid, random headings (the write-up's).
+    #[default]
+    Random,
+    /// Uniform in a centred disc (radius 0.35 of the shorter side), heading outward.
+    Disc,
+    /// On a thin centred ring (radius 0.4 of the shorter side), heading inward.
+    Ring,
+}
+
+/// The steps of the optimisation progression (`--variant`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+pub enum PhysarumVariant {
+    /// The CPU reference (rayon for agents and diffusion, deposits in agent order).
+    Cpu,
+    /// One kernel per PyTorch operation: nine launches per step.
+    Unfused,
+    /// The write-up's Triton kernels: sense+steer+move, atomic deposit, diffuse+decay.
+    Fused,
+    /// Struct-of-arrays agents with the deposit counted in the same pass, and one tiled
+    /// pass for deposits, diffusion and decay.
+    Optimized,
+}
+
+impl PhysarumVariant {
+    pub const GPU: [PhysarumVariant; 3] =
+        [PhysarumVariant::Unfused, PhysarumVariant::Fused, PhysarumVariant::Optimized];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PhysarumVariant::Cpu => "cpu",
+            PhysarumVariant::Unfused => "unfused",
+            PhysarumVariant::Fused => "fused",
+            PhysarumVariant::Optimized => "optimized",
+        }
+    }
+
+    /// Device bytes per agent and per cell: agent state and scratch, trail buffers.
+    pub fn bytes(self) -> (u64, u64) {
+        match self {
+            PhysarumVariant::Cpu => (12, 8),
+            // pos, heading, dirs, readings, turns; trail and mean.
+            PhysarumVariant::Unfused => (12 + 24 + 12 + 4, 8),
+            PhysarumVariant::Fused => (12, 8),
+            // two trails, two count buffers.
+            PhysarumVariant::Optimized => (12, 16),
+        }
+    }
+}
+
+/// A Physarum run's definition. `Default` is the write-up's model on a 1024² grid with a
+/// million agents.
+#[derive(Clone, Debug)]
+pub struct PhysarumSetup {
+    pub width: u32,
+    pub height: u32,
+    pub agents: u32,
+    pub sensor_dist: f32,
+    /// Radians.
+    pub sensor_angle: f32,
+    pub step_size: f32,
+    pub deposit: f32,
+    pub diffuse: f32,
+    pub decay: f32,
+    /// Largest random heading change per step, radians.
+    pub jitter: f32,
+    pub sensing: Sensing,
+    pub seed: u64,
+    pub init: AgentInit,
+    /// Seed the trail from this image's luminance times `image_strength`.
+    pub init_image: Option<PathBuf>,
+    pub image_strength: f32,
+}
+
+impl Default for PhysarumSetup {
+    fn default() -> Self {
+        Self {
+            width: 1024,
+            height: 1024,
+            agents: 1 << 20,
+            sensor_dist: 5.0,
+            sensor_angle: std::f32::consts::FRAC_PI_4,
+            step_size: 1.0,
+            deposit: 1.0,
+            diffuse: 0.2,
+            decay: 0.01,
+            jitter: 0.0,
+            sensing: Sensing::Nearest,
+            seed: 1,
+            init: AgentInit::Random,
+            init_image: None,
+            image_strength: 3.0,
+        }
+    }
+}
+
+impl PhysarumSetup {
+    pub fn cells(&self) -> usize {
+        self.width as usize * self.height as usize
+    }
+
+    /// Checks sizes and parameters; the error names the option and its valid range.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |m: String| Err(Error::InvalidInput(m));
+        for (name, side) in [("width", self.width), ("height", self.height)] {
+            if side == 0 || side > MAX_SIDE {
+                return bad(format!("--{name} must be between 1 and {MAX_SIDE}, got {side}"));
+            }
+        }
+        if self.agents == 0 || self.agents > MAX_AGENTS {
+            return bad(format!("--agents must be between 1 and {MAX_AGENTS}, got {}", self.agents));
+        }
+        let finite = [
+            ("sensor-dist", self.sensor_dist),
+            ("sensor-angle", self.sensor_angle),
+            ("step-size", self.step_size),
+            ("deposit", self.deposit),
+            ("diffuse", self.diffuse),
+            ("decay", self.decay),
+            ("jitter", self.jitter),
+            ("image-strength", self.image_strength),
+        ];
+        for (name, value) in finite {
+            if !value.is_finite() {
+                return bad(format!("--{name} must be a finite number, got {value}"));
+            }
+        }
+        let limit = self.width.max(self.height) as f32;
+        if !(0.0..=limit).contains(&self.sensor_dist) {
+            return bad(format!("--sensor-dist must be between 0 and {limit}, got {}", self.sensor_dist));
+        }
+        if !(0.0..=limit).contains(&self.step_size) {
+            return bad(format!("--step-size must be between 0 and {limit}, got {}", self.step_size));
+        }
+        if self.sensor_angle.abs() > TAU {
+            return bad(format!("--sensor-angle must be within ±2π, got {}", self.sensor_angle));
+        }
+        if self.deposit < 0.0 {
+            return bad(format!("--deposit must be 0 or more, got {}", self.deposit));
+        }
+        if !(0.0..=1.0).contains(&self.diffuse) {
+            return bad(format!("--diffuse must be between 0 and 1, got {}", self.diffuse));
+        }
+        if !(0.0..1.0).contains(&self.decay) {
+            return bad(format!("--decay must be at least 0 and below 1, got {}", self.decay));
+        }
+        if !(0.0..=TAU).contains(&self.jitter) {
+            return bad(format!("--jitter must be between 0 and 2π, got {}", self.jitter));
+        }
+        if self.image_strength < 0.0 {
+            return bad(format!("--image-strength must be 0 or more, got {}", self.image_strength));
+        }
+        Ok(())
+    }
+
+    /// The kernels' parameters (the seed folded to 32 bits).
+    pub fn params(&self) -> Params {
+        Params::new(
+            self.width,
+            self.height,
+            self.sensor_dist,
+            self.sensor_angle,
+            self.step_size,
+            self.deposit,
+            self.diffuse,
+            self.decay,
+            self.jitter,
+            match self.sensing {
+                Sensing::Nearest => SENSE_NEAREST,
+                Sensing::Bilinear => SENSE_BILINEAR,
+            },
+            (self.seed ^ (self.seed >> 32)) as u32,
+        )
+    }
+}
+
+/// Agent state, struct of arrays (index = agent id).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Agents {
+    pub y: Vec<f32>,
+    pub x: Vec<f32>,
+    pub heading: Vec<f32>,
+}
+
+impl Agents {
+    pub fn len(&self) -> usize {
+        self.y.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.y.is_empty()
+    }
+}
+
+/// The starting agents: each from a hash of (seed, agent), so the same on every machine.
+pub fn initial_agents(setup: &PhysarumSetup) -> Agents {
+    let (w, h) = (setup.width as f32, setup.height as f32);
+    let (cy, cx, short) = (h / 2.0, w / 2.0, w.min(h));
+    let seed = setup.params().seed;
+    let state: Vec<[f32; 3]> = (0..setup.agents)
+        .into_par_iter()
+        .map(|i| {
+            let base = mix32(seed ^ mix32(i ^ 0x5bd1_e995));
+            let u = |k: u32| unit_f32(mix32(base.wrapping_add(k.wrapping_mul(0x9e37_79b9))));
+            let (a, b, c) = (u(1), u(2), u(3));
+            let point = |r: f32, angle: f32| {
+                let (y, x) = (cy + r * angle.sin(), cx + r * angle.cos());
+                (kernels::physarum::wrap_coord(y, h), kernels::physarum::wrap_coord(x, w))
+            };
+            match setup.init {
+                AgentInit::Random => [a * h, b * w, c * TAU],
+                AgentInit::Disc => {
+                    let angle = a * TAU;
+                    let (y, x) = point(0.35 * short * b.sqrt(), angle);
+                    [y, x, angle]
+                }
+                AgentInit::Ring => {
+                    let angle = a * TAU;
+                    let (y, x) = point(short * (0.4 + 0.01 * (b - 0.5)), angle);
+                    [y, x, kernels::physarum::wrap_angle(angle + std::f32::consts::PI)]
+                }
+            }
+        })
+        .collect();
+    Agents {
+        y: state.iter().map(|s| s[0]).collect(),
+        x: state.iter().map(|s| s[1]).collect(),
+        heading: state.iter().map(|s| s[2]).collect(),
+    }
+}
+
+/// The starting trail: zero, or `image_strength` times the image's luminance in [0, 1],
+/// resized to the grid (Lanczos, as the write-up).
+pub fn initial_trail(setup: &PhysarumSetup) -> Result<Vec<f32>> {
+    match &setup.init_image {
+        None => Ok(vec![0.0; setup.cells()]),
+        Some(path) => {
+            let lum = luminance(path, setup.width, setup.height)?;
+            Ok(trail_from_luminance(&lum, setup.image_strength))
+        }
+    }
+}
+
+/// An image's luminance in [0, 1], resized to `width × height`.
+pub fn luminance(path: &Path, width: u32, height: u32) -> Result<Vec<f32>> {
+    let image =
+        image::open(path).map_err(|e| Error::Input { path: path.to_owned(), reason: e.to_string() })?;
+    let luma =
+        image::imageops::resize(&image.to_luma32f(), width, height, image::imageops::FilterType::Lanczos3);
+    Ok(luma.into_raw().into_iter().map(|l| l.clamp(0.0, 1.0)).collect())
+}
+
+/// `strength · luminance`, cell by cell.
+pub fn trail_from_luminance(lum: &[f32], strength: f32) -> Vec<f32> {
+    lum.iter().map(|l| strength * l).collect()
+}
+
+/// Palette levels of a trail: `t / (t + m)` with `m` the trail's mean, so the mean maps to
+/// the middle of the palette and the brightest filaments approach the top, whatever the
+/// number of agents. A zero trail is all level 0.
+pub fn trail_levels(trail: &[f32]) -> Vec<u8> {
+    let mean = (trail.par_iter().map(|&t| f64::from(t)).sum::<f64>() / trail.len().max(1) as f64) as f32;
+    if mean <= 0.0 || !mean.is_finite() {
+        return vec![0; trail.len()];
+    }
+    trail.par_iter().map(|&t| (255.0 * (t.max(0.0) / (t.max(0.0) + mean))).round() as u8).collect()
+}
+
+/// What a Physarum backend provides.
+pub trait PhysarumEngine {
+    /// Advances by `steps` steps.
+    fn step(&mut self, steps: u32) -> Result<()>;
+    /// The trail map.
+    fn trail(&mut self) -> Result<Vec<f32>>;
+    /// The agents, by id.
+    fn agents(&mut self) -> Result<Agents>;
+    /// Waits for queued work.
+    fn synchronize(&mut self) -> Result<()> {
+        Ok(())
+    }
+    fn describe(&self) -> String;
+    /// The CUDA engine, for GPU-side comparisons.
+    fn as_cuda(&mut self) -> Option<&mut cuda::CudaPhysarum> {
+        None
+    }
+}
+
+/// A running Physarum simulation.
+pub struct Physarum {
+    engine: Box<dyn PhysarumEngine>,
+    setup: PhysarumSetup,
+    steps_done: u64,
+}
+
+impl Physarum {
+    /// Checks the setup, builds the initial state and uploads it.
+    pub fn new(setup: &PhysarumSetup, device: &Device, variant: PhysarumVariant) -> Result<Self> {
+        setup.validate()?;
+        Self::check_memory(setup, device, variant, 1)?;
+        let trail = initial_trail(setup)?;
+        Self::with_state(setup, device, variant, initial_agents(setup), trail)
+    }
+
+    /// Refuses a run whose agents and trail do not fit in the device's (or host's) memory.
+    /// `copies` simulations at once (the sensitivity analysis runs two).
+    pub fn check_memory(
+        setup: &PhysarumSetup,
+        device: &Device,
+        variant: PhysarumVariant,
+        copies: u64,
+    ) -> Result<()> {
+        let (w, h) = (setup.width, setup.height);
+        let (per_agent, per_cell) = variant.bytes();
+        let (per_agent, per_cell) = (copies * per_agent, copies * per_cell);
+        let host_need = copies * (24 * u64::from(setup.agents) + 12 * setup.cells() as u64);
+        memory::check_host(w, h, host_need)?;
+        if let (Device::Cuda(gpu), true) = (device, variant != PhysarumVariant::Cpu) {
+            let need = per_agent * u64::from(setup.agents) + per_cell * setup.cells() as u64 + (64 << 20);
+            let (free, _) = gpu.memory()?;
+            memory::require(w, h, need, free, "GPU")?;
+        }
+        Ok(())
+    }
+
+    /// A simulation starting from the given state (the sensitivity analysis perturbs it).
+    pub fn with_state(
+        setup: &PhysarumSetup,
+        device: &Device,
+        variant: PhysarumVariant,
+        agents: Agents,
+        trail: Vec<f32>,
+    ) -> Result<Self> {
+        setup.validate()?;
+        let params = setup.params();
+        let engine: Box<dyn PhysarumEngine> = match (device, variant) {
+            (_, PhysarumVariant::Cpu) => Box::new(cpu::CpuPhysarum::new(params, agents, trail)),
+            (Device::Cuda(gpu), v) => Box::new(cuda::CudaPhysarum::new(gpu.clone(), v, params, &agents, &trail)?),
+            (Device::Cpu, v) => {
+                return Err(Error::InvalidInput(format!(
+                    "the {} variant runs on a CUDA GPU, and this run is on the CPU",
+                    v.name()
+                )));
+            }
+        };
+        Ok(Self { engine, setup: setup.clone(), steps_done: 0 })
+    }
+
+    pub fn step(&mut self, steps: u32) -> Result<()> {
+        self.engine.step(steps)?;
+        self.steps_done += u64::from(steps);
+        Ok(())
+    }
+
+    pub fn trail(&mut self) -> Result<Vec<f32>> {
+        self.engine.trail()
+    }
+
+    pub fn agents(&mut self) -> Result<Agents> {
+        self.engine.agents()
+    }
+
+    pub fn synchronize(&mut self) -> Result<()> {
+        self.engine.synchronize()
+    }
+
+    pub fn steps_done(&self) -> u64 {
+        self.steps_done
+    }
+
+    pub fn setup(&self) -> &PhysarumSetup {
+        &self.setup
+    }
+
+    pub fn describe(&self) -> String {
+        self.engine.describe()
+    }
+
+    pub fn engine(&mut self) -> &mut dyn PhysarumEngine {
+        self.engine.as_mut()
+    }
+}
+
+/// The write-up's linear toy model `x ← A·x`, `A = [[1−β, α], [γ, 1−κ]]`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ToyModel {
+    pub alpha: f64,
+    pub beta: f64,
+    pub gamma: f64,
+    pub kappa: f64,
+}
+
+/// What the toy model says about sensitivity.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ToyAnalysis {
+    /// The eigenvalues (re, im), larger real part first.
+    pub eigenvalues: [(f64, f64); 2],
+    /// Spectral radius ρ(A).
+    pub spectral_radius: f64,
+    /// log ρ(A): the Lyapunov exponent per step.
+    pub lyapunov: f64,
+    /// αγ > βκ: the feedback loop beats the damping.
+    pub feedback_wins: bool,
+}
+
+impl ToyModel {
+    /// Eigenvalues from the quadratic formula: (2 − β − κ ± √((β − κ)² + 4αγ)) / 2.
+    pub fn analyse(&self) -> ToyAnalysis {
+        let mean = (2.0 - self.beta - self.kappa) / 2.0;
+        let disc = (self.beta - self.kappa).powi(2) + 4.0 * self.alpha * self.gamma;
+        let eigenvalues = if disc >= 0.0 {
+            let r = disc.sqrt() / 2.0;
+            [(mean + r, 0.0), (mean - r, 0.0)]
+        } else {
+            let r = (-disc).sqrt() / 2.0;
+            [(mean, r), (mean, -r)]
+        };
+        let spectral_radius = eigenvalues.iter().map(|(re, im)| re.hypot(*im)).fold(0.0, f64::max);
+        ToyAnalysis {
+            eigenvalues,
+            spectral_radius,
+            lyapunov: spectral_radius.ln(),
+            feedback_wins: self.alpha * self.gamma > self.beta * self.kappa,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn toy_model_matches_a_hand_computed_case() {
+        // A = [[0.9, 0.2], [0.3, 0.8]]: trace 1.7, det 0.66, λ = (1.7 ± √(2.89 − 2.64))/2 = 1.1, 0.6.
+        let a = ToyModel { alpha: 0.2, beta: 0.1, gamma: 0.3, kappa: 0.2 }.analyse();
+        assert!((a.eigenvalues[0].0 - 1.1).abs() < 1e-12 && (a.eigenvalues[1].0 - 0.6).abs() < 1e-12);
+        assert!((a.spectral_radius - 1.1).abs() < 1e-12);
+        assert!((a.lyapunov - 1.1f64.ln()).abs() < 1e-12);
+        assert!(a.feedback_wins); // 0.06 > 0.02
+        // Damped: αγ = 0.01 < βκ = 0.25 and ρ < 1.
+        let d = ToyModel { alpha: 0.1, beta: 0.5, gamma: 0.1, kappa: 0.5 }.analyse();
+        assert!(!d.feedback_wins && d.spectral_radius < 1.0 && d.lyapunov < 0.0);
+        assert!((d.spectral_radius - 0.6).abs() < 1e-12); // 0.5 ± 0.1
+    }
+
+    #[test]
+    fn trail_levels_put_the_mean_in_the_middle() {
+        let levels = trail_levels(&[0.0, 1.0, 3.0]); // mean 4/3
+        assert_eq!(levels[0], 0);
+        assert_eq!(levels[1], (255.0f32 * (1.0 / (1.0 + 4.0 / 3.0))).round() as u8);
+        assert!(levels[2] > 128);
+        assert_eq!(trail_levels(&[0.0; 4]), vec![0; 4]);
+    }
+}

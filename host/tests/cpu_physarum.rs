@@ -1,0 +1,304 @@
+//! Physarum on the CPU: the model's rules (sensors, ties, wrap-around, deposits, diffusion),
+//! image seeding, and the command line's refusals.
+
+mod common;
+
+use common::{files_in, fresh_seed, host, random_field, scratch_dir};
+use host::{
+    Device,
+    physarum::{
+        Agents, Physarum, PhysarumSetup, PhysarumVariant, ToyModel, cpu, initial_trail, trail_from_luminance,
+    },
+};
+use kernels::physarum::{
+    Params, SENSE_BILINEAR, SENSE_NEAREST, TURN_LEFT, TURN_NONE, TURN_RIGHT, agent_step, choose_turn, sample,
+    sensor_dirs, sin_cos,
+};
+
+const W: u32 = 64;
+const H: u32 = 48;
+
+fn params(jitter: f32, sensing: u32) -> Params {
+    Params::new(W, H, 5.0, std::f32::consts::FRAC_PI_4, 1.0, 1.0, 0.2, 0.01, jitter, sensing, 7)
+}
+
+#[test]
+fn sin_cos_is_accurate_over_the_heading_range() {
+    let mut worst: f64 = 0.0;
+    for i in 0..100_000 {
+        let a = i as f32 * (std::f32::consts::TAU / 100_000.0);
+        let (s, c) = sin_cos(a);
+        let (ws, wc) = (f64::from(a).sin(), f64::from(a).cos());
+        worst = worst.max((f64::from(s) - ws).abs()).max((f64::from(c) - wc).abs());
+    }
+    // About 3 ulp of 1 at worst (the reduction of angles near 2π costs a little).
+    assert!(worst < 4e-7, "worst error {worst:e}");
+}
+
+#[test]
+fn sensors_point_front_left_and_right() {
+    let p = params(0.0, SENSE_NEAREST);
+    let r = std::f32::consts::FRAC_1_SQRT_2;
+    // Heading 0 is +x; left is heading + angle (+y), right is heading − angle.
+    let [front, left, right] = sensor_dirs(0.0, &p);
+    let close = |a: (f32, f32), b: (f32, f32)| (a.0 - b.0).abs() < 1e-6 && (a.1 - b.1).abs() < 1e-6;
+    assert!(close(front, (0.0, 1.0)), "{front:?}");
+    assert!(close(left, (r, r)), "{left:?}");
+    assert!(close(right, (-r, r)), "{right:?}");
+    // Heading π/2 is +y.
+    let [front, left, _] = sensor_dirs(std::f32::consts::FRAC_PI_2, &p);
+    assert!(close(front, (1.0, 0.0)) && close(left, (r, -r)), "{front:?} {left:?}");
+}
+
+#[test]
+fn steering_follows_the_tie_rules() {
+    // A clear winner.
+    assert_eq!(choose_turn(3.0, 1.0, 2.0, 0), TURN_NONE);
+    assert_eq!(choose_turn(1.0, 3.0, 2.0, 0), TURN_LEFT);
+    assert_eq!(choose_turn(1.0, 2.0, 3.0, 0), TURN_RIGHT);
+    // All equal, or the front in a tie for the top: keep the heading.
+    for r in [0, 1] {
+        assert_eq!(choose_turn(1.0, 1.0, 1.0, r), TURN_NONE);
+        assert_eq!(choose_turn(2.0, 2.0, 1.0, r), TURN_NONE);
+        assert_eq!(choose_turn(2.0, 1.0, 2.0, r), TURN_NONE);
+    }
+    // Left and right equal and above the front: the random bit picks the side.
+    assert_eq!(choose_turn(1.0, 2.0, 2.0, 0), TURN_LEFT);
+    assert_eq!(choose_turn(1.0, 2.0, 2.0, 1), TURN_RIGHT);
+    // And over many agents, both sides come up about equally.
+    let p = params(0.0, SENSE_NEAREST);
+    let lefts = (0..10_000u32)
+        .filter(|&a| choose_turn(0.0, 1.0, 1.0, kernels::physarum::random_u32(p.seed, a, 3)) == TURN_LEFT)
+        .count();
+    assert!((4_700..=5_300).contains(&lefts), "{lefts} lefts of 10000");
+}
+
+#[test]
+fn an_agent_turns_toward_a_bright_left_sensor() {
+    let p = params(0.0, SENSE_NEAREST);
+    let mut trail = vec![0.0f32; (W * H) as usize];
+    let (y, x) = (20.5f32, 30.5f32);
+    // The left sensor of heading 0 sees (y + 5·sin 45°, x + 5·cos 45°).
+    let (sy, sx) = (y + 5.0 * std::f32::consts::FRAC_1_SQRT_2, x + 5.0 * std::f32::consts::FRAC_1_SQRT_2);
+    trail[sy as usize * W as usize + sx as usize] = 1.0;
+    let read = |c: usize| trail[c];
+    let (ny, nx, heading) = agent_step(&read, y, x, 0.0, 0, 0, &p);
+    assert!((heading - std::f32::consts::FRAC_PI_4).abs() < 1e-6, "heading {heading}");
+    // It moves one step along the sensed direction.
+    assert!((ny - (y + std::f32::consts::FRAC_1_SQRT_2)).abs() < 1e-5);
+    assert!((nx - (x + std::f32::consts::FRAC_1_SQRT_2)).abs() < 1e-5);
+}
+
+#[test]
+fn agents_wrap_around_all_four_edges() {
+    let p = params(0.0, SENSE_NEAREST);
+    let trail = vec![0.0f32; (W * H) as usize];
+    let read = |c: usize| trail[c];
+    let (w, h) = (W as f32, H as f32);
+    let half_pi = std::f32::consts::FRAC_PI_2;
+    // (y, x, heading) → expected (y, x) after one unit step on an empty trail.
+    let cases = [
+        ((10.0, w - 0.25, 0.0), (10.0, 0.75)),          // right edge, moving +x
+        ((10.0, 0.25, std::f32::consts::PI), (10.0, w - 0.75)), // left edge, moving −x
+        ((h - 0.25, 10.0, half_pi), (0.75, 10.0)),      // bottom edge, moving +y
+        ((0.25, 10.0, 3.0 * half_pi), (h - 0.75, 10.0)), // top edge, moving −y
+    ];
+    for ((y, x, heading), (wy, wx)) in cases {
+        let (ny, nx, nh) = agent_step(&read, y, x, heading, 0, 0, &p);
+        assert!((ny - wy).abs() < 1e-4 && (nx - wx).abs() < 1e-4, "from ({y}, {x}) at {heading}: ({ny}, {nx})");
+        assert!((0.0..h).contains(&ny) && (0.0..w).contains(&nx));
+        assert_eq!(nh, heading);
+    }
+    // Sensors wrap too: a bright cell just across the right edge is seen by the front sensor.
+    let mut trail = vec![0.0f32; (W * H) as usize];
+    trail[10 * W as usize + 2] = 5.0;
+    let read = |c: usize| trail[c];
+    assert_eq!(sample(&read, 10.5, (w - 3.0 + 5.0) % w, &p), 5.0);
+    // Bilinear sampling between the last column and the first.
+    let pb = params(0.0, SENSE_BILINEAR);
+    let mut trail = vec![0.0f32; (W * H) as usize];
+    trail[10 * W as usize] = 4.0; // (y 10, x 0)
+    let read = |c: usize| trail[c];
+    assert_eq!(sample(&read, 10.0, w - 0.25, &pb), 3.0);
+}
+
+#[test]
+fn n_agents_deposit_exactly_n_times_the_deposit() {
+    let seed = fresh_seed();
+    let p = params(0.0, SENSE_NEAREST);
+    let n = 100_000;
+    let setup = PhysarumSetup { width: W, height: H, agents: n, seed, ..PhysarumSetup::default() };
+    let agents = host::physarum::initial_agents(&setup);
+    let mut trail = vec![0.0f32; (W * H) as usize];
+    cpu::deposit(&agents, &mut trail, &p);
+    assert_eq!(trail.iter().map(|&t| f64::from(t)).sum::<f64>(), f64::from(n) * f64::from(p.deposit));
+    assert_eq!(cpu::count(&agents, &p).iter().map(|&c| u64::from(c)).sum::<u64>(), u64::from(n));
+}
+
+#[test]
+fn diffusion_without_decay_conserves_the_total() {
+    let seed = fresh_seed();
+    let mut p = params(0.0, SENSE_NEAREST);
+    p.decay = 0.0;
+    let trail = random_field((W * H) as usize, seed, 0.0, 10.0);
+    let total = |t: &[f32]| t.iter().map(|&x| f64::from(x)).sum::<f64>();
+    let mut t = trail.clone();
+    for _ in 0..50 {
+        t = cpu::diffuse_decay(&t, &p);
+    }
+    let (before, after) = (total(&trail), total(&t));
+    assert!(((after - before) / before).abs() < 1e-5, "{before} -> {after}");
+    // With decay, it shrinks by (1 − decay) per step.
+    p.decay = 0.01;
+    let once = total(&cpu::diffuse_decay(&trail, &p));
+    assert!((once / before - 0.99).abs() < 1e-5, "{}", once / before);
+}
+
+#[test]
+fn the_same_seed_gives_the_same_run() {
+    let setup = PhysarumSetup { width: W, height: H, agents: 3_000, jitter: 0.1, ..PhysarumSetup::default() };
+    let run = |setup: &PhysarumSetup| {
+        let mut sim = Physarum::new(setup, &Device::Cpu, PhysarumVariant::Cpu).unwrap();
+        sim.step(30).unwrap();
+        (sim.trail().unwrap(), sim.agents().unwrap())
+    };
+    let (a, b) = (run(&setup), run(&setup));
+    assert_eq!(a, b);
+    let other = run(&PhysarumSetup { seed: 2, ..setup });
+    assert_ne!(a.0, other.0);
+}
+
+#[test]
+fn image_seeding_scales_luminance() {
+    let dir = scratch_dir("physarum-image");
+    let path = dir.join("grey.png");
+    // A uniform grey image: Lanczos resizing keeps the value.
+    image::GrayImage::from_pixel(16, 8, image::Luma([51])).save(&path).unwrap();
+    let setup = PhysarumSetup {
+        width: 32,
+        height: 20,
+        init_image: Some(path),
+        image_strength: 3.0,
+        ..PhysarumSetup::default()
+    };
+    let trail = initial_trail(&setup).unwrap();
+    assert_eq!(trail.len(), 32 * 20);
+    for &t in &trail {
+        assert!((t - 3.0 * 0.2).abs() < 1e-5, "{t}");
+    }
+    assert_eq!(trail_from_luminance(&[0.0, 0.5, 1.0], 2.0), vec![0.0, 1.0, 2.0]);
+}
+
+#[test]
+fn toy_model_cli_prints_the_analysis() {
+    let out = host(
+        &scratch_dir("toy"),
+        &["physarum", "--toy-model", "--alpha", "0.2", "--beta", "0.1", "--gamma", "0.3", "--kappa", "0.2"],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(stdout.contains("eigenvalues: 1.100000, 0.600000"), "{stdout}");
+    assert!(stdout.contains("log ρ(A) = 0.095310"), "{stdout}");
+    assert!(stdout.contains("the feedback loop wins"), "{stdout}");
+    let a = ToyModel { alpha: 0.2, beta: 0.1, gamma: 0.3, kappa: 0.2 }.analyse();
+    assert!(a.feedback_wins);
+}
+
+/// A bad `physarum` command line with `--gif out.gif`: one clear message, no file left.
+fn refused(name: &str, args: &[&str], expected: &str) {
+    let dir = scratch_dir(&format!("physarum-{name}"));
+    let mut all = vec!["physarum", "--backend", "cpu", "--gif", "out.gif"];
+    for (key, default) in [("--size", "32"), ("--steps", "5"), ("--agents", "100")] {
+        if !args.contains(&key) {
+            all.extend([key, default]);
+        }
+    }
+    all.extend_from_slice(args);
+    let out = host(&dir, &all);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{name}: accepted");
+    assert!(stderr.contains(expected), "{name}: message {stderr:?} lacks {expected:?}");
+    assert!(!stderr.contains("panicked"), "{name}: {stderr}");
+    assert!(files_in(&dir).is_empty(), "{name}: left {:?}", files_in(&dir));
+}
+
+#[test]
+fn bad_physarum_input_is_refused_without_output() {
+    refused("agents0", &["--agents", "0"], "--agents must be between 1 and");
+    refused("size0", &["--size", "0"], "--width must be between 1 and 32768");
+    refused("decay-negative", &["--decay", "-0.1"], "--decay must be at least 0 and below 1");
+    refused("decay-one", &["--decay", "1"], "--decay must be at least 0 and below 1");
+    refused("diffuse", &["--diffuse", "1.5"], "--diffuse must be between 0 and 1");
+    refused("nan", &["--sensor-dist", "NaN"], "--sensor-dist must be a finite number");
+    refused("steps0", &["--steps", "0"], "--steps must be at least 1");
+    refused("image", &["--init-image", "/nonexistent/seed.png"], "cannot read /nonexistent/seed.png");
+    refused("variant", &["--variant", "fused"], "--variant fused runs on a CUDA GPU");
+    refused("palette", &["--palette", "nope"], "valid palettes: cyberpunk");
+}
+
+#[test]
+fn a_physarum_run_too_big_for_memory_is_refused() {
+    let Some(available) = host::memory::available_host_bytes() else { return };
+    // The largest run: 32768² cells (12 B each on the host) and 2³⁰ agents (24 B each).
+    let need = 12 * (32_768u64 * 32_768) + 24 * (1 << 30);
+    if available >= need {
+        eprintln!("skipped: this machine has {available} bytes available, the largest run needs {need}");
+        return;
+    }
+    let dir = scratch_dir("physarum-toobig");
+    let out = host(
+        &dir,
+        &["physarum", "--backend", "cpu", "--size", "32768", "--agents", "1073741824", "--gif", "o.gif"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("needs") && stderr.contains("GiB") && stderr.contains("host memory"), "{stderr}");
+    assert!(files_in(&dir).is_empty());
+}
+
+#[test]
+fn physarum_writes_a_gif_and_sensitivity_data() {
+    let dir = scratch_dir("physarum-run");
+    let out = host(
+        &dir,
+        &[
+            "physarum", "--backend", "cpu", "--size", "48", "--agents", "2000", "--steps", "20", "--frame-every",
+            "5", "--palette", "terrain", "--gif", "p.gif",
+        ],
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let decoder = gif::DecodeOptions::new().read_info(std::fs::File::open(dir.join("p.gif")).unwrap()).unwrap();
+    assert_eq!((decoder.width(), decoder.height()), (48, 48));
+    let out = host(
+        &dir,
+        &[
+            "physarum", "--backend", "cpu", "--size", "48", "--agents", "2000", "--steps", "40", "--init", "ring", "--sensitivity",
+            "--perturb", "trail", "--epsilon", "0.01", "--data", "d.tsv",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("perturbed centre trail cell + 1e-2"), "{stdout}");
+    let data = std::fs::read_to_string(dir.join("d.tsv")).unwrap();
+    assert_eq!(data.lines().count(), 41);
+    // The trail perturbation is there from the first step.
+    let first: f64 = data.lines().nth(1).unwrap().split('\t').nth(1).unwrap().parse().unwrap();
+    assert!(first > 0.0 && first < 0.01, "{first}");
+    assert_eq!(files_in(&dir), vec!["d.tsv", "p.gif"]);
+}
+
+#[test]
+fn agents_by_init_start_where_documented() {
+    for init in [host::physarum::AgentInit::Disc, host::physarum::AgentInit::Ring] {
+        let setup = PhysarumSetup { width: 100, height: 80, agents: 5_000, init, ..PhysarumSetup::default() };
+        let Agents { y, x, heading } = host::physarum::initial_agents(&setup);
+        for i in 0..y.len() {
+            let r = (y[i] - 40.0).hypot(x[i] - 50.0);
+            match init {
+                host::physarum::AgentInit::Disc => assert!(r <= 0.35 * 80.0 + 1e-3, "r {r}"),
+                _ => assert!((r - 0.4 * 80.0).abs() <= 0.5, "r {r}"),
+            }
+            assert!((0.0..std::f32::consts::TAU).contains(&heading[i]));
+        }
+    }
+}

@@ -1,0 +1,255 @@
+//! GPU tests of the Physarum kernels and variants against the CPU reference, on fresh random
+//! agents and trails at odd sizes. Run on a machine with a CUDA GPU:
+//! `cargo test --release -- --ignored`.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::{fresh_seed, random_field};
+use cudarc::driver::CudaSlice;
+use host::{
+    Device,
+    cuda::Gpu,
+    physarum::{
+        Agents, Physarum, PhysarumSetup, PhysarumVariant, Sensing, cpu,
+        cuda::{self, ParamsArg},
+        initial_agents,
+    },
+};
+use kernels::physarum::Params;
+
+const W: u32 = 333;
+const H: u32 = 217;
+const CELLS: usize = (W * H) as usize;
+const AGENTS: u32 = 200_003;
+
+fn gpu() -> Arc<Gpu> {
+    Gpu::open().expect("GPU tests need a CUDA GPU")
+}
+
+fn up<T: cudarc::driver::DeviceRepr>(gpu: &Gpu, data: &[T]) -> CudaSlice<T> {
+    gpu.stream().clone_htod(data).unwrap()
+}
+
+fn down<T: cudarc::driver::DeviceRepr + Default + Clone>(gpu: &Gpu, data: &CudaSlice<T>) -> Vec<T> {
+    let out = gpu.stream().clone_dtoh(data).unwrap();
+    gpu.synchronize().unwrap();
+    out
+}
+
+fn setup(seed: u64, sensing: Sensing, jitter: f32) -> PhysarumSetup {
+    PhysarumSetup { width: W, height: H, agents: AGENTS, seed, sensing, jitter, ..PhysarumSetup::default() }
+}
+
+/// Random agents (by the setup's seed) and a random trail.
+fn state(setup: &PhysarumSetup) -> (Agents, Vec<f32>) {
+    (initial_agents(setup), random_field(CELLS, setup.seed ^ 0xabc, 0.0, 5.0))
+}
+
+fn interleave(a: &Agents) -> Vec<f32> {
+    a.y.iter().zip(&a.x).flat_map(|(&y, &x)| [y, x]).collect()
+}
+
+/// Every sensing mode and jitter setting the tests cover.
+fn cases(seed: u64) -> Vec<PhysarumSetup> {
+    vec![
+        setup(seed, Sensing::Nearest, 0.0),
+        setup(seed.wrapping_add(1), Sensing::Bilinear, 0.0),
+        setup(seed.wrapping_add(2), Sensing::Nearest, 0.3),
+    ]
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn agent_kernels_match_cpu() {
+    let (gpu, seed) = (gpu(), fresh_seed());
+    for s in cases(seed) {
+        let p: Params = s.params();
+        let (agents, trail) = state(&s);
+        let mut want = agents.clone();
+        cpu::move_agents(&mut want, &trail, 5, &p);
+        let d_trail = up(&gpu, &trail);
+
+        // Fused: sense, steer and move in one kernel.
+        let (mut pos, mut heading) = (up(&gpu, &interleave(&agents)), up(&gpu, &agents.heading));
+        cuda::launch_sense_move(&gpu, &mut pos, &mut heading, &d_trail, AGENTS, 5, ParamsArg(p)).unwrap();
+        assert_eq!(down(&gpu, &pos), interleave(&want), "sense_move positions, {:?}", s.sensing);
+        assert_eq!(down(&gpu, &heading), want.heading, "sense_move headings");
+
+        // Unfused: offsets, sample, argmax, steer, move.
+        let (mut pos, mut heading) = (up(&gpu, &interleave(&agents)), up(&gpu, &agents.heading));
+        let n = AGENTS as usize;
+        let mut dirs = up(&gpu, &vec![f32::NAN; 6 * n]);
+        let mut readings = up(&gpu, &vec![f32::NAN; 3 * n]);
+        let mut turns = up(&gpu, &vec![7i32; n]);
+        let pa = ParamsArg(p);
+        cuda::launch_offsets(&gpu, &heading, &mut dirs, AGENTS, pa).unwrap();
+        let want_dirs: Vec<f32> = agents
+            .heading
+            .iter()
+            .flat_map(|&h| kernels::physarum::sensor_dirs(h, &p).into_iter().flat_map(|(a, b)| [a, b]))
+            .collect();
+        assert_eq!(down(&gpu, &dirs), want_dirs, "offsets");
+        cuda::launch_sample(&gpu, &pos, &dirs, &d_trail, &mut readings, AGENTS, pa).unwrap();
+        cuda::launch_argmax(&gpu, &readings, &mut turns, AGENTS, 5, pa).unwrap();
+        let turn_counts = down(&gpu, &turns).iter().fold([0usize; 3], |mut c, &t| {
+            c[(t + 1) as usize] += 1;
+            c
+        });
+        assert!(turn_counts.iter().all(|&c| c > 0), "all three turns occur: {turn_counts:?}");
+        cuda::launch_steer(&gpu, &mut heading, &turns, AGENTS, 5, pa).unwrap();
+        cuda::launch_move(&gpu, &mut pos, &dirs, &turns, &heading, AGENTS, pa).unwrap();
+        assert_eq!(down(&gpu, &pos), interleave(&want), "unfused positions");
+        assert_eq!(down(&gpu, &heading), want.heading, "unfused headings");
+
+        // Optimized: struct of arrays, deposits counted.
+        let (mut y, mut x, mut h) = (up(&gpu, &agents.y), up(&gpu, &agents.x), up(&gpu, &agents.heading));
+        let mut counts = up(&gpu, &vec![0u32; CELLS]);
+        cuda::launch_agents(&gpu, &mut y, &mut x, &mut h, &d_trail, &mut counts, AGENTS, 5, pa).unwrap();
+        assert_eq!(down(&gpu, &y), want.y, "agents y");
+        assert_eq!(down(&gpu, &x), want.x, "agents x");
+        assert_eq!(down(&gpu, &h), want.heading, "agents heading");
+        assert_eq!(down(&gpu, &counts), cpu::count(&want, &p), "agents counts");
+        eprintln!("{:?} jitter {}: agent kernels bit-identical to the CPU", s.sensing, s.jitter);
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn trail_kernels_match_cpu() {
+    let (gpu, seed) = (gpu(), fresh_seed());
+    let s = setup(seed, Sensing::Nearest, 0.0);
+    let p = s.params();
+    let pa = ParamsArg(p);
+    let (agents, trail) = state(&s);
+
+    // Deposit (float atomics): the same float as the CPU's adds in agent order.
+    let mut want = trail.clone();
+    cpu::deposit(&agents, &mut want, &p);
+    let mut d_trail = up(&gpu, &trail);
+    cuda::launch_deposit(&gpu, &up(&gpu, &interleave(&agents)), &mut d_trail, AGENTS, pa).unwrap();
+    assert_eq!(down(&gpu, &d_trail), want, "deposit");
+
+    // Blur, blend, decay; and the fused diffuse+decay.
+    let mut mean = up(&gpu, &vec![f32::NAN; CELLS]);
+    cuda::launch_blur(&gpu, &d_trail, &mut mean, pa).unwrap();
+    assert_eq!(down(&gpu, &mean), cpu::blur(&want, &p), "blur");
+    let mut fused = up(&gpu, &vec![f32::NAN; CELLS]);
+    cuda::launch_diffuse_decay(&gpu, &d_trail, &mut fused, pa).unwrap();
+    cuda::launch_blend(&gpu, &mut d_trail, &mean, pa).unwrap();
+    cuda::launch_decay(&gpu, &mut d_trail, pa).unwrap();
+    let want_next = cpu::diffuse_decay(&want, &p);
+    assert_eq!(down(&gpu, &d_trail), want_next, "blur + blend + decay");
+    assert_eq!(down(&gpu, &fused), want_next, "diffuse_decay");
+
+    // The optimized trail pass: deposits from counts, diffusion, decay, and the clear.
+    let counts = up(&gpu, &cpu::count(&agents, &p));
+    let mut clear = up(&gpu, &vec![9u32; CELLS]);
+    let mut out = up(&gpu, &vec![f32::NAN; CELLS]);
+    cuda::launch_trail(&gpu, &up(&gpu, &trail), &counts, &mut clear, &mut out, pa).unwrap();
+    assert_eq!(down(&gpu, &out), want_next, "trail");
+    assert!(down(&gpu, &clear).iter().all(|&c| c == 0), "trail clears the other counts");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn all_agents_in_one_cell_deposit_the_exact_total() {
+    let gpu = gpu();
+    let n = 1_000_000u32;
+    let p = setup(1, Sensing::Nearest, 0.0).params();
+    let pa = ParamsArg(p);
+    let pos: Vec<f32> = (0..n).flat_map(|_| [100.5f32, 200.25]).collect();
+    let mut trail = up(&gpu, &vec![0.0f32; CELLS]);
+    cuda::launch_deposit(&gpu, &up(&gpu, &pos), &mut trail, n, pa).unwrap();
+    let t = down(&gpu, &trail);
+    let cell = 100 * W as usize + 200;
+    assert_eq!(t[cell], n as f32, "float atomics");
+    assert_eq!(t.iter().map(|&x| f64::from(x)).sum::<f64>(), f64::from(n));
+    // The optimized agent pass counts them with integer atomics.
+    let agents = Agents { y: vec![100.5; n as usize], x: vec![200.25; n as usize], heading: vec![0.0; n as usize] };
+    let mut expected = agents.clone();
+    cpu::move_agents(&mut expected, &vec![0.0; CELLS], 0, &p);
+    let (mut y, mut x, mut h) = (up(&gpu, &agents.y), up(&gpu, &agents.x), up(&gpu, &agents.heading));
+    let mut counts = up(&gpu, &vec![0u32; CELLS]);
+    cuda::launch_agents(&gpu, &mut y, &mut x, &mut h, &up(&gpu, &vec![0.0; CELLS]), &mut counts, n, 0, pa)
+        .unwrap();
+    let c = down(&gpu, &counts);
+    assert_eq!(c[100 * W as usize + 201], n, "all moved one cell right and were counted");
+    assert_eq!(c.iter().map(|&k| u64::from(k)).sum::<u64>(), u64::from(n));
+}
+
+/// Runs `variant` for `steps` steps and returns its trail and agents.
+fn run(setup: &PhysarumSetup, device: &Device, variant: PhysarumVariant, steps: u32) -> (Vec<f32>, Agents) {
+    let mut sim = Physarum::new(setup, device, variant).unwrap();
+    sim.step(steps).unwrap();
+    (sim.trail().unwrap(), sim.agents().unwrap())
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_variant_matches_cpu_after_100_steps() {
+    let (gpu, seed) = (gpu(), fresh_seed());
+    let device = Device::Cuda(gpu);
+    for s in cases(seed) {
+        let (want_trail, want_agents) = run(&s, &Device::Cpu, PhysarumVariant::Cpu, 100);
+        for variant in PhysarumVariant::GPU {
+            let (trail, agents) = run(&s, &device, variant, 100);
+            let same = (0..agents.len())
+                .filter(|&i| {
+                    agents.y[i] == want_agents.y[i]
+                        && agents.x[i] == want_agents.x[i]
+                        && agents.heading[i] == want_agents.heading[i]
+                })
+                .count();
+            let fraction = same as f64 / agents.len() as f64;
+            let norm = want_trail.iter().map(|&t| f64::from(t).powi(2)).sum::<f64>().sqrt();
+            let diff =
+                trail.iter().zip(&want_trail).map(|(&a, &b)| (f64::from(a) - f64::from(b)).powi(2)).sum::<f64>();
+            let relative = diff.sqrt() / norm;
+            eprintln!(
+                "{} {:?} jitter {}: {:.4}% of agents identical, trail relative L2 error {relative:.2e}",
+                variant.name(),
+                s.sensing,
+                s.jitter,
+                100.0 * fraction
+            );
+            // The kernels use the CPU's expressions: we expect every bit to agree, and allow
+            // one agent in 10⁴ and a relative trail error of 10⁻⁴ for a tie flipped by
+            // rounding.
+            assert!(fraction >= 0.9999, "{}: {fraction}", variant.name());
+            assert!(relative <= 1e-4, "{}: {relative}", variant.name());
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_same_seed_gives_the_same_field_on_two_runs() {
+    let (gpu, seed) = (gpu(), fresh_seed());
+    let device = Device::Cuda(gpu);
+    let s = setup(seed, Sensing::Nearest, 0.2);
+    for variant in PhysarumVariant::GPU {
+        let a = run(&s, &device, variant, 50);
+        let b = run(&s, &device, variant, 50);
+        assert!(a == b, "{}: two runs differ", variant.name());
+    }
+    let other = run(&setup(seed.wrapping_add(99), Sensing::Nearest, 0.2), &device, PhysarumVariant::Optimized, 50);
+    assert!(other.0 != run(&s, &device, PhysarumVariant::Optimized, 50).0, "a different seed changes the run");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn sensitivity_runs_on_the_gpu_as_on_the_cpu() {
+    let seed = fresh_seed();
+    let s = PhysarumSetup { width: 96, height: 80, agents: 4_000, seed, ..PhysarumSetup::default() };
+    let trail = host::physarum::sensitivity::Perturb::Trail;
+    let on = |device: &Device, variant| {
+        host::physarum::sensitivity::run(&s, device, variant, trail, 0.01, 60, || {}).unwrap().distances
+    };
+    let gpu = on(&Device::Cuda(gpu()), PhysarumVariant::Optimized);
+    let cpu = on(&Device::Cpu, PhysarumVariant::Cpu);
+    for (step, (g, c)) in gpu.iter().zip(&cpu).enumerate() {
+        assert!((g - c).abs() <= 1e-3 * c.max(1e-6), "step {}: gpu {g} cpu {c}", step + 1);
+    }
+}

@@ -1,0 +1,693 @@
+//! Physarum (slime mould): agents that sense a trail map, steer toward the strongest reading,
+//! move, and deposit; the trail diffuses (3×3 mean, blended) and decays.
+//!
+//! The model, step by step (one step = all agents, then the trail):
+//! 1. **Sense.** Agent at (y, x) with heading θ reads the trail at three points at distance
+//!    `sensor_dist`: front (θ), left (θ + `sensor_angle`) and right (θ − `sensor_angle`), by the
+//!    cell containing the point (`nearest`, the Triton kernel's rule: cell (i, j) covers
+//!    [i, i+1) × [j, j+1)) or bilinearly between cell values placed at integer coordinates
+//!    (`bilinear`, PyTorch's `grid_sample(align_corners=True)`, but periodic).
+//! 2. **Steer**, with explicit tie rules ([`choose_turn`]): the front wins every tie it is part
+//!    of (so all-equal keeps the heading); otherwise the larger of left and right; when left
+//!    and right are equal and above the front, a random side. Then an optional jitter adds a
+//!    uniform angle in [−`jitter`, `jitter`].
+//! 3. **Move** `step_size` along the direction that was sensed (with jitter, along the new
+//!    heading), wrapping around the edges.
+//! 4. **Deposit** `deposit` on the cell containing the new position.
+//! 5. **Diffuse and decay**: `t ← ((1−s)·t + s·mean₃ₓ₃(t))·(1−decay)`, periodic.
+//!
+//! Random numbers are counter-based ([`random_u32`] of seed, agent id and step), so a run is
+//! reproducible from its seed and independent of launch shapes and of agent order. Angles are
+//! kept in [0, 2π), and sines come from [`sin_cos`], a polynomial that is the same code on the
+//! CPU and the GPU: every variant computes bit-identical agents and trails as the CPU
+//! reference (deposits of one fixed amount give the same float whatever their order).
+//!
+//! The kernels follow the write-up's progression, and go past it:
+//! 1. **unfused**: one kernel per PyTorch operation ([`physarum_offsets`], [`physarum_sample`],
+//!    [`physarum_argmax`], [`physarum_steer`], [`physarum_move`], [`physarum_deposit`],
+//!    [`physarum_blur`], [`physarum_blend`], [`physarum_decay`]): nine launches per step.
+//! 2. **fused**: the write-up's Triton kernels: [`physarum_sense_move`] (sense, steer and
+//!    move in registers), [`physarum_deposit`] (float atomics), [`physarum_diffuse_decay`].
+//! 3. **optimized**: [`physarum_agents`] (struct-of-arrays state, deposit counted with integer
+//!    atomics in the same pass) and [`physarum_trail`] (the deposits, diffusion and decay in
+//!    one shared-memory tiled pass that also clears last step's counts).
+
+use crate::kernel;
+#[cfg(target_arch = "nvptx64")]
+use crate::{cuda_std::thread, shared_array};
+
+/// 2π as an `f32`.
+pub const TAU: f32 = core::f32::consts::TAU;
+
+/// How sensors read the trail.
+pub const SENSE_NEAREST: u32 = 0;
+/// Bilinear interpolation between the four surrounding cell values.
+pub const SENSE_BILINEAR: u32 = 1;
+
+/// The model's parameters, passed to the kernels by value. Build with [`Params::new`], which
+/// fills in the derived fields.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
+pub struct Params {
+    pub width: u32,
+    pub height: u32,
+    pub sensor_dist: f32,
+    pub sensor_angle: f32,
+    pub step_size: f32,
+    pub deposit: f32,
+    /// Blend weight `s` of the 3×3 mean.
+    pub diffuse: f32,
+    /// Fraction of the trail lost per step.
+    pub decay: f32,
+    /// Largest random heading change per step, radians (0: none).
+    pub jitter: f32,
+    /// [`SENSE_NEAREST`] or [`SENSE_BILINEAR`].
+    pub sensing: u32,
+    /// Low 32 bits of the seed (the high bits are folded in by the host).
+    pub seed: u32,
+    /// cos and sin of `sensor_angle` (derived).
+    pub cos_sensor: f32,
+    pub sin_sensor: f32,
+}
+
+impl Params {
+    /// Parameters with the derived fields computed (by the same [`sin_cos`] everywhere).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        width: u32,
+        height: u32,
+        sensor_dist: f32,
+        sensor_angle: f32,
+        step_size: f32,
+        deposit: f32,
+        diffuse: f32,
+        decay: f32,
+        jitter: f32,
+        sensing: u32,
+        seed: u32,
+    ) -> Self {
+        let (sin_sensor, cos_sensor) = sin_cos(wrap_angle(sensor_angle));
+        Self {
+            width,
+            height,
+            sensor_dist,
+            sensor_angle,
+            step_size,
+            deposit,
+            diffuse,
+            decay,
+            jitter,
+            sensing,
+            seed,
+            cos_sensor,
+            sin_sensor,
+        }
+    }
+}
+
+/// lowbias32 (Wellons): a fast 32-bit integer hash with good avalanche.
+#[inline(always)]
+pub fn mix32(mut x: u32) -> u32 {
+    x ^= x >> 16;
+    x = x.wrapping_mul(0x7feb_352d);
+    x ^= x >> 15;
+    x = x.wrapping_mul(0x846c_a68b);
+    x ^ (x >> 16)
+}
+
+/// The counter-based random number of `agent` at `step`: a hash of (seed, agent, step).
+#[inline(always)]
+pub fn random_u32(seed: u32, agent: u32, step: u32) -> u32 {
+    mix32(mix32(mix32(seed ^ 0x9e37_79b9) ^ agent) ^ step.wrapping_mul(0x85eb_ca6b))
+}
+
+/// The top 24 bits of `r` as a float in [0, 1).
+#[inline(always)]
+pub fn unit_f32(r: u32) -> f32 {
+    (r >> 8) as f32 * (1.0 / 16_777_216.0)
+}
+
+/// `x mod n` into [0, n) for a float coordinate on a periodic axis of length `n`.
+#[inline(always)]
+pub fn wrap_coord(x: f32, n: f32) -> f32 {
+    let mut r = x - core::f32::math::floor(x / n) * n;
+    if r < 0.0 {
+        r += n;
+    }
+    if r >= n { 0.0 } else { r }
+}
+
+/// An angle reduced into [0, 2π).
+#[inline(always)]
+pub fn wrap_angle(a: f32) -> f32 {
+    wrap_coord(a, TAU)
+}
+
+/// (sin a, cos a): a quadrant reduction with a two-part π/2, then the Cephes single
+/// precision polynomials on [−π/4, π/4]; about 1 ulp for |a| up to a few thousand. The same
+/// code runs on the CPU and the GPU, so both get the same bits.
+#[inline(always)]
+pub fn sin_cos(a: f32) -> (f32, f32) {
+    const FRAC_2_PI: f32 = core::f32::consts::FRAC_2_PI;
+    const PIO2_HI: f32 = 1.570_312_5; // π/2 to 11 bits: k·PIO2_HI is exact for small k
+    const PIO2_LO: f32 = 4.837_512_7e-4; // π/2 − PIO2_HI
+    let k = core::f32::math::floor(a * FRAC_2_PI + 0.5);
+    let r = (a - k * PIO2_HI) - k * PIO2_LO;
+    let z = r * r;
+    let s = r + r * z * (-1.666_665_5e-1 + z * (8.332_161e-3 + z * -1.951_529_6e-4));
+    let c = 1.0 - 0.5 * z + z * z * (4.166_664_6e-2 + z * (-1.388_731_6e-3 + z * 2.443_315_7e-5));
+    match (k as i32) & 3 {
+        0 => (s, c),
+        1 => (c, -s),
+        2 => (-s, -c),
+        _ => (-c, s),
+    }
+}
+
+/// The three sensing directions (unit vectors, (dy, dx)): front, left (+angle), right
+/// (−angle), from the heading's sine and cosine by rotation.
+#[inline(always)]
+pub fn sensor_dirs(heading: f32, p: &Params) -> [(f32, f32); 3] {
+    let (s, c) = sin_cos(heading);
+    let (cs, ss) = (p.cos_sensor, p.sin_sensor);
+    [(s, c), (s * cs + c * ss, c * cs - s * ss), (s * cs - c * ss, c * cs + s * ss)]
+}
+
+/// The point at distance `dist` along `dir` from (y, x), wrapped onto the grid.
+#[inline(always)]
+pub fn ahead(y: f32, x: f32, dir: (f32, f32), dist: f32, p: &Params) -> (f32, f32) {
+    (wrap_coord(y + dist * dir.0, p.height as f32), wrap_coord(x + dist * dir.1, p.width as f32))
+}
+
+/// The flat index of the cell containing the wrapped point (y, x).
+#[inline(always)]
+pub fn cell_of(y: f32, x: f32, p: &Params) -> usize {
+    let iy = (y as u32).min(p.height - 1);
+    let ix = (x as u32).min(p.width - 1);
+    iy as usize * p.width as usize + ix as usize
+}
+
+/// The trail at the wrapped point (y, x), by `p.sensing`; `read(i)` returns cell `i`.
+#[inline(always)]
+pub fn sample<F: Fn(usize) -> f32>(read: &F, y: f32, x: f32, p: &Params) -> f32 {
+    if p.sensing == SENSE_NEAREST {
+        return read(cell_of(y, x, p));
+    }
+    let (y0f, x0f) = (core::f32::math::floor(y), core::f32::math::floor(x));
+    let (fy, fx) = (y - y0f, x - x0f);
+    let y0 = (y0f as u32).min(p.height - 1);
+    let x0 = (x0f as u32).min(p.width - 1);
+    let y1 = if y0 + 1 == p.height { 0 } else { y0 + 1 };
+    let x1 = if x0 + 1 == p.width { 0 } else { x0 + 1 };
+    let w = p.width as usize;
+    let at = |yy: u32, xx: u32| read(yy as usize * w + xx as usize);
+    let top = (1.0 - fx) * at(y0, x0) + fx * at(y0, x1);
+    let bottom = (1.0 - fx) * at(y1, x0) + fx * at(y1, x1);
+    (1.0 - fy) * top + fy * bottom
+}
+
+/// Keep the heading.
+pub const TURN_NONE: i32 = 0;
+/// Turn by +`sensor_angle`.
+pub const TURN_LEFT: i32 = 1;
+/// Turn by −`sensor_angle`.
+pub const TURN_RIGHT: i32 = -1;
+
+/// The steering decision from the three readings, with the documented tie rules: the front
+/// wins any tie it is part of; left and right equal and above the front: a random side
+/// (bit 0 of `random`).
+#[inline(always)]
+pub fn choose_turn(front: f32, left: f32, right: f32, random: u32) -> i32 {
+    if front >= left && front >= right {
+        TURN_NONE
+    } else if left > right {
+        TURN_LEFT
+    } else if right > left {
+        TURN_RIGHT
+    } else if random & 1 == 0 {
+        TURN_LEFT
+    } else {
+        TURN_RIGHT
+    }
+}
+
+/// The new heading after `turn`, plus the jitter drawn from bits 8..32 of `random`.
+#[inline(always)]
+pub fn steer(heading: f32, turn: i32, random: u32, p: &Params) -> f32 {
+    let mut h = heading + turn as f32 * p.sensor_angle;
+    if p.jitter > 0.0 {
+        h += p.jitter * (2.0 * unit_f32(random) - 1.0);
+    }
+    wrap_angle(h)
+}
+
+/// The direction an agent moves in: the sensed direction it chose, or (with jitter) the
+/// direction of its new heading.
+#[inline(always)]
+pub fn move_dir(dirs: &[(f32, f32); 3], turn: i32, new_heading: f32, p: &Params) -> (f32, f32) {
+    if p.jitter > 0.0 {
+        return sin_cos(new_heading);
+    }
+    match turn {
+        TURN_LEFT => dirs[1],
+        TURN_RIGHT => dirs[2],
+        _ => dirs[0],
+    }
+}
+
+/// One agent's whole step (sense, steer, move): the new (y, x, heading).
+#[inline(always)]
+pub fn agent_step<F: Fn(usize) -> f32>(
+    read: &F,
+    y: f32,
+    x: f32,
+    heading: f32,
+    agent: u32,
+    step: u32,
+    p: &Params,
+) -> (f32, f32, f32) {
+    let dirs = sensor_dirs(heading, p);
+    let [front, left, right] = dirs.map(|d| {
+        let (sy, sx) = ahead(y, x, d, p.sensor_dist, p);
+        sample(read, sy, sx, p)
+    });
+    let random = random_u32(p.seed, agent, step);
+    let turn = choose_turn(front, left, right, random);
+    let new_heading = steer(heading, turn, random, p);
+    let (ny, nx) = ahead(y, x, move_dir(&dirs, turn, new_heading, p), p.step_size, p);
+    (ny, nx, new_heading)
+}
+
+/// The sum of the 3×3 neighbourhood, in a fixed order (rows top to bottom, left to right).
+#[inline(always)]
+pub fn sum9(rows: [[f32; 3]; 3]) -> f32 {
+    let r = rows.map(|r| r[0] + r[1] + r[2]);
+    r[0] + r[1] + r[2]
+}
+
+/// The 3×3 mean from [`sum9`].
+#[inline(always)]
+pub fn mean9(sum: f32) -> f32 {
+    sum * (1.0 / 9.0)
+}
+
+/// `(1−s)·t + s·mean`.
+#[inline(always)]
+pub fn blend(t: f32, mean: f32, p: &Params) -> f32 {
+    (1.0 - p.diffuse) * t + p.diffuse * mean
+}
+
+/// `t·(1−decay)`.
+#[inline(always)]
+pub fn decay(t: f32, p: &Params) -> f32 {
+    t * (1.0 - p.decay)
+}
+
+/// A cell's trail after `count` deposits, added one at a time (the same float as `count`
+/// atomic adds of `deposit` in any order).
+#[inline(always)]
+pub fn add_deposits(mut t: f32, count: u32, p: &Params) -> f32 {
+    for _ in 0..count {
+        t += p.deposit;
+    }
+    t
+}
+
+/// The flat indices of row `y`'s periodic neighbours above and below, and of column `x`'s
+/// left and right: `([up, here, down] row starts, [left, x, right])`.
+#[inline(always)]
+pub fn neighbourhood(x: u32, y: u32, p: &Params) -> ([usize; 3], [usize; 3]) {
+    let (w, h) = (p.width, p.height);
+    let up = if y == 0 { h - 1 } else { y - 1 };
+    let down = if y + 1 == h { 0 } else { y + 1 };
+    let left = if x == 0 { w - 1 } else { x - 1 };
+    let right = if x + 1 == w { 0 } else { x + 1 };
+    let row = |r: u32| r as usize * w as usize;
+    ([row(up), row(y), row(down)], [left as usize, x as usize, right as usize])
+}
+
+// ---------------------------------------------------------------------------------------
+// Kernels
+// ---------------------------------------------------------------------------------------
+
+/// Reads a float through the read-only data cache (`ld.global.nc`).
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+unsafe fn load_nc(ptr: *const f32) -> f32 {
+    let value: f32;
+    // SAFETY: the caller guarantees `ptr` is a valid global address not written during the
+    // kernel.
+    unsafe {
+        core::arch::asm!(
+            "ld.global.nc.f32 {v}, [{p}];",
+            v = out(reg32) value,
+            p = in(reg64) ptr,
+            options(readonly, nostack, preserves_flags),
+        );
+    }
+    value
+}
+
+/// Unfused 1/9, "offsets": the three sensing directions of each agent.
+///
+/// Thread mapping: one thread per agent. Bytes per agent: reads the heading (4 B), writes
+/// six floats (24 B).
+#[kernel]
+pub unsafe fn physarum_offsets(heading: *const f32, dirs: *mut [f32; 6], n: u32, p: Params) {
+    let i = thread::index_1d();
+    if i >= n {
+        return;
+    }
+    // SAFETY: i < n, the length of both arrays.
+    unsafe {
+        let d = sensor_dirs(*heading.add(i as usize), &p);
+        *dirs.add(i as usize) = [d[0].0, d[0].1, d[1].0, d[1].1, d[2].0, d[2].1];
+    }
+}
+
+/// Unfused 2/9, "sample": the sensor points and the trail there.
+///
+/// Thread mapping: one thread per agent. Bytes per agent: reads the position and directions
+/// (32 B) and three trail values (scattered), writes three readings (12 B).
+#[kernel]
+pub unsafe fn physarum_sample(
+    pos: *const [f32; 2],
+    dirs: *const [f32; 6],
+    trail: *const f32,
+    readings: *mut [f32; 3],
+    n: u32,
+    p: Params,
+) {
+    let i = thread::index_1d() as usize;
+    if i >= n as usize {
+        return;
+    }
+    // SAFETY: i < n; cell indices are inside the trail by construction.
+    unsafe {
+        let [y, x] = *pos.add(i);
+        let d = *dirs.add(i);
+        let read = |c: usize| *trail.add(c);
+        let mut out = [0.0f32; 3];
+        for (k, o) in out.iter_mut().enumerate() {
+            let (sy, sx) = ahead(y, x, (d[2 * k], d[2 * k + 1]), p.sensor_dist, &p);
+            *o = sample(&read, sy, sx, &p);
+        }
+        *readings.add(i) = out;
+    }
+}
+
+/// Unfused 3/9, "argmax": the turn chosen from the readings, ties broken by the rules.
+///
+/// Thread mapping: one thread per agent. Bytes per agent: 12 B read, 4 B written.
+#[kernel]
+pub unsafe fn physarum_argmax(readings: *const [f32; 3], turns: *mut i32, n: u32, step: u32, p: Params) {
+    let i = thread::index_1d();
+    if i >= n {
+        return;
+    }
+    // SAFETY: i < n.
+    unsafe {
+        let [front, left, right] = *readings.add(i as usize);
+        *turns.add(i as usize) = choose_turn(front, left, right, random_u32(p.seed, i, step));
+    }
+}
+
+/// Unfused 4/9, "steer": the new heading.
+///
+/// Thread mapping: one thread per agent. Bytes per agent: 8 B read, 4 B written.
+#[kernel]
+pub unsafe fn physarum_steer(heading: *mut f32, turns: *const i32, n: u32, step: u32, p: Params) {
+    let i = thread::index_1d();
+    if i >= n {
+        return;
+    }
+    // SAFETY: i < n.
+    unsafe {
+        let h = heading.add(i as usize);
+        *h = steer(*h, *turns.add(i as usize), random_u32(p.seed, i, step), &p);
+    }
+}
+
+/// Unfused 5/9, "move": one step along the chosen direction, wrapped.
+///
+/// Thread mapping: one thread per agent. Bytes per agent: 40 B read, 8 B written.
+#[kernel]
+pub unsafe fn physarum_move(
+    pos: *mut [f32; 2],
+    dirs: *const [f32; 6],
+    turns: *const i32,
+    heading: *const f32,
+    n: u32,
+    p: Params,
+) {
+    let i = thread::index_1d() as usize;
+    if i >= n as usize {
+        return;
+    }
+    // SAFETY: i < n.
+    unsafe {
+        let d = *dirs.add(i);
+        let dirs3 = [(d[0], d[1]), (d[2], d[3]), (d[4], d[5])];
+        let dir = move_dir(&dirs3, *turns.add(i), *heading.add(i), &p);
+        let [y, x] = *pos.add(i);
+        let (ny, nx) = ahead(y, x, dir, p.step_size, &p);
+        *pos.add(i) = [ny, nx];
+    }
+}
+
+/// Unfused 6/9 and fused 2/3, "deposit": `deposit` added atomically to the agent's cell (the
+/// write-up's `tl.atomic_add`).
+///
+/// Thread mapping: one thread per agent. Bytes per agent: 8 B read, one 4 B atomic.
+#[kernel]
+pub unsafe fn physarum_deposit(pos: *const [f32; 2], trail: *mut f32, n: u32, p: Params) {
+    let i = thread::index_1d() as usize;
+    if i >= n as usize {
+        return;
+    }
+    // SAFETY: i < n; the cell is inside the trail.
+    unsafe {
+        let [y, x] = *pos.add(i);
+        crate::cuda_std::atomic::atomic_add_f32(trail.add(cell_of(y, x, &p)), p.deposit);
+    }
+}
+
+/// The 3×3 neighbourhood of (x, y) read from `trail`.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+unsafe fn gather9(trail: *const f32, x: u32, y: u32, p: &Params) -> [[f32; 3]; 3] {
+    let (rows, cols) = neighbourhood(x, y, p);
+    // SAFETY: all indices lie inside the trail.
+    rows.map(|r| cols.map(|c| unsafe { load_nc(trail.add(r + c)) }))
+}
+
+/// Unfused 7/9, "blur": the 3×3 periodic mean.
+///
+/// Thread mapping: one thread per cell of a 2-D launch. Bytes per cell: 4 B read (the other
+/// eight reads hit in cache), 4 B written.
+#[kernel]
+pub unsafe fn physarum_blur(trail: *const f32, mean: *mut f32, p: Params) {
+    let (x, y) = thread::index_2d();
+    if x >= p.width || y >= p.height {
+        return;
+    }
+    // SAFETY: inside the grid.
+    unsafe { *mean.add(y as usize * p.width as usize + x as usize) = mean9(sum9(gather9(trail, x, y, &p))) }
+}
+
+/// Unfused 8/9, "blend": `t ← (1−s)·t + s·mean`.
+///
+/// Thread mapping: one thread per cell. Bytes per cell: 8 B read, 4 B written.
+#[kernel]
+pub unsafe fn physarum_blend(trail: *mut f32, mean: *const f32, cells: u32, p: Params) {
+    let i = thread::index_1d() as usize;
+    if i >= cells as usize {
+        return;
+    }
+    // SAFETY: i < cells.
+    unsafe { *trail.add(i) = blend(*trail.add(i), *mean.add(i), &p) }
+}
+
+/// Unfused 9/9, "decay": `t ← t·(1−decay)`.
+///
+/// Thread mapping: one thread per cell. Bytes per cell: 4 B read, 4 B written.
+#[kernel]
+pub unsafe fn physarum_decay(trail: *mut f32, cells: u32, p: Params) {
+    let i = thread::index_1d() as usize;
+    if i >= cells as usize {
+        return;
+    }
+    // SAFETY: i < cells.
+    unsafe { *trail.add(i) = decay(*trail.add(i), &p) }
+}
+
+/// Fused 1/3, the write-up's `agent_sense_and_update_kernel`: sense, steer and move in
+/// registers, state as in the write-up (positions interleaved (y, x), headings apart).
+///
+/// Thread mapping: one thread per agent. Bytes per agent: 12 B read and 12 B written, plus
+/// three (nearest) or twelve (bilinear) scattered trail reads.
+#[kernel]
+pub unsafe fn physarum_sense_move(
+    pos: *mut [f32; 2],
+    heading: *mut f32,
+    trail: *const f32,
+    n: u32,
+    step: u32,
+    p: Params,
+) {
+    let i = thread::index_1d();
+    if i >= n {
+        return;
+    }
+    // SAFETY: i < n; trail reads are inside the grid.
+    unsafe {
+        let [y, x] = *pos.add(i as usize);
+        let read = |c: usize| load_nc(trail.add(c));
+        let (ny, nx, nh) = agent_step(&read, y, x, *heading.add(i as usize), i, step, &p);
+        *pos.add(i as usize) = [ny, nx];
+        *heading.add(i as usize) = nh;
+    }
+}
+
+/// Fused 3/3: diffusion and decay in one pass, `dst = decay(blend(src, mean₃ₓ₃(src)))`.
+///
+/// Thread mapping: one thread per cell of a 2-D launch. Bytes per cell: 4 B read (the other
+/// eight reads hit in cache), 4 B written.
+#[kernel]
+pub unsafe fn physarum_diffuse_decay(src: *const f32, dst: *mut f32, p: Params) {
+    let (x, y) = thread::index_2d();
+    if x >= p.width || y >= p.height {
+        return;
+    }
+    // SAFETY: inside the grid.
+    unsafe {
+        let n = gather9(src, x, y, &p);
+        *dst.add(y as usize * p.width as usize + x as usize) = decay(blend(n[1][1], mean9(sum9(n)), &p), &p);
+    }
+}
+
+/// Optimized 1/2: sense, steer, move and deposit in one pass over struct-of-arrays state.
+///
+/// - Struct of arrays (`y`, `x`, `heading` apart): every load and store of agent state is a
+///   fully coalesced 128-byte line per warp, where the write-up's interleaved positions
+///   need two.
+/// - The deposit is counted (`counts[cell] += 1`, an integer atomic) in the same pass, so
+///   the separate deposit pass and its re-read of the positions are gone; counting instead
+///   of adding floats keeps the trail bit-identical with the CPU, since
+///   [`physarum_trail`] adds the deposits one by one.
+///
+/// Thread mapping: one thread per agent. Bytes per agent: 12 B read, 12 B written, three
+/// scattered trail reads and one atomic.
+#[kernel]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn physarum_agents(
+    ys: *mut f32,
+    xs: *mut f32,
+    heading: *mut f32,
+    trail: *const f32,
+    counts: *mut u32,
+    n: u32,
+    step: u32,
+    p: Params,
+) {
+    let i = thread::index_1d();
+    if i >= n {
+        return;
+    }
+    let k = i as usize;
+    // SAFETY: i < n; trail and count indices are inside the grid.
+    unsafe {
+        let read = |c: usize| load_nc(trail.add(c));
+        let (ny, nx, nh) = agent_step(&read, *ys.add(k), *xs.add(k), *heading.add(k), i, step, &p);
+        *ys.add(k) = ny;
+        *xs.add(k) = nx;
+        *heading.add(k) = nh;
+        core::sync::atomic::AtomicU32::from_ptr(counts.add(cell_of(ny, nx, &p)))
+            .fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Block width of [`physarum_trail`].
+pub const TRAIL_W: u32 = 32;
+/// Block height of [`physarum_trail`].
+pub const TRAIL_H: u32 = 8;
+#[cfg(target_arch = "nvptx64")]
+const TILE_W: u32 = TRAIL_W + 2;
+#[cfg(target_arch = "nvptx64")]
+const TILE_H: u32 = TRAIL_H + 2;
+
+/// Optimized 2/2: deposits, diffusion and decay in one tiled pass.
+///
+/// Each block stages its 32×8 cells plus a one-cell halo in shared memory as
+/// `trail + deposits` (the deposits added one by one, [`add_deposits`]), then every thread
+/// takes its 3×3 mean from the tile. Counts come in two buffers used in turn: this pass reads
+/// `counts` (neighbouring blocks read each other's halo counts, so none may clear them) and
+/// clears `clear`, last step's counts, which the next step's agents count into.
+///
+/// Thread mapping: one thread per cell of a 2-D launch in 32×8 blocks. Bytes per cell: reads
+/// the trail and the count (8 B, plus 27% halo re-reads that hit in L2), writes the new trail
+/// and a zero count (8 B): 16 B.
+#[kernel]
+pub unsafe fn physarum_trail(src: *const f32, counts: *const u32, clear: *mut u32, dst: *mut f32, p: Params) {
+    let tile: *mut f32 = shared_array!(physarum_trail_tile: [f32; (TILE_W * TILE_H) as usize]);
+    let (tx, ty) = (thread::thread_idx_x(), thread::thread_idx_y());
+    let (x0, y0) = (thread::block_idx_x() * TRAIL_W, thread::block_idx_y() * TRAIL_H);
+    let (w, h) = (p.width, p.height);
+    if w == 0 || h == 0 {
+        return;
+    }
+    // Fill the tile: (TILE_W × TILE_H) cells with TRAIL_W × TRAIL_H threads.
+    let mut k = ty * TRAIL_W + tx;
+    while k < TILE_W * TILE_H {
+        let (lx, ly) = (k % TILE_W, k / TILE_W);
+        // Global cell of tile (lx, ly): x0 − 1 + lx, periodic.
+        let gx = crate::grayscott::wrap_into(x0 + lx + w - 1, w);
+        let gy = crate::grayscott::wrap_into(y0 + ly + h - 1, h);
+        let c = gy as usize * w as usize + gx as usize;
+        // SAFETY: c is inside the grid, k inside the tile.
+        unsafe { *tile.add(k as usize) = add_deposits(load_nc(src.add(c)), *counts.add(c), &p) };
+        k += TRAIL_W * TRAIL_H;
+    }
+    thread::sync_threads();
+    let (x, y) = (x0 + tx, y0 + ty);
+    if x >= w || y >= h {
+        return;
+    }
+    // SAFETY: lx ≤ tx + 2 < TILE_W and ly ≤ ty + 2 < TILE_H.
+    let at = |lx: u32, ly: u32| unsafe { *tile.add((ly * TILE_W + lx) as usize) };
+    let rows = [0, 1, 2].map(|dy| [0, 1, 2].map(|dx| at(tx + dx, ty + dy)));
+    let c = y as usize * w as usize + x as usize;
+    // SAFETY: c is inside the grid; `clear` is not read by this launch.
+    unsafe {
+        *dst.add(c) = decay(blend(rows[1][1], mean9(sum9(rows)), &p), &p);
+        *clear.add(c) = 0;
+    }
+}
+
+/// Threads per block of [`physarum_distance`].
+pub const DISTANCE_BLOCK: u32 = 256;
+
+/// The sensitivity analysis's distance: `out += Σ (a − b)²` over `cells` cells, in `f32`.
+///
+/// Thread mapping: a grid-stride loop over cells; each warp sums its lanes with shuffles and
+/// lane 0 adds the warp's sum to `out` atomically. Bytes per cell: 8 B read.
+#[kernel]
+pub unsafe fn physarum_distance(a: *const f32, b: *const f32, cells: u32, out: *mut f32) {
+    let mut sum = 0.0f32;
+    let mut i = thread::index_1d();
+    while i < cells {
+        // SAFETY: i < cells, the length of both fields.
+        let d = unsafe { load_nc(a.add(i as usize)) - load_nc(b.add(i as usize)) };
+        sum += d * d;
+        i += thread::grid_size_1d();
+    }
+    let mut delta = 16;
+    while delta > 0 {
+        sum += crate::cuda_std::warp::shfl_down_f32(sum, delta);
+        delta /= 2;
+    }
+    if thread::thread_idx_x() % crate::cuda_std::warp::SIZE == 0 {
+        // SAFETY: `out` is one valid f32.
+        unsafe { crate::cuda_std::atomic::atomic_add_f32(out, sum) };
+    }
+}
