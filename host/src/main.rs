@@ -111,7 +111,7 @@ struct PhysarumArgs {
     #[arg(long, default_value_t = 600)]
     steps: u32,
     /// Steps between frames.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 10)]
     frame_every: u32,
     /// Sensor distance, cells.
     #[arg(long, default_value_t = 5.0, allow_negative_numbers = true)]

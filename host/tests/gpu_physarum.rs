@@ -106,7 +106,8 @@ fn agent_kernels_match_cpu() {
         // Optimized: struct of arrays, deposits counted.
         let (mut y, mut x, mut h) = (up(&gpu, &agents.y), up(&gpu, &agents.x), up(&gpu, &agents.heading));
         let mut counts = up(&gpu, &vec![0u32; CELLS]);
-        cuda::launch_agents(&gpu, &mut y, &mut x, &mut h, &d_trail, &mut counts, AGENTS, 5, pa).unwrap();
+        let ids = up(&gpu, &(0..AGENTS).collect::<Vec<u32>>());
+        cuda::launch_agents(&gpu, &mut y, &mut x, &mut h, &ids, &d_trail, &mut counts, AGENTS, 5, pa).unwrap();
         assert_eq!(down(&gpu, &y), want.y, "agents y");
         assert_eq!(down(&gpu, &x), want.x, "agents x");
         assert_eq!(down(&gpu, &h), want.heading, "agents heading");
@@ -172,11 +173,45 @@ fn all_agents_in_one_cell_deposit_the_exact_total() {
     cpu::move_agents(&mut expected, &vec![0.0; CELLS], 0, &p);
     let (mut y, mut x, mut h) = (up(&gpu, &agents.y), up(&gpu, &agents.x), up(&gpu, &agents.heading));
     let mut counts = up(&gpu, &vec![0u32; CELLS]);
-    cuda::launch_agents(&gpu, &mut y, &mut x, &mut h, &up(&gpu, &vec![0.0; CELLS]), &mut counts, n, 0, pa)
-        .unwrap();
+    let ids = up(&gpu, &(0..n).collect::<Vec<u32>>());
+    let zero = up(&gpu, &vec![0.0f32; CELLS]);
+    cuda::launch_agents(&gpu, &mut y, &mut x, &mut h, &ids, &zero, &mut counts, n, 0, pa).unwrap();
     let c = down(&gpu, &counts);
     assert_eq!(c[100 * W as usize + 201], n, "all moved one cell right and were counted");
     assert_eq!(c.iter().map(|&k| u64::from(k)).sum::<u64>(), u64::from(n));
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn binning_keeps_every_agent_and_orders_them_by_tile() {
+    let (gpu, seed) = (gpu(), fresh_seed());
+    let s = setup(seed, Sensing::Nearest, 0.0);
+    let (p, agents) = (s.params(), initial_agents(&s));
+    let soa = |a: &Agents, ids: &[u32]| cuda::SoaAgents {
+        y: up(&gpu, &a.y),
+        x: up(&gpu, &a.x),
+        heading: up(&gpu, &a.heading),
+        ids: up(&gpu, ids),
+    };
+    let from = soa(&agents, &(0..AGENTS).collect::<Vec<u32>>());
+    let mut to = soa(&Agents::default(), &[]);
+    let n = AGENTS as usize;
+    (to.y, to.x, to.heading, to.ids) =
+        (up(&gpu, &vec![f32::NAN; n]), up(&gpu, &vec![f32::NAN; n]), up(&gpu, &vec![f32::NAN; n]), up(&gpu, &vec![u32::MAX; n]));
+    let mut bins = up(&gpu, &vec![7u32; kernels::physarum::bin_count(&p) as usize]);
+    cuda::bin_agents(&gpu, &from, &mut to, &mut bins, AGENTS, ParamsArg(p)).unwrap();
+    let (y, x, h, ids) = (down(&gpu, &to.y), down(&gpu, &to.x), down(&gpu, &to.heading), down(&gpu, &to.ids));
+    let mut seen = vec![false; n];
+    let mut last_bin = 0;
+    for slot in 0..n {
+        let id = ids[slot] as usize;
+        assert!(!seen[id], "agent {id} twice");
+        seen[id] = true;
+        assert_eq!((y[slot], x[slot], h[slot]), (agents.y[id], agents.x[id], agents.heading[id]));
+        let bin = kernels::physarum::bin_of(y[slot], x[slot], &p);
+        assert!(bin >= last_bin, "slot {slot}: bin {bin} after {last_bin}");
+        last_bin = bin;
+    }
 }
 
 /// Runs `variant` for `steps` steps and returns its trail and agents.

@@ -139,6 +139,16 @@ pub mod atomic {
         }
     }
 
+    /// `atomicAdd(unsigned*, unsigned)`: returns the old value.
+    ///
+    /// # Safety
+    /// `address` must point to a valid, 4-byte aligned `u32` in device memory.
+    #[inline(always)]
+    pub unsafe fn atomic_add_u32(address: *mut u32, value: u32) -> u32 {
+        // SAFETY: the caller guarantees the address.
+        unsafe { AtomicU32::from_ptr(address).fetch_add(value, Ordering::Relaxed) }
+    }
+
     /// `atomicMin(unsigned*, unsigned)`.
     ///
     /// # Safety
@@ -165,6 +175,45 @@ pub mod atomic {
 pub mod warp {
     /// Lanes in a warp.
     pub const SIZE: u32 = 32;
+
+    /// This thread's lane, 0..32.
+    #[inline(always)]
+    pub fn lane() -> u32 {
+        super::thread::thread_idx_x() % SIZE
+    }
+
+    /// `__activemask()`: the lanes of the warp executing this instruction.
+    #[inline(always)]
+    pub fn active_mask() -> u32 {
+        let mask: u32;
+        // SAFETY: reads which lanes are active; no memory is touched.
+        unsafe {
+            core::arch::asm!(
+                "activemask.b32 {m};",
+                m = out(reg32) mask,
+                options(nomem, nostack, preserves_flags),
+            );
+        }
+        mask
+    }
+
+    /// `__match_any_sync(mask, value)`: the lanes of `mask` holding the same `value` as this
+    /// one (sm_70+). Every lane of `mask` must call it together.
+    #[inline(always)]
+    pub fn match_any(mask: u32, value: u32) -> u32 {
+        let peers: u32;
+        // SAFETY: a register exchange among the lanes of `mask`; no memory is touched.
+        unsafe {
+            core::arch::asm!(
+                "match.any.sync.b32 {p}, {v}, {m};",
+                p = out(reg32) peers,
+                v = in(reg32) value,
+                m = in(reg32) mask,
+                options(nomem, nostack, preserves_flags),
+            );
+        }
+        peers
+    }
 
     /// The `value` of lane `lane - delta`; lanes below `delta` get their own value.
     #[inline(always)]

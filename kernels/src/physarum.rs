@@ -29,12 +29,16 @@
 //! 2. **fused**: the write-up's Triton kernels: [`physarum_sense_move`] (sense, steer and
 //!    move in registers), [`physarum_deposit`] (float atomics), [`physarum_diffuse_decay`].
 //! 3. **optimized**: [`physarum_agents`] (struct-of-arrays state, deposit counted with integer
-//!    atomics in the same pass) and [`physarum_trail`] (the deposits, diffusion and decay in
-//!    one shared-memory tiled pass that also clears last step's counts).
+//!    atomics in the same pass, agents binned by tile every few steps so warps work on
+//!    neighbours) and [`physarum_trail`] (the deposits, diffusion and decay in one
+//!    shared-memory tiled pass that also clears last step's counts).
 
 use crate::kernel;
 #[cfg(target_arch = "nvptx64")]
-use crate::{cuda_std::thread, shared_array};
+use crate::{
+    cuda_std::{atomic::atomic_add_u32, thread, warp},
+    shared_array,
+};
 
 /// 2π as an `f32`.
 pub const TAU: f32 = core::f32::consts::TAU;
@@ -127,20 +131,30 @@ pub fn unit_f32(r: u32) -> f32 {
     (r >> 8) as f32 * (1.0 / 16_777_216.0)
 }
 
-/// `x mod n` into [0, n) for a float coordinate on a periodic axis of length `n`.
+/// `x mod n` into [0, n) for a coordinate within one period of the grid, `x` in [−n, 2n)
+/// (a position in [0, n) plus a move or sensor offset of at most `n`, which the host's
+/// validation guarantees): one compare-and-add each way, no division. The second test also
+/// catches `x + n` rounding up to `n` for a tiny negative `x`.
 #[inline(always)]
 pub fn wrap_coord(x: f32, n: f32) -> f32 {
-    let mut r = x - core::f32::math::floor(x / n) * n;
+    let mut r = x;
     if r < 0.0 {
         r += n;
     }
-    if r >= n { 0.0 } else { r }
+    if r >= n {
+        r -= n;
+    }
+    r
 }
 
-/// An angle reduced into [0, 2π).
+/// An angle reduced into [0, 2π), from any finite angle.
 #[inline(always)]
 pub fn wrap_angle(a: f32) -> f32 {
-    wrap_coord(a, TAU)
+    let mut r = a - core::f32::math::floor(a / TAU) * TAU;
+    if r < 0.0 {
+        r += TAU;
+    }
+    if r >= TAU { 0.0 } else { r }
 }
 
 /// (sin a, cos a): a quadrant reduction with a two-part π/2, then the Cephes single
@@ -566,7 +580,7 @@ pub unsafe fn physarum_diffuse_decay(src: *const f32, dst: *mut f32, p: Params) 
     }
 }
 
-/// Optimized 1/2: sense, steer, move and deposit in one pass over struct-of-arrays state.
+/// Optimized 1/5: sense, steer, move and deposit in one pass over struct-of-arrays state.
 ///
 /// - Struct of arrays (`y`, `x`, `heading` apart): every load and store of agent state is a
 ///   fully coalesced 128-byte line per warp, where the write-up's interleaved positions
@@ -575,15 +589,22 @@ pub unsafe fn physarum_diffuse_decay(src: *const f32, dst: *mut f32, p: Params) 
 ///   the separate deposit pass and its re-read of the positions are gone; counting instead
 ///   of adding floats keeps the trail bit-identical with the CPU, since
 ///   [`physarum_trail`] adds the deposits one by one.
+/// - Agents are kept binned by 16×16 tile ([`physarum_bin_count`], [`physarum_bin_scan`],
+///   [`physarum_bin_scatter`] every few steps), so a warp's agents are neighbours: their
+///   sensor reads share cache lines, and agents on the same cell share one atomic (lanes
+///   with equal cells are found with `match.any`, the lowest adds the group's count).
+/// - Random numbers use the agent's id (`ids`), which travels with it through the binning,
+///   so results do not depend on where an agent is stored.
 ///
-/// Thread mapping: one thread per agent. Bytes per agent: 12 B read, 12 B written, three
-/// scattered trail reads and one atomic.
+/// Thread mapping: one thread per agent slot. Bytes per agent: 16 B read, 12 B written,
+/// three trail reads (mostly L1 hits once binned) and at most one atomic.
 #[kernel]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn physarum_agents(
     ys: *mut f32,
     xs: *mut f32,
     heading: *mut f32,
+    ids: *const u32,
     trail: *const f32,
     counts: *mut u32,
     n: u32,
@@ -598,12 +619,137 @@ pub unsafe fn physarum_agents(
     // SAFETY: i < n; trail and count indices are inside the grid.
     unsafe {
         let read = |c: usize| load_nc(trail.add(c));
-        let (ny, nx, nh) = agent_step(&read, *ys.add(k), *xs.add(k), *heading.add(k), i, step, &p);
+        let id = *ids.add(k);
+        let (ny, nx, nh) = agent_step(&read, *ys.add(k), *xs.add(k), *heading.add(k), id, step, &p);
         *ys.add(k) = ny;
         *xs.add(k) = nx;
         *heading.add(k) = nh;
-        core::sync::atomic::AtomicU32::from_ptr(counts.add(cell_of(ny, nx, &p)))
-            .fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+        let cell = cell_of(ny, nx, &p);
+        let peers = warp::match_any(warp::active_mask(), cell as u32);
+        if warp::lane() == peers.trailing_zeros() {
+            atomic_add_u32(counts.add(cell), peers.count_ones());
+        }
+    }
+}
+
+/// Side of the square tiles that the optimized variant bins agents by.
+pub const BIN_SIDE: u32 = 16;
+/// Threads of the one-block [`physarum_bin_scan`].
+pub const SCAN_THREADS: u32 = 1024;
+
+/// Tiles across the grid.
+#[inline(always)]
+pub fn bins_x(p: &Params) -> u32 {
+    p.width.div_ceil(BIN_SIDE)
+}
+
+/// Number of bins of the grid.
+#[inline(always)]
+pub fn bin_count(p: &Params) -> u32 {
+    bins_x(p) * p.height.div_ceil(BIN_SIDE)
+}
+
+/// The bin (tile, row-major) of the wrapped point (y, x).
+#[inline(always)]
+pub fn bin_of(y: f32, x: f32, p: &Params) -> u32 {
+    let iy = (y as u32).min(p.height - 1);
+    let ix = (x as u32).min(p.width - 1);
+    (iy / BIN_SIDE) * bins_x(p) + ix / BIN_SIDE
+}
+
+/// Optimized 3/5, binning: agents per bin (`bins` zeroed before).
+///
+/// Thread mapping: one thread per agent. Bytes per agent: 8 B read, one atomic.
+#[kernel]
+pub unsafe fn physarum_bin_count(ys: *const f32, xs: *const f32, bins: *mut u32, n: u32, p: Params) {
+    let i = thread::index_1d() as usize;
+    if i >= n as usize {
+        return;
+    }
+    // SAFETY: i < n; the bin is inside `bins`.
+    unsafe {
+        let bin = bin_of(*ys.add(i), *xs.add(i), &p);
+        let peers = warp::match_any(warp::active_mask(), bin);
+        if warp::lane() == peers.trailing_zeros() {
+            atomic_add_u32(bins.add(bin as usize), peers.count_ones());
+        }
+    }
+}
+
+/// Optimized 4/5, binning: exclusive prefix sum of the bin counts, in place, by one block:
+/// each thread sums a contiguous chunk, thread 0 scans the 1024 chunk sums in shared memory,
+/// then each thread rewrites its chunk as running offsets.
+///
+/// Thread mapping: one block of [`SCAN_THREADS`]. Bytes per bin: 4 B read twice, 4 B written.
+#[kernel]
+pub unsafe fn physarum_bin_scan(bins: *mut u32, count: u32) {
+    let sums: *mut u32 = shared_array!(physarum_scan_sums: [u32; SCAN_THREADS as usize]);
+    let t = thread::thread_idx_x();
+    let chunk = count.div_ceil(SCAN_THREADS);
+    let (start, end) = ((t * chunk).min(count), ((t + 1) * chunk).min(count));
+    let mut sum = 0u32;
+    for b in start..end {
+        // SAFETY: b < count.
+        sum += unsafe { *bins.add(b as usize) };
+    }
+    // SAFETY: t < SCAN_THREADS.
+    unsafe { *sums.add(t as usize) = sum };
+    thread::sync_threads();
+    if t == 0 {
+        let mut running = 0u32;
+        for k in 0..SCAN_THREADS as usize {
+            // SAFETY: k < SCAN_THREADS.
+            unsafe {
+                let s = *sums.add(k);
+                *sums.add(k) = running;
+                running += s;
+            }
+        }
+    }
+    thread::sync_threads();
+    // SAFETY: t < SCAN_THREADS; b < count.
+    let mut running = unsafe { *sums.add(t as usize) };
+    for b in start..end {
+        unsafe {
+            let c = *bins.add(b as usize);
+            *bins.add(b as usize) = running;
+            running += c;
+        }
+    }
+}
+
+/// Optimized 5/5, binning: each agent takes the next slot of its bin (`offsets` from
+/// [`physarum_bin_scan`]) and is copied there with its id. The order inside a bin depends on
+/// atomics, which is harmless: nothing in a step depends on where an agent is stored.
+///
+/// Thread mapping: one thread per agent. Bytes per agent: 16 B read, 16 B written, one atomic.
+#[kernel]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn physarum_bin_scatter(
+    ys: *const f32,
+    xs: *const f32,
+    heading: *const f32,
+    ids: *const u32,
+    offsets: *mut u32,
+    out_ys: *mut f32,
+    out_xs: *mut f32,
+    out_heading: *mut f32,
+    out_ids: *mut u32,
+    n: u32,
+    p: Params,
+) {
+    let i = thread::index_1d() as usize;
+    if i >= n as usize {
+        return;
+    }
+    // SAFETY: i < n; slots are a permutation of 0..n (offsets count every agent once).
+    unsafe {
+        let (y, x) = (*ys.add(i), *xs.add(i));
+        let slot = atomic_add_u32(offsets.add(bin_of(y, x, &p) as usize), 1) as usize;
+        *out_ys.add(slot) = y;
+        *out_xs.add(slot) = x;
+        *out_heading.add(slot) = *heading.add(i);
+        *out_ids.add(slot) = *ids.add(i);
     }
 }
 
@@ -616,7 +762,7 @@ const TILE_W: u32 = TRAIL_W + 2;
 #[cfg(target_arch = "nvptx64")]
 const TILE_H: u32 = TRAIL_H + 2;
 
-/// Optimized 2/2: deposits, diffusion and decay in one tiled pass.
+/// Optimized 2/5: deposits, diffusion and decay in one tiled pass.
 ///
 /// Each block stages its 32×8 cells plus a one-cell halo in shared memory as
 /// `trail + deposits` (the deposits added one by one, [`add_deposits`]), then every thread

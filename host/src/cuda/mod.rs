@@ -49,6 +49,9 @@ pub const KERNEL_NAMES: &[&str] = &[
     "physarum_agents",
     "physarum_trail",
     "physarum_distance",
+    "physarum_bin_count",
+    "physarum_bin_scan",
+    "physarum_bin_scatter",
 ];
 
 /// An open GPU: context, stream, the kernel module (loaded on first use), and a cache of

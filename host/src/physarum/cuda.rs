@@ -30,9 +30,21 @@ unsafe impl DeviceRepr for ParamsArg {}
 enum DeviceAgents {
     /// The write-up's layout: positions interleaved (y, x), headings apart.
     Interleaved { pos: CudaSlice<f32>, heading: CudaSlice<f32> },
-    /// Struct of arrays.
-    Split { y: CudaSlice<f32>, x: CudaSlice<f32>, heading: CudaSlice<f32> },
+    /// Struct of arrays, with ids, kept binned by tile (optimized).
+    Binned { now: SoaAgents, spare: SoaAgents, bins: CudaSlice<u32> },
 }
+
+/// One struct-of-arrays copy of the agents.
+pub struct SoaAgents {
+    pub y: CudaSlice<f32>,
+    pub x: CudaSlice<f32>,
+    pub heading: CudaSlice<f32>,
+    pub ids: CudaSlice<u32>,
+}
+
+/// Steps between two binnings of the optimized variant's agents (they move at most
+/// `step_size` per step, so they stay near their tile for a while).
+pub const BIN_EVERY: u32 = 16;
 
 /// Scratch of the unfused variant: every intermediate of the PyTorch-style step.
 struct Unfused {
@@ -71,11 +83,20 @@ impl CudaPhysarum {
         let upload = |v: &[f32]| stream.clone_htod(v).context(|| "uploading the agents".into());
         let zeros_f32 = |len: usize| stream.alloc_zeros::<f32>(len).context(|| "allocating scratch".into());
         let zeros_u32 = |len: usize| stream.alloc_zeros::<u32>(len).context(|| "allocating counts".into());
-        let device_agents = match variant {
-            PhysarumVariant::Optimized => DeviceAgents::Split {
+        let ids: Vec<u32> = (0..n as u32).collect();
+        let soa = || -> Result<SoaAgents> {
+            Ok(SoaAgents {
                 y: upload(&agents.y)?,
                 x: upload(&agents.x)?,
                 heading: upload(&agents.heading)?,
+                ids: stream.clone_htod(&ids).context(|| "uploading the agents".into())?,
+            })
+        };
+        let device_agents = match variant {
+            PhysarumVariant::Optimized => DeviceAgents::Binned {
+                now: soa()?,
+                spare: soa()?,
+                bins: zeros_u32(kernels::physarum::bin_count(&params) as usize)?,
             },
             _ => {
                 let pos: Vec<f32> = agents.y.iter().zip(&agents.x).flat_map(|(&y, &x)| [y, x]).collect();
@@ -127,12 +148,17 @@ impl CudaPhysarum {
                 launch_blend(g, &mut self.trail, &self.scratch, p)?;
                 launch_decay(g, &mut self.trail, p)?;
             }
-            (DeviceAgents::Split { y, x, heading }, PhysarumVariant::Optimized) => {
+            (DeviceAgents::Binned { now: agents, spare, bins }, PhysarumVariant::Optimized) => {
+                if step % BIN_EVERY == 0 {
+                    bin_agents(g, agents, spare, bins, n, p)?;
+                    std::mem::swap(agents, spare);
+                }
                 let [now, last] = &mut self.counts;
                 if step % 2 == 1 {
                     std::mem::swap(now, last);
                 }
-                launch_agents(g, y, x, heading, &self.trail, now, n, step, p)?;
+                let SoaAgents { y, x, heading, ids } = agents;
+                launch_agents(g, y, x, heading, ids, &self.trail, now, n, step, p)?;
                 launch_trail(g, &self.trail, now, last, &mut self.scratch, p)?;
                 if step % 2 == 1 {
                     std::mem::swap(now, last);
@@ -173,7 +199,19 @@ impl PhysarumEngine for CudaPhysarum {
         let stream = self.gpu.stream().clone();
         let down = |s: &CudaSlice<f32>| stream.clone_dtoh(s).context(|| "downloading the agents".into());
         let agents = match &self.agents {
-            DeviceAgents::Split { y, x, heading } => Agents { y: down(y)?, x: down(x)?, heading: down(heading)? },
+            DeviceAgents::Binned { now, .. } => {
+                // Stored in bin order: put each agent back at its id.
+                let (y, x, heading) = (down(&now.y)?, down(&now.x)?, down(&now.heading)?);
+                let ids = stream.clone_dtoh(&now.ids).context(|| "downloading the agents".into())?;
+                self.gpu.synchronize()?;
+                let mut agents =
+                    Agents { y: vec![0.0; y.len()], x: vec![0.0; y.len()], heading: vec![0.0; y.len()] };
+                for (slot, &id) in ids.iter().enumerate() {
+                    let id = id as usize;
+                    (agents.y[id], agents.x[id], agents.heading[id]) = (y[slot], x[slot], heading[slot]);
+                }
+                agents
+            }
             DeviceAgents::Interleaved { pos, heading } => {
                 let pos = down(pos)?;
                 Agents {
@@ -344,13 +382,51 @@ pub fn launch_agents(
     y: &mut CudaSlice<f32>,
     x: &mut CudaSlice<f32>,
     heading: &mut CudaSlice<f32>,
+    ids: &CudaSlice<u32>,
     trail: &CudaSlice<f32>,
     counts: &mut CudaSlice<u32>,
     n: u32,
     step: u32,
     p: ParamsArg,
 ) -> Result<()> {
-    launch!(gpu, "physarum_agents", agent_grid(n), y, x, heading, trail, counts, &n, &step, &p)
+    launch!(gpu, "physarum_agents", agent_grid(n), y, x, heading, ids, trail, counts, &n, &step, &p)
+}
+
+/// Bins `from`'s agents by tile into `to` (`physarum_bin_count`, `_scan`, `_scatter`).
+pub fn bin_agents(
+    gpu: &Gpu,
+    from: &SoaAgents,
+    to: &mut SoaAgents,
+    bins: &mut CudaSlice<u32>,
+    n: u32,
+    p: ParamsArg,
+) -> Result<()> {
+    gpu.stream().memset_zeros(bins).context(|| "clearing the bins".into())?;
+    launch!(gpu, "physarum_bin_count", agent_grid(n), &from.y, &from.x, &mut *bins, &n, &p)?;
+    let count = kernels::physarum::bin_count(&p.0);
+    let one_block = cudarc::driver::LaunchConfig {
+        grid_dim: (1, 1, 1),
+        block_dim: (kernels::physarum::SCAN_THREADS, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    launch!(gpu, "physarum_bin_scan", one_block, &mut *bins, &count)?;
+    let SoaAgents { y, x, heading, ids } = to;
+    launch!(
+        gpu,
+        "physarum_bin_scatter",
+        agent_grid(n),
+        &from.y,
+        &from.x,
+        &from.heading,
+        &from.ids,
+        &mut *bins,
+        y,
+        x,
+        heading,
+        ids,
+        &n,
+        &p
+    )
 }
 
 /// `physarum_trail`: deposits, diffusion and decay; clears `clear`.

@@ -79,8 +79,8 @@ impl PhysarumVariant {
             // pos, heading, dirs, readings, turns; trail and mean.
             PhysarumVariant::Unfused => (12 + 24 + 12 + 4, 8),
             PhysarumVariant::Fused => (12, 8),
-            // two trails, two count buffers.
-            PhysarumVariant::Optimized => (12, 16),
+            // two copies of (y, x, heading, id) for binning; two trails, two count buffers.
+            PhysarumVariant::Optimized => (32, 16),
         }
     }
 }
@@ -162,7 +162,8 @@ impl PhysarumSetup {
                 return bad(format!("--{name} must be a finite number, got {value}"));
             }
         }
-        let limit = self.width.max(self.height) as f32;
+        // At most one period, so positions wrap with one compare (`wrap_coord`).
+        let limit = self.width.min(self.height) as f32;
         if !(0.0..=limit).contains(&self.sensor_dist) {
             return bad(format!("--sensor-dist must be between 0 and {limit}, got {}", self.sensor_dist));
         }
