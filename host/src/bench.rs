@@ -614,6 +614,128 @@ pub fn heat_table(gpu: &Gpu, copy_gbps: f64, rows: &[HeatRow]) -> String {
     out
 }
 
+/// One Physarum measurement.
+#[derive(Clone, Debug)]
+pub struct PhysarumRow {
+    pub variant: &'static str,
+    pub size: u32,
+    pub agents: u32,
+    pub ms_per_step: f64,
+    pub min_ms: f64,
+    pub max_ms: f64,
+    pub agent_steps_per_s: f64,
+    /// 24 B per agent (state read and written) + 8 B per cell (trail read and written) per
+    /// step, over the time: the compulsory traffic at the measured rate.
+    pub effective_gbps: f64,
+}
+
+/// The write-up's tiny case end to end: wall time from creating the simulation (upload
+/// included) to the last step finished.
+#[derive(Clone, Debug)]
+pub struct PhysarumTiny {
+    pub variant: &'static str,
+    pub seconds: f64,
+}
+
+/// Times every Physarum variant at each (size, agents) with device events (median of
+/// `repeats` after a warm-up), then the write-up's tiny case (200 agents, 500 steps, 256²)
+/// end to end, for the GPU variants and the CPU.
+pub fn run_physarum(
+    gpu: &Arc<Gpu>,
+    sizes: &[u32],
+    agent_counts: &[u32],
+    variants: &[crate::physarum::PhysarumVariant],
+    repeats: usize,
+) -> Result<(f64, Vec<PhysarumRow>, Vec<PhysarumTiny>)> {
+    use crate::physarum::{Physarum, PhysarumSetup, PhysarumVariant};
+    eprintln!("measuring the device-to-device copy bandwidth...");
+    let copy_gbps = copy_bandwidth(gpu)?;
+    let device = Device::Cuda(gpu.clone());
+    let mut rows = Vec::new();
+    for &size in sizes {
+        for &agents in agent_counts {
+            let setup = PhysarumSetup { width: size, height: size, agents, ..PhysarumSetup::default() };
+            for &variant in variants {
+                eprintln!("physarum {} {size}² {agents} agents...", variant.name());
+                let mut sim = Physarum::new(&setup, &device, variant)?;
+                let steps = 20;
+                // Warm-up: also lets the network form, so the timed steps see a real trail.
+                sim.step(100)?;
+                sim.synchronize()?;
+                let mut times = Vec::new();
+                for _ in 0..repeats {
+                    let timer = Timer::start(gpu)?;
+                    sim.step(steps)?;
+                    times.push(f64::from(timer.stop()?) / f64::from(steps));
+                }
+                let (min_ms, max_ms) = (
+                    times.iter().copied().fold(f64::MAX, f64::min),
+                    times.iter().copied().fold(0.0, f64::max),
+                );
+                let ms = median(&mut times);
+                let bytes = 24.0 * f64::from(agents) + 8.0 * f64::from(size) * f64::from(size);
+                rows.push(PhysarumRow {
+                    variant: variant.name(),
+                    size,
+                    agents,
+                    ms_per_step: ms,
+                    min_ms,
+                    max_ms,
+                    agent_steps_per_s: f64::from(agents) / (ms * 1e-3),
+                    effective_gbps: bytes / ms / 1e6,
+                });
+            }
+        }
+    }
+    let tiny = PhysarumSetup { width: 256, height: 256, agents: 200, ..PhysarumSetup::default() };
+    let mut tiny_rows = Vec::new();
+    for variant in variants.iter().copied().chain([PhysarumVariant::Cpu]) {
+        let run_device = if variant == PhysarumVariant::Cpu { Device::Cpu } else { device.clone() };
+        let mut best = f64::MAX;
+        for _ in 0..3 {
+            let started = std::time::Instant::now();
+            let mut sim = Physarum::new(&tiny, &run_device, variant)?;
+            sim.step(500)?;
+            sim.synchronize()?;
+            best = best.min(started.elapsed().as_secs_f64());
+        }
+        tiny_rows.push(PhysarumTiny { variant: variant.name(), seconds: best });
+    }
+    Ok((copy_gbps, rows, tiny_rows))
+}
+
+/// The Physarum bench table.
+pub fn physarum_table(gpu: &Gpu, copy_gbps: f64, rows: &[PhysarumRow], tiny: &[PhysarumTiny]) -> String {
+    let mut out = format!(
+        "GPU: {} (CUDA driver {}), {}\ndevice-to-device copy: {copy_gbps:.0} GB/s; effective = (24 B/agent + 8 B/cell) per step\n",
+        gpu.name(),
+        gpu.driver_version(),
+        today()
+    );
+    out += &format!(
+        "{:<9} {:>6} {:>10} {:>9} {:>15} {:>13} {:>9} {:>7}\n",
+        "variant", "grid", "agents", "ms/step", "(min-max)", "agent-steps/s", "GB/s eff", "% copy"
+    );
+    for r in rows {
+        out += &format!(
+            "{:<9} {:>6} {:>10} {:>9.4} {:>15} {:>13.3e} {:>9.0} {:>6.1}%\n",
+            r.variant,
+            format!("{}²", r.size),
+            r.agents,
+            r.ms_per_step,
+            format!("({:.4}-{:.4})", r.min_ms, r.max_ms),
+            r.agent_steps_per_s,
+            r.effective_gbps,
+            100.0 * r.effective_gbps / copy_gbps,
+        );
+    }
+    out += "write-up's tiny case, 200 agents, 500 steps, 256², end to end (best of 3):\n";
+    for t in tiny {
+        out += &format!("  {:<9} {:>8.1} ms\n", t.variant, t.seconds * 1e3);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -687,124 +809,4 @@ mod tests {
         assert_eq!(d.len(), 10);
         assert!(d.starts_with("20"));
     }
-}
-
-/// One Physarum measurement.
-#[derive(Clone, Debug)]
-pub struct PhysarumRow {
-    pub variant: &'static str,
-    pub size: u32,
-    pub agents: u32,
-    pub ms_per_step: f64,
-    pub min_ms: f64,
-    pub max_ms: f64,
-    pub agent_steps_per_s: f64,
-    /// 24 B per agent (state read and written) + 8 B per cell (trail read and written) per
-    /// step, over the time: the compulsory traffic at the measured rate.
-    pub effective_gbps: f64,
-}
-
-/// The write-up's tiny case end to end: wall time from creating the simulation (upload
-/// included) to the last step finished.
-#[derive(Clone, Debug)]
-pub struct PhysarumTiny {
-    pub variant: &'static str,
-    pub seconds: f64,
-}
-
-/// Times every Physarum variant at each (size, agents) with device events (median of
-/// `repeats` after a warm-up), then the write-up's tiny case (200 agents, 500 steps, 256²)
-/// end to end, for the GPU variants and the CPU.
-pub fn run_physarum(
-    gpu: &Arc<Gpu>,
-    sizes: &[u32],
-    agent_counts: &[u32],
-    variants: &[crate::physarum::PhysarumVariant],
-    repeats: usize,
-) -> Result<(f64, Vec<PhysarumRow>, Vec<PhysarumTiny>)> {
-    use crate::physarum::{Physarum, PhysarumSetup, PhysarumVariant};
-    eprintln!("measuring the device-to-device copy bandwidth...");
-    let copy_gbps = copy_bandwidth(gpu)?;
-    let device = Device::Cuda(gpu.clone());
-    let mut rows = Vec::new();
-    for &size in sizes {
-        for &agents in agent_counts {
-            let setup = PhysarumSetup { width: size, height: size, agents, ..PhysarumSetup::default() };
-            for &variant in variants {
-                eprintln!("physarum {} {size}² {agents} agents...", variant.name());
-                let mut sim = Physarum::new(&setup, &device, variant)?;
-                let steps = 20;
-                // Warm-up: also lets the network form, so the timed steps see a real trail.
-                sim.step(100)?;
-                sim.synchronize()?;
-                let mut times = Vec::new();
-                for _ in 0..repeats {
-                    let timer = Timer::start(gpu)?;
-                    sim.step(steps)?;
-                    times.push(f64::from(timer.stop()?) / f64::from(steps));
-                }
-                let (min_ms, max_ms) =
-                    (times.iter().copied().fold(f64::MAX, f64::min), times.iter().copied().fold(0.0, f64::max));
-                let ms = median(&mut times);
-                let bytes = 24.0 * f64::from(agents) + 8.0 * f64::from(size) * f64::from(size);
-                rows.push(PhysarumRow {
-                    variant: variant.name(),
-                    size,
-                    agents,
-                    ms_per_step: ms,
-                    min_ms,
-                    max_ms,
-                    agent_steps_per_s: f64::from(agents) / (ms * 1e-3),
-                    effective_gbps: bytes / ms / 1e6,
-                });
-            }
-        }
-    }
-    let tiny = PhysarumSetup { width: 256, height: 256, agents: 200, ..PhysarumSetup::default() };
-    let mut tiny_rows = Vec::new();
-    for variant in variants.iter().copied().chain([PhysarumVariant::Cpu]) {
-        let run_device = if variant == PhysarumVariant::Cpu { Device::Cpu } else { device.clone() };
-        let mut best = f64::MAX;
-        for _ in 0..3 {
-            let started = std::time::Instant::now();
-            let mut sim = Physarum::new(&tiny, &run_device, variant)?;
-            sim.step(500)?;
-            sim.synchronize()?;
-            best = best.min(started.elapsed().as_secs_f64());
-        }
-        tiny_rows.push(PhysarumTiny { variant: variant.name(), seconds: best });
-    }
-    Ok((copy_gbps, rows, tiny_rows))
-}
-
-/// The Physarum bench table.
-pub fn physarum_table(gpu: &Gpu, copy_gbps: f64, rows: &[PhysarumRow], tiny: &[PhysarumTiny]) -> String {
-    let mut out = format!(
-        "GPU: {} (CUDA driver {}), {}\ndevice-to-device copy: {copy_gbps:.0} GB/s; effective = (24 B/agent + 8 B/cell) per step\n",
-        gpu.name(),
-        gpu.driver_version(),
-        today()
-    );
-    out += &format!(
-        "{:<9} {:>6} {:>10} {:>9} {:>15} {:>13} {:>9} {:>7}\n",
-        "variant", "grid", "agents", "ms/step", "(min-max)", "agent-steps/s", "GB/s eff", "% copy"
-    );
-    for r in rows {
-        out += &format!(
-            "{:<9} {:>6} {:>10} {:>9.4} {:>15} {:>13.3e} {:>9.0} {:>6.1}%\n",
-            r.variant,
-            format!("{}²", r.size),
-            r.agents,
-            r.ms_per_step,
-            format!("({:.4}-{:.4})", r.min_ms, r.max_ms),
-            r.agent_steps_per_s,
-            r.effective_gbps,
-            100.0 * r.effective_gbps / copy_gbps,
-        );
-    }
-    out += "write-up's tiny case, 200 agents, 500 steps, 256², end to end (best of 3):\n";
-    for t in tiny {
-        out += &format!("  {:<9} {:>8.1} ms\n", t.variant, t.seconds * 1e3);
-    }
-    out
 }

@@ -712,8 +712,15 @@ fn run_toy_model(args: &PhysarumArgs) -> Result<()> {
         }
     }
     let a = model.analyse();
-    let show = |(re, im): (f64, f64)| if im == 0.0 { format!("{re:.6}") } else { format!("{re:.6} {im:+.6}i") };
-    println!("A = [[{:.4}, {:.4}], [{:.4}, {:.4}]]", 1.0 - model.beta, model.alpha, model.gamma, 1.0 - model.kappa);
+    let show =
+        |(re, im): (f64, f64)| if im == 0.0 { format!("{re:.6}") } else { format!("{re:.6} {im:+.6}i") };
+    println!(
+        "A = [[{:.4}, {:.4}], [{:.4}, {:.4}]]",
+        1.0 - model.beta,
+        model.alpha,
+        model.gamma,
+        1.0 - model.kappa
+    );
     println!("eigenvalues: {}, {}", show(a.eigenvalues[0]), show(a.eigenvalues[1]));
     println!("spectral radius ρ(A) = {:.6}", a.spectral_radius);
     println!("Lyapunov exponent log ρ(A) = {:.6} per step", a.lyapunov);
@@ -833,7 +840,10 @@ fn run_physarum(args: PhysarumArgs) -> Result<()> {
 
 /// The device and variant of a Physarum run: a GPU variant asks for the GPU, `cpu` for the
 /// CPU; without `--variant`, the best of the chosen backend.
-fn physarum_device(backend: BackendChoice, variant: Option<PhysarumVariant>) -> Result<(Device, PhysarumVariant)> {
+fn physarum_device(
+    backend: BackendChoice,
+    variant: Option<PhysarumVariant>,
+) -> Result<(Device, PhysarumVariant)> {
     let choice = match (backend, variant) {
         (BackendChoice::Auto, Some(v)) if v != PhysarumVariant::Cpu => BackendChoice::Cuda,
         (BackendChoice::Auto, Some(PhysarumVariant::Cpu)) => BackendChoice::Cpu,
@@ -855,7 +865,9 @@ fn physarum_device(backend: BackendChoice, variant: Option<PhysarumVariant>) -> 
 
 fn run_sensitivity(args: &PhysarumArgs, setup: &PhysarumSetup) -> Result<()> {
     if args.gif.is_some() || args.png_dir.is_some() {
-        bail!("--sensitivity draws a chart (--plot) and writes data (--data), not frames; drop --gif/--png-dir");
+        bail!(
+            "--sensitivity draws a chart (--plot) and writes data (--data), not frames; drop --gif/--png-dir"
+        );
     }
     if args.plot.is_some() && !bench::can_plot() {
         bail!(
@@ -870,8 +882,9 @@ fn run_sensitivity(args: &PhysarumArgs, setup: &PhysarumSetup) -> Result<()> {
     let (device, variant) = physarum_device(args.backend, args.variant)?;
     let started = Instant::now();
     let progress = progress_bar(args.steps, "step pairs");
-    let result =
-        sensitivity::run(setup, &device, variant, args.perturb, args.epsilon, args.steps, || progress.inc(1))?;
+    let result = sensitivity::run(setup, &device, variant, args.perturb, args.epsilon, args.steps, || {
+        progress.inc(1)
+    })?;
     progress.finish_and_clear();
     let seconds = started.elapsed().as_secs_f64();
     let what = match args.perturb {
@@ -892,13 +905,19 @@ fn run_sensitivity(args: &PhysarumArgs, setup: &PhysarumSetup) -> Result<()> {
         variant.name(),
     );
     match result.fit {
-        Some(f) => println!(
-            "largest Lyapunov exponent ≈ {:.5} per step (growth ×{:.3} per step), fitted over steps {}..{}: \
+        Some(f) if f.slope > 0.0 => println!(
+            "largest Lyapunov exponent ≈ {:.5} per step (growth ×{:.3} per step, R² {:.3}), fitted over steps {}..{}: \
              from the lowest ln||Δ|| before the curve first comes within ln 10 of its maximum, to that step",
             f.slope,
             f.slope.exp(),
+            f.r_squared,
             f.start,
             f.end
+        ),
+        Some(f) => println!(
+            "no exponential growth: over steps {}..{} (the lowest ln||Δ|| before the curve first comes within \
+             ln 10 of its maximum, to that step) the fitted slope is {:.5} per step (R² {:.3})",
+            f.start, f.end, f.slope, f.r_squared
         ),
         None => println!(
             "no growth phase of at least {} steps: the perturbation never grew (or the run is too short)",
@@ -912,7 +931,8 @@ fn run_sensitivity(args: &PhysarumArgs, setup: &PhysarumSetup) -> Result<()> {
         println!("-> {}", file.commit()?.display());
     }
     if let Some(path) = &args.plot {
-        let title = format!("Physarum {}x{}, {} agents: perturbed {what}", setup.width, setup.height, setup.agents);
+        let title =
+            format!("Physarum {}x{}, {} agents: perturbed {what}", setup.width, setup.height, setup.agents);
         result.plot(&title, path)?;
         println!("-> {}", path.display());
     }

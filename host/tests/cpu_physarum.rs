@@ -98,14 +98,17 @@ fn agents_wrap_around_all_four_edges() {
     let half_pi = std::f32::consts::FRAC_PI_2;
     // (y, x, heading) → expected (y, x) after one unit step on an empty trail.
     let cases = [
-        ((10.0, w - 0.25, 0.0), (10.0, 0.75)),          // right edge, moving +x
+        ((10.0, w - 0.25, 0.0), (10.0, 0.75)), // right edge, moving +x
         ((10.0, 0.25, std::f32::consts::PI), (10.0, w - 0.75)), // left edge, moving −x
-        ((h - 0.25, 10.0, half_pi), (0.75, 10.0)),      // bottom edge, moving +y
+        ((h - 0.25, 10.0, half_pi), (0.75, 10.0)), // bottom edge, moving +y
         ((0.25, 10.0, 3.0 * half_pi), (h - 0.75, 10.0)), // top edge, moving −y
     ];
     for ((y, x, heading), (wy, wx)) in cases {
         let (ny, nx, nh) = agent_step(&read, y, x, heading, 0, 0, &p);
-        assert!((ny - wy).abs() < 1e-4 && (nx - wx).abs() < 1e-4, "from ({y}, {x}) at {heading}: ({ny}, {nx})");
+        assert!(
+            (ny - wy).abs() < 1e-4 && (nx - wx).abs() < 1e-4,
+            "from ({y}, {x}) at {heading}: ({ny}, {nx})"
+        );
         assert!((0.0..h).contains(&ny) && (0.0..w).contains(&nx));
         assert_eq!(nh, heading);
     }
@@ -259,23 +262,17 @@ fn a_physarum_run_too_big_for_memory_is_refused() {
 #[test]
 fn physarum_writes_a_gif_and_sensitivity_data() {
     let dir = scratch_dir("physarum-run");
-    let out = host(
-        &dir,
-        &[
-            "physarum", "--backend", "cpu", "--size", "48", "--agents", "2000", "--steps", "20", "--frame-every",
-            "5", "--palette", "terrain", "--gif", "p.gif",
-        ],
-    );
+    let small = "physarum --backend cpu --size 48 --agents 2000";
+    let run = |rest: &str| {
+        let line = format!("{small} {rest}");
+        host(&dir, &line.split_whitespace().collect::<Vec<_>>())
+    };
+    let out = run("--steps 20 --frame-every 5 --palette terrain --gif p.gif");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let decoder = gif::DecodeOptions::new().read_info(std::fs::File::open(dir.join("p.gif")).unwrap()).unwrap();
+    let decoder =
+        gif::DecodeOptions::new().read_info(std::fs::File::open(dir.join("p.gif")).unwrap()).unwrap();
     assert_eq!((decoder.width(), decoder.height()), (48, 48));
-    let out = host(
-        &dir,
-        &[
-            "physarum", "--backend", "cpu", "--size", "48", "--agents", "2000", "--steps", "40", "--init", "ring", "--sensitivity",
-            "--perturb", "trail", "--epsilon", "0.01", "--data", "d.tsv",
-        ],
-    );
+    let out = run("--steps 40 --init ring --sensitivity --perturb trail --epsilon 0.01 --data d.tsv");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.contains("perturbed centre trail cell + 1e-2"), "{stdout}");

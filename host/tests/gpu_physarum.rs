@@ -107,7 +107,8 @@ fn agent_kernels_match_cpu() {
         let (mut y, mut x, mut h) = (up(&gpu, &agents.y), up(&gpu, &agents.x), up(&gpu, &agents.heading));
         let mut counts = up(&gpu, &vec![0u32; CELLS]);
         let ids = up(&gpu, &(0..AGENTS).collect::<Vec<u32>>());
-        cuda::launch_agents(&gpu, &mut y, &mut x, &mut h, &ids, &d_trail, &mut counts, AGENTS, 5, pa).unwrap();
+        cuda::launch_agents(&gpu, &mut y, &mut x, &mut h, &ids, &d_trail, &mut counts, AGENTS, 5, pa)
+            .unwrap();
         assert_eq!(down(&gpu, &y), want.y, "agents y");
         assert_eq!(down(&gpu, &x), want.x, "agents x");
         assert_eq!(down(&gpu, &h), want.heading, "agents heading");
@@ -168,7 +169,8 @@ fn all_agents_in_one_cell_deposit_the_exact_total() {
     assert_eq!(t[cell], n as f32, "float atomics");
     assert_eq!(t.iter().map(|&x| f64::from(x)).sum::<f64>(), f64::from(n));
     // The optimized agent pass counts them with integer atomics.
-    let agents = Agents { y: vec![100.5; n as usize], x: vec![200.25; n as usize], heading: vec![0.0; n as usize] };
+    let agents =
+        Agents { y: vec![100.5; n as usize], x: vec![200.25; n as usize], heading: vec![0.0; n as usize] };
     let mut expected = agents.clone();
     cpu::move_agents(&mut expected, &vec![0.0; CELLS], 0, &p);
     let (mut y, mut x, mut h) = (up(&gpu, &agents.y), up(&gpu, &agents.x), up(&gpu, &agents.heading));
@@ -196,8 +198,12 @@ fn binning_keeps_every_agent_and_orders_them_by_tile() {
     let from = soa(&agents, &(0..AGENTS).collect::<Vec<u32>>());
     let mut to = soa(&Agents::default(), &[]);
     let n = AGENTS as usize;
-    (to.y, to.x, to.heading, to.ids) =
-        (up(&gpu, &vec![f32::NAN; n]), up(&gpu, &vec![f32::NAN; n]), up(&gpu, &vec![f32::NAN; n]), up(&gpu, &vec![u32::MAX; n]));
+    (to.y, to.x, to.heading, to.ids) = (
+        up(&gpu, &vec![f32::NAN; n]),
+        up(&gpu, &vec![f32::NAN; n]),
+        up(&gpu, &vec![f32::NAN; n]),
+        up(&gpu, &vec![u32::MAX; n]),
+    );
     let mut bins = up(&gpu, &vec![7u32; kernels::physarum::bin_count(&p) as usize]);
     cuda::bin_agents(&gpu, &from, &mut to, &mut bins, AGENTS, ParamsArg(p)).unwrap();
     let (y, x, h, ids) = (down(&gpu, &to.y), down(&gpu, &to.x), down(&gpu, &to.heading), down(&gpu, &to.ids));
@@ -239,8 +245,11 @@ fn every_variant_matches_cpu_after_100_steps() {
                 .count();
             let fraction = same as f64 / agents.len() as f64;
             let norm = want_trail.iter().map(|&t| f64::from(t).powi(2)).sum::<f64>().sqrt();
-            let diff =
-                trail.iter().zip(&want_trail).map(|(&a, &b)| (f64::from(a) - f64::from(b)).powi(2)).sum::<f64>();
+            let diff = trail
+                .iter()
+                .zip(&want_trail)
+                .map(|(&a, &b)| (f64::from(a) - f64::from(b)).powi(2))
+                .sum::<f64>();
             let relative = diff.sqrt() / norm;
             eprintln!(
                 "{} {:?} jitter {}: {:.4}% of agents identical, trail relative L2 error {relative:.2e}",
@@ -269,8 +278,12 @@ fn the_same_seed_gives_the_same_field_on_two_runs() {
         let b = run(&s, &device, variant, 50);
         assert!(a == b, "{}: two runs differ", variant.name());
     }
-    let other = run(&setup(seed.wrapping_add(99), Sensing::Nearest, 0.2), &device, PhysarumVariant::Optimized, 50);
-    assert!(other.0 != run(&s, &device, PhysarumVariant::Optimized, 50).0, "a different seed changes the run");
+    let other =
+        run(&setup(seed.wrapping_add(99), Sensing::Nearest, 0.2), &device, PhysarumVariant::Optimized, 50);
+    assert!(
+        other.0 != run(&s, &device, PhysarumVariant::Optimized, 50).0,
+        "a different seed changes the run"
+    );
 }
 
 #[test]

@@ -26,7 +26,9 @@ pub struct ParamsArg(pub Params);
 // kernel parameter.
 unsafe impl DeviceRepr for ParamsArg {}
 
-/// Agent state on the device, in the layout of the variant.
+/// Agent state on the device, in the layout of the variant (one per engine, so the size
+/// difference between variants does not matter).
+#[allow(clippy::large_enum_variant)]
 enum DeviceAgents {
     /// The write-up's layout: positions interleaved (y, x), headings apart.
     Interleaved { pos: CudaSlice<f32>, heading: CudaSlice<f32> },
@@ -120,7 +122,10 @@ impl CudaPhysarum {
             agents: device_agents,
             trail: stream.clone_htod(trail).context(|| "uploading the trail".into())?,
             scratch: zeros_f32(cells)?,
-            counts: [zeros_u32(if optimized { cells } else { 1 })?, zeros_u32(if optimized { cells } else { 1 })?],
+            counts: [
+                zeros_u32(if optimized { cells } else { 1 })?,
+                zeros_u32(if optimized { cells } else { 1 })?,
+            ],
             unfused,
             step: 0,
             gpu,
@@ -341,7 +346,12 @@ pub fn launch_blur(gpu: &Gpu, trail: &CudaSlice<f32>, mean: &mut CudaSlice<f32>,
 }
 
 /// `physarum_blend`: `t ← (1−s)·t + s·mean`.
-pub fn launch_blend(gpu: &Gpu, trail: &mut CudaSlice<f32>, mean: &CudaSlice<f32>, p: ParamsArg) -> Result<()> {
+pub fn launch_blend(
+    gpu: &Gpu,
+    trail: &mut CudaSlice<f32>,
+    mean: &CudaSlice<f32>,
+    p: ParamsArg,
+) -> Result<()> {
     let cells = cells(&p);
     launch!(gpu, "physarum_blend", grid_1d(cells, 256), trail, mean, &cells, &p)
 }
@@ -438,7 +448,16 @@ pub fn launch_trail(
     dst: &mut CudaSlice<f32>,
     p: ParamsArg,
 ) -> Result<()> {
-    launch!(gpu, "physarum_trail", grid_2d(p.0.width, p.0.height, (TRAIL_W, TRAIL_H)), src, counts, clear, dst, &p)
+    launch!(
+        gpu,
+        "physarum_trail",
+        grid_2d(p.0.width, p.0.height, (TRAIL_W, TRAIL_H)),
+        src,
+        counts,
+        clear,
+        dst,
+        &p
+    )
 }
 
 /// Blocks of `physarum_distance`'s grid-stride loop (enough to fill any current GPU).

@@ -372,7 +372,9 @@ impl Physarum {
         let params = setup.params();
         let engine: Box<dyn PhysarumEngine> = match (device, variant) {
             (_, PhysarumVariant::Cpu) => Box::new(cpu::CpuPhysarum::new(params, agents, trail)),
-            (Device::Cuda(gpu), v) => Box::new(cuda::CudaPhysarum::new(gpu.clone(), v, params, &agents, &trail)?),
+            (Device::Cuda(gpu), v) => {
+                Box::new(cuda::CudaPhysarum::new(gpu.clone(), v, params, &agents, &trail)?)
+            }
             (Device::Cpu, v) => {
                 return Err(Error::InvalidInput(format!(
                     "the {} variant runs on a CUDA GPU, and this run is on the CPU",

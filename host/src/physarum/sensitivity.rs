@@ -37,6 +37,8 @@ pub struct GrowthFit {
     pub slope: f64,
     /// The intercept at step 0.
     pub intercept: f64,
+    /// R² of the fit: how exponential the phase is (1: a straight line in log scale).
+    pub r_squared: f64,
 }
 
 /// The result of a sensitivity run.
@@ -55,7 +57,8 @@ pub const MIN_FIT_POINTS: usize = 5;
 
 /// Fits the growth phase of `distances` (see the module's documentation).
 pub fn fit_growth(distances: &[f64]) -> Option<GrowthFit> {
-    let logs: Vec<Option<f64>> = distances.iter().map(|&d| (d > 0.0 && d.is_finite()).then(|| d.ln())).collect();
+    let logs: Vec<Option<f64>> =
+        distances.iter().map(|&d| (d > 0.0 && d.is_finite()).then(|| d.ln())).collect();
     let max = logs.iter().flatten().copied().fold(f64::NEG_INFINITY, f64::max);
     if !max.is_finite() {
         return None;
@@ -74,7 +77,11 @@ pub fn fit_growth(distances: &[f64]) -> Option<GrowthFit> {
     let sxy: f64 = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
     let sxx: f64 = points.iter().map(|p| (p.0 - mx).powi(2)).sum();
     let slope = sxy / sxx;
-    Some(GrowthFit { start: start + 1, end: end + 1, slope, intercept: my - slope * mx })
+    let intercept = my - slope * mx;
+    let total: f64 = points.iter().map(|p| (p.1 - my).powi(2)).sum();
+    let residual: f64 = points.iter().map(|p| (p.1 - intercept - slope * p.0).powi(2)).sum();
+    let r_squared = if total > 0.0 { 1.0 - residual / total } else { 1.0 };
+    Some(GrowthFit { start: start + 1, end: end + 1, slope, intercept, r_squared })
 }
 
 /// Runs the reference and the perturbed simulation for `steps` steps on `device`,
@@ -90,7 +97,9 @@ pub fn run(
 ) -> Result<Sensitivity> {
     setup.validate()?;
     if !epsilon.is_finite() || epsilon == 0.0 {
-        return Err(Error::InvalidInput(format!("--epsilon must be a finite non-zero number, got {epsilon}")));
+        return Err(Error::InvalidInput(format!(
+            "--epsilon must be a finite non-zero number, got {epsilon}"
+        )));
     }
     Physarum::check_memory(setup, device, variant, 2)?;
     let agents = initial_agents(setup);
@@ -129,7 +138,11 @@ pub fn run(
                 perturbed.step(1)?;
                 let (a, b) = (reference.trail()?, perturbed.trail()?);
                 distances.push(
-                    a.iter().zip(&b).map(|(&x, &y)| (f64::from(x) - f64::from(y)).powi(2)).sum::<f64>().sqrt(),
+                    a.iter()
+                        .zip(&b)
+                        .map(|(&x, &y)| (f64::from(x) - f64::from(y)).powi(2))
+                        .sum::<f64>()
+                        .sqrt(),
                 );
                 tick();
             }
@@ -165,7 +178,8 @@ impl Sensitivity {
             .filter(|(_, d)| **d > 0.0)
             .map(|(i, d)| ((i + 1) as f64, d.ln()))
             .collect();
-        let (lo, hi) = points.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| (lo.min(p.1), hi.max(p.1)));
+        let (lo, hi) =
+            points.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| (lo.min(p.1), hi.max(p.1)));
         let (lo, hi) = if lo.is_finite() { (lo - 0.5, hi + 0.5) } else { (-1.0, 1.0) };
         {
             let root = BitMapBackend::with_buffer(&mut pixels, (width, height)).into_drawing_area();
@@ -182,14 +196,18 @@ impl Sensitivity {
                 .draw_series(LineSeries::new(points, RGBColor(0, 90, 180).stroke_width(2)))
                 .map_err(|e| fail(&e))?
                 .label("ln ||Δtrail||₂")
-                .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], RGBColor(0, 90, 180).stroke_width(2)));
+                .legend(|(x, y)| {
+                    PathElement::new([(x, y), (x + 20, y)], RGBColor(0, 90, 180).stroke_width(2))
+                });
             if let Some(f) = self.fit {
                 let line = [f.start as f64, f.end as f64].map(|s| (s, f.intercept + f.slope * s));
                 chart
                     .draw_series(LineSeries::new(line, RGBColor(220, 40, 40).stroke_width(3)))
                     .map_err(|e| fail(&e))?
                     .label(format!("fit, steps {}-{}: λ = {:.4} per step", f.start, f.end, f.slope))
-                    .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], RGBColor(220, 40, 40).stroke_width(3)));
+                    .legend(|(x, y)| {
+                        PathElement::new([(x, y), (x + 20, y)], RGBColor(220, 40, 40).stroke_width(3))
+                    });
             }
             chart
                 .configure_series_labels()
@@ -223,6 +241,7 @@ mod tests {
         d.extend(std::iter::repeat_n(top, 20));
         let fit = fit_growth(&d).expect("a growth phase");
         assert!((fit.slope - 0.3).abs() < 1e-9, "slope {}", fit.slope);
+        assert!((fit.r_squared - 1.0).abs() < 1e-9);
         assert_eq!(fit.start, 5);
         // Within log 10 of the top: the last ln(10)/0.3 ≈ 7.7 growth steps are excluded.
         assert_eq!(fit.end, 5 + 23);

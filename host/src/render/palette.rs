@@ -85,7 +85,13 @@ pub const PALETTES: &[Palette] = &[
     },
     Palette {
         name: "slime",
-        anchors: &[[0.0, 0.0, 0.0], [0.02, 0.08, 0.12], [0.0, 0.38, 0.42], [0.45, 0.8, 0.3], [1.0, 0.98, 0.75]],
+        anchors: &[
+            [0.0, 0.0, 0.0],
+            [0.02, 0.08, 0.12],
+            [0.0, 0.38, 0.42],
+            [0.45, 0.8, 0.3],
+            [1.0, 0.98, 0.75],
+        ],
         description: "black, deep teal, yellow-green, cream: Physarum's default",
         discrete: false,
     },

@@ -99,4 +99,3 @@ pub fn files_in(dir: &Path) -> Vec<String> {
     names.sort();
     names
 }
-
