@@ -484,12 +484,7 @@ pub fn plot(report: &Report, path: &std::path::Path) -> Result<()> {
             .map_err(|e| fail(&e))?;
         root.present().map_err(|e| fail(&e))?;
     }
-    let mut file = crate::render::output::AtomicFile::create(path)?;
-    image::codecs::png::PngEncoder::new(&mut file)
-        .write_image(&pixels, width, height, image::ExtendedColorType::Rgb8)
-        .map_err(|e| fail(&e))?;
-    file.commit()?;
-    Ok(())
+    save_chart(&pixels, width, height, path)
 }
 
 /// Today's date (UTC), `YYYY-MM-DD`.
@@ -547,15 +542,7 @@ pub fn run_heat(
             let mut sim = Heat::new(&setup, &Device::Cuda(gpu.clone()), variant)?;
             sim.step(steps)?;
             sim.synchronize()?;
-            let mut times = Vec::new();
-            for _ in 0..repeats {
-                let timer = Timer::start(gpu)?;
-                sim.step(steps)?;
-                times.push(f64::from(timer.stop()?) / f64::from(steps));
-            }
-            let (min_ms, max_ms) =
-                (times.iter().copied().fold(f64::MAX, f64::min), times.iter().copied().fold(0.0, f64::max));
-            let ms = median(&mut times);
+            let (ms, min_ms, max_ms) = time_per_step(gpu, repeats, steps, |n| sim.step(n))?;
             let floor_ms = 8.0 * cells / (copy_gbps * 1e6);
             rows.push(HeatRow {
                 variant: variant.name(),
@@ -575,12 +562,7 @@ pub fn run_heat(
 
 /// The heat bench table.
 pub fn heat_table(gpu: &Gpu, copy_gbps: f64, rows: &[HeatRow]) -> String {
-    let mut out = format!(
-        "GPU: {} (CUDA driver {}), {}\ndevice-to-device copy: {copy_gbps:.0} GB/s; floor = 8 B/cell/RK4 step at that rate\n",
-        gpu.name(),
-        gpu.driver_version(),
-        today()
-    );
+    let mut out = table_header(gpu, copy_gbps, "floor = 8 B/cell/RK4 step at that rate");
     out += &format!(
         "{:<7} {:>5} {:>6} {:>10} {:>13} {:>9} {:>8} {:>10}\n",
         "variant", "n", "steps", "ms/step", "(min-max)", "GB/s eff", "× floor", "memory"
@@ -612,6 +594,46 @@ pub fn heat_table(gpu: &Gpu, copy_gbps: f64, rows: &[HeatRow]) -> String {
         }
     }
     out
+}
+
+/// Times `repeats` runs of `step(steps)` with device events: the (median, min, max)
+/// milliseconds per step.
+fn time_per_step(
+    gpu: &Gpu,
+    repeats: usize,
+    steps: u32,
+    mut step: impl FnMut(u32) -> Result<()>,
+) -> Result<(f64, f64, f64)> {
+    let mut times = Vec::new();
+    for _ in 0..repeats {
+        let timer = Timer::start(gpu)?;
+        step(steps)?;
+        times.push(f64::from(timer.stop()?) / f64::from(steps));
+    }
+    let (min_ms, max_ms) =
+        (times.iter().copied().fold(f64::MAX, f64::min), times.iter().copied().fold(0.0, f64::max));
+    Ok((median(&mut times), min_ms, max_ms))
+}
+
+/// The first two lines of a bench table: the GPU, and the copy bandwidth with `what` the
+/// effective figures count.
+fn table_header(gpu: &Gpu, copy_gbps: f64, what: &str) -> String {
+    format!(
+        "GPU: {} (CUDA driver {}), {}\ndevice-to-device copy: {copy_gbps:.0} GB/s; {what}\n",
+        gpu.name(),
+        gpu.driver_version(),
+        today()
+    )
+}
+
+/// Writes a chart's RGB pixels as a PNG, under a temporary name until complete.
+pub(crate) fn save_chart(pixels: &[u8], width: u32, height: u32, path: &std::path::Path) -> Result<()> {
+    let mut file = crate::render::output::AtomicFile::create(path)?;
+    image::codecs::png::PngEncoder::new(&mut file)
+        .write_image(pixels, width, height, image::ExtendedColorType::Rgb8)
+        .map_err(|e| crate::Error::Output { path: path.to_owned(), reason: e.to_string() })?;
+    file.commit()?;
+    Ok(())
 }
 
 /// One Physarum measurement.
@@ -662,17 +684,7 @@ pub fn run_physarum(
                 // Warm-up: also lets the network form, so the timed steps see a real trail.
                 sim.step(100)?;
                 sim.synchronize()?;
-                let mut times = Vec::new();
-                for _ in 0..repeats {
-                    let timer = Timer::start(gpu)?;
-                    sim.step(steps)?;
-                    times.push(f64::from(timer.stop()?) / f64::from(steps));
-                }
-                let (min_ms, max_ms) = (
-                    times.iter().copied().fold(f64::MAX, f64::min),
-                    times.iter().copied().fold(0.0, f64::max),
-                );
-                let ms = median(&mut times);
+                let (ms, min_ms, max_ms) = time_per_step(gpu, repeats, steps, |n| sim.step(n))?;
                 let bytes = 24.0 * f64::from(agents) + 8.0 * f64::from(size) * f64::from(size);
                 rows.push(PhysarumRow {
                     variant: variant.name(),
@@ -706,12 +718,7 @@ pub fn run_physarum(
 
 /// The Physarum bench table.
 pub fn physarum_table(gpu: &Gpu, copy_gbps: f64, rows: &[PhysarumRow], tiny: &[PhysarumTiny]) -> String {
-    let mut out = format!(
-        "GPU: {} (CUDA driver {}), {}\ndevice-to-device copy: {copy_gbps:.0} GB/s; effective = (24 B/agent + 8 B/cell) per step\n",
-        gpu.name(),
-        gpu.driver_version(),
-        today()
-    );
+    let mut out = table_header(gpu, copy_gbps, "effective = (24 B/agent + 8 B/cell) per step");
     out += &format!(
         "{:<9} {:>6} {:>10} {:>9} {:>15} {:>13} {:>9} {:>7}\n",
         "variant", "grid", "agents", "ms/step", "(min-max)", "agent-steps/s", "GB/s eff", "% copy"

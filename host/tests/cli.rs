@@ -99,23 +99,8 @@ fn list_presets_prints_their_values() {
     assert!(text.contains("coral") && text.contains("0.0545") && text.contains("mitosis"), "{text}");
 }
 
-/// Runs a bad command line with `--gif out.gif`: it must fail with one clear message and
-/// leave the directory empty.
 fn refused(name: &str, args: &[&str], expected: &str) {
-    let dir = scratch_dir(name);
-    let mut all = vec!["grayscott", "--backend", "cpu", "--gif", "out.gif"];
-    for (key, default) in [("--size", "32"), ("--steps", "20")] {
-        if !args.contains(&key) {
-            all.extend([key, default]);
-        }
-    }
-    all.extend_from_slice(args);
-    let out = host(&dir, &all);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{name}: accepted");
-    assert!(stderr.contains(expected), "{name}: message {stderr:?} lacks {expected:?}");
-    assert!(!stderr.contains("panicked"), "{name}: {stderr}");
-    assert!(files_in(&dir).is_empty(), "{name}: left {:?}", files_in(&dir));
+    common::refused("grayscott", &[("--size", "32"), ("--steps", "20")], name, args, expected);
 }
 
 #[test]

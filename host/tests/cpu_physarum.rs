@@ -207,22 +207,14 @@ fn toy_model_cli_prints_the_analysis() {
     assert!(a.feedback_wins);
 }
 
-/// A bad `physarum` command line with `--gif out.gif`: one clear message, no file left.
 fn refused(name: &str, args: &[&str], expected: &str) {
-    let dir = scratch_dir(&format!("physarum-{name}"));
-    let mut all = vec!["physarum", "--backend", "cpu", "--gif", "out.gif"];
-    for (key, default) in [("--size", "32"), ("--steps", "5"), ("--agents", "100")] {
-        if !args.contains(&key) {
-            all.extend([key, default]);
-        }
-    }
-    all.extend_from_slice(args);
-    let out = host(&dir, &all);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{name}: accepted");
-    assert!(stderr.contains(expected), "{name}: message {stderr:?} lacks {expected:?}");
-    assert!(!stderr.contains("panicked"), "{name}: {stderr}");
-    assert!(files_in(&dir).is_empty(), "{name}: left {:?}", files_in(&dir));
+    common::refused(
+        "physarum",
+        &[("--size", "32"), ("--steps", "5"), ("--agents", "100")],
+        name,
+        args,
+        expected,
+    );
 }
 
 #[test]

@@ -165,7 +165,6 @@ impl Sensitivity {
 
     /// Draws log‖Δ‖ against the step, with the fitted line over the growth phase (PNG).
     pub fn plot(&self, title: &str, path: &std::path::Path) -> Result<()> {
-        use image::ImageEncoder;
         use plotters::prelude::*;
 
         let fail = |e: &dyn std::fmt::Display| Error::Output { path: path.to_owned(), reason: e.to_string() };
@@ -218,12 +217,7 @@ impl Sensitivity {
                 .map_err(|e| fail(&e))?;
             root.present().map_err(|e| fail(&e))?;
         }
-        let mut file = crate::render::output::AtomicFile::create(path)?;
-        image::codecs::png::PngEncoder::new(&mut file)
-            .write_image(&pixels, width, height, image::ExtendedColorType::Rgb8)
-            .map_err(|e| fail(&e))?;
-        file.commit()?;
-        Ok(())
+        crate::bench::save_chart(&pixels, width, height, path)
     }
 }
 

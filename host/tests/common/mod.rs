@@ -99,3 +99,23 @@ pub fn files_in(dir: &Path) -> Vec<String> {
     names.sort();
     names
 }
+
+/// Runs a bad `host <subcommand>` line with `--backend cpu --gif out.gif`, adding each of
+/// `defaults` (option, value) that `args` does not set: it must fail with one clear message
+/// containing `expected`, never panic, and leave its directory empty.
+pub fn refused(subcommand: &str, defaults: &[(&str, &str)], name: &str, args: &[&str], expected: &str) {
+    let dir = scratch_dir(&format!("{subcommand}-{name}"));
+    let mut all = vec![subcommand, "--backend", "cpu", "--gif", "out.gif"];
+    for &(key, default) in defaults {
+        if !args.contains(&key) {
+            all.extend([key, default]);
+        }
+    }
+    all.extend_from_slice(args);
+    let out = host(&dir, &all);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{name}: accepted");
+    assert!(stderr.contains(expected), "{name}: message {stderr:?} lacks {expected:?}");
+    assert!(!stderr.contains("panicked"), "{name}: {stderr}");
+    assert!(files_in(&dir).is_empty(), "{name}: left {:?}", files_in(&dir));
+}
