@@ -10,7 +10,7 @@ use cudarc::driver::CudaSlice;
 use host::{
     Device,
     cuda::Gpu,
-    heat::{Heat, HeatInit, HeatSetup, HeatVariant, cpu, cuda},
+    heat::{Heat, HeatEngine, HeatInit, HeatSetup, HeatVariant, cpu, cuda},
 };
 
 const N: [u32; 3] = [37, 41, 43];
@@ -140,6 +140,40 @@ fn single_pass_matches_cpu_on_awkward_sizes() {
         sim.step(3).unwrap();
         let diff = max_abs_diff(&sim.field().unwrap(), &cpu_sim.field().unwrap());
         assert!(diff <= 2e-6, "{n:?}: {diff}");
+    }
+}
+
+/// The single pass with its work cut into runs that start and end mid-column and span
+/// several tile columns (one plane, 7, 50, one block for everything), against one CPU step.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn single_pass_runs_may_cross_tile_columns() {
+    let (gpu, seed) = (gpu(), fresh_seed());
+    let mut setup = HeatSetup::cube(8, HeatInit::Blobs);
+    setup.n = [130, 60, 43];
+    setup.boundary = 0.5;
+    setup.seed = seed;
+    let u = host::heat::initial_field(&setup);
+    let mut cpu_sim = cpu::CpuHeat::new(&setup, u.clone());
+    cpu_sim.step_once();
+    let want = cpu_sim.field().unwrap();
+    let work =
+        130u32.div_ceil(kernels::heat::SINGLE_OUT_W) * 60u32.div_ceil(kernels::heat::SINGLE_OUT_H) * 43;
+    for planes_per_block in [1, 7, 50, work] {
+        let mut out = up(&gpu, &vec![f32::NAN; u.len()]);
+        let blocks = work.div_ceil(planes_per_block);
+        cuda::launch_rk4_single(
+            &gpu,
+            &up(&gpu, &u),
+            &mut out,
+            setup.n,
+            setup.a(),
+            setup.dt,
+            (blocks, planes_per_block),
+        )
+        .unwrap();
+        let diff = max_abs_diff(&down(&gpu, &out), &want);
+        assert!(diff <= 2e-6, "{planes_per_block} planes per block: {diff}");
     }
 }
 

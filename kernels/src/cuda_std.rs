@@ -118,6 +118,119 @@ macro_rules! shared_array {
     }};
 }
 
+/// A per-block shared-memory array of `f32` addressed in the shared state space with 32-bit
+/// offsets (`ld.shared.f32` / `st.shared.f32`), as nvcc addresses `__shared__` arrays. Use it
+/// in hot loops: a [`shared_array!`] pointer is a 64-bit generic address, which costs 64-bit
+/// arithmetic per access and a generic load that must check its state space.
+#[derive(Clone, Copy)]
+pub struct SharedF32 {
+    /// Byte address of element 0 in the shared state space.
+    base: u32,
+}
+
+impl SharedF32 {
+    /// Wraps the shared-space address of an array (see [`shared_f32!`]).
+    #[doc(hidden)]
+    #[inline(always)]
+    pub const fn from_shared_address(base: u32) -> Self {
+        Self { base }
+    }
+
+    /// Element `index`.
+    ///
+    /// # Safety
+    /// `index` must lie inside the array; another thread's write to it must be separated
+    /// from this read by a barrier.
+    #[inline(always)]
+    pub unsafe fn load(self, index: u32) -> f32 {
+        let value: f32;
+        // SAFETY: the caller keeps `index` in bounds; the load only reads shared memory.
+        unsafe {
+            core::arch::asm!(
+                "ld.shared.f32 {v}, [{a}];",
+                v = out(reg32) value,
+                a = in(reg32) self.base + 4 * index,
+                options(pure, readonly, nostack, preserves_flags),
+            );
+        }
+        value
+    }
+
+    /// Writes element `index`.
+    ///
+    /// # Safety
+    /// As [`SharedF32::load`].
+    #[inline(always)]
+    pub unsafe fn store(self, index: u32, value: f32) {
+        // SAFETY: the caller keeps `index` in bounds.
+        unsafe {
+            core::arch::asm!(
+                "st.shared.f32 [{a}], {v};",
+                a = in(reg32) self.base + 4 * index,
+                v = in(reg32) value,
+                options(nostack, preserves_flags),
+            );
+        }
+    }
+}
+
+/// Declares a per-block shared `f32` array of `len` elements and yields a [`SharedF32`]
+/// addressing it with 32-bit shared-space offsets.
+///
+/// ```ignore
+/// let planes = shared_f32!(stencil_planes: 4096);
+/// unsafe { planes.store(i, x) };
+/// ```
+/// Naming rules and initial contents as [`shared_array!`].
+#[macro_export]
+macro_rules! shared_f32 {
+    ($name:ident : $len:expr) => {{
+        let base: u32;
+        // SAFETY: declares a `.shared` array and reads its shared-space address; no memory is
+        // touched.
+        unsafe {
+            core::arch::asm!(
+                concat!(".shared .align 16 .b8 ", stringify!($name), "[{bytes}];"),
+                concat!("mov.u32 {base}, ", stringify!($name), ";"),
+                bytes = const ($len) * 4,
+                base = out(reg32) base,
+                options(nomem, nostack, preserves_flags),
+            );
+        }
+        $crate::cuda_std::SharedF32::from_shared_address(base)
+    }};
+}
+
+/// The block's dynamic shared memory (sized at launch, as CUDA C's `extern __shared__
+/// float name[];`) as a [`SharedF32`]. Needed past 48 KiB per block, where static shared
+/// arrays stop; the host must raise the kernel's `MAX_DYNAMIC_SHARED_SIZE_BYTES` attribute and
+/// pass the size in the launch configuration. As in CUDA C, every dynamic array of a kernel
+/// starts at the same address.
+///
+/// ```ignore
+/// let planes = dynamic_shared_f32!(stencil_planes);
+/// ```
+#[macro_export]
+macro_rules! dynamic_shared_f32 {
+    ($name:ident) => {{
+        // Declared at module scope, where PTX wants it (`global_asm!` only stands as an item).
+        #[allow(non_snake_case)]
+        mod $name {
+            core::arch::global_asm!(concat!(".extern .shared .align 16 .b8 ", stringify!($name), "[];"));
+        }
+        let base: u32;
+        // SAFETY: reads the shared-space address of the dynamic array; no memory is touched.
+        unsafe {
+            core::arch::asm!(
+                concat!("mov.u32 {base}, ", stringify!($name), ";"),
+                base = out(reg32) base,
+                options(nomem, nostack, preserves_flags),
+            );
+        }
+        $crate::cuda_std::SharedF32::from_shared_address(base)
+    }};
+}
+
 /// Atomic read-modify-write operations on device memory (global or shared).
 pub mod atomic {
     use core::sync::atomic::{AtomicU32, Ordering};

@@ -324,156 +324,264 @@ pub unsafe fn heat_poly_update_tiled(
     };
 }
 
-/// Output tile of [`heat_rk4_single`]: one block computes a `SINGLE_W × SINGLE_H` column of
-/// cells through `SINGLE_DEPTH` planes.
-pub const SINGLE_W: u32 = 32;
-pub const SINGLE_H: u32 = 8;
-pub const SINGLE_DEPTH: u32 = 64;
-/// The halo: four stencil levels deep.
-pub const SINGLE_HALO: usize = 4;
-pub const SINGLE_TW: usize = SINGLE_W as usize + 2 * SINGLE_HALO;
-pub const SINGLE_TH: usize = SINGLE_H as usize + 2 * SINGLE_HALO;
-pub const SINGLE_PLANE: usize = SINGLE_TW * SINGLE_TH;
-/// Ring lengths (planes kept) per level: u 6, v1 4, v2 3, v3 3.
-pub const RING: [usize; 4] = [6, 4, 3, 3];
-pub const RING_OFFSET: [usize; 4] = [0, 6, 10, 13];
-pub const SINGLE_PLANES: usize = 16;
+/// Block shape of [`heat_rk4_single`]: `SINGLE_TX × SINGLE_TY` threads, each owning one
+/// column (x) and `SINGLE_ROWS` consecutive rows (y) of a `SINGLE_TX × SINGLE_TILE_H` xy tile.
+pub const SINGLE_TX: u32 = 64;
+pub const SINGLE_TY: u32 = 16;
+pub const SINGLE_ROWS: usize = 2;
+pub const SINGLE_TILE_H: u32 = SINGLE_TY * SINGLE_ROWS as u32;
+/// The halo: four stencil levels deep, so a tile yields `SINGLE_OUT_W × SINGLE_OUT_H` outputs.
+pub const SINGLE_HALO: u32 = 4;
+pub const SINGLE_OUT_W: u32 = SINGLE_TX - 2 * SINGLE_HALO;
+pub const SINGLE_OUT_H: u32 = SINGLE_TILE_H - 2 * SINGLE_HALO;
+/// A level's plane in shared memory: the tile with a one-cell pad all round (read, never
+/// written, by the tile's edge cells, whose values are not used).
+pub const SINGLE_PITCH: u32 = SINGLE_TX + 2;
+pub const SINGLE_SPAN: u32 = SINGLE_PITCH * (SINGLE_TILE_H + 2);
+/// Dynamic shared memory of [`heat_rk4_single`]: two buffers of the four levels' planes.
+pub const SINGLE_SHARED_BYTES: u32 = 2 * 4 * SINGLE_SPAN * 4;
+/// Extra planes a chunk computes below and above its outputs (the pipeline's depth).
+pub const SINGLE_LAG: u32 = 4;
+
+/// The 7-point Laplacian with a fused multiply-add for the centre term: one instruction fewer
+/// than [`laplacian7`], rounding once less (the single pass is instruction-bound).
+#[inline(always)]
+pub fn laplacian7_fma(centre: f32, x: [f32; 2], y: [f32; 2], z: [f32; 2]) -> f32 {
+    core::f32::math::mul_add(centre, -6.0, (x[0] + x[1]) + (y[0] + y[1]) + (z[0] + z[1]))
+}
+
+/// The coefficients of RK4's polynomial, `dt^j / j!` for j = 1..4, passed to
+/// [`heat_rk4_single`] by value (kernel parameters are operands in constant memory, where
+/// values computed in the kernel would take registers).
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
+pub struct Rk4Terms {
+    pub dt: f32,
+    pub dt2: f32,
+    pub dt3: f32,
+    pub dt4: f32,
+}
+
+impl Rk4Terms {
+    /// The terms for step `dt`, rounded as [`rk4_polynomial`] rounds them.
+    pub fn new(dt: f32) -> Self {
+        Self { dt, dt2: dt * dt / 2.0, dt3: dt * dt * dt / 6.0, dt4: dt * dt * dt * dt / 24.0 }
+    }
+}
+
+/// One column of [`heat_rk4_single`]'s pipeline: per level, the plane below and the current
+/// plane of this thread's `SINGLE_ROWS` cells, and the polynomial's partial sums.
+#[cfg(target_arch = "nvptx64")]
+#[derive(Clone, Copy)]
+struct Pipeline {
+    /// u of the plane being entered, loaded one step ahead.
+    ahead: [f32; SINGLE_ROWS],
+    /// Per level (u, v1, v2, v3): `[below, here]`.
+    level: [[[f32; SINGLE_ROWS]; 2]; 4],
+    /// u + dt·v1 (two planes back), + dt²/2·v2 (three back), + dt³/6·v3 (four back).
+    acc: [[f32; SINGLE_ROWS]; 3],
+}
+
+/// `a·∇²` of one level at the `SINGLE_ROWS` cells of one column: the centres are this thread's
+/// registers (also stored in the shared plane at `index`, row 0), x neighbours and the y
+/// neighbours past the ends come from the shared plane, z neighbours from registers.
+///
+/// # Safety
+/// The shared plane must hold this level's current plane, written before a barrier.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+unsafe fn column_stencil(
+    plane: crate::cuda_std::SharedF32,
+    index: u32,
+    [below, centre]: &[[f32; SINGLE_ROWS]; 2],
+    above: &[f32; SINGLE_ROWS],
+    a: f32,
+) -> [f32; SINGLE_ROWS] {
+    let mut out = [0.0; SINGLE_ROWS];
+    unsafe {
+        let north = plane.load(index - SINGLE_PITCH);
+        let south = plane.load(index + SINGLE_ROWS as u32 * SINGLE_PITCH);
+        for r in 0..SINGLE_ROWS {
+            let i = index + r as u32 * SINGLE_PITCH;
+            let y_minus = if r == 0 { north } else { centre[r - 1] };
+            let y_plus = if r == SINGLE_ROWS - 1 { south } else { centre[r + 1] };
+            out[r] = a * laplacian7_fma(
+                centre[r],
+                [plane.load(i - 1), plane.load(i + 1)],
+                [y_minus, y_plus],
+                [below[r], above[r]],
+            );
+        }
+    }
+    out
+}
 
 /// Step 5, single pass: a whole RK4 step in one launch, `u_next = u + dt·v1 + dt²/2·v2 +
-/// dt³/6·v3 + dt⁴/24·A v3`, marching along z with the four levels (u, v1, v2, v3) pipelined:
-/// at plane t the block loads u(t), computes v1(t−1), v2(t−2), v3(t−3) and the output at
-/// t−4, each level on an xy tile one cell smaller than the one before (halo 4 for u). The
-/// levels' recent planes live in shared-memory rings (u 6, v1 4, v2 3, v3 3 planes).
+/// dt³/6·v3 + dt⁴/24·A v3`, the four stencil levels pipelined along z.
 ///
-/// Thread mapping: blocks of `SINGLE_W × SINGLE_H` threads, each block one xy tile through
-/// `SINGLE_DEPTH` output planes (blockIdx.z), threads striding over each level's tile. Bytes
-/// per cell: read u (with the xy halo mostly from L2), write u_next: about 8 B, the floor;
-/// the cost moves to stencil arithmetic on shared memory (6 stencils per output cell).
-/// u_next must not alias u (neighbouring blocks read u's halo).
+/// Each thread owns one x column and `SINGLE_ROWS` consecutive rows of an xy tile (halo 4)
+/// and marches along z. At plane t it starts loading u(t+1) and, all from planes finished at
+/// t−1, computes v1(t−1), v2(t−2), v3(t−3) and A v3(t−4): the planes below and above come
+/// from registers (two per level), the current plane of each level from shared memory (x and
+/// y neighbours). Even and odd planes use separate shared buffers, so a plane costs one
+/// barrier. The polynomial is accumulated in registers as the levels pass (three partial sums
+/// per cell). Level L is valid `L` cells inside the tile, so the tile's outer 4 rings compute
+/// values that are discarded, and rows of threads nearer the edge than a level skip it. The
+/// loop is unrolled three times, the lifetime of a plane in registers, so the pipeline
+/// advances by renaming registers instead of moving them.
 ///
-/// Measured on an H200 at 600³: 7.47 ms per step, slower than the four-pass `tiled` (4.24 ms).
-/// ncu: 4% DRAM throughput, 81% SM throughput, 6.3·10⁹ warp instructions per step (about
-/// 150 per stencil evaluation): instruction-bound. Walking the tile without a division per
-/// cell took it from 8.4 to 7.47 ms; a 2-D thread stride was slower (11.1 ms: a 40-wide tile
-/// leaves 24 of 32 lanes idle on every second pass). Next: `ld.shared` with 32-bit addresses
-/// instead of 64-bit generic pointers, register queues along z, fewer barriers.
+/// Thread mapping: a persistent 1-D grid of blocks of `SINGLE_TX × SINGLE_TY` threads (one
+/// wave). The work, tile columns × nz planes (column-major), is cut into equal runs of
+/// `planes_per_block`; a block marches its run, which may span the end of one column and the
+/// start of the next (each segment pays `2·SINGLE_LAG` planes of pipeline fill). Equal runs
+/// leave no tail wave and no idle SM.
+/// Bytes per cell: read u once (plus the halo's share: tile/outputs = 64·32 / 56·24 = 1.52,
+/// mostly L2 hits), write u_next once: 8 B from DRAM, the floor. Shared-memory traffic per
+/// cell and level: one store, 3 loads. u_next must not alias u.
 #[kernel]
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn heat_rk4_single(u: *const f32, u_next: *mut f32, nx: u32, ny: u32, nz: u32, a: f32, dt: f32) {
+pub unsafe fn heat_rk4_single(
+    u: *const f32,
+    u_next: *mut f32,
+    nx: u32,
+    ny: u32,
+    nz: u32,
+    a: f32,
+    terms: Rk4Terms,
+    planes_per_block: u32,
+) {
+    const R: usize = SINGLE_ROWS;
     if nx < 3 || ny < 3 || nz < 3 {
         return;
     }
-    let ring: *mut f32 = shared_array!(heat_single_ring: [f32; SINGLE_PLANES * SINGLE_PLANE]);
-    let (w, plane) = (nx as usize, nx as usize * ny as usize);
-    let gx0 = (thread::block_idx_x() * SINGLE_W) as i64 - SINGLE_HALO as i64;
-    let gy0 = (thread::block_idx_y() * SINGLE_H) as i64 - SINGLE_HALO as i64;
-    let z0 = (thread::block_idx_z() * SINGLE_DEPTH) as i64;
-    let z1 = (z0 + SINGLE_DEPTH as i64).min(nz as i64);
-    let t_id = (thread::thread_idx_y() * SINGLE_W + thread::thread_idx_x()) as usize;
-    let threads = (SINGLE_W * SINGLE_H) as usize;
-    // Slot of level `level`'s plane `p` (p ≥ −8) in the rings.
-    let slot = |level: usize, p: i64| -> usize {
-        (RING_OFFSET[level] + ((p + 16) as usize) % RING[level]) * SINGLE_PLANE
-    };
-    let (gx0_32, gy0_32, nx32, ny32) = (gx0 as i32, gy0 as i32, nx as i32, ny as i32);
-    let interior = |ix: usize, iy: usize, p: i64| -> bool {
-        let (gx, gy) = (gx0_32 + ix as i32, gy0_32 + iy as i32);
-        gx > 0 && gy > 0 && p > 0 && gx < nx32 - 1 && gy < ny32 - 1 && p < nz as i64 - 1
-    };
-    // One level: the stencil of `level − 1` at plane p (planes p−1, p, p+1) on the tile
-    // shrunk by `margin`, written to level `level`'s ring (0 on faces and outside). The
-    // threads cover the shrunk tile densely (a 2-D stride would leave lanes idle: the tile
-    // is 40 wide).
-    let compute_level = |level: usize, p: i64, margin: usize| {
-        let span_x = (SINGLE_TW - 2 * margin) as u32;
-        let span_y = (SINGLE_TH - 2 * margin) as u32;
-        let (below, here, above) = (slot(level - 1, p - 1), slot(level - 1, p), slot(level - 1, p + 1));
-        let out = slot(level, p);
-        // Walk the shrunk tile densely without a division per cell: start at this thread's
-        // cell, then advance by the block size (`step_y` rows and `step_x` columns, with carry).
-        let (step_x, step_y) = (threads as u32 % span_x, threads as u32 / span_x);
-        let (mut kx, mut ky) = (t_id as u32 % span_x, t_id as u32 / span_x);
-        while ky < span_y {
-            let (ix, iy) = (margin + kx as usize, margin + ky as usize);
-            let c = iy * SINGLE_TW + ix;
-            unsafe {
-                let r = |s: usize| *ring.add(s);
-                *ring.add(out + c) = if interior(ix, iy, p) {
-                    a * laplacian7(
-                        r(here + c),
-                        [r(here + c - 1), r(here + c + 1)],
-                        [r(here + c - SINGLE_TW), r(here + c + SINGLE_TW)],
-                        [r(below + c), r(above + c)],
-                    )
-                } else {
-                    0.0
-                };
+    let planes = crate::dynamic_shared_f32!(heat_single_planes);
+    let (tx, ty) = (thread::thread_idx_x(), thread::thread_idx_y());
+    // Zero the planes once, pads included, so no value is ever read uninitialised.
+    let mut k = ty * SINGLE_TX + tx;
+    while k < 2 * 4 * SINGLE_SPAN {
+        unsafe { planes.store(k, 0.0) };
+        k += SINGLE_TX * SINGLE_TY;
+    }
+
+    let (nx_i, ny_i, nz_i) = (nx as i32, ny as i32, nz as i32);
+    let plane = nx as usize * ny as usize;
+    // (`max(1)`: nonzero for the compiler too, so the division has no panic path.)
+    let tiles_x = nx.div_ceil(SINGLE_OUT_W).max(1);
+    let work = tiles_x * ny.div_ceil(SINGLE_OUT_H) * nz;
+    // Level L is valid only L rows inside the tile, so a row of threads whose rows all lie
+    // nearer the tile's y edges skips the levels it cannot use (a warp-uniform branch).
+    // `inset`: the largest distance of one of this thread's rows from those edges.
+    let middle = (ty * R as u32).max((SINGLE_TILE_H - 1) / 2).min(ty * R as u32 + R as u32 - 1);
+    let inset = middle.min(SINGLE_TILE_H - 1 - middle);
+    let index = (ty * R as u32 + 1) * SINGLE_PITCH + tx + 1;
+    let Rk4Terms { dt, dt2, dt3, dt4 } = terms;
+    let lag = SINGLE_LAG as i32;
+
+    // Marches tile `tile` (row-major over the xy tiles) from output plane z0 to z1.
+    let march = #[inline(always)]
+    |tile: u32, z0: i32, z1: i32| {
+        let gx = ((tile % tiles_x) * SINGLE_OUT_W + tx) as i32 - SINGLE_HALO as i32;
+        let gy0 = ((tile / tiles_x) * SINGLE_OUT_H + ty * R as u32) as i32 - SINGLE_HALO as i32;
+        let owns_output_x = tx >= SINGLE_HALO && tx < SINGLE_TX - SINGLE_HALO && gx < nx_i;
+        // Per row: the cell's offset in its plane, clamped into the grid (cells outside it
+        // feed only discarded values), whether it is interior in xy, and whether it is an
+        // output.
+        let mut offset = [0u32; R];
+        let mut interior_xy = [false; R];
+        let mut writes = [false; R];
+        let clamped_x = gx.max(0).min(nx_i - 1) as u32;
+        for r in 0..R {
+            let gy = gy0 + r as i32;
+            let row = ty * R as u32 + r as u32;
+            offset[r] = gy.max(0).min(ny_i - 1) as u32 * nx + clamped_x;
+            interior_xy[r] = gx > 0 && gx < nx_i - 1 && gy > 0 && gy < ny_i - 1;
+            writes[r] = owns_output_x && row >= SINGLE_HALO && row < SINGLE_TILE_H - SINGLE_HALO && gy < ny_i;
+        }
+        // A level's value is kept only on interior cells (the stages are 0 on the faces).
+        let keep = #[inline(always)]
+        |v: [f32; R], p: i32| -> [f32; R] {
+            let z_ok = p > 0 && p < nz_i - 1;
+            let mut out = [0.0; R];
+            for r in 0..R {
+                out[r] = if z_ok && interior_xy[r] { v[r] } else { 0.0 };
             }
-            kx += step_x;
-            ky += step_y;
-            if kx >= span_x {
-                kx -= span_x;
-                ky += 1;
+            out
+        };
+        // u at plane t (0 outside the grid's planes).
+        let load_plane = #[inline(always)]
+        |t: i32| -> [f32; R] {
+            let mut values = [0.0f32; R];
+            if t >= 0 && t < nz_i {
+                let base = unsafe { u.add(t as usize * plane) };
+                for r in 0..R {
+                    values[r] = unsafe { *base.add(offset[r] as usize) };
+                }
             }
+            values
+        };
+        // One plane: start loading u(t+1), store each level's current plane, then compute
+        // v1(t−1), v2(t−2), v3(t−3), A v3(t−4) and write the output plane t−4.
+        let step = #[inline(always)]
+        |t: i32, s: Pipeline| -> Pipeline {
+            let ahead = load_plane(t + 1);
+            let u_new = s.ahead;
+            // A thread writing plane t+2's buffer has passed plane t+1's barrier, which every
+            // thread reaches only after its reads of plane t: one barrier per plane suffices.
+            let buffer = (t & 1) as u32 * 4 * SINGLE_SPAN + index;
+            for l in 0..4 {
+                for r in 0..R {
+                    let i = buffer + l as u32 * SINGLE_SPAN + r as u32 * SINGLE_PITCH;
+                    unsafe { planes.store(i, s.level[l][1][r]) };
+                }
+            }
+            thread::sync_threads();
+            let stencil = #[inline(always)]
+            |l: u32, levels: &[[f32; R]; 2], above: &[f32; R]| unsafe {
+                column_stencil(planes, buffer + l * SINGLE_SPAN, levels, above, a)
+            };
+            let v1 = keep(stencil(0, &s.level[0], &u_new), t - 1);
+            let v2 = if inset >= 2 { keep(stencil(1, &s.level[1], &v1), t - 2) } else { [0.0; R] };
+            let v3 = if inset >= 3 { keep(stencil(2, &s.level[2], &v2), t - 3) } else { [0.0; R] };
+            let p = t - lag;
+            if inset >= SINGLE_HALO && p >= z0 && p < z1 {
+                let a_v3 = keep(stencil(3, &s.level[3], &v3), p);
+                let base = unsafe { u_next.add(p as usize * plane) };
+                for r in 0..R {
+                    if writes[r] {
+                        unsafe { *base.add(offset[r] as usize) = s.acc[2][r] + dt4 * a_v3[r] };
+                    }
+                }
+            }
+            let mut acc = [[0.0; R]; 3];
+            for r in 0..R {
+                acc[2][r] = s.acc[1][r] + dt3 * v3[r];
+                acc[1][r] = s.acc[0][r] + dt2 * v2[r];
+                acc[0][r] = s.level[0][1][r] + dt * v1[r];
+            }
+            let [u_here, v1_here, v2_here, v3_here] = s.level.map(|[_, here]| here);
+            Pipeline { ahead, level: [[u_here, u_new], [v1_here, v1], [v2_here, v2], [v3_here, v3]], acc }
+        };
+
+        let (mut t, end) = (z0 - lag, z1 + lag);
+        let mut state = Pipeline { ahead: load_plane(t), level: [[[0.0; R]; 2]; 4], acc: [[0.0; R]; 3] };
+        while t + 3 <= end {
+            state = step(t + 2, step(t + 1, step(t, state)));
+            t += 3;
+        }
+        while t < end {
+            state = step(t, state);
+            t += 1;
         }
     };
 
-    for t in z0 - 4..z1 + 4 {
-        // 1. Load u(t) over the whole tile (coordinates clamped into the grid).
-        if t >= 0 && t < nz as i64 {
-            let base = slot(0, t);
-            let mut k = t_id;
-            while k < SINGLE_PLANE {
-                let (ix, iy) = (k % SINGLE_TW, k / SINGLE_TW);
-                let gx = (gx0 + ix as i64).clamp(0, nx as i64 - 1) as usize;
-                let gy = (gy0 + iy as i64).clamp(0, ny as i64 - 1) as usize;
-                unsafe { *ring.add(base + k) = *u.add(t as usize * plane + gy * w + gx) };
-                k += threads;
-            }
-        }
+    let mut start = thread::block_idx_x() * planes_per_block;
+    let stop = (start + planes_per_block).min(work);
+    while start < stop {
+        let (tile, z0) = (start / nz, start % nz);
+        let z1 = (z0 + (stop - start)).min(nz);
+        // The previous segment's last reads and this one's first writes share a buffer.
         thread::sync_threads();
-        // 2.–4. v1(t−1), v2(t−2), v3(t−3), each where a later level needs it.
-        let in_domain = |p: i64| p >= 0 && p < nz as i64;
-        let p1 = t - 1;
-        if in_domain(p1) && p1 >= z0 - 3 && p1 < z1 + 3 && p1 - 1 >= z0 - 4 {
-            compute_level(1, p1, 1);
-        }
-        thread::sync_threads();
-        let p2 = t - 2;
-        if in_domain(p2) && p2 >= z0 - 2 && p2 < z1 + 2 {
-            compute_level(2, p2, 2);
-        }
-        thread::sync_threads();
-        let p3 = t - 3;
-        if in_domain(p3) && p3 >= z0 - 1 && p3 < z1 + 1 {
-            compute_level(3, p3, 3);
-        }
-        thread::sync_threads();
-        // 5. The output plane t−4.
-        let p = t - 4;
-        if p >= z0 && p < z1 {
-            let (ix, iy) = (SINGLE_HALO + t_id % SINGLE_W as usize, SINGLE_HALO + t_id / SINGLE_W as usize);
-            let (gx, gy) = (gx0 + ix as i64, gy0 + iy as i64);
-            if gx < nx as i64 && gy < ny as i64 {
-                let c = iy * SINGLE_TW + ix;
-                let g = p as usize * plane + gy as usize * w + gx as usize;
-                unsafe {
-                    let r = |s: usize| *ring.add(s);
-                    let u0 = r(slot(0, p) + c);
-                    *u_next.add(g) = if interior(ix, iy, p) {
-                        let v3 = slot(3, p);
-                        let a_v3 = a * laplacian7(
-                            r(v3 + c),
-                            [r(v3 + c - 1), r(v3 + c + 1)],
-                            [r(v3 + c - SINGLE_TW), r(v3 + c + SINGLE_TW)],
-                            [r(slot(3, p - 1) + c), r(slot(3, p + 1) + c)],
-                        );
-                        rk4_polynomial(u0, [r(slot(1, p) + c), r(slot(2, p) + c), r(v3 + c)], a_v3, dt)
-                    } else {
-                        u0
-                    };
-                }
-            }
-        }
+        march(tile, z0 as i32, z1 as i32);
+        start += z1 - z0;
     }
 }

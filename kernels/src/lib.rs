@@ -16,7 +16,10 @@
 //! then give its name to the host's kernel table (`host/src/cuda/kernels.rs`).
 
 #![cfg_attr(not(test), no_std)]
-#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, stdarch_nvptx, asm_experimental_arch))]
+#![cfg_attr(
+    target_arch = "nvptx64",
+    feature(abi_ptx, stdarch_nvptx, asm_experimental_arch, stmt_expr_attributes)
+)]
 #![feature(core_float_math)]
 
 #[cfg(target_arch = "nvptx64")]

@@ -138,6 +138,25 @@ impl Gpu {
         Ok(f)
     }
 
+    /// How many blocks of `block_threads` threads of `kernel`, each with `dynamic_shared`
+    /// bytes of dynamic shared memory, the whole GPU holds at once (blocks per SM from the
+    /// occupancy calculator, times the SM count).
+    pub fn resident_blocks(
+        &self,
+        kernel: &CudaFunction,
+        block_threads: u32,
+        dynamic_shared: u32,
+    ) -> Result<u32> {
+        let per_sm = kernel
+            .occupancy_max_active_blocks_per_multiprocessor(block_threads, dynamic_shared as usize, None)
+            .context(|| "querying occupancy".into())?;
+        let sms = self
+            .ctx
+            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+            .context(|| "querying the SM count".into())?;
+        Ok(per_sm.max(1) * sms.max(1) as u32)
+    }
+
     /// The driver's CUDA version, e.g. "13.0".
     pub fn driver_version(&self) -> String {
         let mut version = 0;

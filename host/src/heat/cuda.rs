@@ -3,8 +3,11 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
-use kernels::heat::{MARCH_DEPTH, MARCH_H, MARCH_W, SINGLE_DEPTH, SINGLE_H, SINGLE_W};
+use cudarc::driver::{CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg};
+use kernels::heat::{
+    MARCH_DEPTH, MARCH_H, MARCH_W, Rk4Terms, SINGLE_OUT_H, SINGLE_OUT_W, SINGLE_SHARED_BYTES, SINGLE_TX,
+    SINGLE_TY,
+};
 
 use super::{HeatEngine, HeatSetup, HeatVariant};
 use crate::{
@@ -43,6 +46,8 @@ pub struct CudaHeat {
     u: CudaSlice<f32>,
     /// k1..k4 (naive, reuse) or v1..v3 (fused, tiled; the fourth unused).
     k: [CudaSlice<f32>; 4],
+    /// Blocks and planes per block of the single pass.
+    single_work: (u32, u32),
 }
 
 impl CudaHeat {
@@ -62,7 +67,10 @@ impl CudaHeat {
             alloc(len(stages >= 3))?,
             alloc(len(stages >= 4))?,
         ];
+        let single_work =
+            if variant == HeatVariant::Single { single_pass_work(&gpu, setup.n)? } else { (0, 0) };
         Ok(Self {
+            single_work,
             variant,
             n: setup.n,
             a: setup.a(),
@@ -104,7 +112,7 @@ impl CudaHeat {
                 launch_poly_update_tiled(g, &mut self.u, k1, k2, k3, n, a, dt)?;
             }
             HeatVariant::Single => {
-                launch_rk4_single(g, &self.u, k1, n, a, dt)?;
+                launch_rk4_single(g, &self.u, k1, n, a, dt, self.single_work)?;
                 std::mem::swap(&mut self.u, k1);
             }
             HeatVariant::Cpu => unreachable!("the CPU variant has its own engine"),
@@ -275,7 +283,8 @@ pub fn launch_poly_update_tiled(
     Ok(())
 }
 
-/// `heat_rk4_single`: one whole RK4 step from `u` into `u_next` (must not alias).
+/// `heat_rk4_single`: one whole RK4 step from `u` into `u_next` (must not alias), by
+/// `work.0` blocks each marching `work.1` planes (see [`single_pass_work`]).
 pub fn launch_rk4_single(
     gpu: &Gpu,
     u: &CudaSlice<f32>,
@@ -283,16 +292,72 @@ pub fn launch_rk4_single(
     n: [u32; 3],
     a: f32,
     dt: f32,
+    (blocks, planes_per_block): (u32, u32),
 ) -> Result<()> {
-    let f = gpu.kernel("heat_rk4_single")?;
+    let f = single_pass_kernel(gpu)?;
     let mut launch = gpu.stream().launch_builder(&f);
-    launch.arg(u).arg(u_next).arg(&n[0]).arg(&n[1]).arg(&n[2]).arg(&a).arg(&dt);
+    let terms = Rk4TermsArg(Rk4Terms::new(dt));
+    launch.arg(u).arg(u_next).arg(&n[0]).arg(&n[1]).arg(&n[2]).arg(&a).arg(&terms).arg(&planes_per_block);
     let cfg = LaunchConfig {
-        grid_dim: (n[0].div_ceil(SINGLE_W), n[1].div_ceil(SINGLE_H), n[2].div_ceil(SINGLE_DEPTH)),
-        block_dim: (SINGLE_W, SINGLE_H, 1),
-        shared_mem_bytes: 0,
+        grid_dim: (blocks, 1, 1),
+        block_dim: (SINGLE_TX, SINGLE_TY, 1),
+        shared_mem_bytes: SINGLE_SHARED_BYTES,
     };
-    // SAFETY: as above; blocks of exactly SINGLE_W × SINGLE_H threads; distinct buffers.
+    // SAFETY: as above; blocks of exactly SINGLE_TX × SINGLE_TY threads with the dynamic
+    // shared memory the kernel indexes; distinct buffers.
     unsafe { launch.launch(cfg) }.context(|| "launching heat_rk4_single".into())?;
     Ok(())
+}
+
+/// `Rk4Terms` by value as a kernel argument.
+#[derive(Clone, Copy)]
+#[repr(transparent)]
+struct Rk4TermsArg(Rk4Terms);
+
+// SAFETY: `Rk4Terms` is `#[repr(C)]` plain data (four f32), laid out as the kernel reads it.
+unsafe impl DeviceRepr for Rk4TermsArg {}
+
+/// `heat_rk4_single`, allowed its dynamic shared memory (past the default 48 KiB).
+fn single_pass_kernel(gpu: &Gpu) -> Result<cudarc::driver::CudaFunction> {
+    let f = gpu.kernel("heat_rk4_single")?;
+    f.set_attribute(
+        cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+        SINGLE_SHARED_BYTES as i32,
+    )
+    .context(|| "allowing heat_rk4_single its shared memory".into())?;
+    Ok(f)
+}
+
+/// How `heat_rk4_single` splits an `n` grid on this GPU: one wave of resident blocks, and the
+/// planes each marches.
+pub fn single_pass_work(gpu: &Gpu, n: [u32; 3]) -> Result<(u32, u32)> {
+    let f = single_pass_kernel(gpu)?;
+    let resident = gpu.resident_blocks(&f, SINGLE_TX * SINGLE_TY, SINGLE_SHARED_BYTES)?;
+    Ok(split_march(n, resident))
+}
+
+/// Cuts the single pass's work (tile columns × nz planes) into at most `resident` equal runs:
+/// (blocks, planes per block).
+pub fn split_march(n: [u32; 3], resident: u32) -> (u32, u32) {
+    let work = n[0].div_ceil(SINGLE_OUT_W) * n[1].div_ceil(SINGLE_OUT_H) * n[2];
+    let planes_per_block = work.div_ceil(resident.max(1));
+    (work.div_ceil(planes_per_block), planes_per_block)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The runs cover the work exactly once, with no more blocks than are resident.
+    #[test]
+    fn split_march_covers_the_work_in_one_wave() {
+        for (n, resident) in
+            [([600u32, 600, 600], 132), ([37, 41, 43], 132), ([3, 3, 3], 264), ([130, 60, 43], 7)]
+        {
+            let work = n[0].div_ceil(SINGLE_OUT_W) * n[1].div_ceil(SINGLE_OUT_H) * n[2];
+            let (blocks, planes) = split_march(n, resident);
+            assert!(blocks <= resident, "{n:?}: {blocks} blocks");
+            assert!(blocks * planes >= work && (blocks - 1) * planes < work, "{n:?}: {blocks} × {planes}");
+        }
+    }
 }
