@@ -231,6 +231,30 @@ macro_rules! dynamic_shared_f32 {
     }};
 }
 
+/// Memory accesses the compiler must not restructure.
+pub mod memory {
+    /// `if condition { *address = value }` as one predicated store. Unlike the `if`, it
+    /// keeps the compiler from moving the computation of `value` under a branch: where
+    /// `condition` differs between the lanes of a warp, such a branch costs more than the
+    /// computation it skips.
+    ///
+    /// # Safety
+    /// When `condition` holds, `address` must be valid for a 4-byte write.
+    #[inline(always)]
+    pub unsafe fn store_if(address: *mut f32, value: f32, condition: bool) {
+        // SAFETY: the store happens only under `condition`, for which the caller vouches.
+        unsafe {
+            core::arch::asm!(
+                "{{ .reg .pred p; setp.ne.u32 p, {c}, 0; @p st.f32 [{a}], {v}; }}",
+                c = in(reg32) condition as u32,
+                a = in(reg64) address,
+                v = in(reg32) value,
+                options(nostack, preserves_flags),
+            );
+        }
+    }
+}
+
 /// Atomic read-modify-write operations on device memory (global or shared).
 pub mod atomic {
     use core::sync::atomic::{AtomicU32, Ordering};

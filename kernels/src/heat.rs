@@ -19,7 +19,10 @@
 
 use crate::kernel;
 #[cfg(target_arch = "nvptx64")]
-use crate::{cuda_std::thread, shared_array};
+use crate::{
+    cuda_std::{memory, thread},
+    shared_array,
+};
 
 /// The 7-point Laplacian (without the 1/h² factor): the six neighbours minus six times the
 /// centre.
@@ -380,11 +383,15 @@ struct Pipeline {
     level: [[[f32; SINGLE_ROWS]; 2]; 4],
     /// u + dt·v1 (two planes back), + dt²/2·v2 (three back), + dt³/6·v3 (four back).
     acc: [[f32; SINGLE_ROWS]; 3],
+    /// Plane t+1 of u, the next to load, and plane t−4 of u_next, the next to write
+    /// (wrapping: they may lie outside the grid while unused).
+    load: *const f32,
+    store: *mut f32,
 }
 
-/// `a·∇²` of one level at the `SINGLE_ROWS` cells of one column: the centres are this thread's
-/// registers (also stored in the shared plane at `index`, row 0), x neighbours and the y
-/// neighbours past the ends come from the shared plane, z neighbours from registers.
+/// `coefficient·∇²` of one level at the `SINGLE_ROWS` cells of one column: the centres are
+/// this thread's registers (also stored in the shared plane at `index`, row 0), x neighbours
+/// and the y neighbours past the ends come from the shared plane, z neighbours from registers.
 ///
 /// # Safety
 /// The shared plane must hold this level's current plane, written before a barrier.
@@ -395,7 +402,7 @@ unsafe fn column_stencil(
     index: u32,
     [below, centre]: &[[f32; SINGLE_ROWS]; 2],
     above: &[f32; SINGLE_ROWS],
-    a: f32,
+    coefficient: &[f32; SINGLE_ROWS],
 ) -> [f32; SINGLE_ROWS] {
     let mut out = [0.0; SINGLE_ROWS];
     unsafe {
@@ -405,12 +412,13 @@ unsafe fn column_stencil(
             let i = index + r as u32 * SINGLE_PITCH;
             let y_minus = if r == 0 { north } else { centre[r - 1] };
             let y_plus = if r == SINGLE_ROWS - 1 { south } else { centre[r + 1] };
-            out[r] = a * laplacian7_fma(
-                centre[r],
-                [plane.load(i - 1), plane.load(i + 1)],
-                [y_minus, y_plus],
-                [below[r], above[r]],
-            );
+            out[r] = coefficient[r]
+                * laplacian7_fma(
+                    centre[r],
+                    [plane.load(i - 1), plane.load(i + 1)],
+                    [y_minus, y_plus],
+                    [below[r], above[r]],
+                );
         }
     }
     out
@@ -480,50 +488,44 @@ pub unsafe fn heat_rk4_single(
     // Marches tile `tile` (row-major over the xy tiles) from output plane z0 to z1.
     let march = #[inline(always)]
     |tile: u32, z0: i32, z1: i32| {
-        let gx = ((tile % tiles_x) * SINGLE_OUT_W + tx) as i32 - SINGLE_HALO as i32;
-        let gy0 = ((tile / tiles_x) * SINGLE_OUT_H + ty * R as u32) as i32 - SINGLE_HALO as i32;
+        let (x0, y0) = ((tile % tiles_x) * SINGLE_OUT_W, (tile / tiles_x) * SINGLE_OUT_H);
+        let gx = (x0 + tx) as i32 - SINGLE_HALO as i32;
+        let gy0 = (y0 + ty * R as u32) as i32 - SINGLE_HALO as i32;
         let owns_output_x = tx >= SINGLE_HALO && tx < SINGLE_TX - SINGLE_HALO && gx < nx_i;
         // Per row: the cell's offset in its plane, clamped into the grid (cells outside it
-        // feed only discarded values), whether it is interior in xy, and whether it is an
-        // output.
+        // feed only discarded values), the stencil's coefficient (a inside, 0 on the faces
+        // and outside: the stages are 0 on the faces; a product, not a select, so the
+        // compiler keeps the stencils branch-free), and whether the cell is an output.
         let mut offset = [0u32; R];
-        let mut interior_xy = [false; R];
+        let mut coefficient = [0.0f32; R];
         let mut writes = [false; R];
         let clamped_x = gx.max(0).min(nx_i - 1) as u32;
         for r in 0..R {
             let gy = gy0 + r as i32;
             let row = ty * R as u32 + r as u32;
             offset[r] = gy.max(0).min(ny_i - 1) as u32 * nx + clamped_x;
-            interior_xy[r] = gx > 0 && gx < nx_i - 1 && gy > 0 && gy < ny_i - 1;
+            let interior_xy = gx > 0 && gx < nx_i - 1 && gy > 0 && gy < ny_i - 1;
+            coefficient[r] = if interior_xy { a } else { 0.0 };
             writes[r] = owns_output_x && row >= SINGLE_HALO && row < SINGLE_TILE_H - SINGLE_HALO && gy < ny_i;
         }
-        // A level's value is kept only on interior cells (the stages are 0 on the faces).
-        let keep = #[inline(always)]
-        |v: [f32; R], p: i32| -> [f32; R] {
-            let z_ok = p > 0 && p < nz_i - 1;
-            let mut out = [0.0; R];
-            for r in 0..R {
-                out[r] = if z_ok && interior_xy[r] { v[r] } else { 0.0 };
-            }
-            out
-        };
-        // u at plane t (0 outside the grid's planes).
-        let load_plane = #[inline(always)]
-        |t: i32| -> [f32; R] {
-            let mut values = [0.0f32; R];
-            if t >= 0 && t < nz_i {
-                let base = unsafe { u.add(t as usize * plane) };
-                for r in 0..R {
-                    values[r] = unsafe { *base.add(offset[r] as usize) };
-                }
-            }
-            values
+        // A level at plane p is zeroed on the z faces; `masked` is false where the caller
+        // knows p is inside.
+        let on_face = #[inline(always)]
+        |v: [f32; R], p: i32, masked: bool| -> [f32; R] {
+            let inside = if masked & ((p <= 0) | (p >= nz_i - 1)) { 0.0 } else { 1.0 };
+            v.map(|x| x * inside)
         };
         // One plane: start loading u(t+1), store each level's current plane, then compute
-        // v1(t−1), v2(t−2), v3(t−3), A v3(t−4) and write the output plane t−4.
+        // v1(t−1), v2(t−2), v3(t−3), A v3(t−4) and write the output plane t−4. `masked`:
+        // whether a z face may occur (the unmasked copy serves the planes away from them).
         let step = #[inline(always)]
-        |t: i32, s: Pipeline| -> Pipeline {
-            let ahead = load_plane(t + 1);
+        |t: i32, s: Pipeline, masked: bool| -> Pipeline {
+            let mut ahead = [0.0f32; R];
+            if (t + 1 >= 0) & (t + 1 < nz_i) {
+                for r in 0..R {
+                    ahead[r] = unsafe { *s.load.add(offset[r] as usize) };
+                }
+            }
             let u_new = s.ahead;
             // A thread writing plane t+2's buffer has passed plane t+1's barrier, which every
             // thread reaches only after its reads of plane t: one barrier per plane suffices.
@@ -537,19 +539,18 @@ pub unsafe fn heat_rk4_single(
             thread::sync_threads();
             let stencil = #[inline(always)]
             |l: u32, levels: &[[f32; R]; 2], above: &[f32; R]| unsafe {
-                column_stencil(planes, buffer + l * SINGLE_SPAN, levels, above, a)
+                column_stencil(planes, buffer + l * SINGLE_SPAN, levels, above, &coefficient)
             };
-            let v1 = keep(stencil(0, &s.level[0], &u_new), t - 1);
-            let v2 = if inset >= 2 { keep(stencil(1, &s.level[1], &v1), t - 2) } else { [0.0; R] };
-            let v3 = if inset >= 3 { keep(stencil(2, &s.level[2], &v2), t - 3) } else { [0.0; R] };
+            let v1 = on_face(stencil(0, &s.level[0], &u_new), t - 1, masked);
+            let v2 = if inset >= 2 { on_face(stencil(1, &s.level[1], &v1), t - 2, masked) } else { [0.0; R] };
+            let v3 = if inset >= 3 { on_face(stencil(2, &s.level[2], &v2), t - 3, masked) } else { [0.0; R] };
             let p = t - lag;
             if inset >= SINGLE_HALO && p >= z0 && p < z1 {
-                let a_v3 = keep(stencil(3, &s.level[3], &v3), p);
-                let base = unsafe { u_next.add(p as usize * plane) };
+                let a_v3 = on_face(stencil(3, &s.level[3], &v3), p, masked);
                 for r in 0..R {
-                    if writes[r] {
-                        unsafe { *base.add(offset[r] as usize) = s.acc[2][r] + dt4 * a_v3[r] };
-                    }
+                    let (address, value) =
+                        (s.store.wrapping_add(offset[r] as usize), s.acc[2][r] + dt4 * a_v3[r]);
+                    unsafe { memory::store_if(address, value, writes[r]) };
                 }
             }
             let mut acc = [[0.0; R]; 3];
@@ -559,17 +560,45 @@ pub unsafe fn heat_rk4_single(
                 acc[0][r] = s.level[0][1][r] + dt * v1[r];
             }
             let [u_here, v1_here, v2_here, v3_here] = s.level.map(|[_, here]| here);
-            Pipeline { ahead, level: [[u_here, u_new], [v1_here, v1], [v2_here, v2], [v3_here, v3]], acc }
+            Pipeline {
+                ahead,
+                level: [[u_here, u_new], [v1_here, v1], [v2_here, v2], [v3_here, v3]],
+                acc,
+                load: s.load.wrapping_add(plane),
+                store: s.store.wrapping_add(plane),
+            }
+        };
+        // Steps t..t+3 meet no z face when planes t−4 .. t+2 are all interior.
+        let step3 = #[inline(always)]
+        |t: i32, s: Pipeline| -> Pipeline {
+            if t - 4 > 0 && t + 2 < nz_i - 1 {
+                step(t + 2, step(t + 1, step(t, s, false), false), false)
+            } else {
+                step(t + 2, step(t + 1, step(t, s, true), true), true)
+            }
         };
 
         let (mut t, end) = (z0 - lag, z1 + lag);
-        let mut state = Pipeline { ahead: load_plane(t), level: [[[0.0; R]; 2]; 4], acc: [[0.0; R]; 3] };
+        let at = |z: i32| (z as isize).wrapping_mul(plane as isize);
+        let mut state = Pipeline {
+            ahead: [0.0; R],
+            level: [[[0.0; R]; 2]; 4],
+            acc: [[0.0; R]; 3],
+            load: u.wrapping_offset(at(t + 1)),
+            store: u_next.wrapping_offset(at(t - lag)),
+        };
+        // Prime the pipeline with u(t).
+        if t >= 0 {
+            for r in 0..R {
+                state.ahead[r] = unsafe { *u.wrapping_offset(at(t)).add(offset[r] as usize) };
+            }
+        }
         while t + 3 <= end {
-            state = step(t + 2, step(t + 1, step(t, state)));
+            state = step3(t, state);
             t += 3;
         }
         while t < end {
-            state = step(t, state);
+            state = step(t, state, true);
             t += 1;
         }
     };
