@@ -377,8 +377,8 @@ impl Rk4Terms {
 #[cfg(target_arch = "nvptx64")]
 #[derive(Clone, Copy)]
 struct Pipeline {
-    /// u of the plane being entered, loaded one step ahead.
-    ahead: [f32; SINGLE_ROWS],
+    /// u of the plane being entered and of the next, loaded two steps ahead.
+    ahead: [[f32; SINGLE_ROWS]; 2],
     /// Per level (u, v1, v2, v3): `[below, here]`.
     level: [[[f32; SINGLE_ROWS]; 2]; 4],
     /// u + dt·v1 (two planes back), + dt²/2·v2 (three back), + dt³/6·v3 (four back).
@@ -428,7 +428,7 @@ unsafe fn column_stencil(
 /// dt³/6·v3 + dt⁴/24·A v3`, the four stencil levels pipelined along z.
 ///
 /// Each thread owns one x column and `SINGLE_ROWS` consecutive rows of an xy tile (halo 4)
-/// and marches along z. At plane t it starts loading u(t+1) and, all from planes finished at
+/// and marches along z. At plane t it starts loading u(t+2) and, all from planes finished at
 /// t−1, computes v1(t−1), v2(t−2), v3(t−3) and A v3(t−4): the planes below and above come
 /// from registers (two per level), the current plane of each level from shared memory (x and
 /// y neighbours). Even and odd planes use separate shared buffers, so a plane costs one
@@ -515,18 +515,18 @@ pub unsafe fn heat_rk4_single(
             let inside = if masked & ((p <= 0) | (p >= nz_i - 1)) { 0.0 } else { 1.0 };
             v.map(|x| x * inside)
         };
-        // One plane: start loading u(t+1), store each level's current plane, then compute
+        // One plane: start loading u(t+2), store each level's current plane, then compute
         // v1(t−1), v2(t−2), v3(t−3), A v3(t−4) and write the output plane t−4. `masked`:
         // whether a z face may occur (the unmasked copy serves the planes away from them).
         let step = #[inline(always)]
         |t: i32, s: Pipeline, masked: bool| -> Pipeline {
             let mut ahead = [0.0f32; R];
-            if (t + 1 >= 0) & (t + 1 < nz_i) {
+            if (t + 2 >= 0) & (t + 2 < nz_i) {
                 for r in 0..R {
                     ahead[r] = unsafe { *s.load.add(offset[r] as usize) };
                 }
             }
-            let u_new = s.ahead;
+            let [u_new, u_next_plane] = s.ahead;
             // A thread writing plane t+2's buffer has passed plane t+1's barrier, which every
             // thread reaches only after its reads of plane t: one barrier per plane suffices.
             let buffer = (t & 1) as u32 * 4 * SINGLE_SPAN + index;
@@ -561,7 +561,7 @@ pub unsafe fn heat_rk4_single(
             }
             let [u_here, v1_here, v2_here, v3_here] = s.level.map(|[_, here]| here);
             Pipeline {
-                ahead,
+                ahead: [u_next_plane, ahead],
                 level: [[u_here, u_new], [v1_here, v1], [v2_here, v2], [v3_here, v3]],
                 acc,
                 load: s.load.wrapping_add(plane),
@@ -581,16 +581,19 @@ pub unsafe fn heat_rk4_single(
         let (mut t, end) = (z0 - lag, z1 + lag);
         let at = |z: i32| (z as isize).wrapping_mul(plane as isize);
         let mut state = Pipeline {
-            ahead: [0.0; R],
+            ahead: [[0.0; R]; 2],
             level: [[[0.0; R]; 2]; 4],
             acc: [[0.0; R]; 3],
-            load: u.wrapping_offset(at(t + 1)),
+            load: u.wrapping_offset(at(t + 2)),
             store: u_next.wrapping_offset(at(t - lag)),
         };
-        // Prime the pipeline with u(t).
-        if t >= 0 {
-            for r in 0..R {
-                state.ahead[r] = unsafe { *u.wrapping_offset(at(t)).add(offset[r] as usize) };
+        // Prime the pipeline with u(t) and u(t+1).
+        for (k, ahead) in state.ahead.iter_mut().enumerate() {
+            let z = t + k as i32;
+            if z >= 0 && z < nz_i {
+                for r in 0..R {
+                    ahead[r] = unsafe { *u.wrapping_offset(at(z)).add(offset[r] as usize) };
+                }
             }
         }
         while t + 3 <= end {
