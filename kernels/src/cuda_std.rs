@@ -129,7 +129,7 @@ pub struct SharedF32 {
 }
 
 impl SharedF32 {
-    /// Wraps the shared-space address of an array (see [`shared_f32!`]).
+    /// Wraps the shared-space address of an array (see [`dynamic_shared_f32!`]).
     #[doc(hidden)]
     #[inline(always)]
     pub const fn from_shared_address(base: u32) -> Self {
@@ -172,33 +172,6 @@ impl SharedF32 {
             );
         }
     }
-}
-
-/// Declares a per-block shared `f32` array of `len` elements and yields a [`SharedF32`]
-/// addressing it with 32-bit shared-space offsets.
-///
-/// ```ignore
-/// let planes = shared_f32!(stencil_planes: 4096);
-/// unsafe { planes.store(i, x) };
-/// ```
-/// Naming rules and initial contents as [`shared_array!`].
-#[macro_export]
-macro_rules! shared_f32 {
-    ($name:ident : $len:expr) => {{
-        let base: u32;
-        // SAFETY: declares a `.shared` array and reads its shared-space address; no memory is
-        // touched.
-        unsafe {
-            core::arch::asm!(
-                concat!(".shared .align 16 .b8 ", stringify!($name), "[{bytes}];"),
-                concat!("mov.u32 {base}, ", stringify!($name), ";"),
-                bytes = const ($len) * 4,
-                base = out(reg32) base,
-                options(nomem, nostack, preserves_flags),
-            );
-        }
-        $crate::cuda_std::SharedF32::from_shared_address(base)
-    }};
 }
 
 /// The block's dynamic shared memory (sized at launch, as CUDA C's `extern __shared__

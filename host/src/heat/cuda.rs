@@ -46,8 +46,8 @@ pub struct CudaHeat {
     u: CudaSlice<f32>,
     /// k1..k4 (naive, reuse) or v1..v3 (fused, tiled; the fourth unused).
     k: [CudaSlice<f32>; 4],
-    /// Blocks and planes per block of the single pass.
-    single_work: (u32, u32),
+    /// The single pass, prepared (single variant only).
+    single: Option<SinglePass>,
 }
 
 impl CudaHeat {
@@ -67,10 +67,10 @@ impl CudaHeat {
             alloc(len(stages >= 3))?,
             alloc(len(stages >= 4))?,
         ];
-        let single_work =
-            if variant == HeatVariant::Single { single_pass_work(&gpu, setup.n)? } else { (0, 0) };
+        let single =
+            if variant == HeatVariant::Single { Some(SinglePass::new(&gpu, setup.n)?) } else { None };
         Ok(Self {
-            single_work,
+            single,
             variant,
             n: setup.n,
             a: setup.a(),
@@ -112,7 +112,8 @@ impl CudaHeat {
                 launch_poly_update_tiled(g, &mut self.u, k1, k2, k3, n, a, dt)?;
             }
             HeatVariant::Single => {
-                launch_rk4_single(g, &self.u, k1, n, a, dt, self.single_work)?;
+                let single = self.single.as_ref().expect("prepared for the single variant");
+                single.launch(g, &self.u, k1, n, a, dt)?;
                 std::mem::swap(&mut self.u, k1);
             }
             HeatVariant::Cpu => unreachable!("the CPU variant has its own engine"),
@@ -283,30 +284,60 @@ pub fn launch_poly_update_tiled(
     Ok(())
 }
 
-/// `heat_rk4_single`: one whole RK4 step from `u` into `u_next` (must not alias), by
-/// `work.0` blocks each marching `work.1` planes (see [`single_pass_work`]).
-pub fn launch_rk4_single(
-    gpu: &Gpu,
-    u: &CudaSlice<f32>,
-    u_next: &mut CudaSlice<f32>,
-    n: [u32; 3],
-    a: f32,
-    dt: f32,
-    (blocks, planes_per_block): (u32, u32),
-) -> Result<()> {
-    let f = single_pass_kernel(gpu)?;
-    let mut launch = gpu.stream().launch_builder(&f);
-    let terms = Rk4TermsArg(Rk4Terms::new(dt));
-    launch.arg(u).arg(u_next).arg(&n[0]).arg(&n[1]).arg(&n[2]).arg(&a).arg(&terms).arg(&planes_per_block);
-    let cfg = LaunchConfig {
-        grid_dim: (blocks, 1, 1),
-        block_dim: (SINGLE_TX, SINGLE_TY, 1),
-        shared_mem_bytes: SINGLE_SHARED_BYTES,
-    };
-    // SAFETY: as above; blocks of exactly SINGLE_TX × SINGLE_TY threads with the dynamic
-    // shared memory the kernel indexes; distinct buffers.
-    unsafe { launch.launch(cfg) }.context(|| "launching heat_rk4_single".into())?;
-    Ok(())
+/// `heat_rk4_single`, prepared once: the kernel allowed its dynamic shared memory (past the
+/// default 48 KiB), and the split of the grid into runs of planes.
+pub struct SinglePass {
+    kernel: cudarc::driver::CudaFunction,
+    /// Blocks, and planes each marches.
+    work: (u32, u32),
+}
+
+impl SinglePass {
+    /// For an `n` grid on this GPU: one wave of resident blocks (see [`split_march`]).
+    pub fn new(gpu: &Gpu, n: [u32; 3]) -> Result<Self> {
+        let mut pass = Self::with_work(gpu, (0, 0))?;
+        let resident = gpu.resident_blocks(&pass.kernel, SINGLE_TX * SINGLE_TY, SINGLE_SHARED_BYTES)?;
+        pass.work = split_march(n, resident);
+        Ok(pass)
+    }
+
+    /// With a given split: `work.0` blocks each marching `work.1` planes.
+    pub fn with_work(gpu: &Gpu, work: (u32, u32)) -> Result<Self> {
+        let kernel = gpu.kernel("heat_rk4_single")?;
+        kernel
+            .set_attribute(
+                cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                SINGLE_SHARED_BYTES as i32,
+            )
+            .context(|| "allowing heat_rk4_single its shared memory".into())?;
+        Ok(Self { kernel, work })
+    }
+
+    /// One whole RK4 step from `u` into `u_next` (must not alias).
+    #[allow(clippy::too_many_arguments)]
+    pub fn launch(
+        &self,
+        gpu: &Gpu,
+        u: &CudaSlice<f32>,
+        u_next: &mut CudaSlice<f32>,
+        n: [u32; 3],
+        a: f32,
+        dt: f32,
+    ) -> Result<()> {
+        let (blocks, planes_per_block) = self.work;
+        let mut launch = gpu.stream().launch_builder(&self.kernel);
+        let terms = Rk4TermsArg(Rk4Terms::new(dt));
+        launch.arg(u).arg(u_next).arg(&n[0]).arg(&n[1]).arg(&n[2]).arg(&a).arg(&terms).arg(&planes_per_block);
+        let cfg = LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (SINGLE_TX, SINGLE_TY, 1),
+            shared_mem_bytes: SINGLE_SHARED_BYTES,
+        };
+        // SAFETY: as above; blocks of exactly SINGLE_TX × SINGLE_TY threads with the dynamic
+        // shared memory the kernel indexes; distinct buffers.
+        unsafe { launch.launch(cfg) }.context(|| "launching heat_rk4_single".into())?;
+        Ok(())
+    }
 }
 
 /// `Rk4Terms` by value as a kernel argument.
@@ -316,25 +347,6 @@ struct Rk4TermsArg(Rk4Terms);
 
 // SAFETY: `Rk4Terms` is `#[repr(C)]` plain data (four f32), laid out as the kernel reads it.
 unsafe impl DeviceRepr for Rk4TermsArg {}
-
-/// `heat_rk4_single`, allowed its dynamic shared memory (past the default 48 KiB).
-fn single_pass_kernel(gpu: &Gpu) -> Result<cudarc::driver::CudaFunction> {
-    let f = gpu.kernel("heat_rk4_single")?;
-    f.set_attribute(
-        cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-        SINGLE_SHARED_BYTES as i32,
-    )
-    .context(|| "allowing heat_rk4_single its shared memory".into())?;
-    Ok(f)
-}
-
-/// How `heat_rk4_single` splits an `n` grid on this GPU: one wave of resident blocks, and the
-/// planes each marches.
-pub fn single_pass_work(gpu: &Gpu, n: [u32; 3]) -> Result<(u32, u32)> {
-    let f = single_pass_kernel(gpu)?;
-    let resident = gpu.resident_blocks(&f, SINGLE_TX * SINGLE_TY, SINGLE_SHARED_BYTES)?;
-    Ok(split_march(n, resident))
-}
 
 /// Cuts the single pass's work (tile columns × nz planes) into at most `resident` equal runs:
 /// (blocks, planes per block).
