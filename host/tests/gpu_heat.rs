@@ -162,7 +162,7 @@ fn single_pass_runs_may_cross_tile_columns() {
     for planes_per_block in [1, 7, 50, work] {
         let mut out = up(&gpu, &vec![f32::NAN; u.len()]);
         let blocks = work.div_ceil(planes_per_block);
-        let pass = cuda::SinglePass::with_work(&gpu, (blocks, planes_per_block)).unwrap();
+        let pass = cuda::SinglePass::with_work((blocks, planes_per_block));
         pass.launch(&gpu, &up(&gpu, &u), &mut out, setup.n, setup.a(), setup.dt).unwrap();
         let diff = max_abs_diff(&down(&gpu, &out), &want);
         assert!(diff <= 2e-6, "{planes_per_block} planes per block: {diff}");

@@ -11,11 +11,7 @@ use cudarc::driver::CudaSlice;
 use host::{
     Device,
     cuda::Gpu,
-    physarum::{
-        Agents, Physarum, PhysarumSetup, PhysarumVariant, Sensing, cpu,
-        cuda::{self, ParamsArg},
-        initial_agents,
-    },
+    physarum::{Agents, Physarum, PhysarumSetup, PhysarumVariant, Sensing, cpu, cuda, initial_agents},
 };
 use kernels::physarum::Params;
 
@@ -73,7 +69,7 @@ fn agent_kernels_match_cpu() {
 
         // Fused: sense, steer and move in one kernel.
         let (mut pos, mut heading) = (up(&gpu, &interleave(&agents)), up(&gpu, &agents.heading));
-        cuda::launch_sense_move(&gpu, &mut pos, &mut heading, &d_trail, AGENTS, 5, ParamsArg(p)).unwrap();
+        cuda::launch_sense_move(&gpu, &mut pos, &mut heading, &d_trail, AGENTS, 5, p).unwrap();
         assert_eq!(down(&gpu, &pos), interleave(&want), "sense_move positions, {:?}", s.sensing);
         assert_eq!(down(&gpu, &heading), want.heading, "sense_move headings");
 
@@ -83,23 +79,22 @@ fn agent_kernels_match_cpu() {
         let mut dirs = up(&gpu, &vec![f32::NAN; 6 * n]);
         let mut readings = up(&gpu, &vec![f32::NAN; 3 * n]);
         let mut turns = up(&gpu, &vec![7i32; n]);
-        let pa = ParamsArg(p);
-        cuda::launch_offsets(&gpu, &heading, &mut dirs, AGENTS, pa).unwrap();
+        cuda::launch_offsets(&gpu, &heading, &mut dirs, AGENTS, p).unwrap();
         let want_dirs: Vec<f32> = agents
             .heading
             .iter()
             .flat_map(|&h| kernels::physarum::sensor_dirs(h, &p).into_iter().flat_map(|(a, b)| [a, b]))
             .collect();
         assert_eq!(down(&gpu, &dirs), want_dirs, "offsets");
-        cuda::launch_sample(&gpu, &pos, &dirs, &d_trail, &mut readings, AGENTS, pa).unwrap();
-        cuda::launch_argmax(&gpu, &readings, &mut turns, AGENTS, 5, pa).unwrap();
+        cuda::launch_sample(&gpu, &pos, &dirs, &d_trail, &mut readings, AGENTS, p).unwrap();
+        cuda::launch_argmax(&gpu, &readings, &mut turns, AGENTS, 5, p).unwrap();
         let turn_counts = down(&gpu, &turns).iter().fold([0usize; 3], |mut c, &t| {
             c[(t + 1) as usize] += 1;
             c
         });
         assert!(turn_counts.iter().all(|&c| c > 0), "all three turns occur: {turn_counts:?}");
-        cuda::launch_steer(&gpu, &mut heading, &turns, AGENTS, 5, pa).unwrap();
-        cuda::launch_move(&gpu, &mut pos, &dirs, &turns, &heading, AGENTS, pa).unwrap();
+        cuda::launch_steer(&gpu, &mut heading, &turns, AGENTS, 5, p).unwrap();
+        cuda::launch_move(&gpu, &mut pos, &dirs, &turns, &heading, AGENTS, p).unwrap();
         assert_eq!(down(&gpu, &pos), interleave(&want), "unfused positions");
         assert_eq!(down(&gpu, &heading), want.heading, "unfused headings");
 
@@ -107,8 +102,7 @@ fn agent_kernels_match_cpu() {
         let (mut y, mut x, mut h) = (up(&gpu, &agents.y), up(&gpu, &agents.x), up(&gpu, &agents.heading));
         let mut counts = up(&gpu, &vec![0u32; CELLS]);
         let ids = up(&gpu, &(0..AGENTS).collect::<Vec<u32>>());
-        cuda::launch_agents(&gpu, &mut y, &mut x, &mut h, &ids, &d_trail, &mut counts, AGENTS, 5, pa)
-            .unwrap();
+        cuda::launch_agents(&gpu, &mut y, &mut x, &mut h, &ids, &d_trail, &mut counts, AGENTS, 5, p).unwrap();
         assert_eq!(down(&gpu, &y), want.y, "agents y");
         assert_eq!(down(&gpu, &x), want.x, "agents x");
         assert_eq!(down(&gpu, &h), want.heading, "agents heading");
@@ -123,24 +117,23 @@ fn trail_kernels_match_cpu() {
     let (gpu, seed) = (gpu(), fresh_seed());
     let s = setup(seed, Sensing::Nearest, 0.0);
     let p = s.params();
-    let pa = ParamsArg(p);
     let (agents, trail) = state(&s);
 
     // Deposit (float atomics): the same float as the CPU's adds in agent order.
     let mut want = trail.clone();
     cpu::deposit(&agents, &mut want, &p);
     let mut d_trail = up(&gpu, &trail);
-    cuda::launch_deposit(&gpu, &up(&gpu, &interleave(&agents)), &mut d_trail, AGENTS, pa).unwrap();
+    cuda::launch_deposit(&gpu, &up(&gpu, &interleave(&agents)), &mut d_trail, AGENTS, p).unwrap();
     assert_eq!(down(&gpu, &d_trail), want, "deposit");
 
     // Blur, blend, decay; and the fused diffuse+decay.
     let mut mean = up(&gpu, &vec![f32::NAN; CELLS]);
-    cuda::launch_blur(&gpu, &d_trail, &mut mean, pa).unwrap();
+    cuda::launch_blur(&gpu, &d_trail, &mut mean, p).unwrap();
     assert_eq!(down(&gpu, &mean), cpu::blur(&want, &p), "blur");
     let mut fused = up(&gpu, &vec![f32::NAN; CELLS]);
-    cuda::launch_diffuse_decay(&gpu, &d_trail, &mut fused, pa).unwrap();
-    cuda::launch_blend(&gpu, &mut d_trail, &mean, pa).unwrap();
-    cuda::launch_decay(&gpu, &mut d_trail, pa).unwrap();
+    cuda::launch_diffuse_decay(&gpu, &d_trail, &mut fused, p).unwrap();
+    cuda::launch_blend(&gpu, &mut d_trail, &mean, p).unwrap();
+    cuda::launch_decay(&gpu, &mut d_trail, p).unwrap();
     let want_next = cpu::diffuse_decay(&want, &p);
     assert_eq!(down(&gpu, &d_trail), want_next, "blur + blend + decay");
     assert_eq!(down(&gpu, &fused), want_next, "diffuse_decay");
@@ -149,7 +142,7 @@ fn trail_kernels_match_cpu() {
     let counts = up(&gpu, &cpu::count(&agents, &p));
     let mut clear = up(&gpu, &vec![9u32; CELLS]);
     let mut out = up(&gpu, &vec![f32::NAN; CELLS]);
-    cuda::launch_trail(&gpu, &up(&gpu, &trail), &counts, &mut clear, &mut out, pa).unwrap();
+    cuda::launch_trail(&gpu, &up(&gpu, &trail), &counts, &mut clear, &mut out, p).unwrap();
     assert_eq!(down(&gpu, &out), want_next, "trail");
     assert!(down(&gpu, &clear).iter().all(|&c| c == 0), "trail clears the other counts");
 }
@@ -160,10 +153,9 @@ fn all_agents_in_one_cell_deposit_the_exact_total() {
     let gpu = gpu();
     let n = 1_000_000u32;
     let p = setup(1, Sensing::Nearest, 0.0).params();
-    let pa = ParamsArg(p);
     let pos: Vec<f32> = (0..n).flat_map(|_| [100.5f32, 200.25]).collect();
     let mut trail = up(&gpu, &vec![0.0f32; CELLS]);
-    cuda::launch_deposit(&gpu, &up(&gpu, &pos), &mut trail, n, pa).unwrap();
+    cuda::launch_deposit(&gpu, &up(&gpu, &pos), &mut trail, n, p).unwrap();
     let t = down(&gpu, &trail);
     let cell = 100 * W as usize + 200;
     assert_eq!(t[cell], n as f32, "float atomics");
@@ -177,7 +169,7 @@ fn all_agents_in_one_cell_deposit_the_exact_total() {
     let mut counts = up(&gpu, &vec![0u32; CELLS]);
     let ids = up(&gpu, &(0..n).collect::<Vec<u32>>());
     let zero = up(&gpu, &vec![0.0f32; CELLS]);
-    cuda::launch_agents(&gpu, &mut y, &mut x, &mut h, &ids, &zero, &mut counts, n, 0, pa).unwrap();
+    cuda::launch_agents(&gpu, &mut y, &mut x, &mut h, &ids, &zero, &mut counts, n, 0, p).unwrap();
     let c = down(&gpu, &counts);
     assert_eq!(c[100 * W as usize + 201], n, "all moved one cell right and were counted");
     assert_eq!(c.iter().map(|&k| u64::from(k)).sum::<u64>(), u64::from(n));
@@ -205,7 +197,7 @@ fn binning_keeps_every_agent_and_orders_them_by_tile() {
         up(&gpu, &vec![u32::MAX; n]),
     );
     let mut bins = up(&gpu, &vec![7u32; kernels::physarum::bin_count(&p) as usize]);
-    cuda::bin_agents(&gpu, &from, &mut to, &mut bins, AGENTS, ParamsArg(p)).unwrap();
+    cuda::bin_agents(&gpu, &from, &mut to, &mut bins, AGENTS, p).unwrap();
     let (y, x, h, ids) = (down(&gpu, &to.y), down(&gpu, &to.x), down(&gpu, &to.heading), down(&gpu, &to.ids));
     let mut seen = vec![false; n];
     let mut last_bin = 0;

@@ -8,7 +8,7 @@ use std::{
     process::Command,
 };
 
-use host::cuda::{KERNEL_NAMES, PTX};
+use host::cuda::{KERNELS, PTX};
 
 /// `$PTXAS`, else the copy `scripts/setup.sh` installs, else `ptxas` on the PATH.
 fn ptxas() -> PathBuf {
@@ -35,12 +35,94 @@ fn ptx_has_every_kernel_and_no_other() {
         .filter_map(|l| l.trim().strip_prefix(".visible .entry "))
         .map(|l| l.split('(').next().unwrap())
         .collect();
-    let mut listed = KERNEL_NAMES.to_vec();
+    let mut listed: Vec<&str> = KERNELS.iter().map(|k| k.name).collect();
     let mut found = entries.clone();
     listed.sort();
     found.sort();
     assert_eq!(found, listed, "the kernel table must list exactly the PTX's entry points");
     assert!(PTX.contains(".target sm_70") && !PTX.contains(", debug"), "portable, optimised PTX");
+}
+
+/// One `.param` of a PTX entry: its size, and its alignment if it is an aggregate.
+type PtxParam = (usize, Option<usize>);
+
+/// Each entry's `.param` list in the PTX.
+fn ptx_params() -> Vec<(String, Vec<PtxParam>)> {
+    let mut entries = Vec::new();
+    let mut lines = PTX.lines().map(str::trim);
+    while let Some(line) = lines.next() {
+        let Some(name) = line.strip_prefix(".visible .entry ").and_then(|l| l.split('(').next()) else {
+            continue;
+        };
+        let mut params = Vec::new();
+        for param in lines.by_ref().take_while(|l| !l.starts_with(')')) {
+            let words: Vec<&str> = param.trim_end_matches(',').split_whitespace().collect();
+            assert_eq!(words.first(), Some(&".param"), "{name}: {param}");
+            let align = words.iter().position(|w| *w == ".align").map(|i| words[i + 1].parse().unwrap());
+            let size = if words.contains(&".b8") {
+                // `.align A .b8 name[N]`: an aggregate of N bytes passed by value.
+                let last = words.last().unwrap();
+                last[last.find('[').unwrap() + 1..last.len() - 1].parse().unwrap()
+            } else {
+                let ty = words[1];
+                match &ty[2..] {
+                    "64" => 8,
+                    "32" => 4,
+                    "16" => 2,
+                    "8" => 1,
+                    other => panic!("{name}: parameter type {ty} ({other})"),
+                }
+            };
+            // `.ptr .align 1` describes the pointee, not the parameter.
+            let aggregate_align = if words.contains(&".ptr") { None } else { align };
+            params.push((size, aggregate_align));
+        }
+        entries.push((name.to_string(), params));
+    }
+    entries
+}
+
+/// Every kernel's generated parameter list (from its Rust signature, through `#[kernel]`)
+/// has the PTX's count, sizes and aggregate alignments: the host's typed launches push
+/// exactly what each entry point reads.
+#[test]
+fn generated_parameter_lists_match_the_ptx() {
+    let entries = ptx_params();
+    assert_eq!(entries.len(), KERNELS.len());
+    for kernel in KERNELS {
+        let (_, ptx) = entries.iter().find(|(name, _)| name == kernel.name).expect(kernel.name);
+        let rust: Vec<usize> = kernel.params.iter().map(|p| p.size).collect();
+        let sizes: Vec<usize> = ptx.iter().map(|p| p.0).collect();
+        assert_eq!(rust, sizes, "{}: parameter sizes, Rust signature vs PTX", kernel.name);
+        for (param, (_, align)) in kernel.params.iter().zip(ptx) {
+            if let Some(align) = align {
+                assert_eq!(param.align, *align, "{}: alignment of {}", kernel.name, param.name);
+            }
+        }
+    }
+}
+
+/// The launch bounds declared on the kernels (`#[kernel(launch_bounds(...))]`) are in the
+/// PTX, right after their entry's parameter list, and no other entry has any.
+#[test]
+fn launch_bounds_come_from_the_kernels() {
+    let bounded: Vec<_> = KERNELS.iter().filter_map(|k| Some((k.name, k.launch_bounds?))).collect();
+    assert!(bounded.iter().any(|(name, _)| *name == "gray_scott_temporal"), "{bounded:?}");
+    assert_eq!(PTX.matches(".maxntid").count(), bounded.len());
+    for (name, bounds) in bounded {
+        let entry = PTX.find(&format!(".visible .entry {name}(")).expect(name);
+        let body = &PTX[entry..];
+        let close = body.find("\n)").unwrap() + 1;
+        let after: Vec<&str> = body[close..].lines().skip(1).take(2).collect();
+        assert_eq!(
+            after,
+            [
+                format!(".maxntid {}, 1, 1", bounds.max_threads),
+                format!(".minnctapersm {}", bounds.min_blocks)
+            ],
+            "{name}"
+        );
+    }
 }
 
 fn assemble(arch: &str) {
@@ -53,7 +135,7 @@ fn assemble(arch: &str) {
         .expect("run ptxas");
     let log = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "ptxas -arch={arch} failed:\n{log}");
-    for name in KERNEL_NAMES {
+    for name in KERNELS.iter().map(|k| k.name) {
         assert!(
             log.contains(&format!("Compiling entry function '{name}' for '{arch}'")),
             "{name} for {arch}:\n{log}"
@@ -78,7 +160,7 @@ fn assemble(arch: &str) {
             .unwrap_or(u32::MAX);
         assert!(spilled <= allowance, "{arch}: {name}: {properties}\n{log}");
     }
-    assert_eq!(checked, KERNEL_NAMES.len(), "{log}");
+    assert_eq!(checked, KERNELS.len(), "{log}");
     eprintln!("{log}");
 }
 

@@ -25,6 +25,10 @@
 #[cfg(target_arch = "nvptx64")]
 pub mod cuda_std;
 
+// `#[kernel]`'s host handles name `::kernels::abi`, which must resolve inside this crate too.
+extern crate self as kernels;
+
+pub mod abi;
 pub mod colormap;
 pub mod grayscott;
 pub mod heat;

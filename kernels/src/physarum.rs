@@ -50,7 +50,7 @@ pub const SENSE_BILINEAR: u32 = 1;
 
 /// The model's parameters, passed to the kernels by value. Build with [`Params::new`], which
 /// fills in the derived fields.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C)]
 pub struct Params {
     pub width: u32,

@@ -10,6 +10,12 @@
 //!         .unwrap_or_else(|e| e.exit());
 //! }
 //! ```
+//! Next to `kernels.ptx` it writes `kernels.rs`, the table of the crate's kernels as a Rust
+//! expression (`&[kernels::abi::KernelInfo]`, for `include!`), generated from the comment
+//! line `#[kernel]` emits into the PTX for each kernel (`// kernel-abi: path::name ...`); the
+//! same lines carry `#[kernel(launch_bounds(...))]`, which the builder turns into the
+//! entry's `.maxntid`/`.minnctapersm` directives (rustc cannot express them).
+//!
 //! The crate is built with `cargo rustc --release --target nvptx64-nvidia-cuda
 //! -Zbuild-std=core --crate-type cdylib` in a target directory of its own (so the nested cargo
 //! never waits for the lock of the outer build), with the cargo variables of the outer build
@@ -32,7 +38,6 @@ pub struct PtxBuilder {
     arch: String,
     watch: Vec<PathBuf>,
     rustflags: Vec<String>,
-    launch_bounds: Vec<(String, u32, u32)>,
 }
 
 /// Why the PTX could not be built.
@@ -75,13 +80,7 @@ impl BuildError {
 impl PtxBuilder {
     /// A builder for the kernel crate at `crate_dir` (relative to the calling package).
     pub fn new(crate_dir: impl Into<PathBuf>) -> Self {
-        Self {
-            crate_dir: crate_dir.into(),
-            arch: "sm_70".into(),
-            watch: Vec::new(),
-            rustflags: Vec::new(),
-            launch_bounds: Vec::new(),
-        }
+        Self { crate_dir: crate_dir.into(), arch: "sm_70".into(), watch: Vec::new(), rustflags: Vec::new() }
     }
 
     /// The GPU architecture the PTX targets (`.target` directive). PTX for `sm_70` is
@@ -97,14 +96,6 @@ impl PtxBuilder {
         self
     }
 
-    /// CUDA C's `__launch_bounds__(max_threads, min_blocks)` for one kernel, which rustc
-    /// cannot express: adds `.maxntid max_threads, 1, 1` and `.minnctapersm min_blocks` to the
-    /// kernel's PTX entry, so ptxas caps its registers to fit `min_blocks` blocks per SM.
-    pub fn launch_bounds(mut self, kernel: &str, max_threads: u32, min_blocks: u32) -> Self {
-        self.launch_bounds.push((kernel.into(), max_threads, min_blocks));
-        self
-    }
-
     /// Another directory whose changes must re-run the build (path dependencies are found
     /// automatically only if they sit inside the kernel crate).
     pub fn watch(mut self, dir: impl Into<PathBuf>) -> Self {
@@ -112,12 +103,16 @@ impl PtxBuilder {
         self
     }
 
-    /// Builds the PTX and copies it to `$OUT_DIR/<file_name>`; returns that path.
+    /// Builds the PTX and copies it to `$OUT_DIR/<file_name>`, and writes the kernel table
+    /// next to it (the same name with the extension `rs`); returns the PTX's path.
     pub fn build_into_out_dir(&self, file_name: &str) -> Result<PathBuf, BuildError> {
         let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR is set for build scripts"));
         let ptx = self.build(&out_dir.join("ptx-target"))?;
         let dest = out_dir.join(file_name);
         fs::copy(&ptx, &dest).map_err(|e| BuildError::Io(ptx.clone(), e))?;
+        let text = fs::read_to_string(&dest).map_err(|e| BuildError::Io(dest.clone(), e))?;
+        let table = dest.with_extension("rs");
+        write_if_changed(&table, &kernel_table(&markers(&text)))?;
         Ok(dest)
     }
 
@@ -169,19 +164,77 @@ impl PtxBuilder {
         if !ptx.is_file() {
             return Err(BuildError::MissingPtx(ptx));
         }
-        if !self.launch_bounds.is_empty() {
-            let text = fs::read_to_string(&ptx).map_err(|e| BuildError::Io(ptx.clone(), e))?;
-            let text = add_launch_bounds(&text, &self.launch_bounds)?;
-            fs::write(&ptx, text).map_err(|e| BuildError::Io(ptx.clone(), e))?;
-        }
-        Ok(ptx)
+        // The launch bounds go into a copy: cargo's own output stays as rustc wrote it, so a
+        // build that finds the crate fresh does not add them twice.
+        let text = fs::read_to_string(&ptx).map_err(|e| BuildError::Io(ptx.clone(), e))?;
+        let with_bounds = add_launch_bounds(&text, &markers(&text))?;
+        let finished = target_dir.join(format!("{crate_name}.ptx"));
+        write_if_changed(&finished, &with_bounds)?;
+        Ok(finished)
     }
 }
 
-/// Inserts `.maxntid`/`.minnctapersm` after each named kernel's parameter list.
-fn add_launch_bounds(ptx: &str, bounds: &[(String, u32, u32)]) -> Result<String, BuildError> {
+/// The comment line `#[kernel]` emits for each kernel (`kernels::abi::PTX_MARKER`).
+const MARKER: &str = "// kernel-abi: ";
+
+/// One kernel as its PTX marker describes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Marker {
+    /// The kernel's Rust path, e.g. `kernels::grayscott::gray_scott_fused`.
+    pub path: String,
+    /// `(max_threads, min_blocks)` from `#[kernel(launch_bounds(...))]`.
+    pub launch_bounds: Option<(u32, u32)>,
+}
+
+impl Marker {
+    /// The entry point's name (the path's last segment).
+    pub fn entry(&self) -> &str {
+        self.path.rsplit("::").next().unwrap_or(&self.path)
+    }
+}
+
+/// Every kernel marker in `ptx`, in order.
+pub fn markers(ptx: &str) -> Vec<Marker> {
+    ptx.lines()
+        .filter_map(|l| l.trim().strip_prefix(MARKER))
+        .map(|rest| {
+            let mut words = rest.split_whitespace();
+            let path = words.next().unwrap_or_default().to_string();
+            let launch_bounds = match (words.next(), words.next(), words.next()) {
+                (Some("launch_bounds"), Some(t), Some(b)) => t.parse().ok().zip(b.parse().ok()),
+                _ => None,
+            };
+            Marker { path, launch_bounds }
+        })
+        .collect()
+}
+
+/// The kernel table: a Rust expression of type `&[<crate>::abi::KernelInfo]`.
+pub fn kernel_table(markers: &[Marker]) -> String {
+    let mut out = String::from("// Generated by ptx-builder from the `#[kernel]` markers in the PTX.\n&[\n");
+    for m in markers {
+        let krate = m.path.split("::").next().unwrap_or("kernels");
+        out.push_str(&format!("    ::{krate}::abi::KernelInfo::of::<::{}>(),\n", m.path));
+    }
+    out.push_str("]\n");
+    out
+}
+
+/// Writes `text` unless the file already holds it (keeps its time stamp for cargo).
+fn write_if_changed(path: &Path, text: &str) -> Result<(), BuildError> {
+    if fs::read_to_string(path).is_ok_and(|old| old == text) {
+        return Ok(());
+    }
+    fs::write(path, text).map_err(|e| BuildError::Io(path.to_path_buf(), e))
+}
+
+/// Inserts `.maxntid`/`.minnctapersm` after the parameter list of each kernel whose marker
+/// has launch bounds.
+fn add_launch_bounds(ptx: &str, markers: &[Marker]) -> Result<String, BuildError> {
+    let bounds: Vec<(&str, u32, u32)> =
+        markers.iter().filter_map(|m| m.launch_bounds.map(|(t, b)| (m.entry(), t, b))).collect();
     let mut out = String::with_capacity(ptx.len() + 64 * bounds.len());
-    let mut pending: Option<&(String, u32, u32)> = None;
+    let mut pending: Option<&(&str, u32, u32)> = None;
     let mut applied = 0;
     for line in ptx.lines() {
         out.push_str(line);
@@ -198,7 +251,7 @@ fn add_launch_bounds(ptx: &str, bounds: &[(String, u32, u32)]) -> Result<String,
         }
     }
     if applied != bounds.len() {
-        let names: Vec<&str> = bounds.iter().map(|b| b.0.as_str()).collect();
+        let names: Vec<&str> = bounds.iter().map(|b| b.0).collect();
         return Err(BuildError::Compile(format!(
             "launch bounds for {names:?}: not every kernel was found in the PTX"
         )));

@@ -4,12 +4,13 @@
 
 use std::{collections::HashMap, sync::Arc};
 
-use cudarc::driver::{
-    CudaEvent, CudaGraph, CudaSlice, CudaStream, DeviceRepr, PinnedHostSlice, PushKernelArg, sys,
-};
+use cudarc::driver::{CudaEvent, CudaGraph, CudaSlice, CudaStream, PinnedHostSlice, sys};
 use kernels::{
-    colormap::{MIN_MAX_BLOCK, MinMax},
-    grayscott::{Rates, TEMPORAL_MAX_STEPS, TEMPORAL_SPAN_Y, TEMPORAL_WARPS, TILE_H, TILE_W, temporal_tile},
+    colormap::{MIN_MAX_BLOCK, MinMax, colormap_levels, field_min_max},
+    grayscott::{
+        Rates, TEMPORAL_MAX_STEPS, TEMPORAL_SPAN_Y, TEMPORAL_WARPS, TILE_H, TILE_W, gray_scott_fused,
+        gray_scott_laplacian, gray_scott_temporal, gray_scott_tiled, gray_scott_update, temporal_tile,
+    },
 };
 
 use super::{Engine, Variant, cpu};
@@ -221,15 +222,6 @@ pub fn temporal_steps_for(gpu: &Gpu, width: u32, height: u32, autotune: bool) ->
 /// Frames colour-mapped per launch by `v2`.
 pub const V2_BATCH: usize = 10;
 
-/// A `Rates` is five f32 fields, `#[repr(C)]`: the kernel receives it by value as a 20-byte
-/// `.param` aggregate.
-#[derive(Clone, Copy)]
-#[repr(transparent)]
-pub struct RatesArg(pub Rates);
-
-// SAFETY: `Rates` is `#[repr(C)]` plain data, laid out exactly as the kernel parameter.
-unsafe impl DeviceRepr for RatesArg {}
-
 /// Device bytes per cell: U, V and two scratch fields (f32), one frame byte per pipeline
 /// slot (v2 keeps a batch of U and V copies instead).
 pub const BYTES_PER_CELL: u64 = 4 * 4 + FRAME_SLOTS as u64;
@@ -249,7 +241,7 @@ pub struct CudaGrayScott {
     variant: Variant,
     width: u32,
     height: u32,
-    rates: RatesArg,
+    rates: Rates,
     u: CudaSlice<f32>,
     v: CudaSlice<f32>,
     /// The ping-pong partners of `u`, `v` (fused, tiled, temporal), or the Laplacians
@@ -311,7 +303,7 @@ impl CudaGrayScott {
             variant,
             width,
             height,
-            rates: RatesArg(rates),
+            rates,
             u: upload(u)?,
             v: upload(v)?,
             scratch_u: alloc()?,
@@ -366,7 +358,7 @@ impl CudaGrayScott {
 
     /// Queues the launches of `steps` steps (all variants but v0).
     fn enqueue(&mut self, steps: u32) -> Result<()> {
-        let (w, h, rates) = (self.width, self.height, self.rates.0);
+        let (w, h, rates) = (self.width, self.height, self.rates);
         let gpu = self.gpu.clone();
         match self.variant {
             Variant::V1 | Variant::V2 => {
@@ -454,7 +446,7 @@ impl CudaGrayScott {
             stream.memcpy_dtoh(&self.scratch_u, &mut host.lu).context(|| "downloading Lu".into())?;
             stream.memcpy_dtoh(&self.scratch_v, &mut host.lv).context(|| "downloading Lv".into())?;
             gpu.synchronize()?;
-            cpu::update(&mut host.u, &mut host.v, &host.lu, &host.lv, &self.rates.0);
+            cpu::update(&mut host.u, &mut host.v, &host.lu, &host.lv, &self.rates);
         }
         Ok(())
     }
@@ -718,14 +710,8 @@ pub fn launch_laplacian(
     width: u32,
     height: u32,
 ) -> Result<()> {
-    let f = gpu.kernel("gray_scott_laplacian")?;
-    let mut launch = gpu.stream().launch_builder(&f);
-    launch.arg(u).arg(v).arg(lu).arg(lv).arg(&width).arg(&height);
-    // SAFETY: the argument list matches the kernel's signature; all buffers hold
-    // width × height cells and the grid covers exactly that.
-    unsafe { launch.launch(grid_2d(width, height, BLOCK_2D)) }
-        .context(|| "launching gray_scott_laplacian".into())?;
-    Ok(())
+    // All buffers hold width × height cells and the grid covers exactly that.
+    gpu.launch(gray_scott_laplacian, grid_2d(width, height, BLOCK_2D), (u, v, lu, lv, width, height))
 }
 
 /// `gray_scott_update`: one Euler step of `u`, `v` in place from `lu`, `lv`.
@@ -740,14 +726,8 @@ pub fn launch_update(
     height: u32,
     rates: Rates,
 ) -> Result<()> {
-    let f = gpu.kernel("gray_scott_update")?;
-    let rates = RatesArg(rates);
-    let mut launch = gpu.stream().launch_builder(&f);
-    launch.arg(u).arg(v).arg(lu).arg(lv).arg(&width).arg(&height).arg(&rates);
-    // SAFETY: as in `launch_laplacian`.
-    unsafe { launch.launch(grid_2d(width, height, BLOCK_2D)) }
-        .context(|| "launching gray_scott_update".into())?;
-    Ok(())
+    // As in `launch_laplacian`.
+    gpu.launch(gray_scott_update, grid_2d(width, height, BLOCK_2D), (u, v, lu, lv, width, height, rates))
 }
 
 /// `gray_scott_fused`: one step from (`u`, `v`) into (`u_next`, `v_next`).
@@ -763,14 +743,9 @@ pub fn launch_fused(
     rates: Rates,
     shape: FusedShape,
 ) -> Result<()> {
-    let f = gpu.kernel("gray_scott_fused")?;
-    let rates = RatesArg(rates);
-    let mut launch = gpu.stream().launch_builder(&f);
-    launch.arg(u).arg(v).arg(u_next).arg(v_next).arg(&width).arg(&height).arg(&rates).arg(&shape.rows);
+    // Thread rows × `rows` cover the height.
     let cfg = grid_2d(width, height.div_ceil(shape.rows), shape.block);
-    // SAFETY: as in `launch_laplacian`; thread rows × `rows` cover the height.
-    unsafe { launch.launch(cfg) }.context(|| "launching gray_scott_fused".into())?;
-    Ok(())
+    gpu.launch(gray_scott_fused, cfg, (u, v, u_next, v_next, width, height, rates, shape.rows))
 }
 
 /// `gray_scott_tiled`: as fused, through a shared-memory tile.
@@ -785,14 +760,9 @@ pub fn launch_tiled(
     height: u32,
     rates: Rates,
 ) -> Result<()> {
-    let f = gpu.kernel("gray_scott_tiled")?;
-    let rates = RatesArg(rates);
-    let mut launch = gpu.stream().launch_builder(&f);
-    launch.arg(u).arg(v).arg(u_next).arg(v_next).arg(&width).arg(&height).arg(&rates);
-    // SAFETY: as in `launch_laplacian`; the kernel needs blocks of exactly TILE_W × TILE_H.
-    unsafe { launch.launch(grid_2d(width, height, (TILE_W, TILE_H))) }
-        .context(|| "launching gray_scott_tiled".into())?;
-    Ok(())
+    // The kernel needs blocks of exactly TILE_W × TILE_H.
+    let cfg = grid_2d(width, height, (TILE_W, TILE_H));
+    gpu.launch(gray_scott_tiled, cfg, (u, v, u_next, v_next, width, height, rates))
 }
 
 /// `gray_scott_temporal`: `steps` (≤ 8) steps from (`u`, `v`) into (`u_next`, `v_next`).
@@ -809,20 +779,15 @@ pub fn launch_temporal(
     steps: u32,
 ) -> Result<()> {
     assert!(steps <= TEMPORAL_MAX_STEPS, "at most {TEMPORAL_MAX_STEPS} steps per temporal launch");
-    let f = gpu.kernel("gray_scott_temporal")?;
-    let rates = RatesArg(rates);
     let (tile_w, tile_h) = temporal_tile(steps);
-    let mut launch = gpu.stream().launch_builder(&f);
-    launch.arg(u).arg(v).arg(u_next).arg(v_next).arg(&width).arg(&height).arg(&rates).arg(&steps);
     let cfg = cudarc::driver::LaunchConfig {
         grid_dim: (width.div_ceil(tile_w), height.div_ceil(tile_h), 1),
         block_dim: (32 * TEMPORAL_WARPS as u32, 1, 1),
         shared_mem_bytes: 0,
     };
     debug_assert_eq!(TEMPORAL_SPAN_Y, TEMPORAL_WARPS as u32 * kernels::grayscott::TEMPORAL_ROWS as u32);
-    // SAFETY: as in `launch_laplacian`; tiles of `temporal_tile(steps)` cover the grid.
-    unsafe { launch.launch(cfg) }.context(|| "launching gray_scott_temporal".into())?;
-    Ok(())
+    // Tiles of `temporal_tile(steps)` cover the grid.
+    gpu.launch(gray_scott_temporal, cfg, (u, v, u_next, v_next, width, height, rates, steps))
 }
 
 /// `field_min_max` over `frames` consecutive frames of `cells` cells: resets `slots`
@@ -840,19 +805,15 @@ pub fn launch_min_max(
     stream
         .memcpy_htod(&reset, &mut slots.slice_mut(..reset.len()))
         .context(|| "resetting the min/max slots".into())?;
-    let f = gpu.kernel("field_min_max")?;
-    let mut launch = stream.launch_builder(&f);
-    launch.arg(u).arg(v).arg(&cells).arg(slots);
     let block = MIN_MAX_BLOCK as u32;
     let cfg = cudarc::driver::LaunchConfig {
         grid_dim: (cells.div_ceil(block).clamp(1, 512), frames, 1),
         block_dim: (block, 1, 1),
         shared_mem_bytes: 0,
     };
-    // SAFETY: blocks of exactly MIN_MAX_BLOCK threads; `u`, `v` hold `frames × cells` values
-    // and `slots` 4 per frame.
-    unsafe { launch.launch(cfg) }.context(|| "launching field_min_max".into())?;
-    Ok(())
+    // Blocks of exactly MIN_MAX_BLOCK threads; `u`, `v` hold `frames × cells` values and
+    // `slots` 4 per frame.
+    gpu.launch(field_min_max, cfg, (u, v, cells, slots))
 }
 
 /// `colormap_levels` over `frames` consecutive frames: the palette level of every cell,
@@ -867,12 +828,8 @@ pub fn launch_colormap(
     slots: &CudaSlice<u32>,
     levels: &mut CudaSlice<u8>,
 ) -> Result<()> {
-    let f = gpu.kernel("colormap_levels")?;
-    let mut launch = gpu.stream().launch_builder(&f);
-    launch.arg(u).arg(v).arg(&cells).arg(slots).arg(levels);
+    // All buffers hold `frames × cells` elements, `slots` 4 per frame.
     let mut cfg = grid_1d(cells, 256);
     cfg.grid_dim.1 = frames;
-    // SAFETY: all buffers hold `frames × cells` elements, `slots` 4 per frame.
-    unsafe { launch.launch(cfg) }.context(|| "launching colormap_levels".into())?;
-    Ok(())
+    gpu.launch(colormap_levels, cfg, (u, v, cells, slots, levels))
 }

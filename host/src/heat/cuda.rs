@@ -3,10 +3,11 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, LaunchConfig};
 use kernels::heat::{
-    MARCH_DEPTH, MARCH_H, MARCH_W, Rk4Terms, SINGLE_OUT_H, SINGLE_OUT_W, SINGLE_SHARED_BYTES, SINGLE_TX,
-    SINGLE_TY,
+    MARCH_DEPTH, MARCH_H, MARCH_W, Rk4Terms, SINGLE_OUT_H, SINGLE_OUT_W, SINGLE_TX, SINGLE_TY,
+    heat_laplacian, heat_laplacian_tiled, heat_poly_update, heat_poly_update_tiled, heat_rk4_single,
+    heat_rk4_update, heat_stage_naive, heat_stage_reuse,
 };
 
 use super::{HeatEngine, HeatSetup, HeatVariant};
@@ -165,12 +166,8 @@ pub fn launch_laplacian(
     n: [u32; 3],
     a: f32,
 ) -> Result<()> {
-    let f = gpu.kernel("heat_laplacian")?;
-    let mut launch = gpu.stream().launch_builder(&f);
-    launch.arg(src).arg(out).arg(&n[0]).arg(&n[1]).arg(&n[2]).arg(&a);
-    // SAFETY: matches the kernel's signature; both buffers hold the whole grid.
-    unsafe { launch.launch(grid_3d(n, BLOCK_FUSED)) }.context(|| "launching heat_laplacian".into())?;
-    Ok(())
+    // Both buffers hold the whole grid.
+    gpu.launch(heat_laplacian, grid_3d(n, BLOCK_FUSED), (src, out, n[0], n[1], n[2], a))
 }
 
 /// `heat_stage_naive`: `k_out = L(u + c·k_prev)`.
@@ -183,12 +180,7 @@ pub fn launch_stage_naive(
     a: f32,
     c: f32,
 ) -> Result<()> {
-    let f = gpu.kernel("heat_stage_naive")?;
-    let mut launch = gpu.stream().launch_builder(&f);
-    launch.arg(u).arg(k_prev).arg(k_out).arg(&n[0]).arg(&n[1]).arg(&n[2]).arg(&a).arg(&c);
-    // SAFETY: as above.
-    unsafe { launch.launch(grid_3d(n, BLOCK_NAIVE)) }.context(|| "launching heat_stage_naive".into())?;
-    Ok(())
+    gpu.launch(heat_stage_naive, grid_3d(n, BLOCK_NAIVE), (u, k_prev, k_out, n[0], n[1], n[2], a, c))
 }
 
 /// `heat_stage_reuse`: `k_out = k1 + c·a∇²k_prev`.
@@ -201,12 +193,7 @@ pub fn launch_stage_reuse(
     a: f32,
     c: f32,
 ) -> Result<()> {
-    let f = gpu.kernel("heat_stage_reuse")?;
-    let mut launch = gpu.stream().launch_builder(&f);
-    launch.arg(k1).arg(k_prev).arg(k_out).arg(&n[0]).arg(&n[1]).arg(&n[2]).arg(&a).arg(&c);
-    // SAFETY: as above.
-    unsafe { launch.launch(grid_3d(n, BLOCK_NAIVE)) }.context(|| "launching heat_stage_reuse".into())?;
-    Ok(())
+    gpu.launch(heat_stage_reuse, grid_3d(n, BLOCK_NAIVE), (k1, k_prev, k_out, n[0], n[1], n[2], a, c))
 }
 
 /// `heat_rk4_update`: `u += dt/6·(k1 + 2k2 + 2k3 + k4)`.
@@ -219,13 +206,9 @@ pub fn launch_rk4_update(
     k4: &CudaSlice<f32>,
     dt: f32,
 ) -> Result<()> {
-    let f = gpu.kernel("heat_rk4_update")?;
+    // One thread per cell.
     let cells = u.len() as u32;
-    let mut launch = gpu.stream().launch_builder(&f);
-    launch.arg(u).arg(k1).arg(k2).arg(k3).arg(k4).arg(&cells).arg(&dt);
-    // SAFETY: as above; one thread per cell.
-    unsafe { launch.launch(grid_1d(cells, 256)) }.context(|| "launching heat_rk4_update".into())?;
-    Ok(())
+    gpu.launch(heat_rk4_update, grid_1d(cells, 256), (u, k1, k2, k3, k4, cells, dt))
 }
 
 /// `heat_poly_update`: the fused last pass.
@@ -240,12 +223,7 @@ pub fn launch_poly_update(
     a: f32,
     dt: f32,
 ) -> Result<()> {
-    let f = gpu.kernel("heat_poly_update")?;
-    let mut launch = gpu.stream().launch_builder(&f);
-    launch.arg(u).arg(v1).arg(v2).arg(v3).arg(&n[0]).arg(&n[1]).arg(&n[2]).arg(&a).arg(&dt);
-    // SAFETY: as above.
-    unsafe { launch.launch(grid_3d(n, BLOCK_FUSED)) }.context(|| "launching heat_poly_update".into())?;
-    Ok(())
+    gpu.launch(heat_poly_update, grid_3d(n, BLOCK_FUSED), (u, v1, v2, v3, n[0], n[1], n[2], a, dt))
 }
 
 /// `heat_laplacian_tiled`: the 2.5-D `heat_laplacian` (faces of `out` must be 0 already).
@@ -256,12 +234,8 @@ pub fn launch_laplacian_tiled(
     n: [u32; 3],
     a: f32,
 ) -> Result<()> {
-    let f = gpu.kernel("heat_laplacian_tiled")?;
-    let mut launch = gpu.stream().launch_builder(&f);
-    launch.arg(src).arg(out).arg(&n[0]).arg(&n[1]).arg(&n[2]).arg(&a);
-    // SAFETY: as above; blocks of exactly MARCH_W × MARCH_H threads.
-    unsafe { launch.launch(grid_march(n)) }.context(|| "launching heat_laplacian_tiled".into())?;
-    Ok(())
+    // Blocks of exactly MARCH_W × MARCH_H threads.
+    gpu.launch(heat_laplacian_tiled, grid_march(n), (src, out, n[0], n[1], n[2], a))
 }
 
 /// `heat_poly_update_tiled`: the 2.5-D fused last pass.
@@ -276,18 +250,13 @@ pub fn launch_poly_update_tiled(
     a: f32,
     dt: f32,
 ) -> Result<()> {
-    let f = gpu.kernel("heat_poly_update_tiled")?;
-    let mut launch = gpu.stream().launch_builder(&f);
-    launch.arg(u).arg(v1).arg(v2).arg(v3).arg(&n[0]).arg(&n[1]).arg(&n[2]).arg(&a).arg(&dt);
-    // SAFETY: as above; blocks of exactly MARCH_W × MARCH_H threads.
-    unsafe { launch.launch(grid_march(n)) }.context(|| "launching heat_poly_update_tiled".into())?;
-    Ok(())
+    // Blocks of exactly MARCH_W × MARCH_H threads.
+    gpu.launch(heat_poly_update_tiled, grid_march(n), (u, v1, v2, v3, n[0], n[1], n[2], a, dt))
 }
 
-/// `heat_rk4_single`, prepared once: the kernel allowed its dynamic shared memory (past the
-/// default 48 KiB), and the split of the grid into runs of planes.
+/// `heat_rk4_single`, prepared once: the split of the grid into runs of planes (the kernel's
+/// dynamic shared memory comes from its `#[kernel(dynamic_shared = ...)]` declaration).
 pub struct SinglePass {
-    kernel: cudarc::driver::CudaFunction,
     /// Blocks, and planes each marches.
     work: (u32, u32),
 }
@@ -295,26 +264,16 @@ pub struct SinglePass {
 impl SinglePass {
     /// For an `n` grid on this GPU: one wave of resident blocks (see [`split_march`]).
     pub fn new(gpu: &Gpu, n: [u32; 3]) -> Result<Self> {
-        let mut pass = Self::with_work(gpu, (0, 0))?;
-        let resident = gpu.resident_blocks(&pass.kernel, SINGLE_TX * SINGLE_TY, SINGLE_SHARED_BYTES)?;
-        pass.work = split_march(n, resident);
-        Ok(pass)
+        let resident = gpu.resident_blocks(heat_rk4_single, SINGLE_TX * SINGLE_TY)?;
+        Ok(Self::with_work(split_march(n, resident)))
     }
 
     /// With a given split: `work.0` blocks each marching `work.1` planes.
-    pub fn with_work(gpu: &Gpu, work: (u32, u32)) -> Result<Self> {
-        let kernel = gpu.kernel("heat_rk4_single")?;
-        kernel
-            .set_attribute(
-                cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                SINGLE_SHARED_BYTES as i32,
-            )
-            .context(|| "allowing heat_rk4_single its shared memory".into())?;
-        Ok(Self { kernel, work })
+    pub fn with_work(work: (u32, u32)) -> Self {
+        Self { work }
     }
 
     /// One whole RK4 step from `u` into `u_next` (must not alias).
-    #[allow(clippy::too_many_arguments)]
     pub fn launch(
         &self,
         gpu: &Gpu,
@@ -325,28 +284,16 @@ impl SinglePass {
         dt: f32,
     ) -> Result<()> {
         let (blocks, planes_per_block) = self.work;
-        let mut launch = gpu.stream().launch_builder(&self.kernel);
-        let terms = Rk4TermsArg(Rk4Terms::new(dt));
-        launch.arg(u).arg(u_next).arg(&n[0]).arg(&n[1]).arg(&n[2]).arg(&a).arg(&terms).arg(&planes_per_block);
+        // Blocks of exactly SINGLE_TX × SINGLE_TY threads; distinct buffers.
         let cfg = LaunchConfig {
             grid_dim: (blocks, 1, 1),
             block_dim: (SINGLE_TX, SINGLE_TY, 1),
-            shared_mem_bytes: SINGLE_SHARED_BYTES,
+            shared_mem_bytes: 0,
         };
-        // SAFETY: as above; blocks of exactly SINGLE_TX × SINGLE_TY threads with the dynamic
-        // shared memory the kernel indexes; distinct buffers.
-        unsafe { launch.launch(cfg) }.context(|| "launching heat_rk4_single".into())?;
-        Ok(())
+        let args = (u, u_next, n[0], n[1], n[2], a, Rk4Terms::new(dt), planes_per_block);
+        gpu.launch(heat_rk4_single, cfg, args)
     }
 }
-
-/// `Rk4Terms` by value as a kernel argument.
-#[derive(Clone, Copy)]
-#[repr(transparent)]
-struct Rk4TermsArg(Rk4Terms);
-
-// SAFETY: `Rk4Terms` is `#[repr(C)]` plain data (four f32), laid out as the kernel reads it.
-unsafe impl DeviceRepr for Rk4TermsArg {}
 
 /// Cuts the single pass's work (tile columns × nz planes) into at most `resident` equal runs:
 /// (blocks, planes per block).

@@ -3,8 +3,13 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaSlice, DeviceRepr, PushKernelArg};
-use kernels::physarum::{Params, TRAIL_H, TRAIL_W};
+use cudarc::driver::{CudaSlice, LaunchConfig};
+use kernels::physarum::{
+    Params, TRAIL_H, TRAIL_W, physarum_agents, physarum_argmax, physarum_bin_count, physarum_bin_scan,
+    physarum_bin_scatter, physarum_blend, physarum_blur, physarum_decay, physarum_deposit,
+    physarum_diffuse_decay, physarum_distance, physarum_move, physarum_offsets, physarum_sample,
+    physarum_sense_move, physarum_steer, physarum_trail,
+};
 
 use super::{Agents, PhysarumEngine, PhysarumVariant};
 use crate::{
@@ -16,15 +21,6 @@ use crate::{
 pub const AGENT_BLOCK: u32 = 256;
 /// Block of the one-thread-per-cell trail kernels.
 pub const CELL_BLOCK: (u32, u32) = (32, 8);
-
-/// `Params` is `#[repr(C)]` plain data: the kernels receive it by value.
-#[derive(Clone, Copy, Debug)]
-#[repr(transparent)]
-pub struct ParamsArg(pub Params);
-
-// SAFETY: `Params` is `#[repr(C)]` plain data (u32 and f32 fields), laid out exactly as the
-// kernel parameter.
-unsafe impl DeviceRepr for ParamsArg {}
 
 /// Agent state on the device, in the layout of the variant (one per engine, so the size
 /// difference between variants does not matter).
@@ -59,7 +55,7 @@ struct Unfused {
 pub struct CudaPhysarum {
     gpu: Arc<Gpu>,
     variant: PhysarumVariant,
-    params: ParamsArg,
+    params: Params,
     n: u32,
     agents: DeviceAgents,
     trail: CudaSlice<f32>,
@@ -117,7 +113,7 @@ impl CudaPhysarum {
         };
         Ok(Self {
             variant,
-            params: ParamsArg(params),
+            params,
             n: n as u32,
             agents: device_agents,
             trail: stream.clone_htod(trail).context(|| "uploading the trail".into())?,
@@ -243,29 +239,16 @@ impl PhysarumEngine for CudaPhysarum {
     }
 }
 
-fn agent_grid(n: u32) -> cudarc::driver::LaunchConfig {
+fn agent_grid(n: u32) -> LaunchConfig {
     grid_1d(n, AGENT_BLOCK)
 }
 
-fn cell_grid(p: &ParamsArg) -> cudarc::driver::LaunchConfig {
-    grid_2d(p.0.width, p.0.height, CELL_BLOCK)
+fn cell_grid(p: &Params) -> LaunchConfig {
+    grid_2d(p.width, p.height, CELL_BLOCK)
 }
 
-fn cells(p: &ParamsArg) -> u32 {
-    p.0.width * p.0.height
-}
-
-/// Launches `name` with the arguments pushed by `args`.
-macro_rules! launch {
-    ($gpu:expr, $name:literal, $cfg:expr, $($arg:expr),+ $(,)?) => {{
-        let f = $gpu.kernel($name)?;
-        let mut launch = $gpu.stream().launch_builder(&f);
-        $(launch.arg($arg);)+
-        // SAFETY: the arguments match the kernel's signature in `kernels::physarum`; every
-        // buffer holds the agents or cells the launch shape covers.
-        unsafe { launch.launch($cfg) }.context(|| concat!("launching ", $name).into())?;
-        Ok(())
-    }};
+fn cells(p: &Params) -> u32 {
+    p.width * p.height
 }
 
 /// `physarum_offsets`: the three sensing directions of each agent.
@@ -274,9 +257,9 @@ pub fn launch_offsets(
     heading: &CudaSlice<f32>,
     dirs: &mut CudaSlice<f32>,
     n: u32,
-    p: ParamsArg,
+    p: Params,
 ) -> Result<()> {
-    launch!(gpu, "physarum_offsets", agent_grid(n), heading, dirs, &n, &p)
+    gpu.launch(physarum_offsets, agent_grid(n), (heading, dirs, n, p))
 }
 
 /// `physarum_sample`: the three readings of each agent.
@@ -287,9 +270,9 @@ pub fn launch_sample(
     trail: &CudaSlice<f32>,
     readings: &mut CudaSlice<f32>,
     n: u32,
-    p: ParamsArg,
+    p: Params,
 ) -> Result<()> {
-    launch!(gpu, "physarum_sample", agent_grid(n), pos, dirs, trail, readings, &n, &p)
+    gpu.launch(physarum_sample, agent_grid(n), (pos, dirs, trail, readings, n, p))
 }
 
 /// `physarum_argmax`: the turn of each agent.
@@ -299,9 +282,9 @@ pub fn launch_argmax(
     turns: &mut CudaSlice<i32>,
     n: u32,
     step: u32,
-    p: ParamsArg,
+    p: Params,
 ) -> Result<()> {
-    launch!(gpu, "physarum_argmax", agent_grid(n), readings, turns, &n, &step, &p)
+    gpu.launch(physarum_argmax, agent_grid(n), (readings, turns, n, step, p))
 }
 
 /// `physarum_steer`: the new headings.
@@ -311,9 +294,9 @@ pub fn launch_steer(
     turns: &CudaSlice<i32>,
     n: u32,
     step: u32,
-    p: ParamsArg,
+    p: Params,
 ) -> Result<()> {
-    launch!(gpu, "physarum_steer", agent_grid(n), heading, turns, &n, &step, &p)
+    gpu.launch(physarum_steer, agent_grid(n), (heading, turns, n, step, p))
 }
 
 /// `physarum_move`: the new positions.
@@ -324,9 +307,9 @@ pub fn launch_move(
     turns: &CudaSlice<i32>,
     heading: &CudaSlice<f32>,
     n: u32,
-    p: ParamsArg,
+    p: Params,
 ) -> Result<()> {
-    launch!(gpu, "physarum_move", agent_grid(n), pos, dirs, turns, heading, &n, &p)
+    gpu.launch(physarum_move, agent_grid(n), (pos, dirs, turns, heading, n, p))
 }
 
 /// `physarum_deposit`: float atomics onto the trail.
@@ -335,31 +318,26 @@ pub fn launch_deposit(
     pos: &CudaSlice<f32>,
     trail: &mut CudaSlice<f32>,
     n: u32,
-    p: ParamsArg,
+    p: Params,
 ) -> Result<()> {
-    launch!(gpu, "physarum_deposit", agent_grid(n), pos, trail, &n, &p)
+    gpu.launch(physarum_deposit, agent_grid(n), (pos, trail, n, p))
 }
 
 /// `physarum_blur`: the 3×3 mean.
-pub fn launch_blur(gpu: &Gpu, trail: &CudaSlice<f32>, mean: &mut CudaSlice<f32>, p: ParamsArg) -> Result<()> {
-    launch!(gpu, "physarum_blur", cell_grid(&p), trail, mean, &p)
+pub fn launch_blur(gpu: &Gpu, trail: &CudaSlice<f32>, mean: &mut CudaSlice<f32>, p: Params) -> Result<()> {
+    gpu.launch(physarum_blur, cell_grid(&p), (trail, mean, p))
 }
 
 /// `physarum_blend`: `t ← (1−s)·t + s·mean`.
-pub fn launch_blend(
-    gpu: &Gpu,
-    trail: &mut CudaSlice<f32>,
-    mean: &CudaSlice<f32>,
-    p: ParamsArg,
-) -> Result<()> {
+pub fn launch_blend(gpu: &Gpu, trail: &mut CudaSlice<f32>, mean: &CudaSlice<f32>, p: Params) -> Result<()> {
     let cells = cells(&p);
-    launch!(gpu, "physarum_blend", grid_1d(cells, 256), trail, mean, &cells, &p)
+    gpu.launch(physarum_blend, grid_1d(cells, 256), (trail, mean, cells, p))
 }
 
 /// `physarum_decay`: `t ← t·(1−decay)`.
-pub fn launch_decay(gpu: &Gpu, trail: &mut CudaSlice<f32>, p: ParamsArg) -> Result<()> {
+pub fn launch_decay(gpu: &Gpu, trail: &mut CudaSlice<f32>, p: Params) -> Result<()> {
     let cells = cells(&p);
-    launch!(gpu, "physarum_decay", grid_1d(cells, 256), trail, &cells, &p)
+    gpu.launch(physarum_decay, grid_1d(cells, 256), (trail, cells, p))
 }
 
 /// `physarum_sense_move`: sense, steer and move.
@@ -370,9 +348,9 @@ pub fn launch_sense_move(
     trail: &CudaSlice<f32>,
     n: u32,
     step: u32,
-    p: ParamsArg,
+    p: Params,
 ) -> Result<()> {
-    launch!(gpu, "physarum_sense_move", agent_grid(n), pos, heading, trail, &n, &step, &p)
+    gpu.launch(physarum_sense_move, agent_grid(n), (pos, heading, trail, n, step, p))
 }
 
 /// `physarum_diffuse_decay`: `dst = decay(blend(src))`.
@@ -380,9 +358,9 @@ pub fn launch_diffuse_decay(
     gpu: &Gpu,
     src: &CudaSlice<f32>,
     dst: &mut CudaSlice<f32>,
-    p: ParamsArg,
+    p: Params,
 ) -> Result<()> {
-    launch!(gpu, "physarum_diffuse_decay", cell_grid(&p), src, dst, &p)
+    gpu.launch(physarum_diffuse_decay, cell_grid(&p), (src, dst, p))
 }
 
 /// `physarum_agents`: sense, steer, move and count deposits (struct of arrays).
@@ -397,9 +375,9 @@ pub fn launch_agents(
     counts: &mut CudaSlice<u32>,
     n: u32,
     step: u32,
-    p: ParamsArg,
+    p: Params,
 ) -> Result<()> {
-    launch!(gpu, "physarum_agents", agent_grid(n), y, x, heading, ids, trail, counts, &n, &step, &p)
+    gpu.launch(physarum_agents, agent_grid(n), (y, x, heading, ids, trail, counts, n, step, p))
 }
 
 /// Bins `from`'s agents by tile into `to` (`physarum_bin_count`, `_scan`, `_scatter`).
@@ -409,33 +387,22 @@ pub fn bin_agents(
     to: &mut SoaAgents,
     bins: &mut CudaSlice<u32>,
     n: u32,
-    p: ParamsArg,
+    p: Params,
 ) -> Result<()> {
     gpu.stream().memset_zeros(bins).context(|| "clearing the bins".into())?;
-    launch!(gpu, "physarum_bin_count", agent_grid(n), &from.y, &from.x, &mut *bins, &n, &p)?;
-    let count = kernels::physarum::bin_count(&p.0);
-    let one_block = cudarc::driver::LaunchConfig {
+    gpu.launch(physarum_bin_count, agent_grid(n), (&from.y, &from.x, &mut *bins, n, p))?;
+    let count = kernels::physarum::bin_count(&p);
+    let one_block = LaunchConfig {
         grid_dim: (1, 1, 1),
         block_dim: (kernels::physarum::SCAN_THREADS, 1, 1),
         shared_mem_bytes: 0,
     };
-    launch!(gpu, "physarum_bin_scan", one_block, &mut *bins, &count)?;
+    gpu.launch(physarum_bin_scan, one_block, (&mut *bins, count))?;
     let SoaAgents { y, x, heading, ids } = to;
-    launch!(
-        gpu,
-        "physarum_bin_scatter",
+    gpu.launch(
+        physarum_bin_scatter,
         agent_grid(n),
-        &from.y,
-        &from.x,
-        &from.heading,
-        &from.ids,
-        &mut *bins,
-        y,
-        x,
-        heading,
-        ids,
-        &n,
-        &p
+        (&from.y, &from.x, &from.heading, &from.ids, &mut *bins, y, x, heading, ids, n, p),
     )
 }
 
@@ -446,18 +413,9 @@ pub fn launch_trail(
     counts: &CudaSlice<u32>,
     clear: &mut CudaSlice<u32>,
     dst: &mut CudaSlice<f32>,
-    p: ParamsArg,
+    p: Params,
 ) -> Result<()> {
-    launch!(
-        gpu,
-        "physarum_trail",
-        grid_2d(p.0.width, p.0.height, (TRAIL_W, TRAIL_H)),
-        src,
-        counts,
-        clear,
-        dst,
-        &p
-    )
+    gpu.launch(physarum_trail, grid_2d(p.width, p.height, (TRAIL_W, TRAIL_H)), (src, counts, clear, dst, p))
 }
 
 /// Blocks of `physarum_distance`'s grid-stride loop (enough to fill any current GPU).
@@ -471,10 +429,10 @@ pub fn launch_distance(
     out: &mut cudarc::driver::CudaViewMut<f32>,
 ) -> Result<()> {
     let cells = a.len().min(b.len()) as u32;
-    let cfg = cudarc::driver::LaunchConfig {
+    let cfg = LaunchConfig {
         grid_dim: (cells.div_ceil(kernels::physarum::DISTANCE_BLOCK).clamp(1, DISTANCE_BLOCKS), 1, 1),
         block_dim: (kernels::physarum::DISTANCE_BLOCK, 1, 1),
         shared_mem_bytes: 0,
     };
-    launch!(gpu, "physarum_distance", cfg, a, b, &cells, out)
+    gpu.launch(physarum_distance, cfg, (a, b, cells, out))
 }

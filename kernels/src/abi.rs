@@ -1,0 +1,82 @@
+//! The host's view of a kernel: its entry point's name, parameter types and launch needs.
+//!
+//! `#[kernel]` generates, in the host build of this crate, a unit struct with the kernel's
+//! name that implements [`Kernel`]:
+//!
+//! ```ignore
+//! // kernels/src/grayscott.rs
+//! #[kernel]
+//! pub unsafe fn gray_scott_fused(u: *const f32, v: *const f32, u_next: *mut f32, ...) { ... }
+//!
+//! // host: checked against that signature at compile time
+//! gpu.launch(kernels::grayscott::gray_scott_fused, cfg, (&u, &v, &mut u_next, ...))?;
+//! ```
+//!
+//! The host (`host::cuda::launch`) maps each parameter type to the host values that may be
+//! passed for it, so a wrong count, element type, mutability or scalar type does not compile.
+//! Nothing here depends on a CUDA crate: this crate stays `no_std`.
+
+/// A kernel entry point, as the host sees it. Implemented by the unit struct that
+/// `#[kernel]` generates next to each kernel (host builds only).
+pub trait Kernel: Copy + 'static {
+    /// The PTX entry point's name (the function's name).
+    const NAME: &'static str;
+    /// The parameter types in order, as a tuple, e.g. `(*const f32, *mut f32, u32, Rates)`.
+    type Params;
+    /// Each parameter's name, size and alignment, in order: what the PTX `.param` list holds.
+    const PARAMS: &'static [Param];
+    /// `#[kernel(launch_bounds(max_threads, min_blocks))]`, if given.
+    const LAUNCH_BOUNDS: Option<LaunchBounds>;
+    /// `#[kernel(dynamic_shared = bytes)]`: dynamic shared memory every block needs (0: none).
+    const DYNAMIC_SHARED_BYTES: u32;
+}
+
+/// One kernel parameter's layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Param {
+    pub name: &'static str,
+    pub size: usize,
+    pub align: usize,
+}
+
+impl Param {
+    /// The layout of a parameter of type `T`.
+    pub const fn of<T>(name: &'static str) -> Self {
+        Self { name, size: core::mem::size_of::<T>(), align: core::mem::align_of::<T>() }
+    }
+}
+
+/// CUDA C's `__launch_bounds__(max_threads, min_blocks)`: blocks have at most `max_threads`
+/// threads, and the compiler keeps registers low enough for `min_blocks` blocks per SM.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchBounds {
+    pub max_threads: u32,
+    pub min_blocks: u32,
+}
+
+/// A kernel's description as a value, for tables of every kernel (the host's `KERNELS`,
+/// generated from the `#[kernel]` markers in the PTX).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelInfo {
+    pub name: &'static str,
+    pub params: &'static [Param],
+    pub launch_bounds: Option<LaunchBounds>,
+    pub dynamic_shared_bytes: u32,
+}
+
+impl KernelInfo {
+    /// The description of `K`.
+    pub const fn of<K: Kernel>() -> Self {
+        Self {
+            name: K::NAME,
+            params: K::PARAMS,
+            launch_bounds: K::LAUNCH_BOUNDS,
+            dynamic_shared_bytes: K::DYNAMIC_SHARED_BYTES,
+        }
+    }
+}
+
+/// The prefix of the PTX comment line `#[kernel]` emits for each kernel in the device build:
+/// `// kernel-abi: <module path>::<name>[ launch_bounds <max_threads> <min_blocks>]`. The PTX
+/// builder reads these lines to apply the launch bounds and to list every kernel.
+pub const PTX_MARKER: &str = "// kernel-abi: ";
