@@ -1,0 +1,11 @@
+// `gray_scott_fused` takes 8 parameters; the launch passes 7 (the row count is missing).
+use cudarc::driver::CudaSlice;
+use host::cuda::{Gpu, grid_2d};
+use kernels::grayscott::{Rates, gray_scott_fused};
+
+fn step(gpu: &Gpu, u: &CudaSlice<f32>, v: &CudaSlice<f32>, un: &mut CudaSlice<f32>, vn: &mut CudaSlice<f32>, rates: Rates) {
+    let cfg = grid_2d(64, 16, (128, 2));
+    gpu.launch(gray_scott_fused, cfg, (u, v, un, vn, 64u32, 64u32, rates)).unwrap();
+}
+
+fn main() {}
