@@ -153,7 +153,7 @@ const CASES: &[(&str, &str, Prepare)] = &[
     ("heat --alpha nan", "--alpha must be a finite number above 0", nothing),
     ("heat --h 0", "--h must be a finite number above 0", nothing),
     ("heat --alpha 1e-30", "--alpha / --h² = ", nothing),
-    ("heat --h 1e15", "--alpha / --h² = ", nothing),
+    ("heat --h 1e14", "--alpha / --h² = ", nothing),
     ("heat --alpha 1e30", "rescale --alpha or --h", nothing),
     ("heat --dt 0.5", "stability limit", nothing),
     ("heat --dt -1", "--dt must be a finite number above 0", nothing),
@@ -184,7 +184,15 @@ const CASES: &[(&str, &str, Prepare)] = &[
     ("physarum --sensor-angle 10", "--sensor-angle must be within ±2π", nothing),
     ("physarum --sensor-dist -inf", "--sensor-dist must be a finite number", nothing),
     ("physarum --jitter nan", "--jitter must be a finite number", nothing),
-    ("physarum --step-size 1e9", "--step-size must be between 0 and 16", nothing),
+    (
+        "physarum --step-size 1e9",
+        "--step-size 1000000000 is longer than the grid's shorter side, 16 cells",
+        nothing,
+    ),
+    ("physarum --size 2", "--sensor-dist 5 is longer than the grid's shorter side, 2 cells (--size", nothing),
+    ("physarum --height 4 --sensor-dist 4.5", "--sensor-dist 4.5 is longer", nothing),
+    ("heat --h 1e20 --alpha 1e30", "--h must be between 1e-15 and 1e15", nothing),
+    ("heat --h 1e-20", "--h must be between", nothing),
     ("physarum --fps 0", "--fps must be between 1 and 50", nothing),
     ("physarum --variant optimized", "--variant optimized runs on a CUDA GPU", nothing),
     ("physarum --init-image seed.png", "cannot read seed.png", garbage_image),
@@ -424,9 +432,12 @@ fn closed_or_full_standard_streams_never_panic() {
     let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
     let out = host_command(&dir, &["grayscott", "--steps", "0"]).stderr(full).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
-    // --help and --version still succeed.
+    // --help and --version succeed, and say so when they cannot be written.
     for flag in ["--help", "--version"] {
         assert!(host(&dir, &[flag]).status.success(), "{flag}");
+        let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+        let out = host_command(&dir, &[flag]).stdout(full).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{flag} > /dev/full");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -35,6 +35,9 @@ impl Simulation for HeatSim {
 /// default dt.
 const MAX_COEFFICIENT: f64 = 1e20;
 const MAX_VALUE: f64 = 1e15;
+/// h² (computed in float32) stays a normal number within these bounds.
+const MIN_H: f64 = 1e-15;
+const MAX_H: f64 = 1e15;
 
 #[derive(Args, Debug)]
 pub struct HeatArgs {
@@ -84,6 +87,9 @@ fn check(args: &HeatArgs) -> Result<HeatSetup> {
         if !(value.is_finite() && value > 0.0) {
             bail!("{option} must be a finite number above 0, got {value}");
         }
+    }
+    if !(MIN_H..=MAX_H).contains(&f64::from(args.h)) {
+        bail!("--h must be between {MIN_H:e} and {MAX_H:e}, got {}: h² is computed in float32", args.h);
     }
     let coefficient = f64::from(args.alpha) / (f64::from(args.h) * f64::from(args.h));
     if !(1.0 / MAX_COEFFICIENT..=MAX_COEFFICIENT).contains(&coefficient) {

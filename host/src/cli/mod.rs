@@ -51,8 +51,10 @@ pub fn parse() -> Result<Cli, ExitCode> {
     match Cli::try_parse() {
         Ok(cli) => Ok(cli),
         Err(e) if matches!(e.kind(), ClapErrorKind::DisplayHelp | ClapErrorKind::DisplayVersion) => {
-            let _ = e.print();
-            Err(ExitCode::SUCCESS)
+            Err(match e.print() {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(io) => finish(Err(StdoutError(io).into())),
+            })
         }
         Err(e) => {
             error_line(&parser_error(&e));

@@ -187,6 +187,18 @@ fn check(args: &PhysarumArgs) -> Result<PhysarumSetup> {
         init_image: args.init_image.clone(),
         image_strength: args.image_strength,
     };
+    // Sensors and steps span at most one period of the grid: name the options that set it.
+    let side = setup.width.min(setup.height);
+    if side >= 1 {
+        for (option, value) in [("--sensor-dist", setup.sensor_dist), ("--step-size", setup.step_size)] {
+            if value > side as f32 {
+                bail!(
+                    "{option} {value} is longer than the grid's shorter side, {side} cells (--size, --width, \
+                     --height); a sensor or a step spans at most one period"
+                );
+            }
+        }
+    }
     setup.validate()?;
     let cells = f64::from(setup.width) * f64::from(setup.height);
     let image_trail = if setup.init_image.is_some() { f64::from(setup.image_strength) * cells } else { 0.0 };
