@@ -212,6 +212,7 @@ const CASES: &[(&str, &str, Prepare)] = &[
     ("bench grayscott --sizes 0", "--sizes must list grid sides", nothing),
     ("bench grayscott --variants cpu", "bench times GPU variants", nothing),
     ("bench grayscott --json r.json --plot r.json", "--json and --plot both name r.json", nothing),
+    ("bench grayscott --sizes -5", "invalid value '-5' for '--sizes", nothing),
     ("bench heat --sizes 2", "--sizes must list grid sides between 3", nothing),
     ("bench heat --json missing/r.json", "does not exist", nothing),
     ("bench physarum --agents 0", "--agents must list counts", nothing),

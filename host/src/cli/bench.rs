@@ -52,7 +52,7 @@ pub struct CommonArgs {
 #[derive(Args, Debug)]
 pub struct GrayScottBenchArgs {
     /// Grid sides to time (square grids), comma-separated.
-    #[arg(long, value_delimiter = ',', default_values_t = [512, 2048, 4096])]
+    #[arg(long, value_delimiter = ',', default_values_t = [512, 2048, 4096], allow_hyphen_values = true)]
     sizes: Vec<u32>,
     /// Variants to time, comma-separated (GPU variants only).
     #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Variant::V0, Variant::V1, Variant::Fused, Variant::Tiled, Variant::Temporal])]
@@ -73,7 +73,7 @@ pub struct GrayScottBenchArgs {
 #[derive(Args, Debug)]
 pub struct HeatBenchArgs {
     /// Grid sides (cubes), comma-separated.
-    #[arg(long, value_delimiter = ',', default_values_t = [600])]
+    #[arg(long, value_delimiter = ',', default_values_t = [600], allow_hyphen_values = true)]
     sizes: Vec<u32>,
     /// Variants to time, comma-separated (GPU variants only).
     #[arg(long, value_enum, value_delimiter = ',', default_values_t = [HeatVariant::Naive, HeatVariant::Reuse, HeatVariant::Fused, HeatVariant::Tiled, HeatVariant::Single])]
@@ -85,10 +85,10 @@ pub struct HeatBenchArgs {
 #[derive(Args, Debug)]
 pub struct PhysarumBenchArgs {
     /// Grid sides (square grids), comma-separated.
-    #[arg(long, value_delimiter = ',', default_values_t = [2048])]
+    #[arg(long, value_delimiter = ',', default_values_t = [2048], allow_hyphen_values = true)]
     sizes: Vec<u32>,
     /// Agent counts, comma-separated.
-    #[arg(long, value_delimiter = ',', default_values_t = [1_000_000, 10_000_000])]
+    #[arg(long, value_delimiter = ',', default_values_t = [1_000_000, 10_000_000], allow_hyphen_values = true)]
     agents: Vec<u32>,
     /// Variants to time, comma-separated (GPU variants only).
     #[arg(long, value_enum, value_delimiter = ',', default_values_t = PhysarumVariant::GPU)]

@@ -14,7 +14,7 @@ pub mod physarum;
 
 use std::{
     fmt,
-    io::{ErrorKind, Write},
+    io::{ErrorKind, IsTerminal, Write},
     process::ExitCode,
 };
 
@@ -134,6 +134,10 @@ pub fn handle_signals() -> anyhow::Result<()> {
     std::thread::Builder::new().name("signals".into()).spawn(move || {
         if let Some(signal) = signals.forever().next() {
             output::remove_temporaries();
+            if std::io::stderr().is_terminal() {
+                // Clear the progress bar's line.
+                let _ = write!(std::io::stderr(), "\r\x1b[2K");
+            }
             let name = match signal {
                 SIGINT => "SIGINT",
                 SIGTERM => "SIGTERM",

@@ -41,7 +41,8 @@ pub trait Simulation: Send + Sync + 'static {
 /// Where frames go, and how they look.
 #[derive(Args, Debug)]
 pub struct OutputArgs<S: Simulation> {
-    /// Write an animated GIF (PATH defaults to the simulation's name, e.g. grayscott.gif).
+    /// Write an animated GIF (PATH defaults to the subcommand's name: grayscott.gif, heat.gif,
+    /// physarum.gif).
     #[arg(long, value_name = "PATH", num_args = 0..=1, default_missing_value = S::GIF)]
     pub gif: Option<PathBuf>,
     /// Write numbered PNG frames (frame_00000.png, ...) into this directory: a new one (its
