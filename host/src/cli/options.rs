@@ -29,7 +29,7 @@ pub trait Simulation: Send + Sync + 'static {
     const FPS: &'static str;
     const FRAME_EVERY: &'static str;
     const PALETTE: &'static str;
-    type Variant: ValueEnum + Copy + Send + Sync + 'static;
+    type Variant: ValueEnum + Copy + PartialEq + Send + Sync + 'static;
     /// The variant's `--variant` name.
     fn name(variant: Self::Variant) -> &'static str;
     /// The CPU variant.
@@ -207,10 +207,10 @@ impl<S: Simulation> BackendArgs<S> {
     /// Refuses contradictory choices, without opening any device.
     pub fn check(&self) -> Result<()> {
         match (self.backend, self.variant) {
-            (BackendChoice::Cuda, Some(v)) if S::name(v) == S::name(S::CPU) => {
+            (BackendChoice::Cuda, Some(v)) if v == S::CPU => {
                 bail!("--variant cpu runs on the CPU; drop --backend cuda")
             }
-            (BackendChoice::Cpu, Some(v)) if S::name(v) != S::name(S::CPU) => {
+            (BackendChoice::Cpu, Some(v)) if v != S::CPU => {
                 bail!("--variant {} runs on a CUDA GPU; drop --backend cpu or pick --variant cpu", S::name(v))
             }
             _ => Ok(()),
@@ -222,9 +222,8 @@ impl<S: Simulation> BackendArgs<S> {
     /// to the CPU.
     pub fn select(&self) -> Result<(Device, S::Variant)> {
         self.check()?;
-        let cpu = |v: S::Variant| S::name(v) == S::name(S::CPU);
         let (device, variant) = match (self.backend, self.variant) {
-            (_, Some(v)) if cpu(v) => (Device::Cpu, v),
+            (_, Some(v)) if v == S::CPU => (Device::Cpu, v),
             (_, Some(v)) => {
                 let gpu = host::cuda::Gpu::open()
                     .map_err(|e| anyhow::anyhow!("--variant {} needs a CUDA GPU: {e}", S::name(v)))?;
