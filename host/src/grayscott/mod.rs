@@ -287,11 +287,11 @@ impl GrayScott {
         }
         let cells = setup.cells() as u64;
         match device {
-            Device::Cuda(gpu) if variant.is_gpu() => {
+            Device::Cuda(_) if variant.is_gpu() => {
                 // The initial fields are built on the host, then uploaded (v0 keeps four).
                 let host_bytes = if variant == Variant::V0 { 17 } else { 9 };
+                // (The GPU memory is checked once, by `CudaGrayScott::new`.)
                 memory::check_host(setup.width, setup.height, host_bytes * cells)?;
-                cuda::check_fits(gpu, setup.width, setup.height, variant)?;
             }
             _ => memory::check_host(setup.width, setup.height, cpu::BYTES_PER_CELL * cells)?,
         }

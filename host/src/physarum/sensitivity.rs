@@ -217,7 +217,7 @@ impl Sensitivity {
                 .map_err(|e| fail(&e))?;
             root.present().map_err(|e| fail(&e))?;
         }
-        crate::bench::save_chart(&pixels, width, height, path)
+        crate::render::chart::save_chart(&pixels, width, height, path)
     }
 }
 

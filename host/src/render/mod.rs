@@ -1,13 +1,14 @@
 //! Rendering and encoding, in one place: palettes, the CPU colormap, and the writers that
-//! turn frames of palette levels into GIF and PNG files.
+//! turn frames of palette levels into GIF and PNG files, and the chart writer.
 //!
 //! Frames travel as one byte per cell (a palette level). The palette's 256 colours are the
 //! GIF's global colour table, so no quantisation ever happens.
 
+pub mod chart;
 pub mod colormap;
 pub mod output;
 pub mod palette;
 mod writer;
 
 pub use palette::{PALETTES, Palette, palette};
-pub use writer::{FrameWriter, Outputs, write_png};
+pub use writer::{FrameWriter, Outputs, check_png_dir, gif_delay, write_png};

@@ -1,6 +1,11 @@
 //! Frame writers: an encoder thread receives frames of palette levels while the simulation
 //! runs, compresses each batch of frames in parallel (GIF LZW, PNG deflate) and writes them
 //! in order.
+//!
+//! PNG frames are staged in a temporary directory inside the `--png-dir` directory and moved
+//! into it only when the run completes, replacing the `frame_*.png` files of an earlier run:
+//! the directory never mixes two runs' frames, and a failed or interrupted run leaves it as
+//! it was (a directory the run created is removed again).
 
 use std::{
     path::{Path, PathBuf},
@@ -11,7 +16,10 @@ use std::{
 use image::{ImageEncoder, codecs::png::PngEncoder};
 use rayon::prelude::*;
 
-use super::{Palette, output::AtomicFile};
+use super::{
+    Palette,
+    output::{self, AtomicFile, describe_io},
+};
 use crate::error::{Error, Result};
 
 /// Where frames go.
@@ -21,7 +29,8 @@ pub struct Outputs {
     pub gif: Option<PathBuf>,
     /// A directory of numbered PNG frames (`frame_00000.png`, ...).
     pub png_dir: Option<PathBuf>,
-    /// GIF playback rate, frames per second.
+    /// GIF playback rate, frames per second (delays are whole hundredths of a second, so
+    /// the rate played is 100 / round(100 / fps)).
     pub fps: u32,
 }
 
@@ -60,22 +69,13 @@ impl FrameWriter {
             Some(path) => Some(open_gif(path, width, height, palette)?),
             None => None,
         };
-        if let Some(dir) = &outputs.png_dir {
-            prepare_png_dir(dir)?;
-        }
-        let (sender, receiver) = sync_channel(queue_frames(width, height).clamp(2, 64));
-        // GIF delays are in hundredths of a second.
-        let delay = (100 / outputs.fps.max(1)).max(1) as u16;
-        let encoder = Encoder {
-            width,
-            height,
-            palette,
-            gif,
-            delay,
-            png_dir: outputs.png_dir.clone(),
-            frames: 0,
-            previous: None,
+        let png_dir = match &outputs.png_dir {
+            Some(dir) => Some(PngDir::prepare(dir)?),
+            None => None,
         };
+        let (sender, receiver) = sync_channel(queue_frames(width, height).clamp(2, 64));
+        let delay = gif_delay(outputs.fps);
+        let encoder = Encoder { width, height, palette, gif, delay, png_dir, frames: 0, previous: None };
         let worker = std::thread::Builder::new()
             .name("frame-encoder".into())
             .spawn(move || encoder.run(receiver))
@@ -131,7 +131,7 @@ struct Encoder {
     palette: &'static Palette,
     gif: Option<gif::Encoder<AtomicFile>>,
     delay: u16,
-    png_dir: Option<PathBuf>,
+    png_dir: Option<PngDir>,
     frames: usize,
     /// The last frame sent to the GIF, as GIF indices.
     previous: Option<Vec<u8>>,
@@ -165,7 +165,9 @@ impl Encoder {
             file.commit()?;
             written.push(path);
         }
-        written.extend(self.png_dir.take());
+        if let Some(dir) = self.png_dir.take() {
+            written.push(dir.commit()?);
+        }
         Ok(written)
     }
 
@@ -175,7 +177,11 @@ impl Encoder {
         if let Some(dir) = &self.png_dir {
             let (w, h, palette) = (self.width, self.height, self.palette);
             batch.par_iter().enumerate().try_for_each(|(i, levels)| {
-                write_png(&dir.join(format!("frame_{:05}.png", first_index + i)), levels, w, h, palette)
+                let name = format!("frame_{:05}.png", first_index + i);
+                let file = std::fs::File::create(dir.staging.join(&name))
+                    .map_err(|e| Error::Output { path: dir.target.join(&name), reason: describe_io(&e) })?;
+                encode_png(std::io::BufWriter::new(file), levels, w, h, palette)
+                    .map_err(|reason| Error::Output { path: dir.target.join(&name), reason })
             })?;
         }
         if let Some(gif) = &mut self.gif {
@@ -250,7 +256,17 @@ fn gif_frame(previous: Option<&[u8]>, current: &[u8], width: u32, height: u32) -
 }
 
 fn gif_error(path: &Path, e: gif::EncodingError) -> Error {
-    Error::Output { path: path.to_owned(), reason: e.to_string() }
+    let reason = match &e {
+        gif::EncodingError::Io(io) => describe_io(io),
+        _ => e.to_string(),
+    };
+    Error::Output { path: path.to_owned(), reason }
+}
+
+/// The GIF frame delay for `fps`, in hundredths of a second (at least 1).
+pub fn gif_delay(fps: u32) -> u16 {
+    let fps = fps.max(1);
+    ((100 + fps / 2) / fps).clamp(1, u32::from(u16::MAX)) as u16
 }
 
 /// Creates the GIF's temporary file, writes its header and global palette.
@@ -271,23 +287,128 @@ fn open_gif(path: &Path, width: u32, height: u32, palette: &Palette) -> Result<g
     Ok(encoder)
 }
 
-/// Creates the PNG directory if its parent exists, and checks that it is writable.
-fn prepare_png_dir(dir: &Path) -> Result<()> {
-    if !dir.is_dir() {
-        std::fs::create_dir(dir)
-            .map_err(|e| Error::Output { path: dir.to_owned(), reason: e.to_string() })?;
+/// Whether `name` is a frame this writer writes (`frame_00042.png`).
+fn is_frame_name(name: &str) -> bool {
+    name.strip_prefix("frame_")
+        .and_then(|rest| rest.strip_suffix(".png"))
+        .is_some_and(|digits| digits.len() >= 5 && digits.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Checks, without touching anything, that `dir` can take PNG frames: an existing directory
+/// holding only frames of an earlier run (they are replaced), or a new one whose parent
+/// exists.
+pub fn check_png_dir(dir: &Path) -> Result<()> {
+    let fail = |reason: String| Error::Output { path: dir.to_owned(), reason };
+    match std::fs::metadata(dir) {
+        Ok(meta) if !meta.is_dir() => Err(fail("it exists and is not a directory".into())),
+        Ok(_) => {
+            let entries = std::fs::read_dir(dir).map_err(|e| fail(describe_io(&e)))?;
+            for entry in entries {
+                let name = entry.map_err(|e| fail(describe_io(&e)))?.file_name();
+                if !name.to_str().is_some_and(is_frame_name) {
+                    return Err(fail(format!(
+                        "it holds {} besides frames; --png-dir takes a new directory, or one with only \
+                         the frame_*.png files of an earlier run (which are replaced)",
+                        name.to_string_lossy()
+                    )));
+                }
+            }
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let parent = output::parent_dir(dir);
+            if !parent.is_dir() {
+                return Err(fail(format!("the directory {} does not exist", parent.display())));
+            }
+            Ok(())
+        }
+        Err(e) => Err(fail(describe_io(&e))),
     }
-    // Probe: a temporary file that is removed again.
-    drop(AtomicFile::create(&dir.join("frame_00000.png"))?);
-    Ok(())
+}
+
+/// A `--png-dir` being written: frames go to `staging` until the run completes.
+struct PngDir {
+    target: PathBuf,
+    staging: PathBuf,
+    /// Whether this run created `target` (removed again if the run does not complete).
+    created: bool,
+    committed: bool,
+}
+
+impl PngDir {
+    /// Creates the directory if needed and the staging directory inside it.
+    fn prepare(dir: &Path) -> Result<Self> {
+        let fail = |e: std::io::Error| Error::Output { path: dir.to_owned(), reason: describe_io(&e) };
+        check_png_dir(dir)?;
+        let created = !dir.is_dir();
+        if created {
+            output::create_output_dir(dir).map_err(fail)?;
+        }
+        let staging = match output::staging_dir(dir) {
+            Ok(staging) => staging,
+            Err(e) => {
+                if created {
+                    output::remove_created_dir(dir);
+                }
+                return Err(fail(e));
+            }
+        };
+        Ok(Self { target: dir.to_owned(), staging, created, committed: false })
+    }
+
+    /// Replaces the earlier run's frames with this run's.
+    fn commit(mut self) -> Result<PathBuf> {
+        self.committed = true;
+        let (target, staging) = (&self.target, &self.staging);
+        let created = self.created.then_some(target.as_path());
+        output::commit_staged(staging, created, || {
+            for entry in std::fs::read_dir(target)? {
+                let name = entry?.file_name();
+                if name.to_str().is_some_and(is_frame_name) {
+                    std::fs::remove_file(target.join(&name))?;
+                }
+            }
+            for entry in std::fs::read_dir(staging)? {
+                let name = entry?.file_name();
+                std::fs::rename(staging.join(&name), target.join(&name))?;
+            }
+            std::fs::remove_dir(staging)
+        })
+        .map_err(|e| Error::Output { path: target.clone(), reason: describe_io(&e) })?;
+        Ok(self.target.clone())
+    }
+}
+
+impl Drop for PngDir {
+    fn drop(&mut self) {
+        if !self.committed {
+            output::abandon_staged(&self.staging, self.created.then_some(self.target.as_path()));
+        }
+    }
+}
+
+/// PNG-encodes one frame of palette levels into `out`.
+fn encode_png(
+    mut out: impl std::io::Write,
+    levels: &[u8],
+    width: u32,
+    height: u32,
+    palette: &Palette,
+) -> std::result::Result<(), String> {
+    PngEncoder::new(&mut out)
+        .write_image(&palette.to_rgb(levels), width, height, image::ExtendedColorType::Rgb8)
+        .map_err(|e| match e {
+            image::ImageError::IoError(io) => describe_io(&io),
+            e => e.to_string(),
+        })?;
+    out.flush().map_err(|e| describe_io(&e))
 }
 
 /// Writes one frame of palette levels as an RGB PNG, atomically.
 pub fn write_png(path: &Path, levels: &[u8], width: u32, height: u32, palette: &Palette) -> Result<()> {
     let mut file = AtomicFile::create(path)?;
-    PngEncoder::new(&mut file)
-        .write_image(&palette.to_rgb(levels), width, height, image::ExtendedColorType::Rgb8)
-        .map_err(|e| Error::Output { path: path.to_owned(), reason: e.to_string() })?;
+    encode_png(&mut file, levels, width, height, palette)
+        .map_err(|reason| Error::Output { path: path.to_owned(), reason })?;
     file.commit()?;
     Ok(())
 }

@@ -1,0 +1,470 @@
+//! `host bench grayscott`: every Gray-Scott GPU variant at several sizes, against 16 bytes per
+//! cell per step (read U and V, write U and V: the single-step minimum), plus the default GIF
+//! job end to end.
+
+use std::{sync::Arc, time::Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::{Machine, Measurements, Report, time_per_step};
+use crate::{
+    Device,
+    cuda::Gpu,
+    error::Result,
+    grayscott::{
+        self, GrayScott, Init, Setup, Variant,
+        cuda::{FusedShape, fused_shape_for, temporal_steps_for},
+    },
+    render::{FrameWriter, Outputs, palette},
+};
+
+/// Bytes a Gray-Scott step must move per cell: read U and V, write U and V.
+pub const BYTES_PER_CELL_STEP: u32 = 16;
+
+/// A Gray-Scott bench run.
+pub type GrayScottReport = Report<GrayScottBench>;
+
+/// What `bench grayscott` measured.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct GrayScottBench {
+    pub bytes_per_cell_step: u32,
+    /// Launch settings used, per size.
+    #[serde(default)]
+    pub launch_settings: Vec<LaunchSetting>,
+    pub rows: Vec<Row>,
+    #[serde(default)]
+    pub end_to_end: Option<EndToEnd>,
+}
+
+/// The launch setting of a tunable kernel at one size.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct LaunchSetting {
+    pub size: u32,
+    pub kernel: String,
+    pub setting: String,
+    /// `tuned`, `cached` or `default`.
+    pub source: String,
+}
+
+/// One timed variant at one size.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Row {
+    pub variant: String,
+    pub graphs: bool,
+    pub width: u32,
+    pub height: u32,
+    pub steps: u32,
+    /// Median, fastest and slowest of the repeats, milliseconds per step.
+    pub ms_per_step: f64,
+    #[serde(rename = "min_ms_per_step")]
+    pub min_ms: f64,
+    #[serde(rename = "max_ms_per_step")]
+    pub max_ms: f64,
+    /// 16 B per cell per step over the time.
+    #[serde(rename = "effective_gb_per_s")]
+    pub effective_gbps: f64,
+    pub percent_of_copy: f64,
+    pub speedup_over_fused: Option<f64>,
+}
+
+/// The default GIF job (512², 10,000 steps, a frame every 50), split into its parts.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct EndToEnd {
+    pub simulate_s: f64,
+    #[serde(rename = "colormap_transfer_s")]
+    pub frames_s: f64,
+    pub encode_s: f64,
+    pub total_s: f64,
+}
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub sizes: Vec<u32>,
+    pub repeats: usize,
+    pub autotune: bool,
+    pub variants: Vec<Variant>,
+    pub end_to_end: bool,
+}
+
+/// Steps per timed run: about 2·10⁹ cell-steps (tens of milliseconds), a multiple of 16 so
+/// every ping-pong variant ends on the buffers it started from (one graph per run).
+fn steps_for(size: u32, variant: Variant) -> u32 {
+    let cells = f64::from(size) * f64::from(size);
+    let steps = (2e9 / cells).clamp(16.0, 20_000.0) as u32;
+    let steps = if variant == Variant::V0 { steps / 50 } else { steps };
+    steps.div_ceil(16).max(1) * 16
+}
+
+fn setup(size: u32) -> Setup {
+    let mut setup = Setup::new(size, size, grayscott::preset("coral").expect("preset").rates());
+    setup.init = Init::Spots;
+    setup
+}
+
+/// Launch settings of the tunable kernels.
+#[derive(Clone, Copy, Debug)]
+pub struct Tuning {
+    pub fused: FusedShape,
+    pub temporal_steps: u32,
+}
+
+/// Times `variant` stepping a real pattern at `size`² (after one warm-up run); returns the
+/// steps per timed run and the timing.
+pub fn time_variant(
+    gpu: &Arc<Gpu>,
+    variant: Variant,
+    size: u32,
+    graphs: bool,
+    repeats: usize,
+    tuning: Tuning,
+) -> Result<(u32, super::Timing)> {
+    let mut sim = GrayScott::new(&setup(size), &Device::Cuda(gpu.clone()), variant)?;
+    let engine = sim.cuda_engine().expect("a GPU variant");
+    engine.set_graphs(graphs);
+    engine.set_fused_shape(tuning.fused);
+    engine.set_temporal_steps(tuning.temporal_steps);
+    let steps = steps_for(size, variant);
+    sim.step(steps)?;
+    sim.synchronize()?;
+    Ok((steps, time_per_step(gpu, repeats, steps, |n| sim.step(n))?))
+}
+
+/// The default GIF job three times: stepping only; stepping and taking frames; stepping,
+/// frames and GIF encoding (into a temporary file, removed after). Wall-clock seconds.
+pub fn end_to_end(gpu: &Arc<Gpu>, shape: FusedShape) -> Result<EndToEnd> {
+    let device = Device::Cuda(gpu.clone());
+    let run = |frames: bool, encode: bool| -> Result<f64> {
+        let mut sim = GrayScott::new(&setup(512), &device, Variant::Fused)?;
+        sim.cuda_engine().expect("GPU").set_fused_shape(shape);
+        let path = std::env::temp_dir().join(format!("bench-{}.gif", std::process::id()));
+        let outputs = Outputs { gif: Some(path.clone()), png_dir: None, fps: 25 };
+        let mut writer = if encode {
+            Some(FrameWriter::create(&outputs, 512, 512, palette("cyberpunk").expect("palette"))?)
+        } else {
+            None
+        };
+        let started = Instant::now();
+        let mut deliver = |frames: Vec<Vec<u8>>| -> Result<()> {
+            for frame in frames {
+                if let Some(w) = &mut writer {
+                    w.push(frame)?;
+                }
+            }
+            Ok(())
+        };
+        for _ in 0..200 {
+            sim.step(50)?;
+            if frames {
+                sim.snapshot()?;
+                deliver(sim.collect(false)?)?;
+            }
+        }
+        deliver(sim.collect(true)?)?;
+        sim.synchronize()?;
+        drop(deliver);
+        if let Some(w) = writer {
+            w.finish()?;
+        }
+        let seconds = started.elapsed().as_secs_f64();
+        let _ = std::fs::remove_file(&path);
+        Ok(seconds)
+    };
+    run(true, true)?; // warm-up: module load, graph capture, encoder threads
+    let simulate_s = run(false, false)?;
+    let with_frames = run(true, false)?;
+    let total_s = run(true, true)?;
+    Ok(EndToEnd { simulate_s, frames_s: with_frames - simulate_s, encode_s: total_s - with_frames, total_s })
+}
+
+/// Runs the whole bench, printing progress to stderr.
+pub fn run(gpu: &Arc<Gpu>, options: &Options) -> Result<GrayScottReport> {
+    let machine = Machine::measure(gpu)?;
+    let mut rows: Vec<Row> = Vec::new();
+    let mut launch_settings = Vec::new();
+    let smallest = options.sizes.iter().copied().min().unwrap_or(512);
+    for &size in &options.sizes {
+        let (shape, source) = fused_shape_for(gpu, size, size, options.autotune)?;
+        launch_settings.push(LaunchSetting {
+            size,
+            kernel: "fused".into(),
+            setting: shape.to_string(),
+            source: source.into(),
+        });
+        let (temporal_steps, source) = temporal_steps_for(gpu, size, size, options.autotune)?;
+        launch_settings.push(LaunchSetting {
+            size,
+            kernel: "temporal".into(),
+            setting: format!("{temporal_steps} steps per launch"),
+            source: source.into(),
+        });
+        let settings = Tuning { fused: shape, temporal_steps };
+        for &variant in &options.variants {
+            // Graph replay for all but v0 (whose steps wait for the CPU); at the smallest size
+            // also without, to show the launch overhead graphs remove.
+            let graph_modes: &[bool] = match variant {
+                Variant::V0 => &[false],
+                _ if size == smallest => &[false, true],
+                _ => &[true],
+            };
+            for &graphs in graph_modes {
+                eprintln!("{} {size}² {}...", variant.name(), if graphs { "graph" } else { "launches" });
+                let (steps, timing) = time_variant(gpu, variant, size, graphs, options.repeats, settings)?;
+                let ms = timing.median_ms;
+                let gbps = f64::from(BYTES_PER_CELL_STEP) * f64::from(size) * f64::from(size) / ms / 1e6;
+                rows.push(Row {
+                    variant: variant.name().into(),
+                    graphs,
+                    width: size,
+                    height: size,
+                    steps,
+                    ms_per_step: ms,
+                    min_ms: timing.min_ms,
+                    max_ms: timing.max_ms,
+                    effective_gbps: gbps,
+                    percent_of_copy: 100.0 * gbps / machine.copy_gbps,
+                    speedup_over_fused: None,
+                });
+            }
+        }
+    }
+    for i in 0..rows.len() {
+        let fused = rows
+            .iter()
+            .find(|r| r.variant == "fused" && r.width == rows[i].width && r.graphs == rows[i].graphs);
+        rows[i].speedup_over_fused = fused.map(|f| f.ms_per_step / rows[i].ms_per_step);
+    }
+    let end_to_end = if options.end_to_end {
+        eprintln!("end to end: the default GIF job...");
+        Some(end_to_end(gpu, fused_shape_for(gpu, 512, 512, options.autotune)?.0)?)
+    } else {
+        None
+    };
+    Ok(Report {
+        machine,
+        measured: GrayScottBench {
+            bytes_per_cell_step: BYTES_PER_CELL_STEP,
+            launch_settings,
+            rows,
+            end_to_end,
+        },
+    })
+}
+
+impl Measurements for GrayScottBench {
+    fn table(&self, machine: &Machine) -> String {
+        let mut out = machine.header("effective = 16 B/cell/step");
+        for s in &self.launch_settings {
+            out += &format!("{} at {}²: {} ({})\n", s.kernel, s.size, s.setting, s.source);
+        }
+        out += &format!(
+            "{:<9} {:<8} {:>6} {:>6} {:>11} {:>10} {:>9} {:>7} {:>8}\n",
+            "variant", "launch", "size", "steps", "µs/step", "(min-max)", "GB/s eff", "% copy", "× fused"
+        );
+        for r in &self.rows {
+            out += &format!(
+                "{:<9} {:<8} {:>6} {:>6} {:>11.2} {:>10} {:>9.0} {:>6.1}% {:>8}\n",
+                r.variant,
+                if r.graphs { "graph" } else { "launches" },
+                r.width,
+                r.steps,
+                r.ms_per_step * 1e3,
+                format!("{:.1}-{:.1}", r.min_ms * 1e3, r.max_ms * 1e3),
+                r.effective_gbps,
+                r.percent_of_copy,
+                r.speedup_over_fused.map_or("-".into(), |s| format!("{s:.2}")),
+            );
+        }
+        if let Some(e) = &self.end_to_end {
+            out += &format!(
+                "default GIF job (512², 10000 steps, 200 frames, fused): simulate {:.3} s, colormap+transfer {:.3} s, \
+                 encode (not hidden by the simulation) {:.3} s, total {:.3} s\n",
+                e.simulate_s, e.frames_s, e.encode_s, e.total_s
+            );
+        }
+        out
+    }
+}
+
+/// Draws effective bandwidth per variant against grid size, with the measured copy
+/// bandwidth as a line, into a PNG at `path` (written atomically).
+pub fn plot(report: &GrayScottReport, path: &std::path::Path) -> Result<()> {
+    use plotters::prelude::*;
+
+    let fail =
+        |e: &dyn std::fmt::Display| crate::Error::Output { path: path.to_owned(), reason: e.to_string() };
+    let (width, height) = (900u32, 560u32);
+    let mut pixels = vec![0u8; (width * height * 3) as usize];
+    let mut sizes: Vec<u32> = report.measured.rows.iter().map(|r| r.width).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let x_of = |size: u32| sizes.iter().position(|&s| s == size).unwrap_or(0) as f64;
+    let top =
+        report.measured.rows.iter().map(|r| r.effective_gbps).fold(report.machine.copy_gbps, f64::max) * 1.1;
+    {
+        let root = BitMapBackend::with_buffer(&mut pixels, (width, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| fail(&e))?;
+        let caption =
+            format!("Gray-Scott step, effective bandwidth (16 B/cell/step) - {}", report.machine.gpu);
+        let mut chart = ChartBuilder::on(&root)
+            .caption(caption, ("sans-serif", 20))
+            .margin(15)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d(-0.3f64..(sizes.len() as f64 - 0.7), 0f64..top)
+            .map_err(|e| fail(&e))?;
+        chart
+            .configure_mesh()
+            .x_labels(sizes.len())
+            .x_label_formatter(&|x| {
+                sizes.get(x.round() as usize).map_or(String::new(), |s| format!("{s}x{s}"))
+            })
+            .y_desc("GB/s")
+            .x_desc("grid")
+            .draw()
+            .map_err(|e| fail(&e))?;
+        let copy = report.machine.copy_gbps;
+        chart
+            .draw_series(LineSeries::new(
+                [(-0.3, copy), (sizes.len() as f64 - 0.7, copy)],
+                BLACK.stroke_width(2),
+            ))
+            .map_err(|e| fail(&e))?
+            .label(format!("device-to-device copy ({copy:.0} GB/s)"))
+            .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLACK.stroke_width(2)));
+        let mut variants: Vec<&str> = Vec::new();
+        for row in &report.measured.rows {
+            if !variants.contains(&row.variant.as_str()) {
+                variants.push(row.variant.as_str());
+            }
+        }
+        const COLOURS: [RGBColor; 7] = [
+            RGBColor(230, 25, 75),
+            RGBColor(0, 130, 200),
+            RGBColor(60, 180, 75),
+            RGBColor(245, 130, 48),
+            RGBColor(145, 30, 180),
+            RGBColor(128, 128, 0),
+            RGBColor(0, 128, 128),
+        ];
+        for (k, variant) in variants.iter().enumerate() {
+            let colour = COLOURS[k % COLOURS.len()].to_rgba();
+            // The graph-replay rows where there are both (v0 has only launches).
+            let points: Vec<(f64, f64)> = sizes
+                .iter()
+                .filter_map(|&size| {
+                    let rows: Vec<&Row> = report
+                        .measured
+                        .rows
+                        .iter()
+                        .filter(|r| r.variant == *variant && r.width == size)
+                        .collect();
+                    let row = rows.iter().find(|r| r.graphs).or(rows.first())?;
+                    Some((x_of(size), row.effective_gbps))
+                })
+                .collect();
+            chart
+                .draw_series(LineSeries::new(points.clone(), colour.stroke_width(3)))
+                .map_err(|e| fail(&e))?
+                .label(*variant)
+                .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], colour.stroke_width(3)));
+            chart
+                .draw_series(points.iter().map(|&p| Circle::new(p, 4, colour.filled())))
+                .map_err(|e| fail(&e))?;
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .draw()
+            .map_err(|e| fail(&e))?;
+        root.present().map_err(|e| fail(&e))?;
+    }
+    crate::render::chart::save_chart(&pixels, width, height, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steps_are_multiples_of_16() {
+        for size in [1, 100, 512, 1000, 2048, 4096, 20_000] {
+            for variant in [Variant::Fused, Variant::V0, Variant::Temporal] {
+                let steps = steps_for(size, variant);
+                assert!(steps >= 16 && steps % 16 == 0, "{size} {variant:?}: {steps}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_chart_is_drawn_and_the_json_reads_back() {
+        let row = |variant: &str, size, us: f64| {
+            let gbps = 16.0 * f64::from(size) * f64::from(size) / (us * 1e-3) / 1e6;
+            Row {
+                variant: variant.into(),
+                graphs: true,
+                width: size,
+                height: size,
+                steps: 16,
+                ms_per_step: us * 1e-3,
+                min_ms: us * 1e-3,
+                max_ms: us * 1e-3,
+                effective_gbps: gbps,
+                percent_of_copy: 100.0 * gbps / 4242.0,
+                speedup_over_fused: None,
+            }
+        };
+        let mut rows = Vec::new();
+        for (variant, times) in [
+            ("v1", [4.08, 53.89, 205.18]),
+            ("fused", [2.32, 19.87, 72.25]),
+            ("temporal", [1.74, 11.91, 41.99]),
+        ] {
+            for (size, us) in [512, 2048, 4096].into_iter().zip(times) {
+                rows.push(row(variant, size, us));
+            }
+        }
+        let report = Report {
+            machine: Machine {
+                gpu: "NVIDIA \"H200\"".into(),
+                cuda_driver: "13.0".into(),
+                date: super::super::today(),
+                copy_gbps: 4242.0,
+            },
+            measured: GrayScottBench {
+                bytes_per_cell_step: 16,
+                launch_settings: Vec::new(),
+                rows,
+                end_to_end: None,
+            },
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("chart.png");
+        plot(&report, &path).unwrap();
+        let image = image::open(&path).unwrap();
+        assert_eq!((image.width(), image.height()), (900, 560));
+        if let Some(keep) = std::env::var_os("KEEP_CHART") {
+            std::fs::copy(&path, keep).unwrap();
+        }
+        let json = report.json();
+        assert!(json.contains("\"ms_per_step\": 0.04199"), "{json}");
+        let again = GrayScottReport::from_json(&json).expect("the JSON reads back");
+        assert_eq!(again.measured.rows.len(), 9);
+        assert_eq!(again.measured.rows[8].variant, "temporal");
+        assert!((again.measured.rows[8].ms_per_step - 0.04199).abs() < 1e-9);
+        assert_eq!(again.machine.copy_gbps, 4242.0);
+        assert_eq!(again.machine.gpu, "NVIDIA \"H200\"", "quotes survive");
+    }
+
+    #[test]
+    fn a_saved_report_reads_back() {
+        let text = include_str!("../../../docs/bench-h200.json");
+        let report = GrayScottReport::from_json(text).unwrap();
+        assert_eq!(report.machine.gpu, "NVIDIA H200");
+        assert_eq!(report.measured.launch_settings.len(), 6);
+        assert!(report.measured.end_to_end.is_some());
+        assert!(report.measured.rows.iter().any(|r| r.variant == "temporal" && r.width == 4096));
+    }
+}

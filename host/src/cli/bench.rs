@@ -1,0 +1,224 @@
+//! `host bench ...`: arguments checked before any GPU work, then the library's benches.
+
+use std::{io::Write, path::PathBuf};
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand};
+use host::{
+    bench::{
+        self, Measurements, Report,
+        grayscott::{GrayScottReport, Options},
+    },
+    grayscott::Variant,
+    heat::HeatVariant,
+    physarum::PhysarumVariant,
+    render::{chart::can_plot, output::AtomicFile},
+};
+use serde::Serialize;
+
+use super::options::{self, Target};
+use crate::say;
+
+#[derive(Subcommand, Debug)]
+pub enum BenchCommand {
+    /// Every Gray-Scott GPU variant at several sizes, plus the default GIF job end to end.
+    Grayscott(GrayScottBenchArgs),
+    /// Every heat GPU variant: ms per RK4 step against the 8 B/cell floor.
+    Heat(HeatBenchArgs),
+    /// Every Physarum GPU variant: agent-steps per second, and the write-up's tiny case.
+    Physarum(PhysarumBenchArgs),
+    /// Draw the chart of a saved report (`bench grayscott --json`), on any machine.
+    Plot {
+        /// The JSON report.
+        #[arg(long, value_name = "PATH")]
+        json: PathBuf,
+        /// The PNG to write.
+        #[arg(long, value_name = "PATH")]
+        out: PathBuf,
+    },
+}
+
+/// What every bench takes.
+#[derive(Args, Debug)]
+pub struct CommonArgs {
+    /// Timed repeats per measurement (the median is reported), at least 3.
+    #[arg(long, default_value_t = 7, allow_hyphen_values = true)]
+    repeats: usize,
+    /// Also write every figure as JSON.
+    #[arg(long, value_name = "PATH")]
+    json: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct GrayScottBenchArgs {
+    /// Grid sides to time (square grids), comma-separated.
+    #[arg(long, value_delimiter = ',', default_values_t = [512, 2048, 4096], allow_hyphen_values = true)]
+    sizes: Vec<u32>,
+    /// Variants to time, comma-separated (GPU variants only).
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Variant::V0, Variant::V1, Variant::Fused, Variant::Tiled, Variant::Temporal])]
+    variants: Vec<Variant>,
+    #[command(flatten)]
+    common: CommonArgs,
+    /// Use the fixed default launch shapes instead of tuned ones.
+    #[arg(long)]
+    no_autotune: bool,
+    /// Skip the end-to-end GIF job.
+    #[arg(long)]
+    no_end_to_end: bool,
+    /// Also draw effective bandwidth per variant against the copy bandwidth (PNG).
+    #[arg(long, value_name = "PATH")]
+    plot: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct HeatBenchArgs {
+    /// Grid sides (cubes), comma-separated.
+    #[arg(long, value_delimiter = ',', default_values_t = [600], allow_hyphen_values = true)]
+    sizes: Vec<u32>,
+    /// Variants to time, comma-separated (GPU variants only).
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [HeatVariant::Naive, HeatVariant::Reuse, HeatVariant::Fused, HeatVariant::Tiled, HeatVariant::Single])]
+    variants: Vec<HeatVariant>,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct PhysarumBenchArgs {
+    /// Grid sides (square grids), comma-separated.
+    #[arg(long, value_delimiter = ',', default_values_t = [2048], allow_hyphen_values = true)]
+    sizes: Vec<u32>,
+    /// Agent counts, comma-separated.
+    #[arg(long, value_delimiter = ',', default_values_t = [1_000_000, 10_000_000], allow_hyphen_values = true)]
+    agents: Vec<u32>,
+    /// Variants to time, comma-separated (GPU variants only).
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = PhysarumVariant::GPU)]
+    variants: Vec<PhysarumVariant>,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+pub fn run(command: BenchCommand) -> Result<()> {
+    match command {
+        BenchCommand::Grayscott(args) => grayscott(args),
+        BenchCommand::Heat(args) => heat(args),
+        BenchCommand::Physarum(args) => physarum(args),
+        BenchCommand::Plot { json, out } => plot_saved(&json, &out),
+    }
+}
+
+fn no_fontconfig() -> anyhow::Error {
+    anyhow::anyhow!(
+        "--plot needs the fontconfig library (libfontconfig.so.1) to draw text, and this machine has none; \
+         drop --plot, keep --json, and draw it elsewhere with `host bench plot`"
+    )
+}
+
+impl CommonArgs {
+    /// Checks the repeats and every output (`extra` besides `--json`; `plot`: a chart is
+    /// asked for), before any GPU work; opens the JSON file.
+    fn check(&self, extra: &[Target], plot: bool) -> Result<Option<AtomicFile>> {
+        if self.repeats < 3 {
+            bail!("--repeats must be at least 3 (the median of fewer says little)");
+        }
+        let mut targets: Vec<Target> = self.json.iter().map(|p| Target::file("--json", p)).collect();
+        targets.extend_from_slice(extra);
+        options::check_targets(&targets)?;
+        if plot && !can_plot() {
+            return Err(no_fontconfig());
+        }
+        for target in extra {
+            drop(AtomicFile::create(&target.path)?);
+        }
+        Ok(match &self.json {
+            Some(path) => Some(AtomicFile::create(path)?),
+            None => None,
+        })
+    }
+}
+
+/// Prints the table and writes the JSON report.
+fn report<M: Measurements + Serialize>(report: &Report<M>, json: Option<AtomicFile>) -> Result<()> {
+    say!("{}", report.table().trim_end());
+    if let Some(mut file) = json {
+        file.write_all(report.json().as_bytes()).map_err(|e| {
+            anyhow::anyhow!(
+                "cannot write {}: {}",
+                file.path().display(),
+                host::render::output::describe_io(&e)
+            )
+        })?;
+        say!("-> {}", file.commit()?.display());
+    }
+    Ok(())
+}
+
+fn open_gpu() -> Result<std::sync::Arc<host::cuda::Gpu>> {
+    host::cuda::Gpu::open().context("bench needs a CUDA GPU")
+}
+
+fn grayscott(args: GrayScottBenchArgs) -> Result<()> {
+    if args.sizes.is_empty() || args.sizes.iter().any(|&s| s == 0 || s > 32_768) {
+        bail!("--sizes must list grid sides between 1 and 32768");
+    }
+    if let Some(v) = args.variants.iter().find(|v| !v.is_gpu()) {
+        bail!("bench times GPU variants; drop {} from --variants", v.name());
+    }
+    let plot: Vec<Target> = args.plot.iter().map(|p| Target::file("--plot", p)).collect();
+    let json = args.common.check(&plot, args.plot.is_some())?;
+    let gpu = open_gpu()?;
+    let options = Options {
+        sizes: args.sizes,
+        repeats: args.common.repeats,
+        autotune: !args.no_autotune,
+        variants: args.variants,
+        end_to_end: !args.no_end_to_end,
+    };
+    let measured = bench::grayscott::run(&gpu, &options)?;
+    report(&measured, json)?;
+    if let Some(path) = &args.plot {
+        bench::grayscott::plot(&measured, path)?;
+        say!("-> {}", path.display());
+    }
+    Ok(())
+}
+
+fn heat(args: HeatBenchArgs) -> Result<()> {
+    if args.sizes.is_empty() || args.sizes.iter().any(|&s| !(3..=host::heat::MAX_SIDE).contains(&s)) {
+        bail!("--sizes must list grid sides between 3 and {}", host::heat::MAX_SIDE);
+    }
+    if let Some(v) = args.variants.iter().find(|v| **v == HeatVariant::Cpu) {
+        bail!("bench times GPU variants; drop {} from --variants", v.name());
+    }
+    let json = args.common.check(&[], false)?;
+    let gpu = open_gpu()?;
+    report(&bench::heat::run(&gpu, &args.sizes, &args.variants, args.common.repeats)?, json)
+}
+
+fn physarum(args: PhysarumBenchArgs) -> Result<()> {
+    if args.sizes.is_empty() || args.sizes.iter().any(|&s| s == 0 || s > host::physarum::MAX_SIDE) {
+        bail!("--sizes must list grid sides between 1 and {}", host::physarum::MAX_SIDE);
+    }
+    if args.agents.is_empty() || args.agents.iter().any(|&a| a == 0 || a > host::physarum::MAX_AGENTS) {
+        bail!("--agents must list counts between 1 and {}", host::physarum::MAX_AGENTS);
+    }
+    if args.variants.contains(&PhysarumVariant::Cpu) {
+        bail!("bench times GPU variants; drop cpu from --variants");
+    }
+    let json = args.common.check(&[], false)?;
+    let gpu = open_gpu()?;
+    report(&bench::physarum::run(&gpu, &args.sizes, &args.agents, &args.variants, args.common.repeats)?, json)
+}
+
+fn plot_saved(json: &std::path::Path, out: &std::path::Path) -> Result<()> {
+    let text = std::fs::read_to_string(json).with_context(|| format!("cannot read {}", json.display()))?;
+    let report = GrayScottReport::from_json(&text).map_err(|e| {
+        anyhow::anyhow!("{} is not a report written by `host bench grayscott --json`: {e}", json.display())
+    })?;
+    if !can_plot() {
+        bail!("drawing text needs the fontconfig library (libfontconfig.so.1), and this machine has none");
+    }
+    options::check_targets(&[Target::file("--out", out)])?;
+    bench::grayscott::plot(&report, out)?;
+    say!("-> {}", out.display());
+    Ok(())
+}

@@ -1,0 +1,220 @@
+//! `host grayscott`.
+
+use std::{path::PathBuf, time::Instant};
+
+use anyhow::{Context, Result};
+use clap::Args;
+use host::{
+    Device,
+    grayscott::{
+        self, GrayScott, Init, PRESETS, Rates, Setup, Variant,
+        cuda::{fused_shape_for, temporal_steps_for},
+    },
+    render::FrameWriter,
+};
+
+use super::options::{self, BackendArgs, OutputArgs, SeedArgs, Simulation, at_most, check_steps};
+use crate::say;
+
+/// Gray-Scott's defaults in the shared groups.
+#[derive(Debug)]
+pub struct GrayScottSim;
+
+impl Simulation for GrayScottSim {
+    const GIF: &'static str = "grayscott.gif";
+    const FPS: &'static str = "25";
+    const FRAME_EVERY: &'static str = "50";
+    const PALETTE: &'static str = "cyberpunk";
+    type Variant = Variant;
+    fn name(variant: Variant) -> &'static str {
+        variant.name()
+    }
+    const CPU: Variant = Variant::Cpu;
+    const GPU_DEFAULT: Variant = Variant::Fused;
+}
+
+/// The largest rate accepted: with every rate and dt at most this, each term of the update
+/// stays below 1e13, far inside float32 (U and V are clamped to [0, 1]).
+const MAX_RATE: f64 = 1e6;
+
+#[derive(Args, Debug)]
+pub struct GrayScottArgs {
+    /// Grid side (square grid); --width/--height override it.
+    #[arg(long, default_value_t = 512, allow_hyphen_values = true)]
+    size: u32,
+    /// Grid width in cells.
+    #[arg(long, allow_hyphen_values = true)]
+    width: Option<u32>,
+    /// Grid height in cells.
+    #[arg(long, allow_hyphen_values = true)]
+    height: Option<u32>,
+    /// Number of time steps.
+    #[arg(long, default_value_t = 10_000, allow_hyphen_values = true)]
+    steps: u32,
+    /// Named (F, k) pair; see --list-presets.
+    #[arg(long, default_value = "coral")]
+    preset: String,
+    /// Print the presets and exit.
+    #[arg(long)]
+    list_presets: bool,
+    /// Feed rate F (overrides the preset).
+    #[arg(long, allow_hyphen_values = true)]
+    pub(crate) feed: Option<f32>,
+    /// Kill rate k (overrides the preset).
+    #[arg(long, allow_hyphen_values = true)]
+    pub(crate) kill: Option<f32>,
+    /// Diffusion rate of U.
+    #[arg(long, allow_hyphen_values = true)]
+    du: Option<f32>,
+    /// Diffusion rate of V.
+    #[arg(long, allow_hyphen_values = true)]
+    dv: Option<f32>,
+    /// Time step.
+    #[arg(long, allow_hyphen_values = true)]
+    dt: Option<f32>,
+    #[command(flatten)]
+    seed: SeedArgs,
+    /// Starting pattern.
+    #[arg(long, value_enum, default_value_t = Init::Spots)]
+    init: Init,
+    /// Seed V from an image's luminance instead (any size; it is resized to the grid).
+    #[arg(long, value_name = "PATH")]
+    init_image: Option<PathBuf>,
+    #[command(flatten)]
+    output: OutputArgs<GrayScottSim>,
+    #[command(flatten)]
+    backend: BackendArgs<GrayScottSim>,
+    /// Use the fixed default launch shape instead of the tuned (and cached) one.
+    #[arg(long)]
+    no_autotune: bool,
+}
+
+fn list_presets() -> Result<()> {
+    say!("{:<10} {:>7} {:>8}  description", "preset", "F", "k");
+    for p in PRESETS {
+        say!("{:<10} {:>7} {:>8}  {}", p.name, p.feed, p.kill, p.description);
+    }
+    say!(
+        "(all with Du = {}, Dv = {}, dt = {})",
+        grayscott::DEFAULT_DU,
+        grayscott::DEFAULT_DV,
+        grayscott::DEFAULT_DT
+    );
+    Ok(())
+}
+
+/// Checks everything that can be checked before any work; returns the setup.
+fn check(args: &GrayScottArgs) -> Result<Setup> {
+    let preset = grayscott::preset(&args.preset).with_context(|| {
+        let names: Vec<_> = PRESETS.iter().map(|p| p.name).collect();
+        format!("unknown preset '{}'; valid presets: {}", args.preset, names.join(", "))
+    })?;
+    check_steps(args.steps)?;
+    let base = preset.rates();
+    let setup = Setup {
+        width: args.width.unwrap_or(args.size),
+        height: args.height.unwrap_or(args.size),
+        rates: Rates {
+            du: args.du.unwrap_or(base.du),
+            dv: args.dv.unwrap_or(base.dv),
+            feed: args.feed.unwrap_or(base.feed),
+            kill: args.kill.unwrap_or(base.kill),
+            dt: args.dt.unwrap_or(base.dt),
+        },
+        init: args.init,
+        init_image: args.init_image.clone(),
+        seed: args.seed.seed,
+    };
+    setup.validate()?;
+    let r = &setup.rates;
+    for (option, value) in
+        [("--du", r.du), ("--dv", r.dv), ("--feed", r.feed), ("--kill", r.kill), ("--dt", r.dt)]
+    {
+        at_most(option, f64::from(value), MAX_RATE, "beyond it the update can overflow float32")?;
+    }
+    args.backend.check()?;
+    Ok(setup)
+}
+
+pub fn run(args: GrayScottArgs) -> Result<()> {
+    if args.list_presets {
+        return list_presets();
+    }
+    if args.output.list_palettes {
+        return options::list_palettes();
+    }
+    let palette = args.output.check()?;
+    let setup = check(&args)?;
+    options::check_targets(&args.output.targets())?;
+    if let Some(path) = &setup.init_image {
+        // Fail on an unreadable image before anything else starts.
+        image::ImageReader::open(path)
+            .and_then(|r| r.with_guessed_format())
+            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+    }
+
+    // Open outputs before simulating, so an unwritable path fails now.
+    let mut writer = if args.output.any() {
+        Some(FrameWriter::create(&args.output.outputs(), setup.width, setup.height, palette)?)
+    } else {
+        None
+    };
+    let (device, variant) = args.backend.select()?;
+    let started = Instant::now();
+    let mut sim = GrayScott::new(&setup, &device, variant)?;
+    // Tuned launch settings (timed once per GPU and size, then cached).
+    match (&device, variant) {
+        (Device::Cuda(gpu), Variant::Fused) => {
+            let (shape, _) = fused_shape_for(gpu, setup.width, setup.height, !args.no_autotune)?;
+            sim.cuda_engine().expect("a CUDA run").set_fused_shape(shape);
+        }
+        (Device::Cuda(gpu), Variant::Temporal) => {
+            let (steps, _) = temporal_steps_for(gpu, setup.width, setup.height, !args.no_autotune)?;
+            sim.cuda_engine().expect("a CUDA run").set_temporal_steps(steps);
+        }
+        _ => {}
+    }
+
+    let progress = super::progress_bar(args.steps, "steps");
+    let mut frames = 0u32;
+    let mut remaining = args.steps;
+    while remaining > 0 {
+        let chunk = remaining.min(args.output.frame_every);
+        sim.step(chunk)?;
+        remaining -= chunk;
+        match &mut writer {
+            Some(writer) => {
+                // Frames come back while the simulation goes on; hand each to the encoder.
+                sim.snapshot()?;
+                for frame in sim.collect(false)? {
+                    writer.push(frame)?;
+                    frames += 1;
+                }
+            }
+            None => sim.synchronize()?,
+        }
+        progress.inc(u64::from(chunk));
+    }
+    if let Some(writer) = &mut writer {
+        for frame in sim.collect(true)? {
+            writer.push(frame)?;
+            frames += 1;
+        }
+    }
+    progress.finish_and_clear();
+    let written = match writer {
+        Some(writer) => writer.finish()?,
+        None => Vec::new(),
+    };
+    let seconds = started.elapsed().as_secs_f64();
+    say!(
+        "grayscott {}x{}: {} steps, {frames} frames on {} in {seconds:.2} s ({} steps/s) -> {}",
+        setup.width,
+        setup.height,
+        args.steps,
+        sim.describe(),
+        super::rate(f64::from(args.steps) / seconds),
+        super::destination(&written, "--gif or --png-dir"),
+    );
+    Ok(())
+}

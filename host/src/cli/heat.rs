@@ -1,0 +1,198 @@
+//! `host heat`.
+
+use std::{path::PathBuf, time::Instant};
+
+use anyhow::{Result, bail};
+use clap::Args;
+use host::{
+    heat::{Heat, HeatInit, HeatSetup, HeatVariant},
+    render::{FrameWriter, output::AtomicFile},
+};
+
+use super::options::{self, BackendArgs, OutputArgs, SeedArgs, Simulation, Target, at_most, check_steps};
+use crate::say;
+
+/// Heat's defaults in the shared groups.
+#[derive(Debug)]
+pub struct HeatSim;
+
+impl Simulation for HeatSim {
+    const GIF: &'static str = "heat.gif";
+    const FPS: &'static str = "20";
+    const FRAME_EVERY: &'static str = "10";
+    const PALETTE: &'static str = "magma";
+    type Variant = HeatVariant;
+    fn name(variant: HeatVariant) -> &'static str {
+        variant.name()
+    }
+    const CPU: HeatVariant = HeatVariant::Cpu;
+    const GPU_DEFAULT: HeatVariant = HeatVariant::Fused;
+}
+
+/// α/h² (the coefficient of the stencil) is kept within [1/MAX_COEFFICIENT, MAX_COEFFICIENT]
+/// and the boundary value within ±MAX_VALUE: then every RK4 stage (at most 12·MAX_VALUE·α/h²
+/// before the multiplication by dt ≤ 0.232·h²/α) stays finite in float32, and so does the
+/// default dt.
+const MAX_COEFFICIENT: f64 = 1e20;
+const MAX_VALUE: f64 = 1e15;
+/// h² (computed in float32) stays a normal number within these bounds.
+const MIN_H: f64 = 1e-15;
+const MAX_H: f64 = 1e15;
+
+#[derive(Args, Debug)]
+pub struct HeatArgs {
+    /// Grid points per side, faces included (cube); --nx/--ny/--nz override it.
+    #[arg(long, default_value_t = 128, allow_hyphen_values = true)]
+    size: u32,
+    #[arg(long, allow_hyphen_values = true)]
+    nx: Option<u32>,
+    #[arg(long, allow_hyphen_values = true)]
+    ny: Option<u32>,
+    #[arg(long, allow_hyphen_values = true)]
+    nz: Option<u32>,
+    /// RK4 steps.
+    #[arg(long, default_value_t = 200, allow_hyphen_values = true)]
+    steps: u32,
+    /// Diffusivity α.
+    #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
+    alpha: f32,
+    /// Grid spacing h.
+    #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
+    h: f32,
+    /// Time step (default: 80% of the RK4 stability limit 2.785·h²/(12·α)).
+    #[arg(long, allow_hyphen_values = true)]
+    dt: Option<f32>,
+    /// Value held on the six faces.
+    #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
+    boundary_value: f32,
+    /// Starting field.
+    #[arg(long, value_enum, default_value_t = HeatInit::HotCube)]
+    init: HeatInit,
+    #[command(flatten)]
+    seed: SeedArgs,
+    /// Write the middle z-slice after the run as a PNG.
+    #[arg(long, value_name = "PATH")]
+    png: Option<PathBuf>,
+    #[command(flatten)]
+    output: OutputArgs<HeatSim>,
+    #[command(flatten)]
+    backend: BackendArgs<HeatSim>,
+}
+
+/// Checks everything that can be checked before any work; returns the setup.
+fn check(args: &HeatArgs) -> Result<HeatSetup> {
+    check_steps(args.steps)?;
+    let n = [args.nx.unwrap_or(args.size), args.ny.unwrap_or(args.size), args.nz.unwrap_or(args.size)];
+    for (option, value) in [("--alpha", args.alpha), ("--h", args.h)] {
+        if !(value.is_finite() && value > 0.0) {
+            bail!("{option} must be a finite number above 0, got {value}");
+        }
+    }
+    if !(MIN_H..=MAX_H).contains(&f64::from(args.h)) {
+        bail!("--h must be between {MIN_H:e} and {MAX_H:e}, got {}: h² is computed in float32", args.h);
+    }
+    let coefficient = f64::from(args.alpha) / (f64::from(args.h) * f64::from(args.h));
+    if !(1.0 / MAX_COEFFICIENT..=MAX_COEFFICIENT).contains(&coefficient) {
+        bail!(
+            "--alpha / --h² = {coefficient:e} (α = {}, h = {}) must be between {:e} and {MAX_COEFFICIENT:e}, \
+             where the RK4 stages and the time step stay finite in float32; rescale --alpha or --h",
+            args.alpha,
+            args.h,
+            1.0 / MAX_COEFFICIENT
+        );
+    }
+    at_most(
+        "--boundary-value",
+        f64::from(args.boundary_value),
+        MAX_VALUE,
+        "beyond it the stencil can overflow float32",
+    )?;
+    let mut setup = HeatSetup {
+        n,
+        alpha: args.alpha,
+        h: args.h,
+        dt: 0.0,
+        boundary: args.boundary_value,
+        init: args.init,
+        seed: args.seed.seed,
+    };
+    // The default dt is finite and positive within the bounds above; a given one is checked
+    // against the stability limit.
+    setup.dt = args.dt.unwrap_or(0.8 * setup.dt_limit());
+    setup.validate()?;
+    args.backend.check()?;
+    Ok(setup)
+}
+
+pub fn run(args: HeatArgs) -> Result<()> {
+    if args.output.list_palettes {
+        return options::list_palettes();
+    }
+    let palette = args.output.check()?;
+    let setup = check(&args)?;
+    let mut targets = args.output.targets();
+    targets.extend(args.png.as_deref().map(|p| Target::file("--png", p)));
+    options::check_targets(&targets)?;
+
+    let [nx, ny, nz] = setup.n;
+    // Open outputs before simulating, so an unwritable path fails now.
+    let mut writer = if args.output.any() {
+        Some(FrameWriter::create(&args.output.outputs(), nx, ny, palette)?)
+    } else {
+        None
+    };
+    if let Some(path) = &args.png {
+        drop(AtomicFile::create(path)?); // writable; written at the end
+    }
+    let (device, variant) = args.backend.select()?;
+    let started = Instant::now();
+    let mut sim = Heat::new(&setup, &device, variant)?;
+    // Colours span the initial range (and the boundary value), fixed over the run.
+    let initial = host::heat::initial_field(&setup);
+    let lo = initial.iter().copied().fold(setup.boundary, f32::min);
+    let hi = initial.iter().copied().fold(setup.boundary, f32::max);
+    let to_levels = |slice: &[f32]| -> Vec<u8> {
+        let span = (hi - lo).max(f32::MIN_POSITIVE);
+        slice.iter().map(|&x| (((x - lo) / span).clamp(0.0, 1.0) * 255.0) as u8).collect()
+    };
+
+    let progress = super::progress_bar(args.steps, "RK4 steps");
+    let mut frames = 0u32;
+    let mut remaining = args.steps;
+    while remaining > 0 {
+        let chunk = remaining.min(args.output.frame_every);
+        sim.step(chunk)?;
+        remaining -= chunk;
+        match &mut writer {
+            Some(writer) => {
+                writer.push(to_levels(&sim.middle_slice()?))?;
+                frames += 1;
+            }
+            None => sim.synchronize()?,
+        }
+        progress.inc(u64::from(chunk));
+    }
+    progress.finish_and_clear();
+    let mut written = match writer {
+        Some(writer) => writer.finish()?,
+        None => Vec::new(),
+    };
+    if let Some(path) = &args.png {
+        host::render::write_png(path, &to_levels(&sim.middle_slice()?), nx, ny, palette)?;
+        written.push(path.clone());
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let error = match host::heat::sine_error(&setup, &sim.field()?, sim.time()) {
+        Some((abs, rel)) => format!(", error against the exact solution {abs:.3e} ({rel:.3e} relative)"),
+        None => String::new(),
+    };
+    say!(
+        "heat {nx}x{ny}x{nz}: {} RK4 steps (dt {:.4e}, t = {:.4e}), {frames} frames on {} in {seconds:.2} s{error} -> {}",
+        args.steps,
+        setup.dt,
+        sim.time(),
+        sim.describe(),
+        super::destination(&written, "--png, --gif or --png-dir"),
+    );
+    Ok(())
+}

@@ -1,0 +1,224 @@
+//! The command line, in one place: the subcommands, the option groups they share
+//! ([`options`]), how errors, output and signals end the program.
+//!
+//! Exit statuses: 0 on success (and for `--help`, `--version`); 1 with one `error:` line on
+//! stderr for any refusal or failure, argument-parser errors included; 128 + the signal for
+//! SIGINT (130), SIGTERM (143) and SIGHUP (129), after removing the run's temporary files; a
+//! closed standard output ends the program quietly, as SIGPIPE ends other tools.
+
+pub mod bench;
+pub mod grayscott;
+pub mod heat;
+pub mod options;
+pub mod physarum;
+
+use std::{
+    fmt,
+    io::{ErrorKind, IsTerminal, Write},
+    process::ExitCode,
+};
+
+use clap::{Parser, Subcommand, error::ErrorKind as ClapErrorKind};
+use host::render::output;
+use indicatif::{ProgressBar, ProgressState, ProgressStyle};
+
+#[derive(Parser)]
+#[command(name = "host", version, about = "GPU simulations whose kernels are written in Rust")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Gray-Scott reaction-diffusion, rendered to an animated GIF or PNG frames.
+    Grayscott(Box<grayscott::GrayScottArgs>),
+    /// 3-D heat diffusion with RK4; renders the middle z-slice.
+    Heat(Box<heat::HeatArgs>),
+    /// Physarum (slime mould) agents and their trail, rendered to a GIF or PNG frames; also
+    /// the sensitivity analysis (--sensitivity) and the linear toy model (--toy-model).
+    Physarum(Box<physarum::PhysarumArgs>),
+    /// Time the GPU variants against the measured copy bandwidth.
+    Bench {
+        #[command(subcommand)]
+        what: bench::BenchCommand,
+    },
+}
+
+/// Parses the command line. Help and version are printed (exit 0); any other parser error is
+/// one `error:` line and exit 1.
+pub fn parse() -> Result<Cli, ExitCode> {
+    match Cli::try_parse() {
+        Ok(cli) => Ok(cli),
+        Err(e) if matches!(e.kind(), ClapErrorKind::DisplayHelp | ClapErrorKind::DisplayVersion) => {
+            Err(match e.print() {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(io) => finish(Err(StdoutError(io).into())),
+            })
+        }
+        Err(e) => {
+            error_line(&parser_error(&e));
+            Err(ExitCode::FAILURE)
+        }
+    }
+}
+
+/// A parser error as one line: clap's first line, its tip if any, and where to look.
+fn parser_error(e: &clap::Error) -> String {
+    if e.kind() == ClapErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        return "a subcommand is missing; see --help".into();
+    }
+    let text = e.render().to_string();
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or("invalid arguments");
+    let mut line = first.strip_prefix("error: ").unwrap_or(first).to_owned();
+    for tip in text.lines().map(str::trim).filter_map(|l| l.strip_prefix("tip: ")) {
+        line += &format!(" ({tip})");
+    }
+    line + "; see --help"
+}
+
+/// Runs what the command line asks for and turns the result into the exit status.
+pub fn finish(result: anyhow::Result<()>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            if let Some(StdoutError(io)) = e.downcast_ref::<StdoutError>()
+                && io.kind() == ErrorKind::BrokenPipe
+            {
+                // Nobody reads any more: end as tools killed by SIGPIPE do, silently.
+                let _ = signal_hook::low_level::emulate_default_handler(signal_hook::consts::SIGPIPE);
+                return ExitCode::from(128 + signal_hook::consts::SIGPIPE as u8);
+            }
+            error_line(&format!("{e:#}"));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Writes `error: {message}` to stderr; a failing stderr is ignored (there is nowhere left to
+/// report it).
+fn error_line(message: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "error: {message}");
+}
+
+/// Writes `note: {message}` to stderr (ignoring a failing stderr).
+pub fn note(message: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "note: {message}");
+}
+
+/// Standard output could not be written.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write to standard output: {}", output::describe_io(.0))]
+pub struct StdoutError(pub std::io::Error);
+
+/// Writes to stdout and flushes; a failure is an error (never a panic).
+pub fn print(args: fmt::Arguments) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_fmt(args).and_then(|()| out.flush()).map_err(|e| StdoutError(e).into())
+}
+
+/// `println!` that returns a failure (with `?`) instead of panicking; for functions returning
+/// `anyhow::Result`.
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::cli::print(format_args!("{}\n", format_args!($($arg)*)))?
+    };
+}
+
+/// Removes the run's temporary files and exits 128 + the signal on SIGINT, SIGTERM or SIGHUP.
+pub fn handle_signals() -> anyhow::Result<()> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])?;
+    std::thread::Builder::new().name("signals".into()).spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            output::remove_temporaries();
+            if std::io::stderr().is_terminal() {
+                // Clear the progress bar's line.
+                let _ = write!(std::io::stderr(), "\r\x1b[2K");
+            }
+            let name = match signal {
+                SIGINT => "SIGINT",
+                SIGTERM => "SIGTERM",
+                _ => "SIGHUP",
+            };
+            error_line(&format!("interrupted by {name}; the run's unfinished outputs were removed"));
+            std::process::exit(128 + signal);
+        }
+    })?;
+    Ok(())
+}
+
+/// A progress bar on stderr counting `unit`, with the rate and the time left (drawn only on a
+/// terminal).
+pub fn progress_bar(len: u32, unit: &str) -> ProgressBar {
+    let template = format!("{{spinner}} [{{bar:40}}] {{pos}}/{{len}} {unit}  {{rate}} {unit}/s  eta {{eta}}");
+    let style = ProgressStyle::with_template(&template)
+        .expect("valid template")
+        .with_key("rate", |state: &ProgressState, w: &mut dyn fmt::Write| {
+            let _ = w.write_str(&rate(state.per_sec()));
+        })
+        .progress_chars("=> ");
+    ProgressBar::new(u64::from(len)).with_style(style)
+}
+
+/// The summary's `-> ...` part: the outputs written, or which options would have written some.
+pub fn destination(written: &[std::path::PathBuf], options: &str) -> String {
+    if written.is_empty() {
+        format!("no output (use {options})")
+    } else {
+        written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+    }
+}
+
+/// A rate with three significant figures and no thousands separators: `7070`, `12.3`, `0.456`.
+pub fn rate(per_second: f64) -> String {
+    match per_second {
+        r if !r.is_finite() => "-".into(),
+        r if r >= 100.0 => format!("{r:.0}"),
+        r if r >= 10.0 => format!("{r:.1}"),
+        r => format!("{r:.2}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_read_plainly() {
+        assert_eq!(rate(7072.2453), "7072");
+        assert_eq!(rate(12.345), "12.3");
+        assert_eq!(rate(0.4567), "0.46");
+        assert_eq!(rate(f64::INFINITY), "-");
+    }
+
+    #[test]
+    fn parser_errors_are_one_line() {
+        for args in [
+            &["host", "grayscott", "--nope"][..],
+            &["host", "grayscott", "--steps", "x"],
+            &["host", "heat", "--fp", "3"],
+            &["host"],
+            &["host", "bench"],
+            &["host", "physarum", "--sensing", "far"],
+        ] {
+            let Err(e) = Cli::try_parse_from(args) else { panic!("{args:?} parsed") };
+            let line = parser_error(&e);
+            assert!(!line.contains('\n') && line.ends_with("; see --help"), "{args:?}: {line}");
+        }
+        let Err(e) = Cli::try_parse_from(["host", "heat", "--fp", "3"]) else { panic!() };
+        assert!(parser_error(&e).contains("'--fps'"), "{}", parser_error(&e));
+    }
+
+    #[test]
+    fn negative_numbers_are_values() {
+        let Ok(cli) = Cli::try_parse_from(["host", "grayscott", "--feed", "-inf", "--kill", "-0.5"]) else {
+            panic!("not parsed")
+        };
+        let Command::Grayscott(args) = cli.command else { panic!() };
+        assert_eq!(args.feed, Some(f32::NEG_INFINITY));
+        assert_eq!(args.kill, Some(-0.5));
+    }
+}

@@ -1,0 +1,268 @@
+//! The option groups every simulation shares, defined once and flattened into each
+//! subcommand, and the checks that go with them.
+//!
+//! Outputs: a run lists its output paths as [`Target`]s ([`OutputArgs::targets`] plus any of
+//! its own, such as heat's `--png`); [`check_targets`] validates them all, clashes between
+//! them included, before anything is created. A new output kind is one field in
+//! [`OutputArgs`] and one entry in [`OutputArgs::targets`].
+
+use std::{
+    marker::PhantomData,
+    path::{Path, PathBuf},
+};
+
+use anyhow::{Result, bail};
+use clap::{Args, ValueEnum};
+use host::{
+    BackendChoice, Device,
+    render::{self, PALETTES, Palette, output},
+};
+
+/// GIF delays are whole hundredths of a second, and browsers play delays under 2 (above 50
+/// frames per second) at about 10 frames per second.
+pub const MAX_FPS: u32 = 50;
+
+/// What differs between the simulations in the shared groups: defaults and variants.
+pub trait Simulation: Send + Sync + 'static {
+    /// The default `--gif` name.
+    const GIF: &'static str;
+    const FPS: &'static str;
+    const FRAME_EVERY: &'static str;
+    const PALETTE: &'static str;
+    type Variant: ValueEnum + Copy + PartialEq + Send + Sync + 'static;
+    /// The variant's `--variant` name.
+    fn name(variant: Self::Variant) -> &'static str;
+    /// The CPU variant.
+    const CPU: Self::Variant;
+    /// The variant run on a GPU when none is asked for.
+    const GPU_DEFAULT: Self::Variant;
+}
+
+/// Where frames go, and how they look.
+#[derive(Args, Debug)]
+pub struct OutputArgs<S: Simulation> {
+    /// Write an animated GIF (PATH defaults to the subcommand's name: grayscott.gif, heat.gif,
+    /// physarum.gif).
+    #[arg(long, value_name = "PATH", num_args = 0..=1, default_missing_value = S::GIF)]
+    pub gif: Option<PathBuf>,
+    /// Write numbered PNG frames (frame_00000.png, ...) into this directory: a new one (its
+    /// parent must exist) or one holding only an earlier run's frames, which are replaced.
+    #[arg(long, value_name = "DIR")]
+    pub png_dir: Option<PathBuf>,
+    /// Steps between frames (a last frame is taken after the final step).
+    #[arg(long, default_value = S::FRAME_EVERY, allow_hyphen_values = true)]
+    pub frame_every: u32,
+    /// GIF frames per second, 1 to 50 (delays are whole hundredths of a second).
+    #[arg(long, default_value = S::FPS, allow_hyphen_values = true)]
+    pub fps: u32,
+    /// Colour palette; see --list-palettes.
+    #[arg(long, default_value = S::PALETTE)]
+    pub palette: String,
+    /// Print the palettes and exit.
+    #[arg(long)]
+    pub list_palettes: bool,
+    #[arg(skip)]
+    _simulation: PhantomData<S>,
+}
+
+/// Where a run writes: the option that named it, the path, and whether it is a file or a
+/// directory of frames.
+#[derive(Clone, Debug)]
+pub struct Target {
+    pub option: &'static str,
+    pub path: PathBuf,
+    pub dir: bool,
+}
+
+impl Target {
+    pub fn file(option: &'static str, path: &Path) -> Self {
+        Self { option, path: path.to_owned(), dir: false }
+    }
+}
+
+impl<S: Simulation> OutputArgs<S> {
+    /// Checks the frame options; returns the palette.
+    pub fn check(&self) -> Result<&'static Palette> {
+        if self.frame_every == 0 {
+            bail!("--frame-every must be at least 1");
+        }
+        if !(1..=MAX_FPS).contains(&self.fps) {
+            bail!(
+                "--fps must be between 1 and {MAX_FPS}, got {}: GIF frame delays are whole hundredths of a \
+                 second, and browsers play delays under 0.02 s at about 10 frames per second",
+                self.fps
+            );
+        }
+        palette(&self.palette)
+    }
+
+    /// The frame outputs asked for.
+    pub fn targets(&self) -> Vec<Target> {
+        let mut targets = Vec::new();
+        targets.extend(self.gif.as_deref().map(|p| Target::file("--gif", p)));
+        targets.extend(self.png_dir.as_deref().map(|p| Target {
+            option: "--png-dir",
+            path: p.to_owned(),
+            dir: true,
+        }));
+        targets
+    }
+
+    /// The frame writer's view of these options.
+    pub fn outputs(&self) -> render::Outputs {
+        render::Outputs { gif: self.gif.clone(), png_dir: self.png_dir.clone(), fps: self.fps }
+    }
+
+    pub fn any(&self) -> bool {
+        !self.targets().is_empty()
+    }
+}
+
+/// Looks a palette up by name; the error lists the valid ones.
+pub fn palette(name: &str) -> Result<&'static Palette> {
+    render::palette(name).ok_or_else(|| {
+        anyhow::anyhow!("unknown palette '{name}'; valid palettes: {}", render::palette::palette_names())
+    })
+}
+
+/// `--list-palettes`.
+pub fn list_palettes() -> Result<()> {
+    for p in PALETTES {
+        crate::say!("{:<10} {}", p.name, p.description);
+    }
+    Ok(())
+}
+
+/// Validates every output of a run before anything is created or simulated: first clashes
+/// (two options naming the same path, or a file inside a frame directory), then each path on
+/// its own ([`output::check_target`], [`render::check_png_dir`]).
+pub fn check_targets(targets: &[Target]) -> Result<()> {
+    let keys: Vec<PathBuf> = targets.iter().map(|t| identity(&t.path)).collect();
+    for (i, a) in targets.iter().enumerate() {
+        for (j, b) in targets.iter().enumerate().skip(i + 1) {
+            if keys[i] == keys[j] {
+                bail!(
+                    "{} and {} both name {}; give each output its own path",
+                    a.option,
+                    b.option,
+                    b.path.display()
+                );
+            }
+        }
+        for (j, b) in targets.iter().enumerate() {
+            if b.dir && !a.dir && i != j && keys[i].starts_with(&keys[j]) {
+                bail!(
+                    "{} {} is inside {} {}, which holds only frames; write it elsewhere",
+                    a.option,
+                    a.path.display(),
+                    b.option,
+                    b.path.display()
+                );
+            }
+        }
+    }
+    for target in targets {
+        if target.dir {
+            render::check_png_dir(&target.path)
+        } else {
+            output::check_target(&target.path).map(|_| ())
+        }
+        .map_err(|e| anyhow::anyhow!("{}: {e}", target.option))?;
+    }
+    Ok(())
+}
+
+/// A path as the file system sees it, for comparing outputs: its longest existing ancestor
+/// resolved (symbolic links, `.` and `..`), the rest appended.
+fn identity(path: &Path) -> PathBuf {
+    let mut existing = path;
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(resolved) = std::fs::canonicalize(existing) {
+            return rest.iter().rev().fold(resolved, |p, name| p.join(name));
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name);
+                existing = if parent.as_os_str().is_empty() { Path::new(".") } else { parent };
+            }
+            _ => return path.to_owned(),
+        }
+    }
+}
+
+/// Where to run.
+#[derive(Args, Debug)]
+pub struct BackendArgs<S: Simulation> {
+    /// Where to run.
+    #[arg(long, value_enum, default_value_t)]
+    pub backend: BackendChoice,
+    /// Step of the optimisation progression (default: the fastest on a GPU, cpu without); a GPU
+    /// variant needs a GPU.
+    #[arg(long, value_enum)]
+    pub variant: Option<S::Variant>,
+}
+
+impl<S: Simulation> BackendArgs<S> {
+    /// Refuses contradictory choices, without opening any device.
+    pub fn check(&self) -> Result<()> {
+        match (self.backend, self.variant) {
+            (BackendChoice::Cuda, Some(v)) if v == S::CPU => {
+                bail!("--variant cpu runs on the CPU; drop --backend cuda")
+            }
+            (BackendChoice::Cpu, Some(v)) if v != S::CPU => {
+                bail!("--variant {} runs on a CUDA GPU; drop --backend cpu or pick --variant cpu", S::name(v))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Opens the device: a GPU variant asks for the GPU, `cpu` for the CPU; without
+    /// `--variant`, the default of the backend found. Prints a notice when `auto` falls back
+    /// to the CPU.
+    pub fn select(&self) -> Result<(Device, S::Variant)> {
+        self.check()?;
+        let (device, variant) = match (self.backend, self.variant) {
+            (_, Some(v)) if v == S::CPU => (Device::Cpu, v),
+            (_, Some(v)) => {
+                let gpu = host::cuda::Gpu::open()
+                    .map_err(|e| anyhow::anyhow!("--variant {} needs a CUDA GPU: {e}", S::name(v)))?;
+                (Device::Cuda(gpu), v)
+            }
+            (choice, None) => {
+                let (device, notice) = Device::select(choice)?;
+                if let Some(notice) = notice {
+                    crate::cli::note(&notice);
+                }
+                let variant = if matches!(device, Device::Cpu) { S::CPU } else { S::GPU_DEFAULT };
+                (device, variant)
+            }
+        };
+        Ok((device, variant))
+    }
+}
+
+/// The seed of a run's random numbers.
+#[derive(Args, Debug)]
+pub struct SeedArgs {
+    /// Seed of the random initial state (noise, positions, headings); runs are reproducible.
+    #[arg(long, default_value_t = 1, allow_hyphen_values = true)]
+    pub seed: u64,
+}
+
+/// `--steps` (every simulation): at least 1.
+pub fn check_steps(steps: u32) -> Result<()> {
+    if steps == 0 {
+        bail!("--steps must be at least 1");
+    }
+    Ok(())
+}
+
+/// Refuses a non-finite `value` of `option`, or one beyond ±`max` (where the model would
+/// leave float32), saying why.
+pub fn at_most(option: &str, value: f64, max: f64, why: &str) -> Result<()> {
+    if !value.is_finite() || value.abs() > max {
+        bail!("{option} must be a finite number within ±{max:e}, got {value:e}: {why}");
+    }
+    Ok(())
+}

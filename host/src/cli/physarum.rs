@@ -1,0 +1,393 @@
+//! `host physarum`: the simulation, `--sensitivity` and `--toy-model`.
+
+use std::{io::Write, path::PathBuf, time::Instant};
+
+use anyhow::{Result, bail};
+use clap::Args;
+use host::{
+    Device,
+    physarum::{
+        AgentInit, Physarum, PhysarumSetup, PhysarumVariant, Sensing, ToyModel,
+        sensitivity::{self, Perturb},
+    },
+    render::{FrameWriter, chart::can_plot, output::AtomicFile},
+};
+
+use super::options::{self, BackendArgs, OutputArgs, SeedArgs, Simulation, Target, at_most, check_steps};
+use crate::say;
+
+/// Physarum's defaults in the shared groups.
+#[derive(Debug)]
+pub struct PhysarumSim;
+
+impl Simulation for PhysarumSim {
+    const GIF: &'static str = "physarum.gif";
+    const FPS: &'static str = "25";
+    const FRAME_EVERY: &'static str = "10";
+    const PALETTE: &'static str = "slime";
+    type Variant = PhysarumVariant;
+    fn name(variant: PhysarumVariant) -> &'static str {
+        variant.name()
+    }
+    const CPU: PhysarumVariant = PhysarumVariant::Cpu;
+    const GPU_DEFAULT: PhysarumVariant = PhysarumVariant::Optimized;
+}
+
+/// The most trail the whole grid may ever hold: diffusion keeps the total and decay shrinks
+/// it, so no cell (and no sum over cells) exceeds image strength × cells + deposit × agents ×
+/// min(steps, 1/decay); below this bound that stays far inside float32.
+const MAX_TRAIL: f64 = 1e30;
+
+/// The toy model's rates stay below this, so the 2×2 eigenvalue arithmetic stays finite.
+const MAX_TOY_RATE: f64 = 1e100;
+
+#[derive(Args, Debug)]
+pub struct PhysarumArgs {
+    /// Grid side (square grid); --width/--height override it.
+    #[arg(long, default_value_t = 1024, allow_hyphen_values = true)]
+    size: u32,
+    #[arg(long, allow_hyphen_values = true)]
+    width: Option<u32>,
+    #[arg(long, allow_hyphen_values = true)]
+    height: Option<u32>,
+    /// Number of agents.
+    #[arg(long, default_value_t = 1_500_000, allow_hyphen_values = true)]
+    agents: u32,
+    /// Number of steps.
+    #[arg(long, default_value_t = 600, allow_hyphen_values = true)]
+    steps: u32,
+    /// Sensor distance, cells.
+    #[arg(long, default_value_t = 5.0, allow_hyphen_values = true)]
+    sensor_dist: f32,
+    /// Sensor angle (and turn), radians.
+    #[arg(long, default_value_t = std::f32::consts::FRAC_PI_4, allow_hyphen_values = true)]
+    sensor_angle: f32,
+    /// Distance moved per step, cells.
+    #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
+    step_size: f32,
+    /// Trail deposited per agent per step.
+    #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
+    deposit: f32,
+    /// Blend weight of the 3×3 mean: t ← (1−s)·t + s·blur(t).
+    #[arg(long, default_value_t = 0.2, allow_hyphen_values = true)]
+    diffuse: f32,
+    /// Fraction of the trail lost per step, in [0, 1).
+    #[arg(long, default_value_t = 0.01, allow_hyphen_values = true)]
+    decay: f32,
+    /// Largest random heading change per step, radians (0: none).
+    #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
+    jitter: f32,
+    /// How sensors read the trail.
+    #[arg(long, value_enum, default_value_t)]
+    sensing: Sensing,
+    #[command(flatten)]
+    seed: SeedArgs,
+    /// Where agents start.
+    #[arg(long, value_enum, default_value_t)]
+    init: AgentInit,
+    /// Seed the trail from this image's luminance (agents random).
+    #[arg(long, value_name = "PATH")]
+    init_image: Option<PathBuf>,
+    /// Trail = luminance in [0, 1] times this, for --init-image.
+    #[arg(long, default_value_t = 3.0, allow_hyphen_values = true)]
+    image_strength: f32,
+    #[command(flatten)]
+    output: OutputArgs<PhysarumSim>,
+    #[command(flatten)]
+    backend: BackendArgs<PhysarumSim>,
+    /// Run a reference and a perturbed simulation side by side and fit the largest Lyapunov
+    /// exponent of ‖Δtrail‖₂.
+    #[arg(long)]
+    sensitivity: bool,
+    /// What --sensitivity perturbs.
+    #[arg(long, value_enum, default_value_t)]
+    perturb: Perturb,
+    /// Size of the perturbation (radians for heading, trail units for trail).
+    #[arg(long, default_value_t = 1e-3, allow_hyphen_values = true)]
+    epsilon: f32,
+    /// --sensitivity: the log‖Δ‖ chart (PNG; needs fontconfig).
+    #[arg(long, value_name = "PATH")]
+    plot: Option<PathBuf>,
+    /// --sensitivity: the distances as `step<TAB>distance` lines.
+    #[arg(long, value_name = "PATH")]
+    data: Option<PathBuf>,
+    /// Analyse the write-up's linear toy model x ← A·x, A = [[1−β, α], [γ, 1−κ]], and exit.
+    #[arg(long)]
+    toy_model: bool,
+    /// Toy model: pheromone deposition by agents (> 0).
+    #[arg(long, default_value_t = 0.2, allow_hyphen_values = true)]
+    alpha: f64,
+    /// Toy model: pheromone decay, in (0, 1).
+    #[arg(long, default_value_t = 0.1, allow_hyphen_values = true)]
+    beta: f64,
+    /// Toy model: agent response to pheromone (> 0).
+    #[arg(long, default_value_t = 0.3, allow_hyphen_values = true)]
+    gamma: f64,
+    /// Toy model: agent damping, in (0, 1).
+    #[arg(long, default_value_t = 0.2, allow_hyphen_values = true)]
+    kappa: f64,
+}
+
+fn run_toy_model(args: &PhysarumArgs) -> Result<()> {
+    let model = ToyModel { alpha: args.alpha, beta: args.beta, gamma: args.gamma, kappa: args.kappa };
+    for (name, value, ok, range) in [
+        ("alpha", model.alpha, model.alpha > 0.0 && model.alpha <= MAX_TOY_RATE, "above 0 and at most 1e100"),
+        ("beta", model.beta, model.beta > 0.0 && model.beta < 1.0, "in (0, 1)"),
+        ("gamma", model.gamma, model.gamma > 0.0 && model.gamma <= MAX_TOY_RATE, "above 0 and at most 1e100"),
+        ("kappa", model.kappa, model.kappa > 0.0 && model.kappa < 1.0, "in (0, 1)"),
+    ] {
+        if !(value.is_finite() && ok) {
+            bail!("--{name} must be {range}, got {value}");
+        }
+    }
+    let a = model.analyse();
+    let show =
+        |(re, im): (f64, f64)| if im == 0.0 { format!("{re:.6}") } else { format!("{re:.6} {im:+.6}i") };
+    say!(
+        "A = [[{:.4}, {:.4}], [{:.4}, {:.4}]]",
+        1.0 - model.beta,
+        model.alpha,
+        model.gamma,
+        1.0 - model.kappa
+    );
+    say!("eigenvalues: {}, {}", show(a.eigenvalues[0]), show(a.eigenvalues[1]));
+    say!("spectral radius ρ(A) = {:.6}", a.spectral_radius);
+    say!("Lyapunov exponent log ρ(A) = {:.6} per step", a.lyapunov);
+    say!(
+        "αγ = {:.6} {} βκ = {:.6}: {}",
+        model.alpha * model.gamma,
+        if a.feedback_wins { ">" } else { "≤" },
+        model.beta * model.kappa,
+        if a.feedback_wins {
+            "the feedback loop wins, perturbations grow exponentially"
+        } else {
+            "damping wins, perturbations die out"
+        }
+    );
+    Ok(())
+}
+
+/// Checks everything that can be checked before any work; returns the setup.
+fn check(args: &PhysarumArgs) -> Result<PhysarumSetup> {
+    check_steps(args.steps)?;
+    let setup = PhysarumSetup {
+        width: args.width.unwrap_or(args.size),
+        height: args.height.unwrap_or(args.size),
+        agents: args.agents,
+        sensor_dist: args.sensor_dist,
+        sensor_angle: args.sensor_angle,
+        step_size: args.step_size,
+        deposit: args.deposit,
+        diffuse: args.diffuse,
+        decay: args.decay,
+        jitter: args.jitter,
+        sensing: args.sensing,
+        seed: args.seed.seed,
+        init: args.init,
+        init_image: args.init_image.clone(),
+        image_strength: args.image_strength,
+    };
+    // Sensors and steps span at most one period of the grid: name the options that set it.
+    let side = setup.width.min(setup.height);
+    if side >= 1 {
+        for (option, value) in [("--sensor-dist", setup.sensor_dist), ("--step-size", setup.step_size)] {
+            if value > side as f32 {
+                bail!(
+                    "{option} {value} is longer than the grid's shorter side, {side} cells (--size, --width, \
+                     --height); a sensor or a step spans at most one period"
+                );
+            }
+        }
+    }
+    setup.validate()?;
+    let cells = f64::from(setup.width) * f64::from(setup.height);
+    let image_trail = if setup.init_image.is_some() { f64::from(setup.image_strength) * cells } else { 0.0 };
+    if image_trail > MAX_TRAIL {
+        bail!(
+            "--image-strength {} seeds {image_trail:e} trail units over the grid, above {MAX_TRAIL:e}, \
+             beyond which the trail can overflow float32; lower --image-strength",
+            setup.image_strength
+        );
+    }
+    let lifetime = if setup.decay > 0.0 {
+        f64::from(args.steps).min(1.0 / f64::from(setup.decay))
+    } else {
+        f64::from(args.steps)
+    };
+    let deposited = f64::from(setup.deposit) * f64::from(setup.agents) * lifetime;
+    if deposited > MAX_TRAIL {
+        bail!(
+            "--deposit {} × --agents {} × {lifetime} steps (--steps, at most 1/--decay) = {deposited:e} trail units, \
+             above {MAX_TRAIL:e}, beyond which the trail can overflow float32; lower --deposit",
+            setup.deposit,
+            setup.agents
+        );
+    }
+    if args.sensitivity {
+        let max = match args.perturb {
+            Perturb::Heading => std::f64::consts::TAU,
+            Perturb::Trail => MAX_TRAIL,
+        };
+        at_most(
+            "--epsilon",
+            f64::from(args.epsilon),
+            max,
+            "a heading turns by at most a full circle, a trail cell stays inside float32",
+        )?;
+    }
+    args.backend.check()?;
+    Ok(setup)
+}
+
+pub fn run(args: PhysarumArgs) -> Result<()> {
+    if args.toy_model {
+        return run_toy_model(&args);
+    }
+    if args.output.list_palettes {
+        return options::list_palettes();
+    }
+    let palette = args.output.check()?;
+    let setup = check(&args)?;
+    if args.sensitivity {
+        return run_sensitivity(&args, &setup);
+    }
+    if args.plot.is_some() || args.data.is_some() {
+        bail!("--plot and --data belong to --sensitivity");
+    }
+    options::check_targets(&args.output.targets())?;
+    if let Some(path) = &setup.init_image {
+        // Fail on an unreadable image before anything else starts.
+        host::physarum::luminance(path, 1, 1)?;
+    }
+
+    // Open outputs before simulating, so an unwritable path fails now.
+    let mut writer = if args.output.any() {
+        Some(FrameWriter::create(&args.output.outputs(), setup.width, setup.height, palette)?)
+    } else {
+        None
+    };
+    let (device, variant) = args.backend.select()?;
+    let started = Instant::now();
+    let mut sim = Physarum::new(&setup, &device, variant)?;
+    let progress = super::progress_bar(args.steps, "steps");
+    let mut frames = 0u32;
+    let mut remaining = args.steps;
+    while remaining > 0 {
+        let chunk = remaining.min(args.output.frame_every);
+        sim.step(chunk)?;
+        remaining -= chunk;
+        match &mut writer {
+            Some(writer) => {
+                writer.push(host::physarum::trail_levels(&sim.trail()?))?;
+                frames += 1;
+            }
+            None => sim.synchronize()?,
+        }
+        progress.inc(u64::from(chunk));
+    }
+    progress.finish_and_clear();
+    let written = match writer {
+        Some(writer) => writer.finish()?,
+        None => Vec::new(),
+    };
+    let seconds = started.elapsed().as_secs_f64();
+    say!(
+        "physarum {}x{}, {} agents: {} steps, {frames} frames on {} in {seconds:.2} s ({:.3e} agent-steps/s) -> {}",
+        setup.width,
+        setup.height,
+        setup.agents,
+        args.steps,
+        sim.describe(),
+        f64::from(args.steps) * f64::from(setup.agents) / seconds,
+        super::destination(&written, "--gif or --png-dir"),
+    );
+    Ok(())
+}
+
+fn run_sensitivity(args: &PhysarumArgs, setup: &PhysarumSetup) -> Result<()> {
+    if args.output.any() {
+        bail!(
+            "--sensitivity draws a chart (--plot) and writes data (--data), not frames; drop --gif/--png-dir"
+        );
+    }
+    let targets: Vec<Target> = [("--plot", &args.plot), ("--data", &args.data)]
+        .into_iter()
+        .filter_map(|(option, path)| path.as_deref().map(|p| Target::file(option, p)))
+        .collect();
+    options::check_targets(&targets)?;
+    if args.plot.is_some() && !can_plot() {
+        bail!(
+            "--plot needs the fontconfig library (libfontconfig.so.1) to draw text, and this machine has none; \
+             keep --data and draw the chart elsewhere"
+        );
+    }
+    if let Some(path) = &setup.init_image {
+        host::physarum::luminance(path, 1, 1)?;
+    }
+    // Both outputs writable before the run.
+    for target in &targets {
+        drop(AtomicFile::create(&target.path)?);
+    }
+    let (device, variant) = args.backend.select()?;
+    let started = Instant::now();
+    let progress = super::progress_bar(args.steps, "step pairs");
+    let result = sensitivity::run(setup, &device, variant, args.perturb, args.epsilon, args.steps, || {
+        progress.inc(1)
+    })?;
+    progress.finish_and_clear();
+    let seconds = started.elapsed().as_secs_f64();
+    let what = match args.perturb {
+        Perturb::Heading => format!("agent 0's heading + {:e} rad", args.epsilon),
+        Perturb::Trail => format!("centre trail cell + {:e}", args.epsilon),
+    };
+    let last = result.distances.last().copied().unwrap_or(0.0);
+    say!(
+        "sensitivity, physarum {}x{}, {} agents, {} steps on {} variant {} ({seconds:.2} s): perturbed {what}; final ||Δtrail||₂ = {last:.4e}",
+        setup.width,
+        setup.height,
+        setup.agents,
+        args.steps,
+        match &device {
+            Device::Cpu => "cpu".to_string(),
+            Device::Cuda(gpu) => gpu.name().to_string(),
+        },
+        variant.name(),
+    );
+    match result.fit {
+        Some(f) if f.slope > 0.0 => say!(
+            "largest Lyapunov exponent ≈ {:.5} per step (growth ×{:.3} per step, R² {:.3}), fitted over steps {}..{}: \
+             from the lowest ln||Δ|| before the curve first comes within ln 10 of its maximum, to that step",
+            f.slope,
+            f.slope.exp(),
+            f.r_squared,
+            f.start,
+            f.end
+        ),
+        Some(f) => say!(
+            "no exponential growth: over steps {}..{} (the lowest ln||Δ|| before the curve first comes within \
+             ln 10 of its maximum, to that step) the fitted slope is {:.5} per step (R² {:.3})",
+            f.start,
+            f.end,
+            f.slope,
+            f.r_squared
+        ),
+        None => say!(
+            "no growth phase of at least {} steps: the perturbation never grew (or the run is too short)",
+            sensitivity::MIN_FIT_POINTS
+        ),
+    }
+    if let Some(path) = &args.data {
+        let mut file = AtomicFile::create(path)?;
+        file.write_all(result.tsv().as_bytes()).map_err(|e| {
+            anyhow::anyhow!("cannot write {}: {}", path.display(), host::render::output::describe_io(&e))
+        })?;
+        say!("-> {}", file.commit()?.display());
+    }
+    if let Some(path) = &args.plot {
+        let title =
+            format!("Physarum {}x{}, {} agents: perturbed {what}", setup.width, setup.height, setup.agents);
+        result.plot(&title, path)?;
+        say!("-> {}", path.display());
+    }
+    Ok(())
+}

@@ -1,0 +1,444 @@
+//! The `host` binary against a hostile user (CPU backend): bad options, bad paths, clashing
+//! outputs, special files, signals, closed pipes. Each refusal is one `error:` line, exit
+//! status 1, before any work, and the directory is left exactly as it was.
+
+use std::{
+    io::Read,
+    os::unix::{fs::FileTypeExt, process::ExitStatusExt},
+    path::{Path, PathBuf},
+    process::{Command, Output, Stdio},
+    time::{Duration, Instant},
+};
+
+fn host_command(dir: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_host"));
+    command.current_dir(dir).args(args);
+    command
+}
+
+fn host(dir: &Path, args: &[&str]) -> Output {
+    host_command(dir, args).output().expect("run host")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir =
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("hostile-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Every entry under `dir` (recursively, links not followed) with its kind and size.
+fn snapshot(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let entry = entry.unwrap();
+            let meta = std::fs::symlink_metadata(entry.path()).unwrap();
+            let name = entry.path().strip_prefix(dir).unwrap().display().to_string();
+            if meta.is_dir() {
+                stack.push(entry.path());
+            }
+            out.push(format!(
+                "{name} {:?} {}",
+                meta.file_type(),
+                if meta.is_file() { meta.len() } else { 0 }
+            ));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Prepares a case's directory.
+type Prepare = fn(&Path);
+
+fn nothing(_: &Path) {}
+
+fn garbage_image(dir: &Path) {
+    std::fs::write(dir.join("seed.png"), b"not a png").unwrap();
+}
+
+fn real_image(dir: &Path) {
+    image::GrayImage::from_fn(8, 8, |x, _| image::Luma([(x * 30) as u8])).save(dir.join("seed.png")).unwrap();
+}
+
+fn sub_dir(dir: &Path) {
+    std::fs::create_dir(dir.join("sub")).unwrap();
+}
+
+fn plain_file(dir: &Path) {
+    std::fs::write(dir.join("file.txt"), b"keep me").unwrap();
+}
+
+fn frames_with_notes(dir: &Path) {
+    std::fs::create_dir(dir.join("frames")).unwrap();
+    std::fs::write(dir.join("frames/frame_00000.png"), b"old").unwrap();
+    std::fs::write(dir.join("frames/notes.txt"), b"mine").unwrap();
+}
+
+fn dangling_link(dir: &Path) {
+    std::os::unix::fs::symlink(dir.join("nowhere/x.gif"), dir.join("link.gif")).unwrap();
+}
+
+/// Small, fast defaults per subcommand, added unless the case sets the option (so a case that
+/// is wrongly accepted finishes quickly).
+fn defaults(subcommand: &str) -> &'static [(&'static str, &'static str)] {
+    match subcommand {
+        "grayscott" => &[("--backend", "cpu"), ("--size", "16"), ("--steps", "4")],
+        "heat" => &[("--backend", "cpu"), ("--size", "8"), ("--steps", "4")],
+        "physarum" => &[("--backend", "cpu"), ("--size", "16"), ("--agents", "50"), ("--steps", "4")],
+        _ => &[],
+    }
+}
+
+/// (subcommand line, expected part of the message, preparation). The first word is the
+/// subcommand (`-` for none).
+const CASES: &[(&str, &str, Prepare)] = &[
+    // The argument parser: one line, status 1, like every other refusal.
+    ("grayscott --nope", "unexpected argument '--nope'", nothing),
+    ("grayscott --steps abc", "invalid value 'abc' for '--steps", nothing),
+    ("grayscott --steps -5", "invalid value '-5' for '--steps", nothing),
+    ("grayscott --size 99999999999", "invalid value '99999999999'", nothing),
+    ("grayscott --feed", "a value is required for '--feed", nothing),
+    ("grayscott --fps 1e3", "invalid value '1e3' for '--fps", nothing),
+    ("heat --init nope", "invalid value 'nope' for '--init", nothing),
+    ("heat --fp 3", "'--fps'", nothing),
+    ("physarum --sensing far", "invalid value 'far' for '--sensing", nothing),
+    ("bench nope", "unrecognized subcommand 'nope'", nothing),
+    ("-", "a subcommand is missing", nothing),
+    // Gray-Scott values.
+    ("grayscott --size 0", "--width must be between 1 and 65535", nothing),
+    ("grayscott --width 70000", "--width must be between 1 and 65535", nothing),
+    ("grayscott --steps 0", "--steps must be at least 1", nothing),
+    ("grayscott --frame-every 0", "--frame-every must be at least 1", nothing),
+    ("grayscott --feed NaN", "--feed must be a finite, non-negative number", nothing),
+    ("grayscott --feed -inf", "--feed must be a finite, non-negative number, got -inf", nothing),
+    ("grayscott --kill inf", "--kill must be a finite, non-negative number", nothing),
+    ("grayscott --du -0.1", "--du must be a finite, non-negative number", nothing),
+    ("grayscott --dt 5", "stability limit", nothing),
+    ("grayscott --dt 0", "--dt must be greater than 0", nothing),
+    ("grayscott --feed 1e7", "--feed must be a finite number within ±1e6", nothing),
+    ("grayscott --du 0 --dv 0 --dt 1e38", "--dt must be a finite number within ±1e6", nothing),
+    ("grayscott --fps 0", "--fps must be between 1 and 50", nothing),
+    ("grayscott --fps 51", "--fps must be between 1 and 50", nothing),
+    ("grayscott --preset nope", "valid presets: coral", nothing),
+    ("grayscott --palette nope", "valid palettes: cyberpunk", nothing),
+    ("grayscott --init-image /nonexistent/seed.png", "cannot read /nonexistent/seed.png", nothing),
+    ("grayscott --init-image seed.png --gif o.gif", "cannot read seed.png", garbage_image),
+    ("grayscott --variant fused", "--variant fused runs on a CUDA GPU", nothing),
+    ("grayscott --backend cuda --variant cpu", "--variant cpu runs on the CPU", nothing),
+    // Gray-Scott outputs.
+    ("grayscott --gif missing/out.gif", "the directory missing does not exist", nothing),
+    ("grayscott --gif out.gif/", "ends with '/'", nothing),
+    ("grayscott --gif LONG", "longer than 255 bytes", nothing),
+    ("grayscott --gif sub", "it is a directory", sub_dir),
+    ("grayscott --gif link.gif", "symbolic link to a missing file", dangling_link),
+    ("grayscott --gif a.gif --png-dir a.gif", "--gif and --png-dir both name a.gif", nothing),
+    ("grayscott --gif out.gif --png-dir ./out.gif", "both name", nothing),
+    (
+        "grayscott --png-dir frames --gif frames/x.gif",
+        "--gif frames/x.gif is inside --png-dir frames",
+        nothing,
+    ),
+    ("grayscott --png-dir file.txt", "it exists and is not a directory", plain_file),
+    ("grayscott --png-dir frames", "it holds notes.txt besides frames", frames_with_notes),
+    ("grayscott --png-dir missing/frames", "the directory missing does not exist", nothing),
+    ("grayscott --gif file.txt/", "ends with '/'", plain_file),
+    // Heat values.
+    ("heat --size 2", "--nx must be between 3", nothing),
+    ("heat --nz 5000", "--nz must be between 3", nothing),
+    ("heat --alpha -1", "--alpha must be a finite number above 0", nothing),
+    ("heat --alpha nan", "--alpha must be a finite number above 0", nothing),
+    ("heat --h 0", "--h must be a finite number above 0", nothing),
+    ("heat --alpha 1e-30", "--alpha / --h² = ", nothing),
+    ("heat --h 1e14", "--alpha / --h² = ", nothing),
+    ("heat --alpha 1e30", "rescale --alpha or --h", nothing),
+    ("heat --dt 0.5", "stability limit", nothing),
+    ("heat --dt -1", "--dt must be a finite number above 0", nothing),
+    ("heat --boundary-value 1e38", "--boundary-value must be a finite number within ±1e15", nothing),
+    ("heat --boundary-value -inf", "--boundary-value must be a finite number", nothing),
+    ("heat --steps 0", "--steps must be at least 1", nothing),
+    ("heat --fps 0", "--fps must be between 1 and 50", nothing),
+    ("heat --fps 1000", "--fps must be between 1 and 50", nothing),
+    ("heat --frame-every 0", "--frame-every must be at least 1", nothing),
+    ("heat --palette nope", "valid palettes", nothing),
+    ("heat --variant tiled", "--variant tiled runs on a CUDA GPU", nothing),
+    ("heat --backend cuda --variant cpu", "--variant cpu runs on the CPU", nothing),
+    // Heat outputs.
+    ("heat --png out.png --gif out.png", "--gif and --png both name out.png", nothing),
+    ("heat --png missing/s.png", "does not exist", nothing),
+    ("heat --png s.png/", "ends with '/'", nothing),
+    ("heat --png-dir f --gif f", "both name", nothing),
+    // Physarum values.
+    ("physarum --agents 0", "--agents must be between 1", nothing),
+    ("physarum --size 0", "--width must be between 1", nothing),
+    ("physarum --steps 0", "--steps must be at least 1", nothing),
+    ("physarum --decay 1", "--decay must be at least 0 and below 1", nothing),
+    ("physarum --diffuse 2", "--diffuse must be between 0 and 1", nothing),
+    ("physarum --deposit -1", "--deposit must be 0 or more", nothing),
+    ("physarum --deposit 1e38", "lower --deposit", nothing),
+    ("physarum --deposit 1e30 --decay 0", "× --agents 50 × 4 steps", nothing),
+    ("physarum --init-image seed.png --image-strength 1e38", "lower --image-strength", real_image),
+    ("physarum --sensor-angle 10", "--sensor-angle must be within ±2π", nothing),
+    ("physarum --sensor-dist -inf", "--sensor-dist must be a finite number", nothing),
+    ("physarum --jitter nan", "--jitter must be a finite number", nothing),
+    (
+        "physarum --step-size 1e9",
+        "--step-size 1000000000 is longer than the grid's shorter side, 16 cells",
+        nothing,
+    ),
+    ("physarum --size 2", "--sensor-dist 5 is longer than the grid's shorter side, 2 cells (--size", nothing),
+    ("physarum --height 4 --sensor-dist 4.5", "--sensor-dist 4.5 is longer", nothing),
+    ("heat --h 1e20 --alpha 1e30", "--h must be between 1e-15 and 1e15", nothing),
+    ("heat --h 1e-20", "--h must be between", nothing),
+    ("physarum --fps 0", "--fps must be between 1 and 50", nothing),
+    ("physarum --variant optimized", "--variant optimized runs on a CUDA GPU", nothing),
+    ("physarum --init-image seed.png", "cannot read seed.png", garbage_image),
+    // Physarum outputs and modes.
+    ("physarum --png-dir out --gif out", "both name", nothing),
+    ("physarum --plot p.png", "--plot and --data belong to --sensitivity", nothing),
+    ("physarum --sensitivity --gif x.gif", "not frames", nothing),
+    ("physarum --sensitivity --data d.tsv --plot d.tsv", "--plot and --data both name d.tsv", nothing),
+    ("physarum --sensitivity --data missing/d.tsv", "does not exist", nothing),
+    ("physarum --sensitivity --epsilon 100", "--epsilon must be a finite number within", nothing),
+    ("physarum --sensitivity --epsilon 0", "--epsilon must be a finite non-zero number", nothing),
+    ("physarum --toy-model --beta 1", "--beta must be in (0, 1)", nothing),
+    ("physarum --toy-model --alpha 1e300", "--alpha must be above 0 and at most 1e100", nothing),
+    ("physarum --toy-model --kappa -inf", "--kappa must be in (0, 1), got -inf", nothing),
+    // Bench: refused before any GPU work.
+    ("bench grayscott --repeats 1", "--repeats must be at least 3", nothing),
+    ("bench grayscott --sizes 0", "--sizes must list grid sides", nothing),
+    ("bench grayscott --variants cpu", "bench times GPU variants", nothing),
+    ("bench grayscott --json r.json --plot r.json", "--json and --plot both name r.json", nothing),
+    ("bench grayscott --sizes -5", "invalid value '-5' for '--sizes", nothing),
+    ("bench heat --sizes 2", "--sizes must list grid sides between 3", nothing),
+    ("bench heat --json missing/r.json", "does not exist", nothing),
+    ("bench physarum --agents 0", "--agents must list counts", nothing),
+    ("bench plot --json missing.json --out x.png", "cannot read missing.json", nothing),
+];
+
+#[test]
+fn hostile_invocations_are_refused_with_one_line_and_no_trace() {
+    assert!(CASES.len() >= 60, "{} cases", CASES.len());
+    let mut failures = Vec::new();
+    for (k, &(line, expected, prepare)) in CASES.iter().enumerate() {
+        let dir = scratch(&format!("case{k}"));
+        prepare(&dir);
+        let before = snapshot(&dir);
+        // LONG: a 256-byte file name, one byte over the limit.
+        let long = format!("{}.gif", "n".repeat(252));
+        let words: Vec<&str> = line
+            .split_whitespace()
+            .map(|w| if w == "LONG" { long.as_str() } else { w })
+            .filter(|w| *w != "-")
+            .collect();
+        // The subcommand, the defaults the case does not set, then the case's options (last,
+        // so that an option missing its value is at the end).
+        let mut args: Vec<&str> = words.iter().take(1).copied().collect();
+        for &(key, value) in defaults(words.first().copied().unwrap_or("")) {
+            if !words.contains(&key) {
+                args.extend([key, value]);
+            }
+        }
+        args.extend(words.iter().skip(1));
+        let out = host(&dir, &args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let lines: Vec<&str> = stderr.lines().collect();
+        let problem = if out.status.code() != Some(1) {
+            Some(format!("status {:?}", out.status))
+        } else if lines.len() != 1 || !lines[0].starts_with("error: ") {
+            Some("not one `error:` line".into())
+        } else if !stderr.contains(expected) {
+            Some(format!("message lacks {expected:?}"))
+        } else if snapshot(&dir) != before {
+            Some(format!("directory changed: {:?} -> {:?}", before, snapshot(&dir)))
+        } else {
+            None
+        };
+        if let Some(problem) = problem {
+            failures.push(format!("`{line}`: {problem}; stderr {stderr:?}"));
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed:\n{}",
+        failures.len(),
+        CASES.len(),
+        failures.join("\n")
+    );
+}
+
+/// Waits until `ready` holds, for at most a minute.
+fn wait_for(mut ready: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !ready() {
+        assert!(start.elapsed() < Duration::from_secs(60), "timed out");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Whether a staged frame has been written (a `.tmp*` directory in `frames` holding a file).
+fn first_frame_written(frames: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(frames) else { return false };
+    entries.flatten().any(|e| {
+        e.file_name().to_string_lossy().starts_with(".tmp")
+            && std::fs::read_dir(e.path()).is_ok_and(|mut d| d.next().is_some())
+    })
+}
+
+#[test]
+fn signals_remove_the_runs_temporaries_and_give_the_conventional_status() {
+    for (signal, name, status) in [("INT", "SIGINT", 130), ("TERM", "SIGTERM", 143), ("HUP", "SIGHUP", 129)] {
+        let dir = scratch(&format!("signal-{name}"));
+        // An earlier run's frames, which an interrupted run must leave as they are.
+        std::fs::create_dir(dir.join("old")).unwrap();
+        std::fs::write(dir.join("old/frame_00000.png"), b"earlier run").unwrap();
+        let before = snapshot(&dir);
+        for png_dir in ["frames", "old"] {
+            let mut child = host_command(
+                &dir,
+                &[
+                    "grayscott",
+                    "--backend",
+                    "cpu",
+                    "--size",
+                    "64",
+                    "--steps",
+                    "4000000",
+                    "--frame-every",
+                    "1",
+                    "--gif",
+                    "out.gif",
+                    "--png-dir",
+                    png_dir,
+                ],
+            )
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+            wait_for(|| first_frame_written(&dir.join(png_dir)));
+            let sent =
+                Command::new("kill").arg(format!("-{signal}")).arg(child.id().to_string()).status().unwrap();
+            assert!(sent.success());
+            let exit = child.wait().unwrap();
+            let mut stderr = String::new();
+            child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+            assert_eq!(exit.code(), Some(status), "{name}: {exit:?}, {stderr}");
+            assert_eq!(stderr.lines().count(), 1, "{name}: {stderr}");
+            assert!(stderr.starts_with(&format!("error: interrupted by {name}")), "{stderr}");
+            assert_eq!(snapshot(&dir), before, "{name} --png-dir {png_dir}: the directory is as before");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[test]
+fn a_reused_png_dir_holds_only_the_new_runs_frames() {
+    let dir = scratch("reuse");
+    let run = |steps: &str| {
+        let out = host(
+            &dir,
+            &[
+                "grayscott",
+                "--backend",
+                "cpu",
+                "--size",
+                "16",
+                "--steps",
+                steps,
+                "--frame-every",
+                "2",
+                "--png-dir",
+                "f",
+            ],
+        );
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let mut names: Vec<String> = std::fs::read_dir(dir.join("f"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(run("10").len(), 5);
+    assert_eq!(run("4"), ["frame_00000.png", "frame_00001.png"]);
+}
+
+fn is_root() -> bool {
+    Command::new("id").arg("-u").output().is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
+#[test]
+fn device_nodes_are_written_not_replaced() {
+    if !is_root() {
+        eprintln!("skipped: mknod needs root");
+        return;
+    }
+    let dir = scratch("device");
+    for (name, minor) in [("null", "3"), ("full", "7")] {
+        let made = Command::new("mknod").arg(dir.join(name)).args(["c", "1", minor]).status().unwrap();
+        assert!(made.success(), "mknod {name}");
+    }
+    let out = host(&dir, &["grayscott", "--backend", "cpu", "--size", "16", "--steps", "4", "--gif", "null"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = host(&dir, &["heat", "--backend", "cpu", "--size", "8", "--steps", "2", "--png", "null"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = host(&dir, &["grayscott", "--backend", "cpu", "--size", "16", "--steps", "4", "--gif", "full"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("cannot write full: no space left on the device"), "{stderr}");
+    for name in ["null", "full"] {
+        let kind = std::fs::symlink_metadata(dir.join(name)).unwrap().file_type();
+        assert!(kind.is_char_device(), "{name} survived as a device");
+    }
+    let mut names: Vec<String> =
+        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    names.sort();
+    assert_eq!(names, ["full", "null"], "no temporary files");
+}
+
+#[test]
+fn closed_or_full_standard_streams_never_panic() {
+    let dir = scratch("pipes");
+    // Nobody reads stdout: the run's GIF is written, then the program ends as by SIGPIPE.
+    for args in [
+        &["grayscott", "--list-presets"][..],
+        &["grayscott", "--backend", "cpu", "--size", "16", "--steps", "4", "--gif", "out.gif"],
+    ] {
+        let mut child =
+            host_command(&dir, args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.signal() == Some(13) || out.status.code() == Some(141),
+            "{args:?}: {:?} {stderr}",
+            out.status
+        );
+        assert!(stderr.is_empty(), "{args:?}: quiet, got {stderr}");
+    }
+    assert!(dir.join("out.gif").is_file());
+    // stdout on a full device: one error line, status 1.
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let out = host_command(&dir, &["grayscott", "--list-presets"]).stdout(full).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.trim_end(), "error: cannot write to standard output: no space left on the device");
+    // stderr on a full device: the error cannot be told, but the status is still 1.
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let out = host_command(&dir, &["grayscott", "--steps", "0"]).stderr(full).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    // --help and --version succeed, and say so when they cannot be written.
+    for flag in ["--help", "--version"] {
+        assert!(host(&dir, &[flag]).status.success(), "{flag}");
+        let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+        let out = host_command(&dir, &[flag]).stdout(full).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{flag} > /dev/full");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
