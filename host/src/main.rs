@@ -113,24 +113,31 @@ struct PhysarumArgs {
     /// Steps between frames.
     #[arg(long, default_value_t = 10)]
     frame_every: u32,
-    /// Sensor distance, cells.
-    #[arg(long, default_value_t = 5.0, allow_negative_numbers = true)]
-    sensor_dist: f32,
-    /// Sensor angle (and turn), radians.
-    #[arg(long, default_value_t = std::f32::consts::FRAC_PI_4, allow_negative_numbers = true)]
-    sensor_angle: f32,
-    /// Distance moved per step, cells.
-    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
-    step_size: f32,
-    /// Trail deposited per agent per step.
-    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
-    deposit: f32,
-    /// Blend weight of the 3×3 mean: t ← (1−s)·t + s·blur(t).
-    #[arg(long, default_value_t = 0.2, allow_negative_numbers = true)]
-    diffuse: f32,
-    /// Fraction of the trail lost per step, in [0, 1).
-    #[arg(long, default_value_t = 0.01, allow_negative_numbers = true)]
-    decay: f32,
+    /// Named model parameters (network, jones, jones-narrow, writeup); the options below
+    /// override them one by one.
+    #[arg(long, default_value = "network")]
+    preset: String,
+    /// Sensor distance, cells (default: the preset's).
+    #[arg(long, allow_negative_numbers = true)]
+    sensor_dist: Option<f32>,
+    /// Angle of the side sensors, radians (default: the preset's).
+    #[arg(long, allow_negative_numbers = true)]
+    sensor_angle: Option<f32>,
+    /// Heading change of a turn, radians (default: the preset's).
+    #[arg(long, allow_negative_numbers = true)]
+    turn_angle: Option<f32>,
+    /// Distance moved per step, cells (default: the preset's).
+    #[arg(long, allow_negative_numbers = true)]
+    step_size: Option<f32>,
+    /// Trail deposited per agent per step (default: the preset's).
+    #[arg(long, allow_negative_numbers = true)]
+    deposit: Option<f32>,
+    /// Blend weight of the 3×3 mean: t ← (1−s)·t + s·blur(t) (default: the preset's).
+    #[arg(long, allow_negative_numbers = true)]
+    diffuse: Option<f32>,
+    /// Fraction of the trail lost per step, in [0, 1) (default: the preset's).
+    #[arg(long, allow_negative_numbers = true)]
+    decay: Option<f32>,
     /// Largest random heading change per step, radians (0: none).
     #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     jitter: f32,
@@ -287,9 +294,9 @@ struct GrayScottArgs {
     /// Grid height in cells.
     #[arg(long)]
     height: Option<u32>,
-    /// Number of time steps.
-    #[arg(long, default_value_t = 10_000)]
-    steps: u32,
+    /// Number of time steps (default: the preset's).
+    #[arg(long)]
+    steps: Option<u32>,
     /// Steps between frames.
     #[arg(long, default_value_t = 50)]
     frame_every: u32,
@@ -317,9 +324,9 @@ struct GrayScottArgs {
     /// Seed of the initial noise and random spots.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Starting pattern.
-    #[arg(long, value_enum, default_value_t = Init::Spots)]
-    init: Init,
+    /// Starting pattern (default: the preset's).
+    #[arg(long, value_enum)]
+    init: Option<Init>,
     /// Seed V from an image's luminance instead (any size; it is resized to the grid).
     #[arg(long, value_name = "PATH")]
     init_image: Option<PathBuf>,
@@ -371,9 +378,19 @@ fn main() -> ExitCode {
 
 fn run_grayscott(args: GrayScottArgs) -> Result<()> {
     if args.list_presets {
-        println!("{:<10} {:>7} {:>8}  description", "preset", "F", "k");
+        println!("{:<10} {:>7} {:>8} {:>6} {:>6}  description", "preset", "F", "k", "init", "steps");
         for p in PRESETS {
-            println!("{:<10} {:>7} {:>8}  {}", p.name, p.feed, p.kill, p.description);
+            let init = clap::ValueEnum::to_possible_value(&p.init).expect("named");
+            println!(
+                "{:<10} {:>7} {:>8} {:>6} {:>6}  {} [{}]",
+                p.name,
+                p.feed,
+                p.kill,
+                init.get_name(),
+                p.steps,
+                p.description,
+                p.class
+            );
         }
         println!(
             "(all with Du = {}, Dv = {}, dt = {})",
@@ -397,7 +414,8 @@ fn run_grayscott(args: GrayScottArgs) -> Result<()> {
     let palette = render::palette(&args.palette).with_context(|| {
         format!("unknown palette '{}'; valid palettes: {}", args.palette, render::palette::palette_names())
     })?;
-    if args.steps == 0 {
+    let steps = args.steps.unwrap_or(preset.steps);
+    if steps == 0 {
         bail!("--steps must be at least 1");
     }
     if args.frame_every == 0 {
@@ -417,7 +435,7 @@ fn run_grayscott(args: GrayScottArgs) -> Result<()> {
             kill: args.kill.unwrap_or(base.kill),
             dt: args.dt.unwrap_or(base.dt),
         },
-        init: args.init,
+        init: args.init.unwrap_or(preset.init),
         init_image: args.init_image.clone(),
         seed: args.seed,
     };
@@ -456,9 +474,9 @@ fn run_grayscott(args: GrayScottArgs) -> Result<()> {
         _ => {}
     }
 
-    let progress = progress_bar(args.steps, "steps");
+    let progress = progress_bar(steps, "steps");
     let mut frames = 0u32;
-    let mut remaining = args.steps;
+    let mut remaining = steps;
     while remaining > 0 {
         let chunk = remaining.min(args.frame_every);
         sim.step(chunk)?;
@@ -497,9 +515,9 @@ fn run_grayscott(args: GrayScottArgs) -> Result<()> {
         "grayscott {}x{}: {} steps, {frames} frames on {} in {seconds:.2} s ({:.0} steps/s) -> {destination}",
         setup.width,
         setup.height,
-        args.steps,
+        steps,
         sim.describe(),
-        f64::from(args.steps) / seconds,
+        f64::from(steps) / seconds,
     );
     Ok(())
 }
@@ -760,16 +778,21 @@ fn run_physarum(args: PhysarumArgs) -> Result<()> {
     if !(1..=100).contains(&args.fps) {
         bail!("--fps must be between 1 and 100, got {}", args.fps);
     }
+    let preset = host::physarum::physarum_preset(&args.preset).with_context(|| {
+        let names: Vec<_> = host::physarum::PHYSARUM_PRESETS.iter().map(|p| p.name).collect();
+        format!("unknown preset '{}'; valid presets: {}", args.preset, names.join(", "))
+    })?;
     let setup = PhysarumSetup {
         width: args.width.unwrap_or(args.size),
         height: args.height.unwrap_or(args.size),
         agents: args.agents,
-        sensor_dist: args.sensor_dist,
-        sensor_angle: args.sensor_angle,
-        step_size: args.step_size,
-        deposit: args.deposit,
-        diffuse: args.diffuse,
-        decay: args.decay,
+        sensor_dist: args.sensor_dist.unwrap_or(preset.sensor_dist),
+        sensor_angle: args.sensor_angle.unwrap_or(preset.sensor_angle),
+        turn_angle: args.turn_angle.unwrap_or(preset.turn_angle),
+        step_size: args.step_size.unwrap_or(preset.step_size),
+        deposit: args.deposit.unwrap_or(preset.deposit),
+        diffuse: args.diffuse.unwrap_or(preset.diffuse),
+        decay: args.decay.unwrap_or(preset.decay),
         jitter: args.jitter,
         sensing: args.sensing,
         seed: args.seed,
