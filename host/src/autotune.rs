@@ -1,8 +1,12 @@
 //! Launch-shape autotuning: a kernel's shape is chosen per GPU and grid size by timing a few
 //! candidates once; the choice is cached in a small text file in the user's cache directory
-//! (`$XDG_CACHE_HOME/rust-gpu-sim/autotune.tsv`, else `~/.cache/...`), one line per
-//! (GPU, kernel, size): `gpu<TAB>kernel<TAB>width<TAB>height<TAB>shape`. Lines that do not
-//! parse are ignored with a warning, and the file is rewritten whole (atomically) on change.
+//! ([`dirs::cache_dir`]: `$XDG_CACHE_HOME/rust-gpu-sim/autotune.tsv`, else `~/.cache/...` on
+//! Linux), one line per (kernels, GPU, kernel, size):
+//! `ptx<TAB>gpu<TAB>kernel<TAB>width<TAB>height<TAB>shape`, where `ptx` is a hash of the
+//! embedded PTX ([`ptx_hash`]), so a shape tuned for one build of the kernels is never used
+//! by another (entries of other builds stay in the file, for other checkouts sharing it).
+//! Lines that do not parse are ignored with a warning (lines of the older format without the
+//! hash silently), and the file is rewritten whole (atomically) on change.
 
 use std::{
     collections::BTreeMap,
@@ -21,33 +25,49 @@ pub struct Key {
     pub height: u32,
 }
 
-/// The cache: keys to shapes, as text (each kernel parses its own shape).
+/// The cache: keys to shapes, as text (each kernel parses its own shape), for one build of
+/// the kernels; entries of other builds are kept as they are.
 #[derive(Debug, Default)]
 pub struct Cache {
     path: Option<PathBuf>,
-    entries: BTreeMap<Key, String>,
+    /// [`ptx_hash`] of the kernels this cache answers for.
+    ptx: String,
+    entries: BTreeMap<(String, Key), String>,
 }
 
-/// The default cache file, if a cache directory can be found.
+/// The default cache file, if the platform has a cache directory.
 pub fn default_path() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-    Some(base.join("rust-gpu-sim").join("autotune.tsv"))
+    Some(dirs::cache_dir()?.join("rust-gpu-sim").join("autotune.tsv"))
+}
+
+/// A hash of PTX text, as 16 hex digits: FNV-1a (64 bit), which is fixed by its definition
+/// (unlike `std`'s `DefaultHasher`), so the same kernels give the same key in every build of
+/// the program.
+pub fn ptx_hash(ptx: &str) -> String {
+    let hash =
+        ptx.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+    format!("{hash:016x}")
 }
 
 impl Cache {
-    /// Reads the cache at `path`; a missing file is an empty cache, and malformed lines are
-    /// skipped with a warning on stderr.
+    /// Reads the cache at `path` for the kernels embedded in this program
+    /// ([`crate::cuda::PTX`]); see [`Cache::load_for`].
     pub fn load(path: &Path) -> Self {
+        Self::load_for(path, &ptx_hash(crate::cuda::PTX))
+    }
+
+    /// Reads the cache at `path` for the kernels whose [`ptx_hash`] is `ptx`; a missing file
+    /// is an empty cache, and malformed lines are skipped with a warning on stderr.
+    pub fn load_for(path: &Path, ptx: &str) -> Self {
         let mut entries = BTreeMap::new();
         if let Ok(text) = std::fs::read_to_string(path) {
             for (number, line) in text.lines().enumerate() {
                 match parse_line(line) {
-                    Some((key, shape)) => {
-                        entries.insert(key, shape);
+                    Some((hash, key, shape)) => {
+                        entries.insert((hash, key), shape);
                     }
-                    None if line.trim().is_empty() => {}
+                    // Blank, or written before entries carried the kernels' hash: stale.
+                    None if line.trim().is_empty() || line.split('\t').count() == 5 => {}
                     None => eprintln!(
                         "warning: ignoring malformed line {} of the autotune cache {}",
                         number + 1,
@@ -56,18 +76,18 @@ impl Cache {
                 }
             }
         }
-        Self { path: Some(path.to_owned()), entries }
+        Self { path: Some(path.to_owned()), ptx: ptx.to_owned(), entries }
     }
 
-    /// The cached shape for `key`.
+    /// The cached shape for `key`, tuned for these kernels.
     pub fn get(&self, key: &Key) -> Option<&str> {
-        self.entries.get(key).map(String::as_str)
+        self.entries.get(&(self.ptx.clone(), key.clone())).map(String::as_str)
     }
 
     /// Records a shape and writes the file (a failure to write is only warned about: the
     /// cache is an optimisation).
     pub fn put(&mut self, key: Key, shape: String) {
-        self.entries.insert(key, shape);
+        self.entries.insert((self.ptx.clone(), key), shape);
         if let Some(path) = &self.path
             && let Err(e) = self.save(path)
         {
@@ -81,8 +101,8 @@ impl Cache {
                 .map_err(|e| crate::Error::Output { path: dir.to_owned(), reason: e.to_string() })?;
         }
         let mut file = AtomicFile::create(path)?;
-        for (k, shape) in &self.entries {
-            writeln!(file, "{}\t{}\t{}\t{}\t{shape}", k.gpu, k.kernel, k.width, k.height)
+        for ((ptx, k), shape) in &self.entries {
+            writeln!(file, "{ptx}\t{}\t{}\t{}\t{}\t{shape}", k.gpu, k.kernel, k.width, k.height)
                 .map_err(|e| crate::Error::Output { path: path.to_owned(), reason: e.to_string() })?;
         }
         file.commit()?;
@@ -90,9 +110,12 @@ impl Cache {
     }
 }
 
-fn parse_line(line: &str) -> Option<(Key, String)> {
+fn parse_line(line: &str) -> Option<(String, Key, String)> {
     let fields: Vec<&str> = line.split('\t').collect();
-    let [gpu, kernel, width, height, shape] = fields[..] else { return None };
+    let [ptx, gpu, kernel, width, height, shape] = fields[..] else { return None };
+    if ptx.len() != 16 || !ptx.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
     if gpu.is_empty() || kernel.is_empty() || shape.is_empty() {
         return None;
     }
@@ -102,7 +125,7 @@ fn parse_line(line: &str) -> Option<(Key, String)> {
         width: width.parse().ok()?,
         height: height.parse().ok()?,
     };
-    Some((key, shape.into()))
+    Some((ptx.into(), key, shape.into()))
 }
 
 #[cfg(test)]
@@ -136,16 +159,44 @@ mod tests {
     fn a_corrupt_cache_is_ignored_line_by_line() {
         let path = temp_path("corrupt");
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let ptx = ptx_hash("kernels");
         std::fs::write(
             &path,
-            "garbage\nNVIDIA H200\tgray_scott_fused\t512\t512\t64x4x2\n\u{0}\u{1}binary\tx\ty\n\tk\t1\t1\ts\n",
+            format!(
+                "garbage\n{ptx}\tNVIDIA H200\tgray_scott_fused\t512\t512\t64x4x2\n\u{0}\u{1}binary\tx\ty\n\
+                 {ptx}\t\tk\t1\t1\ts\nnot-a-hash\tNVIDIA H200\tgray_scott_fused\t256\t512\t64x4x2\n"
+            ),
         )
         .unwrap();
-        let cache = Cache::load(&path);
+        let cache = Cache::load_for(&path, &ptx);
         assert_eq!(cache.entries.len(), 1);
         assert_eq!(cache.get(&key(512)), Some("64x4x2"));
         // Bytes that are not UTF-8 at all: an empty cache, no panic.
         std::fs::write(&path, [0xff, 0xfe, 0x00]).unwrap();
         assert_eq!(Cache::load(&path).entries.len(), 0);
+    }
+
+    #[test]
+    fn shapes_tuned_for_other_kernels_are_not_used_but_kept() {
+        let path = temp_path("ptx");
+        let (old, new) = (ptx_hash("old kernels"), ptx_hash("new kernels"));
+        assert_ne!(old, new);
+        Cache::load_for(&path, &old).put(key(512), "128x2x4".into());
+        let mut cache = Cache::load_for(&path, &new);
+        assert_eq!(cache.get(&key(512)), None, "a shape tuned for other kernels");
+        cache.put(key(512), "32x8x1".into());
+        assert_eq!(Cache::load_for(&path, &old).get(&key(512)), Some("128x2x4"));
+        assert_eq!(Cache::load_for(&path, &new).get(&key(512)), Some("32x8x1"));
+        // Lines of the format before the hash: stale, dropped without a warning.
+        std::fs::write(&path, "NVIDIA H200\tgray_scott_fused\t512\t512\t64x4x2\n").unwrap();
+        assert_eq!(Cache::load_for(&path, &new).entries.len(), 0);
+    }
+
+    #[test]
+    fn the_ptx_hash_is_fnv1a() {
+        // Published FNV-1a 64 test vectors.
+        assert_eq!(ptx_hash(""), "cbf29ce484222325");
+        assert_eq!(ptx_hash("a"), "af63dc4c8601ec8c");
+        assert_eq!(ptx_hash(crate::cuda::PTX).len(), 16);
     }
 }

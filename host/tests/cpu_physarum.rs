@@ -19,7 +19,8 @@ const W: u32 = 64;
 const H: u32 = 48;
 
 fn params(jitter: f32, sensing: u32) -> Params {
-    Params::new(W, H, 5.0, std::f32::consts::FRAC_PI_4, 1.0, 1.0, 0.2, 0.01, jitter, sensing, 7)
+    let angle = std::f32::consts::FRAC_PI_4;
+    Params::new(W, H, 5.0, angle, angle, 1.0, 1.0, 0.2, 0.01, jitter, sensing, 7)
 }
 
 #[test]

@@ -9,10 +9,11 @@
 //!    (`bilinear`, PyTorch's `grid_sample(align_corners=True)`, but periodic).
 //! 2. **Steer**, with explicit tie rules ([`choose_turn`]): the front wins every tie it is part
 //!    of (so all-equal keeps the heading); otherwise the larger of left and right; when left
-//!    and right are equal and above the front, a random side. Then an optional jitter adds a
+//!    and right are equal and above the front, a random side. The heading turns by
+//!    `turn_angle` toward that side (Jones 2010 keeps the rotation angle apart from the sensor
+//!    angle; equal angles turn onto the sensed direction). Then an optional jitter adds a
 //!    uniform angle in [−`jitter`, `jitter`].
-//! 3. **Move** `step_size` along the direction that was sensed (with jitter, along the new
-//!    heading), wrapping around the edges.
+//! 3. **Move** `step_size` along the new heading, wrapping around the edges.
 //! 4. **Deposit** `deposit` on the cell containing the new position.
 //! 5. **Diffuse and decay**: `t ← ((1−s)·t + s·mean₃ₓ₃(t))·(1−decay)`, periodic.
 //!
@@ -57,6 +58,8 @@ pub struct Params {
     pub height: u32,
     pub sensor_dist: f32,
     pub sensor_angle: f32,
+    /// Heading change of a turn, radians.
+    pub turn_angle: f32,
     pub step_size: f32,
     pub deposit: f32,
     /// Blend weight `s` of the 3×3 mean.
@@ -72,6 +75,9 @@ pub struct Params {
     /// cos and sin of `sensor_angle` (derived).
     pub cos_sensor: f32,
     pub sin_sensor: f32,
+    /// cos and sin of `turn_angle` (derived).
+    pub cos_turn: f32,
+    pub sin_turn: f32,
 }
 
 impl Params {
@@ -82,6 +88,7 @@ impl Params {
         height: u32,
         sensor_dist: f32,
         sensor_angle: f32,
+        turn_angle: f32,
         step_size: f32,
         deposit: f32,
         diffuse: f32,
@@ -91,11 +98,13 @@ impl Params {
         seed: u32,
     ) -> Self {
         let (sin_sensor, cos_sensor) = sin_cos(wrap_angle(sensor_angle));
+        let (sin_turn, cos_turn) = sin_cos(wrap_angle(turn_angle));
         Self {
             width,
             height,
             sensor_dist,
             sensor_angle,
+            turn_angle,
             step_size,
             deposit,
             diffuse,
@@ -105,6 +114,8 @@ impl Params {
             seed,
             cos_sensor,
             sin_sensor,
+            cos_turn,
+            sin_turn,
         }
     }
 }
@@ -222,9 +233,9 @@ pub fn sample<F: Fn(usize) -> f32>(read: &F, y: f32, x: f32, p: &Params) -> f32 
 
 /// Keep the heading.
 pub const TURN_NONE: i32 = 0;
-/// Turn by +`sensor_angle`.
+/// Turn by +`turn_angle`.
 pub const TURN_LEFT: i32 = 1;
-/// Turn by −`sensor_angle`.
+/// Turn by −`turn_angle`.
 pub const TURN_RIGHT: i32 = -1;
 
 /// The steering decision from the three readings, with the documented tie rules: the front
@@ -248,23 +259,27 @@ pub fn choose_turn(front: f32, left: f32, right: f32, random: u32) -> i32 {
 /// The new heading after `turn`, plus the jitter drawn from bits 8..32 of `random`.
 #[inline(always)]
 pub fn steer(heading: f32, turn: i32, random: u32, p: &Params) -> f32 {
-    let mut h = heading + turn as f32 * p.sensor_angle;
+    let mut h = heading + turn as f32 * p.turn_angle;
     if p.jitter > 0.0 {
         h += p.jitter * (2.0 * unit_f32(random) - 1.0);
     }
     wrap_angle(h)
 }
 
-/// The direction an agent moves in: the sensed direction it chose, or (with jitter) the
-/// direction of its new heading.
+/// The direction an agent moves in, that of its new heading: without jitter, the front
+/// direction `dirs[0]` rotated by the turn (the same expressions as [`sensor_dirs`], so with
+/// `turn_angle = sensor_angle` it is exactly the sensed direction); with jitter, from the
+/// new heading itself.
 #[inline(always)]
 pub fn move_dir(dirs: &[(f32, f32); 3], turn: i32, new_heading: f32, p: &Params) -> (f32, f32) {
     if p.jitter > 0.0 {
         return sin_cos(new_heading);
     }
+    let (s, c) = dirs[0];
+    let (ct, st) = (p.cos_turn, p.sin_turn);
     match turn {
-        TURN_LEFT => dirs[1],
-        TURN_RIGHT => dirs[2],
+        TURN_LEFT => (s * ct + c * st, c * ct - s * st),
+        TURN_RIGHT => (s * ct - c * st, c * ct + s * st),
         _ => dirs[0],
     }
 }

@@ -48,10 +48,10 @@ pub struct GrayScottArgs {
     /// Grid height in cells.
     #[arg(long, allow_hyphen_values = true)]
     height: Option<u32>,
-    /// Number of time steps.
-    #[arg(long, default_value_t = 10_000, allow_hyphen_values = true)]
-    steps: u32,
-    /// Named (F, k) pair; see --list-presets.
+    /// Number of time steps (default: the preset's).
+    #[arg(long, allow_hyphen_values = true)]
+    steps: Option<u32>,
+    /// Named pattern: (F, k), start and step count; see --list-presets.
     #[arg(long, default_value = "coral")]
     preset: String,
     /// Print the presets and exit.
@@ -74,9 +74,9 @@ pub struct GrayScottArgs {
     dt: Option<f32>,
     #[command(flatten)]
     seed: SeedArgs,
-    /// Starting pattern.
-    #[arg(long, value_enum, default_value_t = Init::Spots)]
-    init: Init,
+    /// Starting pattern (default: the preset's).
+    #[arg(long, value_enum)]
+    init: Option<Init>,
     /// Seed V from an image's luminance instead (any size; it is resized to the grid).
     #[arg(long, value_name = "PATH")]
     init_image: Option<PathBuf>,
@@ -90,9 +90,19 @@ pub struct GrayScottArgs {
 }
 
 fn list_presets() -> Result<()> {
-    say!("{:<10} {:>7} {:>8}  description", "preset", "F", "k");
+    say!("{:<10} {:>7} {:>8} {:>6} {:>6}  description", "preset", "F", "k", "init", "steps");
     for p in PRESETS {
-        say!("{:<10} {:>7} {:>8}  {}", p.name, p.feed, p.kill, p.description);
+        let init = clap::ValueEnum::to_possible_value(&p.init).expect("every start has a name");
+        say!(
+            "{:<10} {:>7} {:>8} {:>6} {:>6}  {} [{}]",
+            p.name,
+            p.feed,
+            p.kill,
+            init.get_name(),
+            p.steps,
+            p.description,
+            p.class
+        );
     }
     say!(
         "(all with Du = {}, Dv = {}, dt = {})",
@@ -103,13 +113,15 @@ fn list_presets() -> Result<()> {
     Ok(())
 }
 
-/// Checks everything that can be checked before any work; returns the setup.
-fn check(args: &GrayScottArgs) -> Result<Setup> {
+/// Checks everything that can be checked before any work; returns the setup and the step
+/// count.
+fn check(args: &GrayScottArgs) -> Result<(Setup, u32)> {
     let preset = grayscott::preset(&args.preset).with_context(|| {
         let names: Vec<_> = PRESETS.iter().map(|p| p.name).collect();
         format!("unknown preset '{}'; valid presets: {}", args.preset, names.join(", "))
     })?;
-    check_steps(args.steps)?;
+    let steps = args.steps.unwrap_or(preset.steps);
+    check_steps(steps)?;
     let base = preset.rates();
     let setup = Setup {
         width: args.width.unwrap_or(args.size),
@@ -121,7 +133,7 @@ fn check(args: &GrayScottArgs) -> Result<Setup> {
             kill: args.kill.unwrap_or(base.kill),
             dt: args.dt.unwrap_or(base.dt),
         },
-        init: args.init,
+        init: args.init.unwrap_or(preset.init),
         init_image: args.init_image.clone(),
         seed: args.seed.seed,
     };
@@ -133,7 +145,7 @@ fn check(args: &GrayScottArgs) -> Result<Setup> {
         at_most(option, f64::from(value), MAX_RATE, "beyond it the update can overflow float32")?;
     }
     args.backend.check()?;
-    Ok(setup)
+    Ok((setup, steps))
 }
 
 pub fn run(args: GrayScottArgs) -> Result<()> {
@@ -144,7 +156,7 @@ pub fn run(args: GrayScottArgs) -> Result<()> {
         return options::list_palettes();
     }
     let palette = args.output.check()?;
-    let setup = check(&args)?;
+    let (setup, steps) = check(&args)?;
     options::check_targets(&args.output.targets())?;
     if let Some(path) = &setup.init_image {
         // Fail on an unreadable image before anything else starts.
@@ -175,9 +187,9 @@ pub fn run(args: GrayScottArgs) -> Result<()> {
         _ => {}
     }
 
-    let progress = super::progress_bar(args.steps, "steps");
+    let progress = super::progress_bar(steps, "steps");
     let mut frames = 0u32;
-    let mut remaining = args.steps;
+    let mut remaining = steps;
     while remaining > 0 {
         let chunk = remaining.min(args.output.frame_every);
         sim.step(chunk)?;
@@ -211,9 +223,9 @@ pub fn run(args: GrayScottArgs) -> Result<()> {
         "grayscott {}x{}: {} steps, {frames} frames on {} in {seconds:.2} s ({} steps/s) -> {}",
         setup.width,
         setup.height,
-        args.steps,
+        steps,
         sim.describe(),
-        super::rate(f64::from(args.steps) / seconds),
+        super::rate(f64::from(steps) / seconds),
         super::destination(&written, "--gif or --png-dir"),
     );
     Ok(())

@@ -2,7 +2,7 @@
 
 use std::{io::Write, path::PathBuf, time::Instant};
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use clap::Args;
 use host::{
     Device,
@@ -56,24 +56,31 @@ pub struct PhysarumArgs {
     /// Number of steps.
     #[arg(long, default_value_t = 600, allow_hyphen_values = true)]
     steps: u32,
-    /// Sensor distance, cells.
-    #[arg(long, default_value_t = 5.0, allow_hyphen_values = true)]
-    sensor_dist: f32,
-    /// Sensor angle (and turn), radians.
-    #[arg(long, default_value_t = std::f32::consts::FRAC_PI_4, allow_hyphen_values = true)]
-    sensor_angle: f32,
-    /// Distance moved per step, cells.
-    #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
-    step_size: f32,
-    /// Trail deposited per agent per step.
-    #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
-    deposit: f32,
-    /// Blend weight of the 3×3 mean: t ← (1−s)·t + s·blur(t).
-    #[arg(long, default_value_t = 0.2, allow_hyphen_values = true)]
-    diffuse: f32,
-    /// Fraction of the trail lost per step, in [0, 1).
-    #[arg(long, default_value_t = 0.01, allow_hyphen_values = true)]
-    decay: f32,
+    /// Named model parameters (network, jones, jones-narrow, writeup); the options below
+    /// override them one by one.
+    #[arg(long, default_value = "network")]
+    preset: String,
+    /// Sensor distance, cells (default: the preset's).
+    #[arg(long, allow_hyphen_values = true)]
+    sensor_dist: Option<f32>,
+    /// Angle of the side sensors, radians (default: the preset's).
+    #[arg(long, allow_hyphen_values = true)]
+    sensor_angle: Option<f32>,
+    /// Heading change of a turn, radians (default: the preset's).
+    #[arg(long, allow_hyphen_values = true)]
+    turn_angle: Option<f32>,
+    /// Distance moved per step, cells (default: the preset's).
+    #[arg(long, allow_hyphen_values = true)]
+    step_size: Option<f32>,
+    /// Trail deposited per agent per step (default: the preset's).
+    #[arg(long, allow_hyphen_values = true)]
+    deposit: Option<f32>,
+    /// Blend weight of the 3×3 mean: t ← (1−s)·t + s·blur(t) (default: the preset's).
+    #[arg(long, allow_hyphen_values = true)]
+    diffuse: Option<f32>,
+    /// Fraction of the trail lost per step, in [0, 1) (default: the preset's).
+    #[arg(long, allow_hyphen_values = true)]
+    decay: Option<f32>,
     /// Largest random heading change per step, radians (0: none).
     #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
     jitter: f32,
@@ -170,16 +177,21 @@ fn run_toy_model(args: &PhysarumArgs) -> Result<()> {
 /// Checks everything that can be checked before any work; returns the setup.
 fn check(args: &PhysarumArgs) -> Result<PhysarumSetup> {
     check_steps(args.steps)?;
+    let preset = host::physarum::physarum_preset(&args.preset).with_context(|| {
+        let names: Vec<_> = host::physarum::PHYSARUM_PRESETS.iter().map(|p| p.name).collect();
+        format!("unknown preset '{}'; valid presets: {}", args.preset, names.join(", "))
+    })?;
     let setup = PhysarumSetup {
         width: args.width.unwrap_or(args.size),
         height: args.height.unwrap_or(args.size),
         agents: args.agents,
-        sensor_dist: args.sensor_dist,
-        sensor_angle: args.sensor_angle,
-        step_size: args.step_size,
-        deposit: args.deposit,
-        diffuse: args.diffuse,
-        decay: args.decay,
+        sensor_dist: args.sensor_dist.unwrap_or(preset.sensor_dist),
+        sensor_angle: args.sensor_angle.unwrap_or(preset.sensor_angle),
+        turn_angle: args.turn_angle.unwrap_or(preset.turn_angle),
+        step_size: args.step_size.unwrap_or(preset.step_size),
+        deposit: args.deposit.unwrap_or(preset.deposit),
+        diffuse: args.diffuse.unwrap_or(preset.diffuse),
+        decay: args.decay.unwrap_or(preset.decay),
         jitter: args.jitter,
         sensing: args.sensing,
         seed: args.seed.seed,

@@ -34,12 +34,24 @@ pub const DEFAULT_DU: f32 = 0.2097;
 pub const DEFAULT_DV: f32 = 0.105;
 pub const DEFAULT_DT: f32 = 1.0;
 
-/// A named (F, k) pair from Pearson's classification of Gray-Scott patterns.
+/// A named (F, k) pair, with the start and the number of steps that show its pattern.
+///
+/// Classes are Pearson's (J. E. Pearson, "Complex patterns in a simple system", Science 261,
+/// 1993: α to μ) and Munafo's extensions of them (ν, ξ, π, ρ, σ; R. Munafo, "Pearson's
+/// Classification (Extended) of Gray-Scott System Parameter Values", mrob.com/pub/comp/xmorphia),
+/// read off Munafo's map of the (F, k) plane; `coral` and `mitosis` are Karl Sims' named
+/// examples (karlsims.com/rd.html).
 #[derive(Clone, Copy, Debug)]
 pub struct Preset {
     pub name: &'static str,
     pub feed: f32,
     pub kill: f32,
+    /// The starting pattern that grows into this pattern (`--init` overrides it).
+    pub init: Init,
+    /// Steps for the default run (`--steps` overrides it): enough for the pattern to form.
+    pub steps: u32,
+    /// The class and where it is defined, e.g. "Pearson β".
+    pub class: &'static str,
     pub description: &'static str,
 }
 
@@ -48,54 +60,97 @@ impl Preset {
     pub fn rates(&self) -> Rates {
         Rates { du: DEFAULT_DU, dv: DEFAULT_DV, feed: self.feed, kill: self.kill, dt: DEFAULT_DT }
     }
+
+    /// A `width × height` setup of this preset: its rates and its start, seed 1.
+    pub fn setup(&self, width: u32, height: u32) -> Setup {
+        Setup { init: self.init, ..Setup::new(width, height, self.rates()) }
+    }
 }
 
-/// The named presets, `--list-presets` order.
+/// The named presets, `--list-presets` order. Every one grows its pattern from its own start
+/// (`host/tests/presets.rs` checks it at 128², on the CPU). All start from scattered small
+/// squares (`spots`): from Pearson's single central square most of them die out.
 pub const PRESETS: &[Preset] = &[
     Preset {
         name: "coral",
         feed: 0.0545,
         kill: 0.062,
-        description: "branching coral growth that fills the plane",
+        init: Init::Spots,
+        steps: 10_000,
+        class: "Pearson κ (Sims' \"coral growth\")",
+        description: "branching stripes that grow from the seeds and fill the plane",
     },
     Preset {
         name: "mitosis",
         feed: 0.0367,
         kill: 0.0649,
-        description: "spots that grow and divide (Pearson λ)",
+        init: Init::Spots,
+        steps: 10_000,
+        class: "Pearson λ (Sims' \"mitosis\")",
+        description: "spots that grow and divide like cells until they fill the plane",
     },
-    Preset { name: "solitons", feed: 0.030, kill: 0.062, description: "stable isolated spots (Pearson ν)" },
-    Preset { name: "worms", feed: 0.078, kill: 0.061, description: "long worm-like stripes (Pearson μ)" },
-    Preset { name: "maze", feed: 0.029, kill: 0.057, description: "a labyrinth of stripes (Pearson θ/κ)" },
+    Preset {
+        name: "solitons",
+        feed: 0.034,
+        kill: 0.066,
+        init: Init::Spots,
+        steps: 5_000,
+        class: "Pearson λ, high-k edge (Munafo's spot type: solitons)",
+        description: "stable isolated spots: each seed becomes one spot that neither divides nor dies",
+    },
     Preset {
         name: "spots",
-        feed: 0.035,
+        feed: 0.030,
+        kill: 0.062,
+        init: Init::Spots,
+        steps: 10_000,
+        class: "Pearson λ",
+        description: "self-replicating spots that tile the plane in a near-hexagonal lattice",
+    },
+    Preset {
+        name: "worms",
+        feed: 0.046,
         kill: 0.065,
-        description: "spots that multiply into a lattice (Pearson ε)",
+        init: Init::Spots,
+        steps: 10_000,
+        class: "Pearson μ",
+        description: "long separate worms that grow at their ends",
+    },
+    Preset {
+        name: "maze",
+        feed: 0.029,
+        kill: 0.057,
+        init: Init::Spots,
+        steps: 10_000,
+        class: "Pearson θ",
+        description: "a labyrinth of connected stripes",
     },
     Preset {
         name: "waves",
-        feed: 0.014,
-        kill: 0.045,
-        description: "travelling waves and spirals (Pearson β)",
+        feed: 0.018,
+        kill: 0.047,
+        init: Init::Spots,
+        steps: 5_000,
+        class: "Pearson α/β border",
+        description: "wave fronts that expand from spots, collide and break up, never settling",
     },
     Preset {
         name: "chaos",
         feed: 0.026,
         kill: 0.051,
-        description: "turbulent, ever-changing patches (Pearson ξ)",
+        init: Init::Spots,
+        steps: 5_000,
+        class: "Pearson β",
+        description: "turbulent, ever-changing patches",
     },
     Preset {
         name: "holes",
         feed: 0.039,
         kill: 0.058,
-        description: "a sheet that opens into holes (Pearson ρ)",
-    },
-    Preset {
-        name: "u-skate",
-        feed: 0.062,
-        kill: 0.06093,
-        description: "gliders on a still background (Munafo's U-skate world)",
+        init: Init::Spots,
+        steps: 10_000,
+        class: "Pearson ι",
+        description: "a V-rich sheet pierced by holes (negative spots)",
     },
 ];
 

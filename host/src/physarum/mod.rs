@@ -85,16 +85,112 @@ impl PhysarumVariant {
     }
 }
 
-/// A Physarum run's definition. `Default` is the write-up's model on a 1024² grid with a
-/// million agents.
+/// A named set of model parameters (`--preset`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PhysarumPreset {
+    pub name: &'static str,
+    pub description: &'static str,
+    /// Where the parameters come from.
+    pub citation: &'static str,
+    pub sensor_dist: f32,
+    /// Radians.
+    pub sensor_angle: f32,
+    /// Radians.
+    pub turn_angle: f32,
+    pub step_size: f32,
+    pub deposit: f32,
+    pub diffuse: f32,
+    pub decay: f32,
+}
+
+impl PhysarumPreset {
+    /// `setup` with this preset's model parameters (the rest unchanged).
+    pub fn apply(&self, setup: PhysarumSetup) -> PhysarumSetup {
+        PhysarumSetup {
+            sensor_dist: self.sensor_dist,
+            sensor_angle: self.sensor_angle,
+            turn_angle: self.turn_angle,
+            step_size: self.step_size,
+            deposit: self.deposit,
+            diffuse: self.diffuse,
+            decay: self.decay,
+            ..setup
+        }
+    }
+}
+
+/// The named presets; the first is the CLI's default.
+pub const PHYSARUM_PRESETS: &[PhysarumPreset] = &[
+    PhysarumPreset {
+        name: "network",
+        description: "the classic network: thin veins joined at junctions around open cells",
+        citation: "this project's (issue #16), Jones' model with a longer sensor reach and faster decay",
+        sensor_dist: 15.0,
+        sensor_angle: 0.5,
+        turn_angle: 0.5,
+        step_size: 1.0,
+        deposit: 5.0,
+        diffuse: 0.5,
+        decay: 0.1,
+    },
+    PhysarumPreset {
+        name: "jones",
+        description: "Jones' agent with equal sensor and turn angles (45°): separate curving strands, few junctions",
+        citation: "J. Jones, \"Characteristics of pattern formation and evolution in approximations of \
+                   Physarum transport networks\", Artificial Life 16(2), 2010: SO = 9, SS = 1, depT = 5, \
+                   3×3 mean diffusion, damping 0.1, here with SA = RA = 45°",
+        sensor_dist: 9.0,
+        sensor_angle: std::f32::consts::FRAC_PI_4,
+        turn_angle: std::f32::consts::FRAC_PI_4,
+        step_size: 1.0,
+        deposit: 5.0,
+        diffuse: 1.0,
+        decay: 0.1,
+    },
+    PhysarumPreset {
+        name: "jones-narrow",
+        description: "Jones' agent with sensors at ±22.5° turning by 45°: a connected web of long veins",
+        citation: "J. Jones, Artificial Life 16(2), 2010, which varies SA and RA apart: here SA = 22.5°, RA = 45°",
+        sensor_dist: 9.0,
+        sensor_angle: std::f32::consts::FRAC_PI_8,
+        turn_angle: std::f32::consts::FRAC_PI_4,
+        step_size: 1.0,
+        deposit: 5.0,
+        diffuse: 1.0,
+        decay: 0.1,
+    },
+    PhysarumPreset {
+        name: "writeup",
+        description: "the reference write-up's model (the library's PhysarumSetup::default, the benchmarks' model): \
+                      short reach and slow decay give thick strands",
+        citation: "the reference write-up (PyTorch and Triton versions)",
+        sensor_dist: 5.0,
+        sensor_angle: std::f32::consts::FRAC_PI_4,
+        turn_angle: std::f32::consts::FRAC_PI_4,
+        step_size: 1.0,
+        deposit: 1.0,
+        diffuse: 0.2,
+        decay: 0.01,
+    },
+];
+
+/// The preset called `name`, if any.
+pub fn physarum_preset(name: &str) -> Option<&'static PhysarumPreset> {
+    PHYSARUM_PRESETS.iter().find(|p| p.name == name)
+}
+
+/// A Physarum run's definition. `Default` is the write-up's model (the `writeup` preset) on a
+/// 1024² grid with a million agents.
 #[derive(Clone, Debug)]
 pub struct PhysarumSetup {
     pub width: u32,
     pub height: u32,
     pub agents: u32,
     pub sensor_dist: f32,
-    /// Radians.
+    /// Angle between the front sensor and each side sensor, radians.
     pub sensor_angle: f32,
+    /// Heading change of a turn, radians.
+    pub turn_angle: f32,
     pub step_size: f32,
     pub deposit: f32,
     pub diffuse: f32,
@@ -117,6 +213,7 @@ impl Default for PhysarumSetup {
             agents: 1 << 20,
             sensor_dist: 5.0,
             sensor_angle: std::f32::consts::FRAC_PI_4,
+            turn_angle: std::f32::consts::FRAC_PI_4,
             step_size: 1.0,
             deposit: 1.0,
             diffuse: 0.2,
@@ -150,6 +247,7 @@ impl PhysarumSetup {
         let finite = [
             ("sensor-dist", self.sensor_dist),
             ("sensor-angle", self.sensor_angle),
+            ("turn-angle", self.turn_angle),
             ("step-size", self.step_size),
             ("deposit", self.deposit),
             ("diffuse", self.diffuse),
@@ -172,6 +270,9 @@ impl PhysarumSetup {
         }
         if self.sensor_angle.abs() > TAU {
             return bad(format!("--sensor-angle must be within ±2π, got {}", self.sensor_angle));
+        }
+        if self.turn_angle.abs() > TAU {
+            return bad(format!("--turn-angle must be within ±2π, got {}", self.turn_angle));
         }
         if self.deposit < 0.0 {
             return bad(format!("--deposit must be 0 or more, got {}", self.deposit));
@@ -198,6 +299,7 @@ impl PhysarumSetup {
             self.height,
             self.sensor_dist,
             self.sensor_angle,
+            self.turn_angle,
             self.step_size,
             self.deposit,
             self.diffuse,
@@ -480,6 +582,45 @@ mod tests {
         let d = ToyModel { alpha: 0.1, beta: 0.5, gamma: 0.1, kappa: 0.5 }.analyse();
         assert!(!d.feedback_wins && d.spectral_radius < 1.0 && d.lyapunov < 0.0);
         assert!((d.spectral_radius - 0.6).abs() < 1e-12); // 0.5 ± 0.1
+    }
+
+    #[test]
+    fn presets_are_valid_and_writeup_is_the_default_model() {
+        for p in PHYSARUM_PRESETS {
+            p.apply(PhysarumSetup::default()).validate().unwrap();
+        }
+        let writeup = physarum_preset("writeup").unwrap().apply(PhysarumSetup::default());
+        assert_eq!(writeup.params(), PhysarumSetup::default().params());
+        assert_eq!(PHYSARUM_PRESETS[0].name, "network");
+        assert!(
+            physarum_preset("jones-narrow").unwrap().turn_angle
+                > physarum_preset("jones-narrow").unwrap().sensor_angle
+        );
+    }
+
+    #[test]
+    fn agents_turn_by_the_turn_angle_not_the_sensor_angle() {
+        // Trail only under the left sensor: the agent turns left by 0.2 and moves that way.
+        let setup = PhysarumSetup {
+            width: 64,
+            height: 64,
+            agents: 1,
+            sensor_angle: 0.5,
+            turn_angle: 0.2,
+            ..Default::default()
+        };
+        let p = setup.params();
+        let (y, x, heading) = (32.0f32, 32.0f32, 0.0f32);
+        let left = kernels::physarum::sensor_dirs(heading, &p)[1];
+        let (ly, lx) = kernels::physarum::ahead(y, x, left, p.sensor_dist, &p);
+        let mut trail = vec![0.0f32; 64 * 64];
+        trail[kernels::physarum::cell_of(ly, lx, &p)] = 1.0;
+        let (ny, nx, nh) = kernels::physarum::agent_step(&|c: usize| trail[c], y, x, heading, 0, 0, &p);
+        assert!((nh - 0.2).abs() < 1e-6, "heading {nh}");
+        assert!(
+            (ny - (y + 0.2f32.sin())).abs() < 1e-5 && (nx - (x + 0.2f32.cos())).abs() < 1e-5,
+            "({ny}, {nx})"
+        );
     }
 
     #[test]

@@ -1,0 +1,56 @@
+//! Runs every Gray-Scott preset from its own start for its own number of steps on the CPU and
+//! tiles the last frames into one PNG, in `--list-presets` order, left to right and top to
+//! bottom (the README's docs/presets.png).
+//!
+//! `cargo run --release -p host --example preset_montage -- [OUT.png] [SIDE]`
+
+use std::time::Instant;
+
+use host::{
+    Device,
+    grayscott::{GrayScott, PRESETS, Variant},
+    render,
+};
+use rayon::prelude::*;
+
+const COLUMNS: usize = 3;
+const GAP: usize = 4;
+
+fn main() -> host::Result<()> {
+    let mut args = std::env::args().skip(1);
+    let out = args.next().unwrap_or_else(|| "presets.png".into());
+    let side: u32 = args.next().map_or(256, |s| s.parse().expect("SIDE: a number of cells"));
+    let started = Instant::now();
+    let tiles = PRESETS
+        .par_iter()
+        .map(|p| {
+            let mut sim = GrayScott::new(&p.setup(side, side), &Device::Cpu, Variant::Cpu)?;
+            sim.step(p.steps)?;
+            let mut levels = vec![0u8; (side * side) as usize];
+            sim.levels(&mut levels)?;
+            Ok(levels)
+        })
+        .collect::<host::Result<Vec<_>>>()?;
+
+    let s = side as usize;
+    let rows = PRESETS.len().div_ceil(COLUMNS);
+    let (width, height) = (COLUMNS * s + (COLUMNS - 1) * GAP, rows * s + (rows - 1) * GAP);
+    let mut montage = vec![0u8; width * height];
+    for (i, tile) in tiles.iter().enumerate() {
+        let (x0, y0) = ((i % COLUMNS) * (s + GAP), (i / COLUMNS) * (s + GAP));
+        for (y, row) in tile.chunks(s).enumerate() {
+            montage[(y0 + y) * width + x0..][..s].copy_from_slice(row);
+        }
+    }
+    let palette = render::palette("cyberpunk").expect("palette exists");
+    render::write_png(out.as_ref(), &montage, width as u32, height as u32, palette)?;
+    let names: Vec<_> = PRESETS.iter().map(|p| p.name).collect();
+    println!(
+        "{} presets at {side}x{side} ({}) on the CPU ({} threads) in {:.1} s -> {out}",
+        PRESETS.len(),
+        names.join(", "),
+        rayon::current_num_threads(),
+        started.elapsed().as_secs_f32()
+    );
+    Ok(())
+}
