@@ -19,6 +19,9 @@ if has tests; then
   grep -E "test result" "$OUT/gpu-tests.log"
   $B/gpu_heat --ignored --test-threads=1 --nocapture > "$OUT/gpu-heat-tests.log" 2>&1
   grep -E "test result|after 10 steps|relative error" "$OUT/gpu-heat-tests.log"
+  # Its own process: a failed device_assert! leaves the CUDA context unusable.
+  $B/gpu_device_layer --ignored --test-threads=1 --nocapture > "$OUT/gpu-device-layer-tests.log" 2>&1
+  grep -E "test result|Assertion" "$OUT/gpu-device-layer-tests.log"
 fi
 
 if has sanitize; then

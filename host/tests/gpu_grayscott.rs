@@ -4,8 +4,7 @@
 
 mod common;
 
-use std::sync::Arc;
-
+use common::gpu::{download, gpu, upload};
 use common::*;
 use cudarc::driver::CudaSlice;
 use host::{
@@ -23,20 +22,6 @@ use kernels::colormap::MinMax;
 const W: u32 = 257;
 const H: u32 = 131;
 const CELLS: usize = (W * H) as usize;
-
-fn gpu() -> Arc<Gpu> {
-    Gpu::open().expect("GPU tests need a CUDA GPU")
-}
-
-fn upload<T: cudarc::driver::DeviceRepr>(gpu: &Gpu, data: &[T]) -> CudaSlice<T> {
-    gpu.stream().clone_htod(data).unwrap()
-}
-
-fn download<T: cudarc::driver::DeviceRepr + Default + Clone>(gpu: &Gpu, data: &CudaSlice<T>) -> Vec<T> {
-    let out = gpu.stream().clone_dtoh(data).unwrap();
-    gpu.synchronize().unwrap();
-    out
-}
 
 /// A buffer full of NaN, so an element the kernel forgets to write fails the comparison.
 fn poisoned(gpu: &Gpu) -> CudaSlice<f32> {

@@ -3,32 +3,16 @@
 
 mod common;
 
-use std::sync::Arc;
-
+use common::gpu::{download, gpu, upload};
 use common::{fresh_seed, max_abs_diff, random_field};
 use cudarc::driver::CudaSlice;
 use host::{
     Device,
-    cuda::Gpu,
     heat::{Heat, HeatEngine, HeatInit, HeatSetup, HeatVariant, cpu, cuda},
 };
 
 const N: [u32; 3] = [37, 41, 43];
 const CELLS: usize = 37 * 41 * 43;
-
-fn gpu() -> Arc<Gpu> {
-    Gpu::open().expect("GPU tests need a CUDA GPU")
-}
-
-fn up(gpu: &Gpu, data: &[f32]) -> CudaSlice<f32> {
-    gpu.stream().clone_htod(data).unwrap()
-}
-
-fn down(gpu: &Gpu, data: &CudaSlice<f32>) -> Vec<f32> {
-    let out = gpu.stream().clone_dtoh(data).unwrap();
-    gpu.synchronize().unwrap();
-    out
-}
 
 /// A field with zero faces (like every stage), random inside.
 fn stage_like(seed: u64) -> Vec<f32> {
@@ -56,12 +40,12 @@ fn stencil_kernels_match_cpu() {
     let (u, a) = (random_field(CELLS, seed, 0.0, 1.0), 0.13);
     let want = cpu_stage(&u, a);
     // One thread per cell and 2.5-D: bit-identical to the CPU (same expression).
-    let mut out = up(&gpu, &vec![f32::NAN; CELLS]);
-    cuda::launch_laplacian(&gpu, &up(&gpu, &u), &mut out, N, a).unwrap();
-    assert_eq!(down(&gpu, &out), want);
-    let mut out = up(&gpu, &vec![0.0; CELLS]);
-    cuda::launch_laplacian_tiled(&gpu, &up(&gpu, &u), &mut out, N, a).unwrap();
-    assert_eq!(down(&gpu, &out), want);
+    let mut out = upload(&gpu, &vec![f32::NAN; CELLS]);
+    cuda::launch_laplacian(&gpu, &upload(&gpu, &u), &mut out, N, a).unwrap();
+    assert_eq!(download(&gpu, &out), want);
+    let mut out = upload(&gpu, &vec![0.0; CELLS]);
+    cuda::launch_laplacian_tiled(&gpu, &upload(&gpu, &u), &mut out, N, a).unwrap();
+    assert_eq!(download(&gpu, &out), want);
 }
 
 #[test]
@@ -72,14 +56,14 @@ fn stage_kernels_match_cpu() {
         (random_field(CELLS, seed, 0.0, 1.0), stage_like(seed + 1), stage_like(seed + 2), 0.13, 0.7);
     // naive: the stencil of u + c·k, as the CPU forms it: bit-identical.
     let tmp: Vec<f32> = u.iter().zip(&k).map(|(&u, &k)| u + c * k).collect();
-    let mut out = up(&gpu, &vec![f32::NAN; CELLS]);
-    cuda::launch_stage_naive(&gpu, &up(&gpu, &u), &up(&gpu, &k), &mut out, N, a, c).unwrap();
-    assert_eq!(down(&gpu, &out), cpu_stage(&tmp, a));
+    let mut out = upload(&gpu, &vec![f32::NAN; CELLS]);
+    cuda::launch_stage_naive(&gpu, &upload(&gpu, &u), &upload(&gpu, &k), &mut out, N, a, c).unwrap();
+    assert_eq!(download(&gpu, &out), cpu_stage(&tmp, a));
     // reuse: k1 + c·a∇²k.
     let want: Vec<f32> = k1.iter().zip(cpu_stage(&k, a)).map(|(&k1, s)| k1 + c * s).collect();
-    let mut out = up(&gpu, &vec![f32::NAN; CELLS]);
-    cuda::launch_stage_reuse(&gpu, &up(&gpu, &k1), &up(&gpu, &k), &mut out, N, a, c).unwrap();
-    assert!(max_abs_diff(&down(&gpu, &out), &want) < 1e-5);
+    let mut out = upload(&gpu, &vec![f32::NAN; CELLS]);
+    cuda::launch_stage_reuse(&gpu, &upload(&gpu, &k1), &upload(&gpu, &k), &mut out, N, a, c).unwrap();
+    assert!(max_abs_diff(&download(&gpu, &out), &want) < 1e-5);
 }
 
 #[test]
@@ -92,10 +76,10 @@ fn update_kernels_match_cpu() {
     let want: Vec<f32> = (0..CELLS)
         .map(|i| u[i] + dt / 6.0 * (ks[0][i] + 2.0 * ks[1][i] + 2.0 * ks[2][i] + ks[3][i]))
         .collect();
-    let mut du = up(&gpu, &u);
-    let dk: Vec<CudaSlice<f32>> = ks.iter().map(|k| up(&gpu, k)).collect();
+    let mut du = upload(&gpu, &u);
+    let dk: Vec<CudaSlice<f32>> = ks.iter().map(|k| upload(&gpu, k)).collect();
     cuda::launch_rk4_update(&gpu, &mut du, &dk[0], &dk[1], &dk[2], &dk[3], dt).unwrap();
-    assert_eq!(down(&gpu, &du), want);
+    assert_eq!(download(&gpu, &du), want);
 
     // The polynomial pass, both forms, against f64.
     let (a, v) = (0.13, &ks[..3]);
@@ -114,13 +98,13 @@ fn update_kernels_match_cpu() {
                 + d.powi(4) / 24.0 * f64::from(av3[i])
         })
         .collect();
-    let mut plain = up(&gpu, &u);
+    let mut plain = upload(&gpu, &u);
     cuda::launch_poly_update(&gpu, &mut plain, &dk[0], &dk[1], &dk[2], N, a, dt).unwrap();
-    let plain = down(&gpu, &plain);
+    let plain = download(&gpu, &plain);
     assert!(max_abs_diff(&plain, &want) < 1e-5);
-    let mut tiled = up(&gpu, &u);
+    let mut tiled = upload(&gpu, &u);
     cuda::launch_poly_update_tiled(&gpu, &mut tiled, &dk[0], &dk[1], &dk[2], N, a, dt).unwrap();
-    assert_eq!(down(&gpu, &tiled), plain, "2.5-D and one-thread-per-cell forms agree exactly");
+    assert_eq!(download(&gpu, &tiled), plain, "2.5-D and one-thread-per-cell forms agree exactly");
 }
 
 /// The single-pass kernel on grids smaller than its tile and chunk, and spanning several
@@ -160,11 +144,11 @@ fn single_pass_runs_may_cross_tile_columns() {
     let work =
         130u32.div_ceil(kernels::heat::SINGLE_OUT_W) * 60u32.div_ceil(kernels::heat::SINGLE_OUT_H) * 43;
     for planes_per_block in [1, 7, 50, work] {
-        let mut out = up(&gpu, &vec![f32::NAN; u.len()]);
+        let mut out = upload(&gpu, &vec![f32::NAN; u.len()]);
         let blocks = work.div_ceil(planes_per_block);
         let pass = cuda::SinglePass::with_work((blocks, planes_per_block));
-        pass.launch(&gpu, &up(&gpu, &u), &mut out, setup.n, setup.a(), setup.dt).unwrap();
-        let diff = max_abs_diff(&down(&gpu, &out), &want);
+        pass.launch(&gpu, &upload(&gpu, &u), &mut out, setup.n, setup.a(), setup.dt).unwrap();
+        let diff = max_abs_diff(&download(&gpu, &out), &want);
         assert!(diff <= 2e-6, "{planes_per_block} planes per block: {diff}");
     }
 }

@@ -4,13 +4,10 @@
 
 mod common;
 
-use std::sync::Arc;
-
+use common::gpu::{download, gpu, upload};
 use common::{fresh_seed, random_field};
-use cudarc::driver::CudaSlice;
 use host::{
     Device,
-    cuda::Gpu,
     physarum::{Agents, Physarum, PhysarumSetup, PhysarumVariant, Sensing, cpu, cuda, initial_agents},
 };
 use kernels::physarum::Params;
@@ -19,20 +16,6 @@ const W: u32 = 333;
 const H: u32 = 217;
 const CELLS: usize = (W * H) as usize;
 const AGENTS: u32 = 200_003;
-
-fn gpu() -> Arc<Gpu> {
-    Gpu::open().expect("GPU tests need a CUDA GPU")
-}
-
-fn up<T: cudarc::driver::DeviceRepr>(gpu: &Gpu, data: &[T]) -> CudaSlice<T> {
-    gpu.stream().clone_htod(data).unwrap()
-}
-
-fn down<T: cudarc::driver::DeviceRepr + Default + Clone>(gpu: &Gpu, data: &CudaSlice<T>) -> Vec<T> {
-    let out = gpu.stream().clone_dtoh(data).unwrap();
-    gpu.synchronize().unwrap();
-    out
-}
 
 fn setup(seed: u64, sensing: Sensing, jitter: f32) -> PhysarumSetup {
     PhysarumSetup { width: W, height: H, agents: AGENTS, seed, sensing, jitter, ..PhysarumSetup::default() }
@@ -65,48 +48,49 @@ fn agent_kernels_match_cpu() {
         let (agents, trail) = state(&s);
         let mut want = agents.clone();
         cpu::move_agents(&mut want, &trail, 5, &p);
-        let d_trail = up(&gpu, &trail);
+        let d_trail = upload(&gpu, &trail);
 
         // Fused: sense, steer and move in one kernel.
-        let (mut pos, mut heading) = (up(&gpu, &interleave(&agents)), up(&gpu, &agents.heading));
+        let (mut pos, mut heading) = (upload(&gpu, &interleave(&agents)), upload(&gpu, &agents.heading));
         cuda::launch_sense_move(&gpu, &mut pos, &mut heading, &d_trail, AGENTS, 5, p).unwrap();
-        assert_eq!(down(&gpu, &pos), interleave(&want), "sense_move positions, {:?}", s.sensing);
-        assert_eq!(down(&gpu, &heading), want.heading, "sense_move headings");
+        assert_eq!(download(&gpu, &pos), interleave(&want), "sense_move positions, {:?}", s.sensing);
+        assert_eq!(download(&gpu, &heading), want.heading, "sense_move headings");
 
         // Unfused: offsets, sample, argmax, steer, move.
-        let (mut pos, mut heading) = (up(&gpu, &interleave(&agents)), up(&gpu, &agents.heading));
+        let (mut pos, mut heading) = (upload(&gpu, &interleave(&agents)), upload(&gpu, &agents.heading));
         let n = AGENTS as usize;
-        let mut dirs = up(&gpu, &vec![f32::NAN; 6 * n]);
-        let mut readings = up(&gpu, &vec![f32::NAN; 3 * n]);
-        let mut turns = up(&gpu, &vec![7i32; n]);
+        let mut dirs = upload(&gpu, &vec![f32::NAN; 6 * n]);
+        let mut readings = upload(&gpu, &vec![f32::NAN; 3 * n]);
+        let mut turns = upload(&gpu, &vec![7i32; n]);
         cuda::launch_offsets(&gpu, &heading, &mut dirs, AGENTS, p).unwrap();
         let want_dirs: Vec<f32> = agents
             .heading
             .iter()
             .flat_map(|&h| kernels::physarum::sensor_dirs(h, &p).into_iter().flat_map(|(a, b)| [a, b]))
             .collect();
-        assert_eq!(down(&gpu, &dirs), want_dirs, "offsets");
+        assert_eq!(download(&gpu, &dirs), want_dirs, "offsets");
         cuda::launch_sample(&gpu, &pos, &dirs, &d_trail, &mut readings, AGENTS, p).unwrap();
         cuda::launch_argmax(&gpu, &readings, &mut turns, AGENTS, 5, p).unwrap();
-        let turn_counts = down(&gpu, &turns).iter().fold([0usize; 3], |mut c, &t| {
+        let turn_counts = download(&gpu, &turns).iter().fold([0usize; 3], |mut c, &t| {
             c[(t + 1) as usize] += 1;
             c
         });
         assert!(turn_counts.iter().all(|&c| c > 0), "all three turns occur: {turn_counts:?}");
         cuda::launch_steer(&gpu, &mut heading, &turns, AGENTS, 5, p).unwrap();
         cuda::launch_move(&gpu, &mut pos, &dirs, &turns, &heading, AGENTS, p).unwrap();
-        assert_eq!(down(&gpu, &pos), interleave(&want), "unfused positions");
-        assert_eq!(down(&gpu, &heading), want.heading, "unfused headings");
+        assert_eq!(download(&gpu, &pos), interleave(&want), "unfused positions");
+        assert_eq!(download(&gpu, &heading), want.heading, "unfused headings");
 
         // Optimized: struct of arrays, deposits counted.
-        let (mut y, mut x, mut h) = (up(&gpu, &agents.y), up(&gpu, &agents.x), up(&gpu, &agents.heading));
-        let mut counts = up(&gpu, &vec![0u32; CELLS]);
-        let ids = up(&gpu, &(0..AGENTS).collect::<Vec<u32>>());
+        let (mut y, mut x, mut h) =
+            (upload(&gpu, &agents.y), upload(&gpu, &agents.x), upload(&gpu, &agents.heading));
+        let mut counts = upload(&gpu, &vec![0u32; CELLS]);
+        let ids = upload(&gpu, &(0..AGENTS).collect::<Vec<u32>>());
         cuda::launch_agents(&gpu, &mut y, &mut x, &mut h, &ids, &d_trail, &mut counts, AGENTS, 5, p).unwrap();
-        assert_eq!(down(&gpu, &y), want.y, "agents y");
-        assert_eq!(down(&gpu, &x), want.x, "agents x");
-        assert_eq!(down(&gpu, &h), want.heading, "agents heading");
-        assert_eq!(down(&gpu, &counts), cpu::count(&want, &p), "agents counts");
+        assert_eq!(download(&gpu, &y), want.y, "agents y");
+        assert_eq!(download(&gpu, &x), want.x, "agents x");
+        assert_eq!(download(&gpu, &h), want.heading, "agents heading");
+        assert_eq!(download(&gpu, &counts), cpu::count(&want, &p), "agents counts");
         eprintln!("{:?} jitter {}: agent kernels bit-identical to the CPU", s.sensing, s.jitter);
     }
 }
@@ -122,29 +106,29 @@ fn trail_kernels_match_cpu() {
     // Deposit (float atomics): the same float as the CPU's adds in agent order.
     let mut want = trail.clone();
     cpu::deposit(&agents, &mut want, &p);
-    let mut d_trail = up(&gpu, &trail);
-    cuda::launch_deposit(&gpu, &up(&gpu, &interleave(&agents)), &mut d_trail, AGENTS, p).unwrap();
-    assert_eq!(down(&gpu, &d_trail), want, "deposit");
+    let mut d_trail = upload(&gpu, &trail);
+    cuda::launch_deposit(&gpu, &upload(&gpu, &interleave(&agents)), &mut d_trail, AGENTS, p).unwrap();
+    assert_eq!(download(&gpu, &d_trail), want, "deposit");
 
     // Blur, blend, decay; and the fused diffuse+decay.
-    let mut mean = up(&gpu, &vec![f32::NAN; CELLS]);
+    let mut mean = upload(&gpu, &vec![f32::NAN; CELLS]);
     cuda::launch_blur(&gpu, &d_trail, &mut mean, p).unwrap();
-    assert_eq!(down(&gpu, &mean), cpu::blur(&want, &p), "blur");
-    let mut fused = up(&gpu, &vec![f32::NAN; CELLS]);
+    assert_eq!(download(&gpu, &mean), cpu::blur(&want, &p), "blur");
+    let mut fused = upload(&gpu, &vec![f32::NAN; CELLS]);
     cuda::launch_diffuse_decay(&gpu, &d_trail, &mut fused, p).unwrap();
     cuda::launch_blend(&gpu, &mut d_trail, &mean, p).unwrap();
     cuda::launch_decay(&gpu, &mut d_trail, p).unwrap();
     let want_next = cpu::diffuse_decay(&want, &p);
-    assert_eq!(down(&gpu, &d_trail), want_next, "blur + blend + decay");
-    assert_eq!(down(&gpu, &fused), want_next, "diffuse_decay");
+    assert_eq!(download(&gpu, &d_trail), want_next, "blur + blend + decay");
+    assert_eq!(download(&gpu, &fused), want_next, "diffuse_decay");
 
     // The optimized trail pass: deposits from counts, diffusion, decay, and the clear.
-    let counts = up(&gpu, &cpu::count(&agents, &p));
-    let mut clear = up(&gpu, &vec![9u32; CELLS]);
-    let mut out = up(&gpu, &vec![f32::NAN; CELLS]);
-    cuda::launch_trail(&gpu, &up(&gpu, &trail), &counts, &mut clear, &mut out, p).unwrap();
-    assert_eq!(down(&gpu, &out), want_next, "trail");
-    assert!(down(&gpu, &clear).iter().all(|&c| c == 0), "trail clears the other counts");
+    let counts = upload(&gpu, &cpu::count(&agents, &p));
+    let mut clear = upload(&gpu, &vec![9u32; CELLS]);
+    let mut out = upload(&gpu, &vec![f32::NAN; CELLS]);
+    cuda::launch_trail(&gpu, &upload(&gpu, &trail), &counts, &mut clear, &mut out, p).unwrap();
+    assert_eq!(download(&gpu, &out), want_next, "trail");
+    assert!(download(&gpu, &clear).iter().all(|&c| c == 0), "trail clears the other counts");
 }
 
 #[test]
@@ -154,9 +138,9 @@ fn all_agents_in_one_cell_deposit_the_exact_total() {
     let n = 1_000_000u32;
     let p = setup(1, Sensing::Nearest, 0.0).params();
     let pos: Vec<f32> = (0..n).flat_map(|_| [100.5f32, 200.25]).collect();
-    let mut trail = up(&gpu, &vec![0.0f32; CELLS]);
-    cuda::launch_deposit(&gpu, &up(&gpu, &pos), &mut trail, n, p).unwrap();
-    let t = down(&gpu, &trail);
+    let mut trail = upload(&gpu, &vec![0.0f32; CELLS]);
+    cuda::launch_deposit(&gpu, &upload(&gpu, &pos), &mut trail, n, p).unwrap();
+    let t = download(&gpu, &trail);
     let cell = 100 * W as usize + 200;
     assert_eq!(t[cell], n as f32, "float atomics");
     assert_eq!(t.iter().map(|&x| f64::from(x)).sum::<f64>(), f64::from(n));
@@ -165,12 +149,13 @@ fn all_agents_in_one_cell_deposit_the_exact_total() {
         Agents { y: vec![100.5; n as usize], x: vec![200.25; n as usize], heading: vec![0.0; n as usize] };
     let mut expected = agents.clone();
     cpu::move_agents(&mut expected, &vec![0.0; CELLS], 0, &p);
-    let (mut y, mut x, mut h) = (up(&gpu, &agents.y), up(&gpu, &agents.x), up(&gpu, &agents.heading));
-    let mut counts = up(&gpu, &vec![0u32; CELLS]);
-    let ids = up(&gpu, &(0..n).collect::<Vec<u32>>());
-    let zero = up(&gpu, &vec![0.0f32; CELLS]);
+    let (mut y, mut x, mut h) =
+        (upload(&gpu, &agents.y), upload(&gpu, &agents.x), upload(&gpu, &agents.heading));
+    let mut counts = upload(&gpu, &vec![0u32; CELLS]);
+    let ids = upload(&gpu, &(0..n).collect::<Vec<u32>>());
+    let zero = upload(&gpu, &vec![0.0f32; CELLS]);
     cuda::launch_agents(&gpu, &mut y, &mut x, &mut h, &ids, &zero, &mut counts, n, 0, p).unwrap();
-    let c = down(&gpu, &counts);
+    let c = download(&gpu, &counts);
     assert_eq!(c[100 * W as usize + 201], n, "all moved one cell right and were counted");
     assert_eq!(c.iter().map(|&k| u64::from(k)).sum::<u64>(), u64::from(n));
 }
@@ -182,23 +167,24 @@ fn binning_keeps_every_agent_and_orders_them_by_tile() {
     let s = setup(seed, Sensing::Nearest, 0.0);
     let (p, agents) = (s.params(), initial_agents(&s));
     let soa = |a: &Agents, ids: &[u32]| cuda::SoaAgents {
-        y: up(&gpu, &a.y),
-        x: up(&gpu, &a.x),
-        heading: up(&gpu, &a.heading),
-        ids: up(&gpu, ids),
+        y: upload(&gpu, &a.y),
+        x: upload(&gpu, &a.x),
+        heading: upload(&gpu, &a.heading),
+        ids: upload(&gpu, ids),
     };
     let from = soa(&agents, &(0..AGENTS).collect::<Vec<u32>>());
     let mut to = soa(&Agents::default(), &[]);
     let n = AGENTS as usize;
     (to.y, to.x, to.heading, to.ids) = (
-        up(&gpu, &vec![f32::NAN; n]),
-        up(&gpu, &vec![f32::NAN; n]),
-        up(&gpu, &vec![f32::NAN; n]),
-        up(&gpu, &vec![u32::MAX; n]),
+        upload(&gpu, &vec![f32::NAN; n]),
+        upload(&gpu, &vec![f32::NAN; n]),
+        upload(&gpu, &vec![f32::NAN; n]),
+        upload(&gpu, &vec![u32::MAX; n]),
     );
-    let mut bins = up(&gpu, &vec![7u32; kernels::physarum::bin_count(&p) as usize]);
+    let mut bins = upload(&gpu, &vec![7u32; kernels::physarum::bin_count(&p) as usize]);
     cuda::bin_agents(&gpu, &from, &mut to, &mut bins, AGENTS, p).unwrap();
-    let (y, x, h, ids) = (down(&gpu, &to.y), down(&gpu, &to.x), down(&gpu, &to.heading), down(&gpu, &to.ids));
+    let (y, x, h, ids) =
+        (download(&gpu, &to.y), download(&gpu, &to.x), download(&gpu, &to.heading), download(&gpu, &to.ids));
     let mut seen = vec![false; n];
     let mut last_bin = 0;
     for slot in 0..n {

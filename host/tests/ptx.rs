@@ -147,7 +147,8 @@ fn assemble(arch: &str) {
     while let Some(line) = lines.next() {
         let Some(name) = line.split("Function properties for ").nth(1) else { continue };
         let properties = lines.next().unwrap_or_default();
-        checked += 1;
+        // Device functions that are not entry points (a cold `assert_fail`) are checked too.
+        checked += usize::from(KERNELS.iter().any(|k| k.name == name.trim()));
         if properties.contains("0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads") {
             continue;
         }

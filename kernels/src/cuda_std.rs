@@ -204,8 +204,28 @@ macro_rules! dynamic_shared_f32 {
     }};
 }
 
-/// Memory accesses the compiler must not restructure.
+/// Memory accesses the compiler must not restructure, or that need a particular cache path.
 pub mod memory {
+    /// Reads a float through the read-only data cache (`ld.global.nc`, CUDA C's `__ldg`).
+    ///
+    /// # Safety
+    /// `ptr` must be a valid global address that no thread writes during the kernel.
+    #[inline(always)]
+    pub unsafe fn load_nc(ptr: *const f32) -> f32 {
+        let value: f32;
+        // SAFETY: the caller guarantees `ptr` is a valid global address not written during
+        // the kernel.
+        unsafe {
+            core::arch::asm!(
+                "ld.global.nc.f32 {v}, [{p}];",
+                v = out(reg32) value,
+                p = in(reg64) ptr,
+                options(readonly, nostack, preserves_flags),
+            );
+        }
+        value
+    }
+
     /// `if condition { *address = value }` as one predicated store. Unlike the `if`, it
     /// keeps the compiler from moving the computation of `value` under a branch: where
     /// `condition` differs between the lanes of a warp, such a branch costs more than the
@@ -357,5 +377,55 @@ pub mod warp {
             );
         }
         out
+    }
+}
+
+/// CUDA C's `assert` for kernels: when `condition` is false, the failing thread reports the
+/// condition, this file and line, and its block and thread through the driver (printed on the
+/// host's stderr) and stops the kernel; the launch fails with `CUDA_ERROR_ASSERT`, which the
+/// host reports. Checked in release builds too (unlike `debug_assert!`, which traps without
+/// saying where).
+///
+/// ```ignore
+/// device_assert!(steps <= TEMPORAL_MAX_STEPS);
+/// ```
+#[macro_export]
+macro_rules! device_assert {
+    ($condition:expr $(,)?) => {
+        if !$condition {
+            // SAFETY: NUL-terminated static strings, as `__assertfail` expects.
+            unsafe {
+                $crate::cuda_std::assert_fail(
+                    concat!(stringify!($condition), "\0"),
+                    concat!(file!(), "\0"),
+                    line!(),
+                    concat!(module_path!(), "\0"),
+                )
+            }
+        }
+    };
+}
+
+unsafe extern "C" {
+    /// The device runtime's assertion report (what nvcc's `assert` calls).
+    fn __assertfail(assertion: *const u8, file: *const u8, line: u32, function: *const u8, char_size: usize);
+}
+
+/// Reports a failed [`device_assert!`] and stops the kernel.
+///
+/// # Safety
+/// The strings must end with a NUL byte.
+#[cold]
+#[inline(never)]
+pub unsafe fn assert_fail(
+    assertion: &'static str,
+    file: &'static str,
+    line: u32,
+    function: &'static str,
+) -> ! {
+    // SAFETY: NUL-terminated strings (the caller's promise); `trap` aborts the kernel.
+    unsafe {
+        __assertfail(assertion.as_ptr(), file.as_ptr(), line, function.as_ptr(), 1);
+        core::arch::nvptx::trap()
     }
 }

@@ -334,15 +334,14 @@ pub const fn temporal_tile(steps: u32) -> (u32, u32) {
 /// below a warp's band, a small shared-memory exchange with one barrier per step.
 ///
 /// Thread mapping: blocks of `32 × TEMPORAL_WARPS` (256) threads; lane l of warp w holds
-/// columns `4l..4l+4` of rows `8w..8w+8` of the 128 × 64 window. Bytes per cell per step:
-/// about (8 × window/tile + 8) / steps from DRAM: 2.3 B at 8 steps (the window is 1.52× the
-/// tile), against 16 B for any single-step kernel; the cost moves to arithmetic on the halo
-/// cells. Measured on an H200 (ncu): 168 registers, one block per SM (12.5% occupancy),
-/// latency-bound at 52% SM throughput. A 16-warp, 4-row layout (95 registers, twice the
-/// warps) was slower, 57 µs against 48 µs per step at 4096², because its single-buffered
-/// edge exchange needs two barriers per step. Same float operations as the other kernels:
-/// results are bit-identical.
-// Two 256-thread blocks per SM, so one block's loads overlap the other's arithmetic.
+/// columns `4l..4l+4` of rows `6w..6w+6` of the 128 × 48 window. Bytes per cell per step:
+/// about (8 × window/tile + 8) / steps from DRAM: 2.7 B at 8 steps (the window is 1.71× its
+/// 112 × 32 tile), against 16 B for any single-step kernel; the cost moves to arithmetic on
+/// the halo cells. Launch bounds (256 threads, 2 blocks per SM) cap it at 128 registers, so
+/// one block's loads overlap the other's arithmetic: 42 µs per step at 4096² on an H200
+/// (steps per launch tuned), against 48 µs for the earlier 8-row layout at 168 registers and
+/// one block per SM, which ncu showed latency-bound at 52% SM throughput. Same float
+/// operations as the other kernels: results are bit-identical.
 #[kernel(launch_bounds(256, 2))]
 pub unsafe fn gray_scott_temporal(
     u: *const f32,

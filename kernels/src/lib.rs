@@ -30,6 +30,7 @@ extern crate self as kernels;
 
 pub mod abi;
 pub mod colormap;
+pub mod diagnostics;
 pub mod grayscott;
 pub mod heat;
 pub mod physarum;

@@ -37,7 +37,7 @@
 use crate::kernel;
 #[cfg(target_arch = "nvptx64")]
 use crate::{
-    cuda_std::{atomic::atomic_add_u32, thread, warp},
+    cuda_std::{atomic::atomic_add_u32, memory::load_nc, thread, warp},
     shared_array,
 };
 
@@ -358,24 +358,6 @@ pub fn neighbourhood(x: u32, y: u32, p: &Params) -> ([usize; 3], [usize; 3]) {
 // ---------------------------------------------------------------------------------------
 // Kernels
 // ---------------------------------------------------------------------------------------
-
-/// Reads a float through the read-only data cache (`ld.global.nc`).
-#[cfg(target_arch = "nvptx64")]
-#[inline(always)]
-unsafe fn load_nc(ptr: *const f32) -> f32 {
-    let value: f32;
-    // SAFETY: the caller guarantees `ptr` is a valid global address not written during the
-    // kernel.
-    unsafe {
-        core::arch::asm!(
-            "ld.global.nc.f32 {v}, [{p}];",
-            v = out(reg32) value,
-            p = in(reg64) ptr,
-            options(readonly, nostack, preserves_flags),
-        );
-    }
-    value
-}
 
 /// Unfused 1/9, "offsets": the three sensing directions of each agent.
 ///

@@ -11,6 +11,8 @@ use std::{
 
 use host::{grayscott::Rates, rng::SplitMix64};
 
+pub mod gpu;
+
 /// Fields with values uniform in [lo, hi).
 pub fn random_field(cells: usize, seed: u64, lo: f32, hi: f32) -> Vec<f32> {
     let mut rng = SplitMix64::new(seed);
