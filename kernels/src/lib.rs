@@ -1,19 +1,43 @@
 //! GPU kernels for the simulations, written in Rust and compiled to PTX.
 //!
 //! Layout (one file per simulation, kernels in the order of the optimisation story):
-//! - [`cuda_std`]: the device-support layer (thread indices, barrier, shared tiles, atomics),
-//!   our counterpart of rust-cuda's `cuda_std`. Exists only in the PTX build.
-//! - [`grayscott`]: Gray-Scott reaction-diffusion: per-cell math, then the `laplacian`,
-//!   `update` and `fused` kernels.
+//! - [`cuda_std`]: the device-support layer (thread indices, barrier, shared tiles, atomics,
+//!   `ld.global.nc`, `device_assert!`), our counterpart of rust-cuda's `cuda_std`. Exists only
+//!   in the PTX build.
+//! - [`grayscott`], [`heat`], [`physarum`]: each simulation's per-cell math, then its kernels.
 //! - [`colormap`]: per-frame min/max reduction and the colormap that turns a field into
 //!   8-bit palette levels.
+//! - [`abi`]: the host's view of a kernel (the `Kernel` trait of the generated handles).
+//! - [`diagnostics`]: kernels that exercise the device layer in the GPU tests.
 //!
 //! The per-cell math is plain `#[inline(always)]` functions that compile for the host too, so
-//! the CPU backend computes with exactly the same expressions. Kernel entry points carry
-//! [`kernel`] and exist only when compiling for `nvptx64`.
+//! the CPU backend computes with exactly the same expressions. Structs passed to kernels by
+//! value derive `bytemuck::Pod`.
 //!
-//! Adding a kernel: write `#[kernel] pub unsafe fn my_kernel(...)` in the simulation's file,
-//! then give its name to the host's kernel table (`host/src/cuda/kernels.rs`).
+//! ## One kernel, from declaration to launch
+//!
+//! ```ignore
+//! // kernels/src/grayscott.rs
+//! /// One Gray-Scott step. Thread mapping: ... Bytes per cell: 16.
+//! #[kernel]
+//! pub unsafe fn gray_scott_fused(
+//!     u: *const f32, v: *const f32, u_next: *mut f32, v_next: *mut f32,
+//!     width: u32, height: u32, rates: Rates, rows: u32,
+//! ) { ... }
+//! ```
+//! In the PTX build this is the entry point `gray_scott_fused`; in the host build
+//! `#[kernel]` leaves a unit struct of the same name implementing [`abi::Kernel`], which the
+//! host launches like a function call, the tuple checked against the parameters at compile
+//! time:
+//! ```ignore
+//! // host/src/grayscott/cuda.rs
+//! use kernels::grayscott::gray_scott_fused;
+//! gpu.launch(gray_scott_fused, cfg, (&u, &v, &mut u_next, &mut v_next, width, height, rates, rows))?;
+//! ```
+//! `#[kernel(launch_bounds(256, 2))]` adds CUDA C's `__launch_bounds__`, and
+//! `#[kernel(dynamic_shared = BYTES)]` declares the dynamic shared memory every block gets.
+//! The host's table of kernels (`host::cuda::KERNELS`) is generated from the PTX: there is no
+//! list to keep by hand.
 
 #![cfg_attr(not(test), no_std)]
 #![cfg_attr(
