@@ -1,6 +1,7 @@
 //! Compiles the `kernels` crate to PTX and embeds it: `host::cuda::PTX` is the module text,
 //! `host::cuda::KERNELS` the table of its kernels (generated from the kernels' `#[kernel]`
-//! markers; launch bounds come from `#[kernel(launch_bounds(...))]` on each kernel).
+//! markers; launch bounds come from `#[kernel(launch_bounds(...))]` on each kernel), and
+//! `host::cuda::CUBINS` machine code for the common GPUs, so they skip the JIT at start-up.
 
 fn main() {
     ptx_builder::PtxBuilder::new("../kernels")
@@ -10,6 +11,11 @@ fn main() {
         // The temporal kernel keeps a tile in fixed-size arrays indexed by loop counters:
         // full unrolling puts them in registers instead of local memory.
         .rustflag("-C llvm-args=-unroll-threshold=2000")
+        // A100/A30, RTX 30xx/A40, RTX 40xx/L4/L40, H100/H200. Others (Volta, Turing,
+        // Blackwell, ...) JIT-compile the PTX.
+        .cubins(["sm_80", "sm_86", "sm_89", "sm_90"])
+        // Installed by scripts/setup.sh.
+        .ptxas("../.tools/cuda-nvcc/nvidia/cuda_nvcc/bin/ptxas")
         .build_into_out_dir("kernels.ptx")
         .unwrap_or_else(|e| e.exit());
 }

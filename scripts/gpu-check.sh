@@ -19,6 +19,10 @@ if has tests; then
   grep -E "test result" "$OUT/gpu-tests.log"
   $B/gpu_heat --ignored --test-threads=1 --nocapture > "$OUT/gpu-heat-tests.log" 2>&1
   grep -E "test result|after 10 steps|relative error" "$OUT/gpu-heat-tests.log"
+  # The same tests from the PTX (driver JIT) instead of the embedded cubin.
+  RUST_GPU_SIM_FORCE_PTX=1 $B/gpu_grayscott --ignored --test-threads=1 > "$OUT/gpu-tests-ptx.log" 2>&1
+  RUST_GPU_SIM_FORCE_PTX=1 $B/gpu_heat --ignored --test-threads=1 >> "$OUT/gpu-tests-ptx.log" 2>&1
+  echo "forced PTX: $(grep -E 'test result' "$OUT/gpu-tests-ptx.log" | tr '\n' ' ')"
   # Its own process: a failed device_assert! leaves the CUDA context unusable.
   $B/gpu_device_layer --ignored --test-threads=1 --nocapture > "$OUT/gpu-device-layer-tests.log" 2>&1
   grep -E "test result|Assertion" "$OUT/gpu-device-layer-tests.log"

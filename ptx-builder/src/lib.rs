@@ -16,6 +16,13 @@
 //! same lines carry `#[kernel(launch_bounds(...))]`, which the builder turns into the
 //! entry's `.maxntid`/`.minnctapersm` directives (rustc cannot express them).
 //!
+//! With [`PtxBuilder::cubins`], the PTX is also assembled into machine code (cubin) for the
+//! named architectures by `ptxas` (`$PTXAS`, else the first of [`PtxBuilder::ptxas`]'s
+//! candidates that exists, else `ptxas` on the PATH), in parallel, into
+//! `kernels.sm_XX.cubin`, and `kernels.cubins.rs` lists them as `&[(arch, image)]` (e.g.
+//! `(90, include_bytes!(...))`) for `include!`. Without `ptxas` the list is empty and one build
+//! warning says so: the program then runs from the PTX (JIT-compiled by the driver).
+//!
 //! The crate is built with `cargo rustc --release --target nvptx64-nvidia-cuda
 //! -Zbuild-std=core --crate-type cdylib` in a target directory of its own (so the nested cargo
 //! never waits for the lock of the outer build), with the cargo variables of the outer build
@@ -38,6 +45,8 @@ pub struct PtxBuilder {
     arch: String,
     watch: Vec<PathBuf>,
     rustflags: Vec<String>,
+    cubins: Vec<String>,
+    ptxas: Vec<PathBuf>,
 }
 
 /// Why the PTX could not be built.
@@ -80,7 +89,14 @@ impl BuildError {
 impl PtxBuilder {
     /// A builder for the kernel crate at `crate_dir` (relative to the calling package).
     pub fn new(crate_dir: impl Into<PathBuf>) -> Self {
-        Self { crate_dir: crate_dir.into(), arch: "sm_70".into(), watch: Vec::new(), rustflags: Vec::new() }
+        Self {
+            crate_dir: crate_dir.into(),
+            arch: "sm_70".into(),
+            watch: Vec::new(),
+            rustflags: Vec::new(),
+            cubins: Vec::new(),
+            ptxas: Vec::new(),
+        }
     }
 
     /// The GPU architecture the PTX targets (`.target` directive). PTX for `sm_70` is
@@ -93,6 +109,19 @@ impl PtxBuilder {
     /// An extra flag for rustc (e.g. `-C llvm-args=...`).
     pub fn rustflag(mut self, flag: impl Into<String>) -> Self {
         self.rustflags.push(flag.into());
+        self
+    }
+
+    /// Also assemble machine code for these architectures (`sm_80`, `sm_90`, ...).
+    pub fn cubins<S: Into<String>>(mut self, archs: impl IntoIterator<Item = S>) -> Self {
+        self.cubins = archs.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Where to look for `ptxas` (relative to the calling package) before the PATH;
+    /// `$PTXAS` comes first.
+    pub fn ptxas(mut self, candidate: impl Into<PathBuf>) -> Self {
+        self.ptxas.push(candidate.into());
         self
     }
 
@@ -113,7 +142,76 @@ impl PtxBuilder {
         let text = fs::read_to_string(&dest).map_err(|e| BuildError::Io(dest.clone(), e))?;
         let table = dest.with_extension("rs");
         write_if_changed(&table, &kernel_table(&markers(&text)))?;
+        let images = if self.cubins.is_empty() {
+            Vec::new()
+        } else {
+            match self.find_ptxas() {
+                Some(ptxas) => self.assemble(&ptxas, &dest)?,
+                None => {
+                    println!(
+                        "cargo::warning=ptxas not found ($PTXAS, {:?}, PATH): embedding PTX only, which the driver \
+                         JIT-compiles at first use (scripts/setup.sh installs ptxas)",
+                        self.ptxas
+                    );
+                    Vec::new()
+                }
+            }
+        };
+        write_if_changed(&dest.with_extension("cubins.rs"), &cubin_table(&images))?;
         Ok(dest)
+    }
+
+    /// `$PTXAS`, the first candidate that exists, or `ptxas` if the PATH has one.
+    fn find_ptxas(&self) -> Option<PathBuf> {
+        println!("cargo::rerun-if-env-changed=PTXAS");
+        if let Some(path) = env::var_os("PTXAS") {
+            return Some(path.into());
+        }
+        for candidate in &self.ptxas {
+            println!("cargo::rerun-if-changed={}", candidate.display());
+            if candidate.is_file() {
+                return Some(candidate.clone());
+            }
+        }
+        let on_path = Command::new("ptxas").arg("--version").output().is_ok_and(|o| o.status.success());
+        on_path.then(|| "ptxas".into())
+    }
+
+    /// Assembles `ptx` for every architecture of [`PtxBuilder::cubins`], in parallel; returns
+    /// (arch number, cubin path) pairs.
+    fn assemble(&self, ptxas: &Path, ptx: &Path) -> Result<Vec<(u32, PathBuf)>, BuildError> {
+        std::thread::scope(|scope| {
+            let jobs: Vec<_> = self
+                .cubins
+                .iter()
+                .map(|arch| {
+                    scope.spawn(move || {
+                        let number: u32 = arch.trim_start_matches("sm_").parse().map_err(|_| {
+                            BuildError::Compile(format!(
+                                "cubin architecture {arch:?} is not of the form sm_XX"
+                            ))
+                        })?;
+                        let cubin = ptx.with_extension(format!("{arch}.cubin"));
+                        let output = Command::new(ptxas)
+                            .arg(format!("-arch={arch}"))
+                            .arg("-o")
+                            .arg(&cubin)
+                            .arg(ptx)
+                            .output()
+                            .map_err(BuildError::Spawn)?;
+                        if !output.status.success() {
+                            return Err(BuildError::Compile(format!(
+                                "{} -arch={arch} failed:\n{}",
+                                ptxas.display(),
+                                String::from_utf8_lossy(&output.stderr)
+                            )));
+                        }
+                        Ok((number, cubin))
+                    })
+                })
+                .collect();
+            jobs.into_iter().map(|job| job.join().expect("ptxas thread")).collect()
+        })
     }
 
     /// Builds the PTX into `target_dir`; returns the path of the `.ptx` file.
@@ -215,6 +313,22 @@ pub fn kernel_table(markers: &[Marker]) -> String {
     for m in markers {
         let krate = m.path.split("::").next().unwrap_or("kernels");
         out.push_str(&format!("    ::{krate}::abi::KernelInfo::of::<::{}>(),\n", m.path));
+    }
+    out.push_str("]\n");
+    out
+}
+
+/// The cubin table: a Rust expression of type `&[(u32, &[u8])]`, newest architecture first.
+pub fn cubin_table(images: &[(u32, PathBuf)]) -> String {
+    let mut sorted = images.to_vec();
+    sorted.sort_by_key(|image| std::cmp::Reverse(image.0));
+    let mut out =
+        String::from("// Generated by ptx-builder: machine code assembled from the PTX by ptxas.\n&[\n");
+    for (arch, path) in sorted {
+        out.push_str(&format!(
+            "    ({arch}u32, include_bytes!({:?}) as &[u8]),\n",
+            path.display().to_string()
+        ));
     }
     out.push_str("]\n");
     out

@@ -430,6 +430,7 @@ mod tests {
             machine: Machine {
                 gpu: "NVIDIA \"H200\"".into(),
                 cuda_driver: "13.0".into(),
+                kernels: "cubin sm_90".into(),
                 date: super::super::today(),
                 copy_gbps: 4242.0,
             },

@@ -22,6 +22,9 @@ use crate::{
 pub struct Machine {
     pub gpu: String,
     pub cuda_driver: String,
+    /// The kernel image the GPU ran (`cubin sm_90`, or the PTX); absent in older reports.
+    #[serde(default)]
+    pub kernels: String,
     /// `YYYY-MM-DD` (UTC).
     pub date: String,
     /// Device-to-device copy bandwidth, bytes read plus written.
@@ -36,6 +39,7 @@ impl Machine {
         Ok(Self {
             gpu: gpu.name().into(),
             cuda_driver: gpu.driver_version(),
+            kernels: gpu.image().to_string(),
             date: today(),
             copy_gbps: copy_bandwidth(gpu)?,
         })
@@ -45,8 +49,12 @@ impl Machine {
     /// effective figures count.
     pub fn header(&self, what: &str) -> String {
         format!(
-            "GPU: {} (CUDA driver {}), {}\ndevice-to-device copy: {:.0} GB/s (bytes read + written); {what}\n",
-            self.gpu, self.cuda_driver, self.date, self.copy_gbps
+            "GPU: {} (CUDA driver {}{}), {}\ndevice-to-device copy: {:.0} GB/s (bytes read + written); {what}\n",
+            self.gpu,
+            self.cuda_driver,
+            if self.kernels.is_empty() { String::new() } else { format!(", kernels: {}", self.kernels) },
+            self.date,
+            self.copy_gbps
         )
     }
 }
