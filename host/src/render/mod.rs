@@ -5,6 +5,7 @@
 //! GIF's global colour table, so no quantisation ever happens.
 
 pub mod colormap;
+pub mod mp4;
 pub mod output;
 pub mod palette;
 mod writer;
