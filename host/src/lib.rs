@@ -5,7 +5,7 @@
 //! - [`heat`]: 3-D heat diffusion with RK4.
 //! - [`physarum`]: Physarum agents and trail, and its sensitivity analysis.
 //! - [`render`]: palettes, the CPU colormap, GIF, PNG and MP4 writers.
-//! - [`export`]: files written whole or not at all.
+//! - [`export`]: raw fields as NumPy `.npy`/`.npz` and VTK `.vti`; files written whole or not at all.
 //!
 //! A simulation is a value: build it with a [`Setup`](grayscott::Setup) and a [`Device`],
 //! step it, and ask it for frames. The CLI, tests and examples all use this API.

@@ -286,6 +286,10 @@ impl Heat {
         self.steps_done
     }
 
+    pub fn setup(&self) -> &HeatSetup {
+        &self.setup
+    }
+
     pub fn describe(&self) -> String {
         self.engine.describe()
     }
