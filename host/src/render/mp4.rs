@@ -5,8 +5,11 @@
 //! into a temporary file beside the target, which takes the target's name only in
 //! [`Mp4Encoder::finish`]. Odd sizes are padded to even by repeating the last column and row.
 //!
-//! [`Mp4Encoder`] encodes on the calling thread; [`Mp4Writer`] runs one on its own thread,
-//! so frames are encoded while the simulation computes the next ones (as the GIF writer).
+//! [`Mp4Encoder`] gathers frames into groups of pictures of two seconds, each starting with a
+//! key frame, and encodes as many groups at once as there are cores, each with its own
+//! encoder (H.264 encoding is sequential within a group). [`Mp4Writer`] runs one on its own
+//! thread, so frames are encoded while the simulation computes the next ones (as the GIF
+//! writer does).
 //!
 //! ```no_run
 //! use host::render::{mp4::Mp4Writer, palette};
@@ -26,7 +29,7 @@ use std::{
 };
 
 use openh264::{
-    OpenH264API,
+    OpenH264API, Timestamp,
     encoder::{BitRate, Encoder, EncoderConfig, FrameRate, FrameType, RateControlMode, VuiConfig},
     formats::YUVSlices,
 };
@@ -43,9 +46,9 @@ use crate::{
 /// on the short one.
 pub const MAX_SIDES: (u32, u32) = (3840, 2160);
 
-/// Bits per pixel per frame for the rate control. On the default Gray-Scott job (512², 200
-/// frames) this gives 2.0 MB at a mean luma PSNR of 34 dB against the palette frames (0.12:
-/// 0.8 MB at 28 dB, visibly blocky; 0.5: 3.2 MB at 38 dB).
+/// Bits per pixel per frame asked of the rate control. On the default Gray-Scott job (512²,
+/// 200 frames at 25 fps) this gives 2.3 MB at a mean luma PSNR of 35 dB against the palette
+/// frames (0.25: 1.9 MB at 34 dB; 0.12 in the quality mode: 0.8 MB at 28 dB, blocky).
 const BITS_PER_PIXEL: f64 = 0.3;
 
 /// The least bit rate asked for, bits per second: tiny frames would otherwise get a few
@@ -94,8 +97,8 @@ impl Converter {
         (self.width.next_multiple_of(2), self.height.next_multiple_of(2))
     }
 
-    /// Y'CbCr of every pixel of a frame; checks its length.
-    fn ycbcr(&self, frame: &Frame) -> Result<Vec<[u8; 3]>> {
+    /// Checks a frame's length.
+    fn check(&self, frame: &Frame) -> Result<()> {
         let cells = self.width * self.height;
         let (data, per_pixel) = match frame {
             Frame::Levels(levels) => (levels.as_slice(), 1),
@@ -110,10 +113,15 @@ impl Converter {
                 data.len()
             )));
         }
-        Ok(if per_pixel == 1 {
-            data.par_iter().map(|&l| self.lut[l as usize]).collect()
-        } else {
-            data.par_chunks_exact(3).map(|p| bt709([p[0], p[1], p[2]])).collect()
+        Ok(())
+    }
+
+    /// Y'CbCr of every pixel of a frame; checks its length.
+    fn ycbcr(&self, frame: &Frame) -> Result<Vec<[u8; 3]>> {
+        self.check(frame)?;
+        Ok(match frame {
+            Frame::Levels(levels) => levels.iter().map(|&l| self.lut[l as usize]).collect(),
+            Frame::Rgb(rgb) => rgb.as_chunks::<3>().0.iter().map(|&p| bt709(p)).collect(),
         })
     }
 
@@ -157,18 +165,88 @@ struct Pending {
     bytes: Vec<u8>,
 }
 
-/// Encodes frames into an MP4 file on the calling thread.
+/// What the encoder made of one frame.
+enum Coded {
+    /// A picture: sync or not, its SPS and PPS if it carried them, and its other NAL units
+    /// length-prefixed as MP4 wants.
+    Picture { sync: bool, sps: Option<Vec<u8>>, pps: Option<Vec<u8>>, bytes: Vec<u8> },
+    /// The rate control dropped it.
+    Skipped,
+}
+
+/// Encodes one group of pictures with a fresh encoder: it starts with an IDR picture, so it
+/// depends on no other group, and groups can be encoded in parallel.
+/// `first` is the group's first frame number, for the timestamps (`fps` frames a second) that
+/// the rate control works from.
+fn encode_gop(
+    converter: &Converter,
+    config: EncoderConfig,
+    (first, fps): (u64, u32),
+    frames: &[Frame],
+    dest: &Path,
+) -> Result<Vec<Coded>> {
+    let mut encoder = Encoder::with_api_config(OpenH264API::from_source(), config)
+        .map_err(|e| output_error(dest, format!("cannot start the H.264 encoder: {e}")))?;
+    let (cw, ch) = converter.coded();
+    frames
+        .iter()
+        .zip(first..)
+        .map(|(frame, number)| {
+            let yuv = converter.convert(frame)?;
+            let source = YUVSlices::new((&yuv.y, &yuv.u, &yuv.v), (cw, ch), (cw, cw / 2, cw / 2));
+            let time = Timestamp::from_millis(number * 1000 / u64::from(fps));
+            let stream =
+                encoder.encode_at(&source, time).map_err(|e| output_error(dest, format!("H.264: {e}")))?;
+            let (mut sps, mut pps, mut bytes) = (None, None, Vec::new());
+            for l in 0..stream.num_layers() {
+                let layer = stream.layer(l).expect("layer index below num_layers");
+                for n in 0..layer.nal_count() {
+                    let nal = strip_start_code(layer.nal_unit(n).expect("NAL index below nal_count"));
+                    match nal.first().map(|b| b & 0x1f) {
+                        None => {}
+                        Some(7) => sps = Some(nal.to_vec()),
+                        Some(8) => pps = Some(nal.to_vec()),
+                        Some(_) => {
+                            bytes.extend_from_slice(&(nal.len() as u32).to_be_bytes());
+                            bytes.extend_from_slice(nal);
+                        }
+                    }
+                }
+            }
+            Ok(match stream.frame_type() {
+                FrameType::Skip => Coded::Skipped,
+                _ if bytes.is_empty() => Coded::Skipped,
+                t => Coded::Picture { sync: matches!(t, FrameType::IDR | FrameType::I), sps, pps, bytes },
+            })
+        })
+        .collect()
+}
+
+/// Encodes frames into an MP4 file. Frames are gathered into groups of pictures of two
+/// seconds each (each starting with a key frame, as players seek to), and as many groups as
+/// there are cores are encoded at once, each by its own encoder on a rayon thread; the
+/// pictures are then written in order.
 pub struct Mp4Encoder {
     dest: PathBuf,
     converter: Converter,
-    encoder: Encoder,
+    config: EncoderConfig,
     muxer: mp4::Mp4Writer<BufWriter<NamedTempFile>>,
     fps: u32,
-    /// Whether the video track exists yet (it needs the first frame's SPS and PPS).
-    track: bool,
+    /// Frames per group of pictures.
+    gop: usize,
+    /// Groups encoded at once.
+    parallel: usize,
+    /// Frames waiting for a full set of groups.
+    queued: Vec<Frame>,
+    /// The track's SPS and PPS, once the first picture gave them.
+    parameter_sets: Option<(Vec<u8>, Vec<u8>)>,
     pending: Option<Pending>,
+    /// Frames written to the muxer (or lengthening a picture there).
     frames: u64,
 }
+
+/// Frames held for parallel encoding: at most about 512 MiB of them.
+const QUEUE_BYTES: usize = 512 << 20;
 
 impl Mp4Encoder {
     /// Creates the temporary file beside `dest` now (so a missing directory fails before any
@@ -192,13 +270,22 @@ impl Mp4Encoder {
         let config = EncoderConfig::new()
             .bitrate(BitRate::from_bps(bitrate))
             .max_frame_rate(FrameRate::from_hz(fps as f32))
-            .rate_control_mode(RateControlMode::Bitrate)
+            // Rate control from the frames' timestamps: unlike the bit-rate mode it does not
+            // skip frames after each group's key frame to pay for it.
+            .rate_control_mode(RateControlMode::Timestamp)
             // Without frame skipping OpenH264 cannot hold the bit rate (and says so on stderr).
             // A skipped frame lengthens the previous one, so the timing stays right.
             .skip_frames(true)
+            // One thread per encoder: the groups are the parallelism.
+            .num_threads(1)
             .vui(VuiConfig::bt709());
-        let encoder = Encoder::with_api_config(OpenH264API::from_source(), config)
+        // Fail now, not at the first group, if the encoder cannot start.
+        Encoder::with_api_config(OpenH264API::from_source(), config)
             .map_err(|e| output_error(dest, format!("cannot start the H.264 encoder: {e}")))?;
+        let gop = 2 * fps as usize;
+        // Frames are queued as levels (1 byte a pixel) or RGB (3): count 3.
+        let group_bytes = gop * 3 * width as usize * height as usize;
+        let parallel = rayon::current_num_threads().min(QUEUE_BYTES / group_bytes.max(1)).max(1);
         let file = temp_for(dest)?;
         let mp4_config = mp4::Mp4Config {
             major_brand: fourcc(b"isom"),
@@ -211,93 +298,101 @@ impl Mp4Encoder {
         Ok(Self {
             dest: dest.to_owned(),
             converter,
-            encoder,
+            config,
             muxer,
             fps,
-            track: false,
+            gop,
+            parallel,
+            queued: Vec::new(),
+            parameter_sets: None,
             pending: None,
             frames: 0,
         })
     }
 
-    /// Encodes one frame (palette levels or RGB, `width × height` pixels).
-    pub fn push(&mut self, frame: &Frame) -> Result<()> {
-        let yuv = self.converter.convert(frame)?;
-        self.encode(&yuv)
-    }
-
-    /// Encodes frames in order, converting them to YUV in parallel first.
-    pub fn push_batch(&mut self, frames: &[Frame]) -> Result<()> {
-        let converter = &self.converter;
-        let pictures: Vec<Yuv> = frames.par_iter().map(|f| converter.convert(f)).collect::<Result<_>>()?;
-        pictures.iter().try_for_each(|yuv| self.encode(yuv))
-    }
-
-    /// Frames encoded so far.
-    pub fn frames(&self) -> u64 {
-        self.frames
-    }
-
-    fn encode(&mut self, yuv: &Yuv) -> Result<()> {
-        let (cw, ch) = self.converter.coded();
-        let source = YUVSlices::new((&yuv.y, &yuv.u, &yuv.v), (cw, ch), (cw, cw / 2, cw / 2));
-        let dest = self.dest.clone();
-        let stream = self.encoder.encode(&source).map_err(|e| output_error(&dest, format!("H.264: {e}")))?;
-        let frame_type = stream.frame_type();
-        let (mut sps, mut pps, mut sample) = (None, None, Vec::new());
-        for l in 0..stream.num_layers() {
-            let layer = stream.layer(l).expect("layer index below num_layers");
-            for n in 0..layer.nal_count() {
-                let nal = strip_start_code(layer.nal_unit(n).expect("NAL index below nal_count"));
-                match nal.first().map(|b| b & 0x1f) {
-                    None => {}
-                    Some(7) => sps = Some(nal.to_vec()),
-                    Some(8) => pps = Some(nal.to_vec()),
-                    // Length-prefixed, as MP4 wants.
-                    Some(_) => {
-                        sample.extend_from_slice(&(nal.len() as u32).to_be_bytes());
-                        sample.extend_from_slice(nal);
-                    }
-                }
-            }
+    /// Queues one frame (palette levels or RGB, `width × height` pixels); encodes the queue
+    /// once it holds a group of pictures for every core. A frame of the wrong size is an
+    /// error at once.
+    pub fn push(&mut self, frame: Frame) -> Result<()> {
+        self.converter.check(&frame)?;
+        self.queued.push(frame);
+        if self.queued.len() >= self.gop * self.parallel {
+            self.encode_queued()?;
         }
+        Ok(())
+    }
+
+    /// Frames pushed so far.
+    pub fn frames(&self) -> u64 {
+        self.frames + self.queued.len() as u64
+    }
+
+    fn encode_queued(&mut self) -> Result<()> {
+        let frames = std::mem::take(&mut self.queued);
+        let (converter, config, dest) = (&self.converter, self.config, self.dest.as_path());
+        let (first, fps, gop) = (self.frames, self.fps, self.gop);
+        let groups: Vec<Vec<Coded>> = frames
+            .par_chunks(gop)
+            .enumerate()
+            .map(|(i, frames)| encode_gop(converter, config, (first + (i * gop) as u64, fps), frames, dest))
+            .collect::<Result<_>>()?;
+        groups.into_iter().flatten().try_for_each(|coded| self.mux(coded))
+    }
+
+    fn mux(&mut self, coded: Coded) -> Result<()> {
         let start = self.frames;
         self.frames += 1;
-        if sample.is_empty() || frame_type == FrameType::Skip {
+        let Coded::Picture { sync, sps, pps, mut bytes } = coded else {
             // Nothing coded: the previous picture stays one frame longer.
             return match &mut self.pending {
                 Some(pending) => {
                     pending.duration += 1;
                     Ok(())
                 }
-                None => Err(output_error(&dest, "the H.264 encoder produced no first picture")),
+                None => Err(output_error(&self.dest, "the H.264 encoder produced no first picture")),
             };
-        }
-        if !self.track {
-            let (Some(sps), Some(pps)) = (sps, pps) else {
-                return Err(output_error(&dest, "the H.264 encoder gave no SPS/PPS with its first picture"));
-            };
-            let config = mp4::TrackConfig {
-                track_type: mp4::TrackType::Video,
-                timescale: self.fps,
-                language: "und".into(),
-                media_conf: mp4::MediaConfig::AvcConfig(mp4::AvcConfig {
-                    width: cw as u16,
-                    height: ch as u16,
-                    seq_param_set: sps,
-                    pic_param_set: pps,
-                }),
-            };
-            self.muxer.add_track(&config).map_err(|e| output_error(&dest, e))?;
-            self.track = true;
+        };
+        match (&self.parameter_sets, sps, pps) {
+            (None, Some(sps), Some(pps)) => {
+                let (cw, ch) = self.converter.coded();
+                let config = mp4::TrackConfig {
+                    track_type: mp4::TrackType::Video,
+                    timescale: self.fps,
+                    language: "und".into(),
+                    media_conf: mp4::MediaConfig::AvcConfig(mp4::AvcConfig {
+                        width: cw as u16,
+                        height: ch as u16,
+                        seq_param_set: sps.clone(),
+                        pic_param_set: pps.clone(),
+                    }),
+                };
+                self.muxer.add_track(&config).map_err(|e| output_error(&self.dest, e))?;
+                self.parameter_sets = Some((sps, pps));
+            }
+            (None, _, _) => {
+                return Err(output_error(
+                    &self.dest,
+                    "the H.264 encoder gave no SPS/PPS with its first picture",
+                ));
+            }
+            // Each group's encoder repeats the parameter sets; with the same settings they are
+            // the same. Should one differ, it travels in the sample, where decoders find it.
+            (Some((track_sps, track_pps)), sps, pps) => {
+                let mut in_band = Vec::new();
+                for (set, track) in [(sps, track_sps), (pps, track_pps)] {
+                    if let Some(set) = set.filter(|s| s != track) {
+                        in_band.extend_from_slice(&(set.len() as u32).to_be_bytes());
+                        in_band.extend_from_slice(&set);
+                    }
+                }
+                if !in_band.is_empty() {
+                    in_band.append(&mut bytes);
+                    bytes = in_band;
+                }
+            }
         }
         self.flush_pending()?;
-        self.pending = Some(Pending {
-            start,
-            duration: 1,
-            sync: matches!(frame_type, FrameType::IDR | FrameType::I),
-            bytes: sample,
-        });
+        self.pending = Some(Pending { start, duration: 1, sync, bytes });
         Ok(())
     }
 
@@ -316,10 +411,11 @@ impl Mp4Encoder {
         Ok(())
     }
 
-    /// Writes the last frame and the index, and gives the file its final name. With no frame
-    /// pushed, writes nothing and fails.
+    /// Encodes what is queued, writes the index, and gives the file its final name. With no
+    /// frame pushed, writes nothing and fails.
     pub fn finish(mut self) -> Result<PathBuf> {
-        if !self.track {
+        self.encode_queued()?;
+        if self.parameter_sets.is_none() {
             return Err(output_error(&self.dest, "no frame was encoded; no video written"));
         }
         self.flush_pending()?;
@@ -352,30 +448,17 @@ enum Message {
     Finish,
 }
 
-/// The encoder thread: takes what is queued (up to two frames per core), converts it in
-/// parallel, encodes it in order.
+/// The encoder thread: pushes frames as they come; `Finish` finishes the file, a closed
+/// channel without it abandons it.
 fn run(mut encoder: Mp4Encoder, receiver: Receiver<Message>) -> Result<Option<PathBuf>> {
-    let batch_size = 2 * rayon::current_num_threads().max(1);
-    loop {
-        let mut batch = Vec::new();
-        let mut finished = false;
-        let mut next = receiver.recv().ok();
-        if next.is_none() {
-            // The writer was dropped without `finish`: abandon the file.
-            return Ok(None);
-        }
-        while let Some(message) = next {
-            match message {
-                Message::Frame(frame) => batch.push(frame),
-                Message::Finish => finished = true,
-            }
-            next = if finished || batch.len() >= batch_size { None } else { receiver.try_recv().ok() };
-        }
-        encoder.push_batch(&batch)?;
-        if finished {
-            return encoder.finish().map(Some);
+    while let Ok(message) = receiver.recv() {
+        match message {
+            Message::Frame(frame) => encoder.push(frame)?,
+            Message::Finish => return encoder.finish().map(Some),
         }
     }
+    // The writer was dropped without `finish`: the temporary file goes with the encoder.
+    Ok(None)
 }
 
 /// An [`Mp4Encoder`] on its own thread: [`Mp4Writer::push_frame`] queues a frame and returns
