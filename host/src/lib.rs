@@ -4,15 +4,19 @@
 //! - [`grayscott`]: Gray-Scott reaction-diffusion (CPU and CUDA backends).
 //! - [`heat`]: 3-D heat diffusion with RK4.
 //! - [`physarum`]: Physarum agents and trail, and its sensitivity analysis.
-//! - [`render`]: palettes, the CPU colormap, GIF and PNG writers.
+//! - [`render`]: palettes, the CPU colormap, GIF, PNG and MP4 writers.
+//! - [`export`]: raw fields as NumPy `.npy`/`.npz` and VTK `.vti`; files written whole or not at all.
+//! - [`checkpoint`]: versioned checkpoint files for bit-identical restarts.
 //!
 //! A simulation is a value: build it with a [`Setup`](grayscott::Setup) and a [`Device`],
 //! step it, and ask it for frames. The CLI, tests and examples all use this API.
 
 pub mod autotune;
 pub mod bench;
+pub mod checkpoint;
 pub mod cuda;
 pub mod error;
+pub mod export;
 pub mod grayscott;
 pub mod heat;
 pub mod memory;

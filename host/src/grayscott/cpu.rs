@@ -101,6 +101,12 @@ impl Engine for CpuGrayScott {
         Ok((self.u.clone(), self.v.clone()))
     }
 
+    fn set_fields(&mut self, u: &[f32], v: &[f32]) -> Result<()> {
+        self.u.copy_from_slice(u);
+        self.v.copy_from_slice(v);
+        Ok(())
+    }
+
     fn describe(&self) -> String {
         format!("cpu ({} threads)", rayon::current_num_threads())
     }

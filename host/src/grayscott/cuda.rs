@@ -452,6 +452,23 @@ impl CudaGrayScott {
     }
 }
 
+impl CudaGrayScott {
+    /// Overwrites the current U and V (restoring a checkpoint). The copies go into the
+    /// buffers in place, so captured step graphs, which hold their addresses, stay valid.
+    pub fn upload_fields(&mut self, u: &[f32], v: &[f32]) -> Result<()> {
+        if let Some(host) = &mut self.host {
+            host.u.copy_from_slice(u);
+            host.v.copy_from_slice(v);
+            return Ok(());
+        }
+        let stream = self.gpu.stream();
+        stream.memcpy_htod(u, &mut self.u).context(|| "uploading U".into())?;
+        stream.memcpy_htod(v, &mut self.v).context(|| "uploading V".into())?;
+        // The host slices are borrowed: the copies must be done before returning.
+        self.gpu.synchronize()
+    }
+}
+
 impl Engine for CudaGrayScott {
     fn step(&mut self, steps: u32) -> Result<()> {
         if steps == 0 {
@@ -518,6 +535,10 @@ impl Engine for CudaGrayScott {
         let v = stream.clone_dtoh(&self.v).context(|| "downloading V".into())?;
         self.gpu.synchronize()?;
         Ok((u, v))
+    }
+
+    fn set_fields(&mut self, u: &[f32], v: &[f32]) -> Result<()> {
+        self.upload_fields(u, v)
     }
 
     fn synchronize(&mut self) -> Result<()> {

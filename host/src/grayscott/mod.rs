@@ -16,13 +16,14 @@ pub mod cpu;
 pub mod cuda;
 pub mod init;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub use init::{Init, initial_fields};
 pub use kernels::grayscott::Rates;
 
 use crate::{
     BackendChoice, Device,
+    checkpoint::{self, Checkpoint, Simulation},
     error::{Error, Result},
     memory,
 };
@@ -225,6 +226,7 @@ pub struct GrayScott {
     engine: Box<dyn Engine>,
     width: u32,
     height: u32,
+    rates: Rates,
     steps_done: u64,
 }
 
@@ -240,6 +242,8 @@ pub trait Engine {
     fn collect(&mut self, wait: bool) -> Result<Vec<Vec<u8>>>;
     /// Copies the current U and V fields out.
     fn fields(&mut self) -> Result<(Vec<f32>, Vec<f32>)>;
+    /// Replaces the current U and V fields (restoring a checkpoint).
+    fn set_fields(&mut self, u: &[f32], v: &[f32]) -> Result<()>;
     /// Waits for queued work.
     fn synchronize(&mut self) -> Result<()> {
         Ok(())
@@ -366,7 +370,7 @@ impl GrayScott {
             )?),
             _ => Box::new(cpu::CpuGrayScott::new(setup.width, setup.height, setup.rates, u, v)),
         };
-        Ok(Self { engine, width: setup.width, height: setup.height, steps_done: 0 })
+        Ok(Self { engine, width: setup.width, height: setup.height, rates: setup.rates, steps_done: 0 })
     }
 
     /// Advances by `steps` steps.
@@ -427,5 +431,50 @@ impl GrayScott {
     /// Which backend runs the simulation, for messages.
     pub fn describe(&self) -> String {
         self.engine.describe()
+    }
+
+    /// The parameters a checkpoint must share with the run it resumes: the rates (the
+    /// starting pattern, seed and image do not matter once the state is restored).
+    fn checkpoint_params(&self) -> Vec<(String, String)> {
+        let r = &self.rates;
+        [("du", r.du), ("dv", r.dv), ("feed", r.feed), ("kill", r.kill), ("dt", r.dt)]
+            .map(|(name, value)| checkpoint::param(name, value))
+            .to_vec()
+    }
+
+    /// The whole state (U, V and the step count) as a checkpoint.
+    pub fn checkpoint(&mut self) -> Result<Checkpoint> {
+        let (u, v) = self.fields()?;
+        let mut c = Checkpoint::new(
+            Simulation::GrayScott,
+            [self.width, self.height, 1],
+            self.steps_done,
+            self.checkpoint_params(),
+        );
+        c.arrays = vec![("u".into(), u), ("v".into(), v)];
+        Ok(c)
+    }
+
+    /// Writes [`GrayScott::checkpoint`] to `path` (replacing the file there only once the new
+    /// one is complete).
+    pub fn save_checkpoint(&mut self, path: &Path) -> Result<PathBuf> {
+        self.checkpoint()?.write(path)
+    }
+
+    /// Continues from `checkpoint`: refuses one of another simulation, size or rates, else
+    /// replaces the fields and the step count. Frames taken before are unaffected.
+    pub fn restore(&mut self, mut checkpoint: Checkpoint) -> Result<()> {
+        checkpoint.check(Simulation::GrayScott, [self.width, self.height, 1], &self.checkpoint_params())?;
+        let cells = self.width as usize * self.height as usize;
+        let u = checkpoint.take_array("u", cells)?;
+        let v = checkpoint.take_array("v", cells)?;
+        self.engine.set_fields(&u, &v)?;
+        self.steps_done = checkpoint.steps;
+        Ok(())
+    }
+
+    /// Reads the checkpoint at `path` and [`restore`](GrayScott::restore)s it.
+    pub fn resume_from(&mut self, path: &Path) -> Result<()> {
+        self.restore(Checkpoint::read(path)?)
     }
 }

@@ -89,6 +89,11 @@ impl HeatEngine for CpuHeat {
         Ok(self.u[z as usize * plane..(z as usize + 1) * plane].to_vec())
     }
 
+    fn set_field(&mut self, u: &[f32]) -> Result<()> {
+        self.u.copy_from_slice(u);
+        Ok(())
+    }
+
     fn describe(&self) -> String {
         format!("cpu ({} threads)", rayon::current_num_threads())
     }

@@ -123,6 +123,16 @@ impl CudaHeat {
     }
 }
 
+impl CudaHeat {
+    /// Overwrites the current field (restoring a checkpoint). The stage buffers are fully
+    /// rewritten by every step (their faces stay 0), so u is the whole state.
+    pub fn upload_field(&mut self, u: &[f32]) -> Result<()> {
+        self.gpu.stream().memcpy_htod(u, &mut self.u).context(|| "uploading the field".into())?;
+        // The host slice is borrowed: the copy must be done before returning.
+        self.gpu.synchronize()
+    }
+}
+
 impl HeatEngine for CudaHeat {
     fn step(&mut self, steps: u32) -> Result<()> {
         for _ in 0..steps {
@@ -147,6 +157,10 @@ impl HeatEngine for CudaHeat {
             .context(|| "downloading a slice".into())?;
         self.gpu.synchronize()?;
         Ok(slice)
+    }
+
+    fn set_field(&mut self, u: &[f32]) -> Result<()> {
+        self.upload_field(u)
     }
 
     fn synchronize(&mut self) -> Result<()> {

@@ -4,8 +4,11 @@
 pub mod cpu;
 pub mod cuda;
 
+use std::path::{Path, PathBuf};
+
 use crate::{
     Device,
+    checkpoint::{self, Checkpoint, Simulation},
     error::{Error, Result},
     memory,
     rng::SplitMix64,
@@ -215,6 +218,8 @@ pub trait HeatEngine {
     fn field(&mut self) -> Result<Vec<f32>>;
     /// The xy plane at height `z`.
     fn slice(&mut self, z: u32) -> Result<Vec<f32>>;
+    /// Replaces the whole field (restoring a checkpoint).
+    fn set_field(&mut self, u: &[f32]) -> Result<()>;
     /// Waits for queued work.
     fn synchronize(&mut self) -> Result<()> {
         Ok(())
@@ -284,6 +289,48 @@ impl Heat {
 
     pub fn steps_done(&self) -> u64 {
         self.steps_done
+    }
+
+    pub fn setup(&self) -> &HeatSetup {
+        &self.setup
+    }
+
+    /// The parameters a checkpoint must share with the run it resumes (the starting field
+    /// and seed do not matter once the state is restored).
+    fn checkpoint_params(&self) -> Vec<(String, String)> {
+        let s = &self.setup;
+        [("alpha", s.alpha), ("h", s.h), ("dt", s.dt), ("boundary", s.boundary)]
+            .map(|(name, value)| checkpoint::param(name, value))
+            .to_vec()
+    }
+
+    /// The whole state (u and the step count) as a checkpoint.
+    pub fn checkpoint(&mut self) -> Result<Checkpoint> {
+        let mut c =
+            Checkpoint::new(Simulation::Heat, self.setup.n, self.steps_done, self.checkpoint_params());
+        c.arrays = vec![("u".into(), self.field()?)];
+        Ok(c)
+    }
+
+    /// Writes [`Heat::checkpoint`] to `path` (replacing the file there only once the new one
+    /// is complete).
+    pub fn save_checkpoint(&mut self, path: &Path) -> Result<PathBuf> {
+        self.checkpoint()?.write(path)
+    }
+
+    /// Continues from `checkpoint`: refuses one of another simulation, grid or parameter
+    /// set, else replaces the field and the step count (and so the simulated time).
+    pub fn restore(&mut self, mut checkpoint: Checkpoint) -> Result<()> {
+        checkpoint.check(Simulation::Heat, self.setup.n, &self.checkpoint_params())?;
+        let u = checkpoint.take_array("u", self.setup.cells())?;
+        self.engine.set_field(&u)?;
+        self.steps_done = checkpoint.steps;
+        Ok(())
+    }
+
+    /// Reads the checkpoint at `path` and [`restore`](Heat::restore)s it.
+    pub fn resume_from(&mut self, path: &Path) -> Result<()> {
+        self.restore(Checkpoint::read(path)?)
     }
 
     pub fn describe(&self) -> String {

@@ -88,6 +88,13 @@ impl PhysarumEngine for CpuPhysarum {
         Ok(self.agents.clone())
     }
 
+    fn set_state(&mut self, agents: &Agents, trail: &[f32], step: u32) -> Result<()> {
+        self.agents.clone_from(agents);
+        self.trail.copy_from_slice(trail);
+        self.step = step;
+        Ok(())
+    }
+
     fn describe(&self) -> String {
         format!("cpu ({} threads)", rayon::current_num_threads())
     }

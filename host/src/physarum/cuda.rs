@@ -172,6 +172,39 @@ impl CudaPhysarum {
         Ok(())
     }
 
+    /// Overwrites agents, trail and step counter (restoring a checkpoint). The optimized
+    /// variant's agents go back in id order (they are re-binned at the next binning step; the
+    /// results do not depend on where an agent is stored) and both deposit-count buffers are
+    /// cleared, as they are between steps for the one the next step counts into.
+    pub fn upload_state(&mut self, agents: &Agents, trail: &[f32], step: u32) -> Result<()> {
+        let stream = self.gpu.stream().clone();
+        let up = |what: &'static str| move || format!("uploading the {what}");
+        stream.memcpy_htod(trail, &mut self.trail).context(up("trail"))?;
+        match &mut self.agents {
+            DeviceAgents::Binned { now, .. } => {
+                let ids: Vec<u32> = (0..self.n).collect();
+                stream.memcpy_htod(&agents.y, &mut now.y).context(up("agents"))?;
+                stream.memcpy_htod(&agents.x, &mut now.x).context(up("agents"))?;
+                stream.memcpy_htod(&agents.heading, &mut now.heading).context(up("agents"))?;
+                stream.memcpy_htod(&ids, &mut now.ids).context(up("agents"))?;
+                for counts in &mut self.counts {
+                    stream.memset_zeros(counts).context(|| "clearing the counts".into())?;
+                }
+                // The host slices are borrowed: the copies must be done before returning.
+                self.gpu.synchronize()?;
+            }
+            DeviceAgents::Interleaved { pos, heading } => {
+                let interleaved: Vec<f32> =
+                    agents.y.iter().zip(&agents.x).flat_map(|(&y, &x)| [y, x]).collect();
+                stream.memcpy_htod(&interleaved, pos).context(up("agents"))?;
+                stream.memcpy_htod(&agents.heading, heading).context(up("agents"))?;
+                self.gpu.synchronize()?;
+            }
+        }
+        self.step = step;
+        Ok(())
+    }
+
     /// The device trail (for GPU-side comparisons).
     pub fn device_trail(&self) -> &CudaSlice<f32> {
         &self.trail
@@ -224,6 +257,10 @@ impl PhysarumEngine for CudaPhysarum {
         };
         self.gpu.synchronize()?;
         Ok(agents)
+    }
+
+    fn set_state(&mut self, agents: &Agents, trail: &[f32], step: u32) -> Result<()> {
+        self.upload_state(agents, trail, step)
     }
 
     fn synchronize(&mut self) -> Result<()> {

@@ -14,6 +14,7 @@ use rayon::prelude::*;
 
 use crate::{
     Device,
+    checkpoint::{self, Checkpoint, Simulation},
     error::{Error, Result},
     memory,
 };
@@ -414,6 +415,9 @@ pub trait PhysarumEngine {
     fn trail(&mut self) -> Result<Vec<f32>>;
     /// The agents, by id.
     fn agents(&mut self) -> Result<Agents>;
+    /// Replaces the agents, the trail and the step counter that seeds the per-step random
+    /// numbers (restoring a checkpoint).
+    fn set_state(&mut self, agents: &Agents, trail: &[f32], step: u32) -> Result<()>;
     /// Waits for queued work.
     fn synchronize(&mut self) -> Result<()> {
         Ok(())
@@ -519,6 +523,75 @@ impl Physarum {
 
     pub fn engine(&mut self) -> &mut dyn PhysarumEngine {
         self.engine.as_mut()
+    }
+
+    /// The parameters a checkpoint must share with the run it resumes: the model's, the
+    /// agent count and the seed (which seeds every step's random numbers); the starting
+    /// layout and image do not matter once the state is restored.
+    fn checkpoint_params(&self) -> Vec<(String, String)> {
+        let s = &self.setup;
+        let mut params: Vec<(String, String)> = [
+            ("sensor-dist", s.sensor_dist),
+            ("sensor-angle", s.sensor_angle),
+            ("step-size", s.step_size),
+            ("deposit", s.deposit),
+            ("diffuse", s.diffuse),
+            ("decay", s.decay),
+            ("jitter", s.jitter),
+        ]
+        .map(|(name, value)| checkpoint::param(name, value))
+        .to_vec();
+        params.push(checkpoint::param("agents", s.agents));
+        params.push(checkpoint::param("sensing", s.sensing));
+        params.push(checkpoint::param("seed", s.seed));
+        params
+    }
+
+    /// The whole state (agents by id, trail, step count and the random-number step counter)
+    /// as a checkpoint.
+    pub fn checkpoint(&mut self) -> Result<Checkpoint> {
+        let (w, h) = (self.setup.width, self.setup.height);
+        let agents = self.agents()?;
+        let mut c =
+            Checkpoint::new(Simulation::Physarum, [w, h, 1], self.steps_done, self.checkpoint_params());
+        // Both backends count their random-number step from 0 with every step.
+        c.counters = vec![("rng-step".into(), u64::from(self.steps_done as u32))];
+        c.arrays = vec![
+            ("trail".into(), self.trail()?),
+            ("agent-y".into(), agents.y),
+            ("agent-x".into(), agents.x),
+            ("agent-heading".into(), agents.heading),
+        ];
+        Ok(c)
+    }
+
+    /// Writes [`Physarum::checkpoint`] to `path` (replacing the file there only once the new
+    /// one is complete).
+    pub fn save_checkpoint(&mut self, path: &Path) -> Result<PathBuf> {
+        self.checkpoint()?.write(path)
+    }
+
+    /// Continues from `checkpoint`: refuses one of another simulation, grid or parameter
+    /// set, else replaces agents, trail, step count and random-number counter.
+    pub fn restore(&mut self, mut checkpoint: Checkpoint) -> Result<()> {
+        let (w, h) = (self.setup.width, self.setup.height);
+        checkpoint.check(Simulation::Physarum, [w, h, 1], &self.checkpoint_params())?;
+        let n = self.setup.agents as usize;
+        let trail = checkpoint.take_array("trail", self.setup.cells())?;
+        let agents = Agents {
+            y: checkpoint.take_array("agent-y", n)?,
+            x: checkpoint.take_array("agent-x", n)?,
+            heading: checkpoint.take_array("agent-heading", n)?,
+        };
+        let step = checkpoint.counter("rng-step")?;
+        self.engine.set_state(&agents, &trail, step as u32)?;
+        self.steps_done = checkpoint.steps;
+        Ok(())
+    }
+
+    /// Reads the checkpoint at `path` and [`restore`](Physarum::restore)s it.
+    pub fn resume_from(&mut self, path: &Path) -> Result<()> {
+        self.restore(Checkpoint::read(path)?)
     }
 }
 

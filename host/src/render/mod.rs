@@ -6,6 +6,7 @@
 
 pub mod chart;
 pub mod colormap;
+pub mod mp4;
 pub mod output;
 pub mod palette;
 mod writer;

@@ -1,0 +1,277 @@
+//! Raw data out: a simulation's fields as NumPy `.npy`/`.npz` (read with `numpy.load`) or
+//! VTK image data `.vti` (opened by ParaView), and the rule every output file follows: it is
+//! written to a temporary file in its target's directory and renamed over the target only once
+//! it is whole, so an interrupted run leaves the previous file (or nothing), never half a file.
+//!
+//! ```no_run
+//! use host::{Device, export::{Fields, save}, grayscott::{GrayScott, Setup, Variant, preset}};
+//! let setup = Setup::new(128, 128, preset("coral").unwrap().rates());
+//! let mut sim = GrayScott::new(&setup, &Device::Cpu, Variant::Cpu)?;
+//! sim.step(100)?;
+//! save("state.npz".as_ref(), &Fields::grayscott(&mut sim)?)?; // arrays "u" and "v", [128, 128]
+//! # Ok::<(), host::Error>(())
+//! ```
+//!
+//! NumPy files are written with `npyz` (C order, little-endian `float32`); `.npz` archives
+//! with `zip`, deflate-compressed as `numpy.savez_compressed` does. The `.vti` writer is the
+//! few lines below (XML header, raw appended little-endian data): `vtkio`, the VTK crate, has
+//! only a release candidate newer than 2021 and brings an XML and parser stack for a format
+//! this simple to write.
+
+use std::{
+    io::{BufWriter, Read, Write},
+    path::{Path, PathBuf},
+};
+
+use npyz::WriterBuilder;
+use tempfile::NamedTempFile;
+
+use crate::{
+    error::{Error, Result},
+    grayscott::GrayScott,
+    heat::Heat,
+    physarum::Physarum,
+};
+
+/// One named array, C order (last index fastest).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Array {
+    pub name: String,
+    pub shape: Vec<u64>,
+    pub data: Vec<f32>,
+}
+
+impl Array {
+    pub fn new(name: &str, shape: &[u64], data: Vec<f32>) -> Self {
+        assert_eq!(shape.iter().product::<u64>(), data.len() as u64, "array {name}: shape and length");
+        Self { name: name.into(), shape: shape.to_vec(), data }
+    }
+}
+
+/// A simulation's state as named arrays, with the grid they live on.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fields {
+    /// Cells along x, y, z (z = 1 for the 2-D simulations).
+    pub grid: [u32; 3],
+    /// Grid spacing (for `.vti`).
+    pub spacing: f32,
+    pub arrays: Vec<Array>,
+}
+
+impl Fields {
+    /// Gray-Scott: `u` and `v`, shape `[height, width]`.
+    pub fn grayscott(sim: &mut GrayScott) -> Result<Self> {
+        let (w, h) = (sim.width(), sim.height());
+        let (u, v) = sim.fields()?;
+        let shape = [u64::from(h), u64::from(w)];
+        Ok(Self {
+            grid: [w, h, 1],
+            spacing: 1.0,
+            arrays: vec![Array::new("u", &shape, u), Array::new("v", &shape, v)],
+        })
+    }
+
+    /// Physarum: `trail`, shape `[height, width]`; with `agents`, also `agent_y`, `agent_x`
+    /// and `agent_heading` (radians), shape `[agents]`, by agent id.
+    pub fn physarum(sim: &mut Physarum, agents: bool) -> Result<Self> {
+        let (w, h) = (sim.setup().width, sim.setup().height);
+        let mut arrays = vec![Array::new("trail", &[u64::from(h), u64::from(w)], sim.trail()?)];
+        if agents {
+            let a = sim.agents()?;
+            let n = [a.len() as u64];
+            arrays.push(Array::new("agent_y", &n, a.y));
+            arrays.push(Array::new("agent_x", &n, a.x));
+            arrays.push(Array::new("agent_heading", &n, a.heading));
+        }
+        Ok(Self { grid: [w, h, 1], spacing: 1.0, arrays })
+    }
+
+    /// Heat: `u`, shape `[nz, ny, nx]`.
+    pub fn heat(sim: &mut Heat) -> Result<Self> {
+        let (n, spacing) = (sim.setup().n, sim.setup().h);
+        let shape = [n[2], n[1], n[0]].map(u64::from);
+        Ok(Self { grid: n, spacing, arrays: vec![Array::new("u", &shape, sim.field()?)] })
+    }
+}
+
+/// Writes `fields` by `path`'s extension and returns the files written:
+/// - `.npz`: one archive, one entry per array (`numpy.load(path)["u"]`);
+/// - `.npy`: one array per file; with several arrays, `STEM_NAME.npy` each beside `path`;
+/// - `.vti`: one VTK image with every grid-shaped array as point data (agents do not fit an
+///   image: asking for them is an error).
+pub fn save(path: &Path, fields: &Fields) -> Result<Vec<PathBuf>> {
+    match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
+        Some("npz") => Ok(vec![write_npz(path, &fields.arrays)?]),
+        Some("npy") if fields.arrays.len() == 1 => Ok(vec![write_npy(path, &fields.arrays[0])?]),
+        Some("npy") => {
+            let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("state");
+            let paths: Vec<PathBuf> =
+                fields.arrays.iter().map(|a| path.with_file_name(format!("{stem}_{}.npy", a.name))).collect();
+            // Check every directory first, so a failure writes nothing.
+            paths.iter().try_for_each(|p| temp_for(p).map(drop))?;
+            fields.arrays.iter().zip(&paths).map(|(a, p)| write_npy(p, a)).collect()
+        }
+        Some("vti") => Ok(vec![write_vti(path, fields)?]),
+        _ => Err(Error::InvalidInput(format!(
+            "cannot tell the format of {}: name it .npz, .npy or .vti",
+            path.display()
+        ))),
+    }
+}
+
+/// `out.npz` at step 1200 → `out_00001200.npz`: the names of a `--save-every` series.
+pub fn numbered(path: &Path, step: u64) -> PathBuf {
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("state");
+    let name = match path.extension().and_then(|e| e.to_str()) {
+        Some(ext) => format!("{stem}_{step:08}.{ext}"),
+        None => format!("{stem}_{step:08}"),
+    };
+    path.with_file_name(name)
+}
+
+/// Writes one array as a `.npy` file (`float32`, C order).
+pub fn write_npy(path: &Path, array: &Array) -> Result<PathBuf> {
+    let file = temp_for(path)?;
+    let mut out = BufWriter::new(file);
+    npy_into(&mut out, array).map_err(|e| output_error(path, e))?;
+    let file = out.into_inner().map_err(|e| output_error(path, e.error()))?;
+    persist(file, path)
+}
+
+/// Writes arrays as entries `NAME.npy` of a deflated `.npz` archive.
+pub fn write_npz(path: &Path, arrays: &[Array]) -> Result<PathBuf> {
+    let file = temp_for(path)?;
+    let mut zip = zip::ZipWriter::new(BufWriter::new(file));
+    for array in arrays {
+        let bytes = 4 * array.data.len() as u64 + 1024;
+        let options = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Deflated)
+            .large_file(bytes >= u64::from(u32::MAX));
+        zip.start_file(format!("{}.npy", array.name), options).map_err(|e| output_error(path, e))?;
+        npy_into(&mut zip, array).map_err(|e| output_error(path, e))?;
+    }
+    let out = zip.finish().map_err(|e| output_error(path, e))?;
+    let file = out.into_inner().map_err(|e| output_error(path, e.error()))?;
+    persist(file, path)
+}
+
+fn npy_into(out: &mut impl Write, array: &Array) -> std::io::Result<()> {
+    let mut writer =
+        npyz::WriteOptions::<f32>::new().default_dtype().shape(&array.shape).writer(out).begin_nd()?;
+    writer.extend(array.data.iter().copied())?;
+    writer.finish()
+}
+
+/// Reads a `float32` `.npy` file: its shape and data.
+pub fn read_npy(path: &Path) -> Result<Array> {
+    let file = std::fs::File::open(path).map_err(|e| input_error(path, e))?;
+    let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("array");
+    npy_from(std::io::BufReader::new(file), name).map_err(|e| input_error(path, e))
+}
+
+/// Reads every `float32` array of a `.npz` archive, in archive order.
+pub fn read_npz(path: &Path) -> Result<Vec<Array>> {
+    let file = std::fs::File::open(path).map_err(|e| input_error(path, e))?;
+    let mut zip = zip::ZipArchive::new(std::io::BufReader::new(file)).map_err(|e| input_error(path, e))?;
+    (0..zip.len())
+        .map(|i| {
+            let entry = zip.by_index(i).map_err(|e| input_error(path, e))?;
+            let name = entry.name().map_err(|e| input_error(path, e))?.trim_end_matches(".npy").to_owned();
+            npy_from(entry, &name).map_err(|e| input_error(path, e))
+        })
+        .collect()
+}
+
+fn npy_from(reader: impl Read, name: &str) -> std::io::Result<Array> {
+    let npy = npyz::NpyFile::new(reader)?;
+    let shape = npy.shape().to_vec();
+    if npy.order() != npyz::Order::C {
+        return Err(std::io::Error::other("a Fortran-order array; save it in C order"));
+    }
+    let data = npy.into_vec::<f32>()?;
+    Ok(Array { name: name.into(), shape, data })
+}
+
+/// Writes the grid-shaped arrays of `fields` as VTK XML image data (`.vti`, raw appended
+/// little-endian `Float32`, x fastest), spacing `fields.spacing`, origin 0.
+pub fn write_vti(path: &Path, fields: &Fields) -> Result<PathBuf> {
+    let cells: u64 = fields.grid.iter().map(|&n| u64::from(n)).product();
+    if let Some(a) = fields.arrays.iter().find(|a| a.data.len() as u64 != cells) {
+        return Err(Error::InvalidInput(format!(
+            "the array {} is not on the grid, so it cannot go in a .vti image; save to .npz instead",
+            a.name
+        )));
+    }
+    let [nx, ny, nz] = fields.grid;
+    let extent = format!("0 {} 0 {} 0 {}", nx - 1, ny - 1, nz - 1);
+    let h = fields.spacing;
+    let mut header = format!(
+        "<?xml version=\"1.0\"?>\n\
+         <VTKFile type=\"ImageData\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n\
+         <ImageData WholeExtent=\"{extent}\" Origin=\"0 0 0\" Spacing=\"{h} {h} {h}\">\n\
+         <Piece Extent=\"{extent}\">\n<PointData Scalars=\"{}\">\n",
+        fields.arrays.first().map_or("", |a| a.name.as_str())
+    );
+    let mut offset = 0u64;
+    for a in &fields.arrays {
+        header += &format!(
+            "<DataArray type=\"Float32\" Name=\"{}\" format=\"appended\" offset=\"{offset}\"/>\n",
+            a.name
+        );
+        offset += 8 + 4 * a.data.len() as u64;
+    }
+    header += "</PointData>\n<CellData/>\n</Piece>\n</ImageData>\n<AppendedData encoding=\"raw\">\n_";
+    let file = temp_for(path)?;
+    let mut out = BufWriter::new(file);
+    let write = |out: &mut BufWriter<NamedTempFile>| -> std::io::Result<()> {
+        out.write_all(header.as_bytes())?;
+        for a in &fields.arrays {
+            out.write_all(&(4 * a.data.len() as u64).to_le_bytes())?;
+            for chunk in a.data.chunks(1 << 16) {
+                let bytes: Vec<u8> = chunk.iter().flat_map(|x| x.to_le_bytes()).collect();
+                out.write_all(&bytes)?;
+            }
+        }
+        out.write_all(b"\n</AppendedData>\n</VTKFile>\n")
+    };
+    write(&mut out).map_err(|e| output_error(path, e))?;
+    let file = out.into_inner().map_err(|e| output_error(path, e.error()))?;
+    persist(file, path)
+}
+
+/// A temporary file next to `dest` (same directory, so the final rename is atomic). Fails
+/// with a message naming `dest` if its directory is missing or not writable.
+pub fn temp_for(dest: &Path) -> Result<NamedTempFile> {
+    let dir = match dest.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(Error::Output {
+            path: dest.to_owned(),
+            reason: format!("the directory {} does not exist", dir.display()),
+        });
+    }
+    let mut builder = tempfile::Builder::new();
+    // Temporaries are private (0600) by default; the finished file should be readable like
+    // any other output.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
+    builder.tempfile_in(dir).map_err(|e| output_error(dest, e))
+}
+
+/// Flushes `file` to disk and renames it to `dest`, replacing any file there.
+pub fn persist(file: NamedTempFile, dest: &Path) -> Result<PathBuf> {
+    file.as_file().sync_all().map_err(|e| output_error(dest, e))?;
+    file.persist(dest).map_err(|e| output_error(dest, e.error))?;
+    Ok(dest.to_owned())
+}
+
+/// An [`Error::Output`] for `path`.
+pub(crate) fn output_error(path: &Path, e: impl std::fmt::Display) -> Error {
+    Error::Output { path: path.to_owned(), reason: e.to_string() }
+}
+
+fn input_error(path: &Path, e: impl std::fmt::Display) -> Error {
+    Error::Input { path: path.to_owned(), reason: e.to_string() }
+}

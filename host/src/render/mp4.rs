@@ -1,0 +1,541 @@
+//! H.264 video in an MP4 container, from frames of palette levels (or RGB).
+//!
+//! Frames are converted to YUV 4:2:0 (BT.709, limited range, signalled in the stream) through
+//! a 256-entry table built from the palette, encoded by OpenH264 and muxed by the `mp4` crate
+//! into a temporary file beside the target, which takes the target's name only in
+//! [`Mp4Encoder::finish`]. Odd sizes are padded to even by repeating the last column and row.
+//!
+//! [`Mp4Encoder`] gathers frames into groups of pictures of two seconds, each starting with a
+//! key frame, and encodes as many groups at once as there are cores, each with its own
+//! encoder (H.264 encoding is sequential within a group). [`Mp4Writer`] runs one on its own
+//! thread, so frames are encoded while the simulation computes the next ones (as the GIF
+//! writer does).
+//!
+//! ```no_run
+//! use host::render::{mp4::Mp4Writer, palette};
+//! let mut video = Mp4Writer::create("run.mp4".as_ref(), 64, 48, 30, palette("viridis").unwrap())?;
+//! for t in 0..60u32 {
+//!     video.push_frame((0..64 * 48).map(|i| (i as u32 + 4 * t) as u8).collect())?;
+//! }
+//! video.finish()?;
+//! # Ok::<(), host::Error>(())
+//! ```
+
+use std::{
+    io::BufWriter,
+    path::{Path, PathBuf},
+    sync::mpsc::{Receiver, SyncSender, sync_channel},
+    thread::JoinHandle,
+};
+
+use openh264::{
+    OpenH264API, Timestamp,
+    encoder::{BitRate, Encoder, EncoderConfig, FrameRate, FrameType, RateControlMode, VuiConfig},
+    formats::YUVSlices,
+};
+use rayon::prelude::*;
+use tempfile::NamedTempFile;
+
+use super::Palette;
+use crate::{
+    error::{Error, Result},
+    export::{output_error, persist, temp_for},
+};
+
+/// The largest frame OpenH264 encodes (H.264 level 5.2): 3840 pixels on the long side, 2160
+/// on the short one.
+pub const MAX_SIDES: (u32, u32) = (3840, 2160);
+
+/// Bits per pixel per frame asked of the rate control. On the default Gray-Scott job (512²,
+/// 200 frames at 25 fps) this gives 2.3 MB at a mean luma PSNR of 35 dB against the palette
+/// frames (0.25: 1.9 MB at 34 dB; 0.12 in the quality mode: 0.8 MB at 28 dB, blocky).
+const BITS_PER_PIXEL: f64 = 0.3;
+
+/// The least bit rate asked for, bits per second: tiny frames would otherwise get a few
+/// hundred bytes a second.
+const MIN_BITRATE: f64 = 100_000.0;
+
+/// One frame, as given to [`Mp4Writer`].
+pub enum Frame {
+    /// One palette level per pixel, row-major.
+    Levels(Vec<u8>),
+    /// Three bytes (R, G, B) per pixel, row-major.
+    Rgb(Vec<u8>),
+}
+
+/// A YUV 4:2:0 picture of even size.
+struct Yuv {
+    y: Vec<u8>,
+    u: Vec<u8>,
+    v: Vec<u8>,
+}
+
+/// Converts frames to YUV 4:2:0 of even size.
+#[derive(Clone)]
+struct Converter {
+    width: usize,
+    height: usize,
+    /// (Y, Cb, Cr) of each palette level.
+    lut: Vec<[u8; 3]>,
+}
+
+/// BT.709 Y'CbCr of an RGB colour, limited range (Y in 16..=235, Cb and Cr in 16..=240).
+pub fn bt709([r, g, b]: [u8; 3]) -> [u8; 3] {
+    let (r, g, b) = (f32::from(r) / 255.0, f32::from(g) / 255.0, f32::from(b) / 255.0);
+    let y = 0.2126 * r + 0.7152 * g + 0.0722 * b;
+    let (cb, cr) = ((b - y) / 1.8556, (r - y) / 1.5748);
+    [16.0 + 219.0 * y, 128.0 + 224.0 * cb, 128.0 + 224.0 * cr].map(|c| c.round().clamp(0.0, 255.0) as u8)
+}
+
+impl Converter {
+    fn new(width: u32, height: u32, palette: &Palette) -> Self {
+        Self { width: width as usize, height: height as usize, lut: palette.lut().map(bt709).to_vec() }
+    }
+
+    /// The padded (even) size.
+    fn coded(&self) -> (usize, usize) {
+        (self.width.next_multiple_of(2), self.height.next_multiple_of(2))
+    }
+
+    /// Checks a frame's length.
+    fn check(&self, frame: &Frame) -> Result<()> {
+        let cells = self.width * self.height;
+        let (data, per_pixel) = match frame {
+            Frame::Levels(levels) => (levels.as_slice(), 1),
+            Frame::Rgb(rgb) => (rgb.as_slice(), 3),
+        };
+        if data.len() != cells * per_pixel {
+            return Err(Error::InvalidInput(format!(
+                "an MP4 frame of {}x{} needs {} bytes, got {}",
+                self.width,
+                self.height,
+                cells * per_pixel,
+                data.len()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Y'CbCr of every pixel of a frame; checks its length.
+    fn ycbcr(&self, frame: &Frame) -> Result<Vec<[u8; 3]>> {
+        self.check(frame)?;
+        Ok(match frame {
+            Frame::Levels(levels) => levels.iter().map(|&l| self.lut[l as usize]).collect(),
+            Frame::Rgb(rgb) => rgb.as_chunks::<3>().0.iter().map(|&p| bt709(p)).collect(),
+        })
+    }
+
+    /// The frame as YUV 4:2:0, padded to even size by repeating the last column and row;
+    /// each chroma sample is the mean of its 2×2 pixels.
+    fn convert(&self, frame: &Frame) -> Result<Yuv> {
+        let pixels = self.ycbcr(frame)?;
+        let (w, h) = (self.width, self.height);
+        let (cw, ch) = self.coded();
+        let at = |x: usize, y: usize| pixels[y.min(h - 1) * w + x.min(w - 1)];
+        let mut y_plane = vec![0u8; cw * ch];
+        y_plane.par_chunks_mut(cw).enumerate().for_each(|(y, row)| {
+            row.iter_mut().enumerate().for_each(|(x, out)| *out = at(x, y)[0]);
+        });
+        let (qw, qh) = (cw / 2, ch / 2);
+        let mut u_plane = vec![0u8; qw * qh];
+        let mut v_plane = vec![0u8; qw * qh];
+        u_plane.par_chunks_mut(qw).zip(v_plane.par_chunks_mut(qw)).enumerate().for_each(
+            |(y, (u_row, v_row))| {
+                for x in 0..qw {
+                    let quad = [
+                        at(2 * x, 2 * y),
+                        at(2 * x + 1, 2 * y),
+                        at(2 * x, 2 * y + 1),
+                        at(2 * x + 1, 2 * y + 1),
+                    ];
+                    let mean = |c: usize| ((quad.iter().map(|p| u16::from(p[c])).sum::<u16>() + 2) / 4) as u8;
+                    (u_row[x], v_row[x]) = (mean(1), mean(2));
+                }
+            },
+        );
+        Ok(Yuv { y: y_plane, u: u_plane, v: v_plane })
+    }
+}
+
+/// An access unit waiting for its duration (a skipped frame lengthens the one before it).
+struct Pending {
+    start: u64,
+    duration: u32,
+    sync: bool,
+    bytes: Vec<u8>,
+}
+
+/// What the encoder made of one frame.
+enum Coded {
+    /// A picture: sync or not, its SPS and PPS if it carried them, and its other NAL units
+    /// length-prefixed as MP4 wants.
+    Picture { sync: bool, sps: Option<Vec<u8>>, pps: Option<Vec<u8>>, bytes: Vec<u8> },
+    /// The rate control dropped it.
+    Skipped,
+}
+
+/// Encodes one group of pictures with a fresh encoder: it starts with an IDR picture, so it
+/// depends on no other group, and groups can be encoded in parallel.
+/// `first` is the group's first frame number, for the timestamps (`fps` frames a second) that
+/// the rate control works from.
+fn encode_gop(
+    converter: &Converter,
+    config: EncoderConfig,
+    (first, fps): (u64, u32),
+    frames: &[Frame],
+    dest: &Path,
+) -> Result<Vec<Coded>> {
+    let mut encoder = Encoder::with_api_config(OpenH264API::from_source(), config)
+        .map_err(|e| output_error(dest, format!("cannot start the H.264 encoder: {e}")))?;
+    let (cw, ch) = converter.coded();
+    frames
+        .iter()
+        .zip(first..)
+        .map(|(frame, number)| {
+            let yuv = converter.convert(frame)?;
+            let source = YUVSlices::new((&yuv.y, &yuv.u, &yuv.v), (cw, ch), (cw, cw / 2, cw / 2));
+            let time = Timestamp::from_millis(number * 1000 / u64::from(fps));
+            let stream =
+                encoder.encode_at(&source, time).map_err(|e| output_error(dest, format!("H.264: {e}")))?;
+            let (mut sps, mut pps, mut bytes) = (None, None, Vec::new());
+            for l in 0..stream.num_layers() {
+                let layer = stream.layer(l).expect("layer index below num_layers");
+                for n in 0..layer.nal_count() {
+                    let nal = strip_start_code(layer.nal_unit(n).expect("NAL index below nal_count"));
+                    match nal.first().map(|b| b & 0x1f) {
+                        None => {}
+                        Some(7) => sps = Some(nal.to_vec()),
+                        Some(8) => pps = Some(nal.to_vec()),
+                        Some(_) => {
+                            bytes.extend_from_slice(&(nal.len() as u32).to_be_bytes());
+                            bytes.extend_from_slice(nal);
+                        }
+                    }
+                }
+            }
+            Ok(match stream.frame_type() {
+                FrameType::Skip => Coded::Skipped,
+                _ if bytes.is_empty() => Coded::Skipped,
+                t => Coded::Picture { sync: matches!(t, FrameType::IDR | FrameType::I), sps, pps, bytes },
+            })
+        })
+        .collect()
+}
+
+/// Encodes frames into an MP4 file. Frames are gathered into groups of pictures of two
+/// seconds each (each starting with a key frame, as players seek to), and as many groups as
+/// there are cores are encoded at once, each by its own encoder on a rayon thread; the
+/// pictures are then written in order.
+pub struct Mp4Encoder {
+    dest: PathBuf,
+    converter: Converter,
+    config: EncoderConfig,
+    muxer: mp4::Mp4Writer<BufWriter<NamedTempFile>>,
+    fps: u32,
+    /// Frames per group of pictures.
+    gop: usize,
+    /// Groups encoded at once.
+    parallel: usize,
+    /// Frames waiting for a full set of groups.
+    queued: Vec<Frame>,
+    /// The track's SPS and PPS, once the first picture gave them.
+    parameter_sets: Option<(Vec<u8>, Vec<u8>)>,
+    pending: Option<Pending>,
+    /// Frames written to the muxer (or lengthening a picture there).
+    frames: u64,
+}
+
+/// Frames held for parallel encoding: at most about 512 MiB of them.
+const QUEUE_BYTES: usize = 512 << 20;
+
+impl Mp4Encoder {
+    /// Creates the temporary file beside `dest` now (so a missing directory fails before any
+    /// simulation work) and sets up the encoder for `width × height` frames at `fps`.
+    pub fn create(dest: &Path, width: u32, height: u32, fps: u32, palette: &Palette) -> Result<Self> {
+        let converter = Converter::new(width, height, palette);
+        let (cw, ch) = converter.coded();
+        let (long, short) = (cw.max(ch) as u32, cw.min(ch) as u32);
+        if width == 0 || height == 0 || long > MAX_SIDES.0 || short > MAX_SIDES.1 {
+            return Err(Error::InvalidInput(format!(
+                "an MP4 (H.264) frame is at most {}x{} (either way round), not {width}x{height}; \
+                 use a smaller size, or --gif or --png for larger frames",
+                MAX_SIDES.0, MAX_SIDES.1
+            )));
+        }
+        if fps == 0 {
+            return Err(Error::InvalidInput("the video frame rate must be at least 1".into()));
+        }
+        let bitrate = (BITS_PER_PIXEL * (cw * ch) as f64 * f64::from(fps))
+            .clamp(MIN_BITRATE, f64::from(i32::MAX)) as u32;
+        let config = EncoderConfig::new()
+            .bitrate(BitRate::from_bps(bitrate))
+            .max_frame_rate(FrameRate::from_hz(fps as f32))
+            // Rate control from the frames' timestamps: unlike the bit-rate mode it does not
+            // skip frames after each group's key frame to pay for it.
+            .rate_control_mode(RateControlMode::Timestamp)
+            // Without frame skipping OpenH264 cannot hold the bit rate (and says so on stderr).
+            // A skipped frame lengthens the previous one, so the timing stays right.
+            .skip_frames(true)
+            // One thread per encoder: the groups are the parallelism.
+            .num_threads(1)
+            .vui(VuiConfig::bt709());
+        // Fail now, not at the first group, if the encoder cannot start.
+        Encoder::with_api_config(OpenH264API::from_source(), config)
+            .map_err(|e| output_error(dest, format!("cannot start the H.264 encoder: {e}")))?;
+        let gop = 2 * fps as usize;
+        // Frames are queued as levels (1 byte a pixel) or RGB (3): count 3.
+        let group_bytes = gop * 3 * width as usize * height as usize;
+        let parallel = rayon::current_num_threads().min(QUEUE_BYTES / group_bytes.max(1)).max(1);
+        let file = temp_for(dest)?;
+        let mp4_config = mp4::Mp4Config {
+            major_brand: fourcc(b"isom"),
+            minor_version: 512,
+            compatible_brands: [b"isom", b"iso2", b"avc1", b"mp41"].map(fourcc).to_vec(),
+            timescale: 1000,
+        };
+        let muxer = mp4::Mp4Writer::write_start(BufWriter::new(file), &mp4_config)
+            .map_err(|e| output_error(dest, e))?;
+        Ok(Self {
+            dest: dest.to_owned(),
+            converter,
+            config,
+            muxer,
+            fps,
+            gop,
+            parallel,
+            queued: Vec::new(),
+            parameter_sets: None,
+            pending: None,
+            frames: 0,
+        })
+    }
+
+    /// Queues one frame (palette levels or RGB, `width × height` pixels); encodes the queue
+    /// once it holds a group of pictures for every core. A frame of the wrong size is an
+    /// error at once.
+    pub fn push(&mut self, frame: Frame) -> Result<()> {
+        self.converter.check(&frame)?;
+        self.queued.push(frame);
+        if self.queued.len() >= self.gop * self.parallel {
+            self.encode_queued()?;
+        }
+        Ok(())
+    }
+
+    /// Frames pushed so far.
+    pub fn frames(&self) -> u64 {
+        self.frames + self.queued.len() as u64
+    }
+
+    fn encode_queued(&mut self) -> Result<()> {
+        let frames = std::mem::take(&mut self.queued);
+        let (converter, config, dest) = (&self.converter, self.config, self.dest.as_path());
+        let (first, fps, gop) = (self.frames, self.fps, self.gop);
+        let groups: Vec<Vec<Coded>> = frames
+            .par_chunks(gop)
+            .enumerate()
+            .map(|(i, frames)| encode_gop(converter, config, (first + (i * gop) as u64, fps), frames, dest))
+            .collect::<Result<_>>()?;
+        groups.into_iter().flatten().try_for_each(|coded| self.mux(coded))
+    }
+
+    fn mux(&mut self, coded: Coded) -> Result<()> {
+        let start = self.frames;
+        self.frames += 1;
+        let Coded::Picture { sync, sps, pps, mut bytes } = coded else {
+            // Nothing coded: the previous picture stays one frame longer.
+            return match &mut self.pending {
+                Some(pending) => {
+                    pending.duration += 1;
+                    Ok(())
+                }
+                None => Err(output_error(&self.dest, "the H.264 encoder produced no first picture")),
+            };
+        };
+        match (&self.parameter_sets, sps, pps) {
+            (None, Some(sps), Some(pps)) => {
+                let (cw, ch) = self.converter.coded();
+                let config = mp4::TrackConfig {
+                    track_type: mp4::TrackType::Video,
+                    timescale: self.fps,
+                    language: "und".into(),
+                    media_conf: mp4::MediaConfig::AvcConfig(mp4::AvcConfig {
+                        width: cw as u16,
+                        height: ch as u16,
+                        seq_param_set: sps.clone(),
+                        pic_param_set: pps.clone(),
+                    }),
+                };
+                self.muxer.add_track(&config).map_err(|e| output_error(&self.dest, e))?;
+                self.parameter_sets = Some((sps, pps));
+            }
+            (None, _, _) => {
+                return Err(output_error(
+                    &self.dest,
+                    "the H.264 encoder gave no SPS/PPS with its first picture",
+                ));
+            }
+            // Each group's encoder repeats the parameter sets; with the same settings they are
+            // the same. Should one differ, it travels in the sample, where decoders find it.
+            (Some((track_sps, track_pps)), sps, pps) => {
+                let mut in_band = Vec::new();
+                for (set, track) in [(sps, track_sps), (pps, track_pps)] {
+                    if let Some(set) = set.filter(|s| s != track) {
+                        in_band.extend_from_slice(&(set.len() as u32).to_be_bytes());
+                        in_band.extend_from_slice(&set);
+                    }
+                }
+                if !in_band.is_empty() {
+                    in_band.append(&mut bytes);
+                    bytes = in_band;
+                }
+            }
+        }
+        self.flush_pending()?;
+        self.pending = Some(Pending { start, duration: 1, sync, bytes });
+        Ok(())
+    }
+
+    /// Writes the access unit waiting for its duration.
+    fn flush_pending(&mut self) -> Result<()> {
+        if let Some(p) = self.pending.take() {
+            let sample = mp4::Mp4Sample {
+                start_time: p.start,
+                duration: p.duration,
+                rendering_offset: 0,
+                is_sync: p.sync,
+                bytes: p.bytes.into(),
+            };
+            self.muxer.write_sample(1, &sample).map_err(|e| output_error(&self.dest, e))?;
+        }
+        Ok(())
+    }
+
+    /// Encodes what is queued, writes the index, and gives the file its final name. With no
+    /// frame pushed, writes nothing and fails.
+    pub fn finish(mut self) -> Result<PathBuf> {
+        self.encode_queued()?;
+        if self.parameter_sets.is_none() {
+            return Err(output_error(&self.dest, "no frame was encoded; no video written"));
+        }
+        self.flush_pending()?;
+        self.muxer.write_end().map_err(|e| output_error(&self.dest, e))?;
+        let file = self.muxer.into_writer().into_inner().map_err(|e| output_error(&self.dest, e.error()))?;
+        persist(file, &self.dest)
+    }
+}
+
+/// A NAL unit without its Annex B start code (`00 00 01` or `00 00 00 01`).
+fn strip_start_code(nal: &[u8]) -> &[u8] {
+    let zeros = nal.iter().take_while(|&&b| b == 0).count();
+    if zeros >= 2 && nal.get(zeros) == Some(&1) { &nal[zeros + 1..] } else { nal }
+}
+
+fn fourcc(code: &[u8; 4]) -> mp4::FourCC {
+    mp4::FourCC::from(*code)
+}
+
+/// Frames queued ahead of the encoder before a push waits: at most about 256 MiB, 2 to 64.
+fn queue_frames(width: u32, height: u32) -> usize {
+    ((256 << 20) / (3 * width as usize * height as usize).max(1)).clamp(2, 64)
+}
+
+/// What the encoder thread receives.
+enum Message {
+    Frame(Frame),
+    /// All frames are sent: finish the file. Without it (the run failed), the temporary file
+    /// is removed.
+    Finish,
+}
+
+/// The encoder thread: pushes frames as they come; `Finish` finishes the file, a closed
+/// channel without it abandons it.
+fn run(mut encoder: Mp4Encoder, receiver: Receiver<Message>) -> Result<Option<PathBuf>> {
+    while let Ok(message) = receiver.recv() {
+        match message {
+            Message::Frame(frame) => encoder.push(frame)?,
+            Message::Finish => return encoder.finish().map(Some),
+        }
+    }
+    // The writer was dropped without `finish`: the temporary file goes with the encoder.
+    Ok(None)
+}
+
+/// An [`Mp4Encoder`] on its own thread: [`Mp4Writer::push_frame`] queues a frame and returns
+/// while earlier ones are encoded. Dropped without [`Mp4Writer::finish`] (a failed run), the
+/// temporary file is removed and nothing is written.
+pub struct Mp4Writer {
+    sender: Option<SyncSender<Message>>,
+    worker: Option<JoinHandle<Result<Option<PathBuf>>>>,
+}
+
+impl Mp4Writer {
+    /// Opens the output now (a missing directory fails here) and starts the encoder thread.
+    pub fn create(dest: &Path, width: u32, height: u32, fps: u32, palette: &Palette) -> Result<Self> {
+        let encoder = Mp4Encoder::create(dest, width, height, fps, palette)?;
+        let (sender, receiver) = sync_channel(queue_frames(width, height));
+        let worker = std::thread::Builder::new()
+            .name("mp4-encoder".into())
+            .spawn(move || run(encoder, receiver))
+            .map_err(|e| output_error(dest, format!("cannot start the encoder thread: {e}")))?;
+        Ok(Self { sender: Some(sender), worker: Some(worker) })
+    }
+
+    /// Queues a frame of palette levels (`width × height` bytes).
+    pub fn push_frame(&mut self, levels: Vec<u8>) -> Result<()> {
+        self.push(Frame::Levels(levels))
+    }
+
+    /// Queues a frame of RGB pixels (`3 × width × height` bytes).
+    pub fn push_rgb(&mut self, rgb: Vec<u8>) -> Result<()> {
+        self.push(Frame::Rgb(rgb))
+    }
+
+    fn push(&mut self, frame: Frame) -> Result<()> {
+        let Some(sender) = &self.sender else {
+            return Err(Error::Output {
+                path: PathBuf::from("<mp4 encoder thread>"),
+                reason: "the encoder stopped on an earlier error".into(),
+            });
+        };
+        if sender.send(Message::Frame(frame)).is_err() {
+            // The encoder stopped on an error: report it.
+            return self.join().map(|_| ());
+        }
+        Ok(())
+    }
+
+    /// Encodes what is queued, closes the file and gives it its final name.
+    pub fn finish(mut self) -> Result<PathBuf> {
+        if let Some(sender) = &self.sender {
+            // A closed channel means the encoder already stopped; `join` reports why.
+            let _ = sender.send(Message::Finish);
+        }
+        self.join()?.ok_or_else(|| Error::Output {
+            path: PathBuf::from("<mp4 encoder thread>"),
+            reason: "the encoder stopped on an earlier error; no video written".into(),
+        })
+    }
+
+    fn join(&mut self) -> Result<Option<PathBuf>> {
+        self.sender.take();
+        let Some(worker) = self.worker.take() else { return Ok(None) };
+        worker.join().unwrap_or_else(|_| {
+            Err(Error::Output {
+                path: PathBuf::from("<mp4 encoder thread>"),
+                reason: "the encoder panicked".into(),
+            })
+        })
+    }
+}
+
+impl Drop for Mp4Writer {
+    fn drop(&mut self) {
+        if let Some(worker) = self.worker.take() {
+            // Unfinished (an error elsewhere): the thread sees the channel close without
+            // `Finish` and drops its temporary file.
+            self.sender.take();
+            let _ = worker.join();
+        }
+    }
+}
