@@ -261,3 +261,16 @@ fn the_command_line_overrides_the_file() {
         (plain["decay"].clone(), Some(77))
     );
 }
+
+#[test]
+fn print_config_runs_nothing_and_another_version_gets_a_note() {
+    let dir = scratch_dir("settings-print-only");
+    let text = ok(&dir, &with(GRAYSCOTT, &["--print-config", "--gif", "never.gif", "--png-dir", "never"]));
+    assert!(common::files_in(&dir).is_empty(), "--print-config wrote {:?}", common::files_in(&dir));
+    std::fs::write(dir.join("old.toml"), text.replace(env!("CARGO_PKG_VERSION"), "0.0.1-old")).unwrap();
+    let out = host(&dir, &["grayscott", "--config", "old.toml", "--print-config"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && stderr.contains("written by host 0.0.1-old"), "{stderr}");
+    let out = host(&dir, &["grayscott", "--config", "old.toml", "--steps", "3", "--size", "8"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}

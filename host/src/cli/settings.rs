@@ -39,7 +39,7 @@ impl ConfigArgs {
         let Some(path) = &self.config else { return Ok(None) };
         let bytes = std::fs::read(path)
             .map_err(|e| anyhow::anyhow!("cannot read --config {}: {}", path.display(), describe_io(&e)))?;
-        let text = match host::render::recorded_text(&bytes) {
+        let text = match host::render::recorded_text(&bytes).filter(|t| !t.trim().is_empty()) {
             Some(text) => text,
             None if bytes.starts_with(b"GIF8") || bytes.starts_with(b"\x89PNG") => {
                 bail!(
@@ -60,6 +60,15 @@ impl ConfigArgs {
                 path.display(),
                 S::NAME
             );
+        }
+        let version = document.provenance.as_ref().and_then(|p| p.version.as_deref());
+        if let Some(version) = version.filter(|&v| v != env!("CARGO_PKG_VERSION")) {
+            super::note(&format!(
+                "--config {} was written by host {version}, this is host {}; a different version may give \
+                 a different output",
+                path.display(),
+                env!("CARGO_PKG_VERSION")
+            ));
         }
         Ok(Some(document))
     }
