@@ -82,6 +82,43 @@ fn dangling_link(dir: &Path) {
     std::os::unix::fs::symlink(dir.join("nowhere/x.gif"), dir.join("link.gif")).unwrap();
 }
 
+fn config_unknown_key(dir: &Path) {
+    std::fs::write(dir.join("c.toml"), "[grayscott]\nfeed = 0.05\nfed = 0.06\n").unwrap();
+}
+
+fn config_wrong_type(dir: &Path) {
+    std::fs::write(dir.join("c.toml"), "[heat]\nalpha = \"hot\"\n").unwrap();
+}
+
+fn config_of_heat(dir: &Path) {
+    std::fs::write(dir.join("c.toml"), "[heat]\nalpha = 0.5\n").unwrap();
+}
+
+fn config_bad_values(dir: &Path) {
+    std::fs::write(
+        dir.join("c.toml"),
+        "[physarum]\nsensing = \"far\"\n[run]\nvariant = \"fused\"\n[frames]\nfps = 0\n",
+    )
+    .unwrap();
+}
+
+fn config_bad_variant(dir: &Path) {
+    std::fs::write(dir.join("c.toml"), "[run]\nvariant = \"warp\"\n").unwrap();
+}
+
+fn config_out_of_range(dir: &Path) {
+    std::fs::write(dir.join("c.toml"), "[frames]\nfps = 0\n[grayscott]\nseed = -3\n").unwrap();
+}
+
+fn config_zero_fps(dir: &Path) {
+    std::fs::write(dir.join("c.toml"), "[frames]\nfps = 0\n").unwrap();
+}
+
+fn config_not_text(dir: &Path) {
+    std::fs::write(dir.join("c.toml"), b"\xff\xfe\x00binary").unwrap();
+    image::RgbImage::new(4, 4).save(dir.join("plain.png")).unwrap();
+}
+
 /// Small, fast defaults per subcommand, added unless the case sets the option (so a case that
 /// is wrongly accepted finishes quickly).
 fn defaults(subcommand: &str) -> &'static [(&'static str, &'static str)] {
@@ -211,6 +248,31 @@ const CASES: &[(&str, &str, Prepare)] = &[
     ("physarum --toy-model --beta 1", "--beta must be in (0, 1)", nothing),
     ("physarum --toy-model --alpha 1e300", "--alpha must be above 0 and at most 1e100", nothing),
     ("physarum --toy-model --kappa -inf", "--kappa must be in (0, 1), got -inf", nothing),
+    // Settings files: one line naming the file (and the line), nothing written.
+    (
+        "grayscott --config c.toml --gif o.gif",
+        "--config c.toml: line 3: unknown field `fed`",
+        config_unknown_key,
+    ),
+    (
+        "heat --config c.toml --gif o.gif",
+        "--config c.toml: line 2: invalid type: string \"hot\"",
+        config_wrong_type,
+    ),
+    ("grayscott --config c.toml --gif o.gif", "holds settings of `host heat`", config_of_heat),
+    ("grayscott --config missing.toml --gif o.gif", "cannot read --config missing.toml", nothing),
+    ("grayscott --config sub --gif o.gif", "cannot read --config sub: it is a directory", sub_dir),
+    ("physarum --config c.toml --gif o.gif", "unknown value 'far', expected one of: ", config_bad_values),
+    (
+        "heat --config c.toml --gif o.gif",
+        "unknown variant 'warp' in [run]; valid variants: cpu",
+        config_bad_variant,
+    ),
+    ("grayscott --config c.toml --gif o.gif", "line 4: invalid value: integer `-3`", config_out_of_range),
+    ("grayscott --config c.toml --gif o.gif", "not a UTF-8 TOML file, nor a GIF or PNG", config_not_text),
+    ("grayscott --config plain.png --gif o.gif", "this image records no settings", config_not_text),
+    ("grayscott --config c.toml --gif o.gif", "--fps must be between 1 and 50", config_zero_fps),
+    ("physarum --toy-model --print-config", "--toy-model has none", nothing),
     // Bench: refused before any GPU work.
     ("bench grayscott --repeats 1", "--repeats must be at least 3", nothing),
     ("bench grayscott --sizes 0", "--sizes must list grid sides", nothing),

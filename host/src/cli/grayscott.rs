@@ -13,7 +13,10 @@ use host::{
     render::FrameWriter,
 };
 
-use super::options::{self, BackendArgs, OutputArgs, SeedArgs, Simulation, at_most, check_steps};
+use super::{
+    options::{self, BackendArgs, OutputArgs, SeedArgs, Simulation, at_most, check_steps},
+    settings::{ConfigArgs, Document, Given, Provenance, RunTable, Seed, by_name},
+};
 use crate::say;
 
 /// Gray-Scott's defaults in the shared groups.
@@ -21,6 +24,7 @@ use crate::say;
 pub struct GrayScottSim;
 
 impl Simulation for GrayScottSim {
+    const NAME: &'static str = "grayscott";
     const GIF: &'static str = "grayscott.gif";
     const FPS: &'static str = "25";
     const FRAME_EVERY: &'static str = "50";
@@ -87,6 +91,8 @@ pub struct GrayScottArgs {
     /// Use the fixed default launch shape instead of the tuned (and cached) one.
     #[arg(long)]
     no_autotune: bool,
+    #[command(flatten)]
+    config: ConfigArgs,
 }
 
 fn list_presets() -> Result<()> {
@@ -148,15 +154,25 @@ fn check(args: &GrayScottArgs) -> Result<(Setup, u32)> {
     Ok((setup, steps))
 }
 
-pub fn run(args: GrayScottArgs) -> Result<()> {
+pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
     if args.list_presets {
         return list_presets();
     }
     if args.output.list_palettes {
         return options::list_palettes();
     }
+    if let Some(document) = args.config.read::<GrayScottSim>()? {
+        apply(&mut args, document, given)?;
+    }
     let palette = args.output.check()?;
     let (setup, steps) = check(&args)?;
+    if args.config.print_config {
+        let run = args.backend.table();
+        return super::settings::print(
+            &document(&args, &setup, steps, run, Provenance::of_this_run(None)),
+            GrayScottSim::NAME,
+        );
+    }
     options::check_targets(&args.output.targets())?;
     if let Some(path) = &setup.init_image {
         // Fail on an unreadable image before anything else starts.
@@ -165,13 +181,16 @@ pub fn run(args: GrayScottArgs) -> Result<()> {
             .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
     }
 
-    // Open outputs before simulating, so an unwritable path fails now.
+    let (device, variant) = args.backend.select()?;
+    // Open outputs before simulating, so an unwritable path fails now; they record the settings.
     let mut writer = if args.output.any() {
-        Some(FrameWriter::create(&args.output.outputs(), setup.width, setup.height, palette)?)
+        let run = BackendArgs::<GrayScottSim>::ran(&device, variant);
+        let settings = document(&args, &setup, steps, run, Provenance::of_this_run(Some(&device)));
+        let text = settings.to_toml(GrayScottSim::NAME);
+        Some(FrameWriter::with_text(&args.output.outputs(), setup.width, setup.height, palette, Some(&text))?)
     } else {
         None
     };
-    let (device, variant) = args.backend.select()?;
     let started = Instant::now();
     let mut sim = GrayScott::new(&setup, &device, variant)?;
     // Tuned launch settings (timed once per GPU and size, then cached).
@@ -229,4 +248,86 @@ pub fn run(args: GrayScottArgs) -> Result<()> {
         super::destination(&written, "--gif or --png-dir"),
     );
     Ok(())
+}
+
+/// `[grayscott]` in a settings file: the options of the model, named as on the command line.
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GrayScottTable {
+    preset: Option<String>,
+    width: Option<u32>,
+    height: Option<u32>,
+    steps: Option<u32>,
+    feed: Option<f32>,
+    kill: Option<f32>,
+    du: Option<f32>,
+    dv: Option<f32>,
+    dt: Option<f32>,
+    #[serde(default, with = "by_name")]
+    init: Option<Init>,
+    init_image: Option<PathBuf>,
+    seed: Option<Seed>,
+}
+
+/// Takes the options the command line did not give from a settings file. A `--preset` on the
+/// command line brings its own rates, start and steps; `--size` its width and height; `--init`
+/// replaces the file's `init_image`.
+fn apply(args: &mut GrayScottArgs, document: Document, given: &Given) -> Result<()> {
+    args.output.apply(document.frames, given);
+    args.backend.apply(document.run, given)?;
+    let Some(table) = document.grayscott else { return Ok(()) };
+    // A start on the command line replaces the file's image too.
+    if args.init.is_none() {
+        args.init_image = args.init_image.take().or(table.init_image);
+    }
+    if !given.has("preset") {
+        if let Some(preset) = table.preset {
+            args.preset = preset;
+        }
+        args.steps = args.steps.or(table.steps);
+        args.feed = args.feed.or(table.feed);
+        args.kill = args.kill.or(table.kill);
+        args.du = args.du.or(table.du);
+        args.dv = args.dv.or(table.dv);
+        args.dt = args.dt.or(table.dt);
+        args.init = args.init.or(table.init);
+    }
+    if !given.has("size") {
+        args.width = args.width.or(table.width);
+        args.height = args.height.or(table.height);
+    }
+    given.fill("seed", &mut args.seed.seed, table.seed.map(|s| s.0));
+    Ok(())
+}
+
+/// The resolved settings of a run.
+fn document(
+    args: &GrayScottArgs,
+    setup: &Setup,
+    steps: u32,
+    run: RunTable,
+    provenance: Provenance,
+) -> Document {
+    let r = &setup.rates;
+    let table = GrayScottTable {
+        preset: Some(args.preset.clone()),
+        width: Some(setup.width),
+        height: Some(setup.height),
+        steps: Some(steps),
+        feed: Some(r.feed),
+        kill: Some(r.kill),
+        du: Some(r.du),
+        dv: Some(r.dv),
+        dt: Some(r.dt),
+        init: Some(setup.init),
+        init_image: setup.init_image.clone(),
+        seed: Some(Seed(setup.seed)),
+    };
+    Document {
+        provenance: Some(provenance),
+        grayscott: Some(table),
+        run: Some(run),
+        frames: Some(args.output.table()),
+        ..Document::default()
+    }
 }

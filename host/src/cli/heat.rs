@@ -9,7 +9,10 @@ use host::{
     render::{FrameWriter, output::AtomicFile},
 };
 
-use super::options::{self, BackendArgs, OutputArgs, SeedArgs, Simulation, Target, at_most, check_steps};
+use super::{
+    options::{self, BackendArgs, OutputArgs, SeedArgs, Simulation, Target, at_most, check_steps},
+    settings::{ConfigArgs, Document, Given, Provenance, RunTable, Seed, by_name},
+};
 use crate::say;
 
 /// Heat's defaults in the shared groups.
@@ -17,6 +20,7 @@ use crate::say;
 pub struct HeatSim;
 
 impl Simulation for HeatSim {
+    const NAME: &'static str = "heat";
     const GIF: &'static str = "heat.gif";
     const FPS: &'static str = "20";
     const FRAME_EVERY: &'static str = "10";
@@ -77,6 +81,8 @@ pub struct HeatArgs {
     output: OutputArgs<HeatSim>,
     #[command(flatten)]
     backend: BackendArgs<HeatSim>,
+    #[command(flatten)]
+    config: ConfigArgs,
 }
 
 /// Checks everything that can be checked before any work; returns the setup.
@@ -124,27 +130,40 @@ fn check(args: &HeatArgs) -> Result<HeatSetup> {
     Ok(setup)
 }
 
-pub fn run(args: HeatArgs) -> Result<()> {
+pub fn run(mut args: HeatArgs, given: &Given) -> Result<()> {
     if args.output.list_palettes {
         return options::list_palettes();
     }
+    if let Some(document) = args.config.read::<HeatSim>()? {
+        apply(&mut args, document, given)?;
+    }
     let palette = args.output.check()?;
     let setup = check(&args)?;
+    if args.config.print_config {
+        let run = args.backend.table();
+        return super::settings::print(
+            &document(&args, &setup, run, Provenance::of_this_run(None)),
+            HeatSim::NAME,
+        );
+    }
     let mut targets = args.output.targets();
     targets.extend(args.png.as_deref().map(|p| Target::file("--png", p)));
     options::check_targets(&targets)?;
 
     let [nx, ny, nz] = setup.n;
+    let (device, variant) = args.backend.select()?;
+    // Every output records the settings.
+    let run = BackendArgs::<HeatSim>::ran(&device, variant);
+    let text = document(&args, &setup, run, Provenance::of_this_run(Some(&device))).to_toml(HeatSim::NAME);
     // Open outputs before simulating, so an unwritable path fails now.
     let mut writer = if args.output.any() {
-        Some(FrameWriter::create(&args.output.outputs(), nx, ny, palette)?)
+        Some(FrameWriter::with_text(&args.output.outputs(), nx, ny, palette, Some(&text))?)
     } else {
         None
     };
     if let Some(path) = &args.png {
         drop(AtomicFile::create(path)?); // writable; written at the end
     }
-    let (device, variant) = args.backend.select()?;
     let started = Instant::now();
     let mut sim = Heat::new(&setup, &device, variant)?;
     // Colours span the initial range (and the boundary value), fixed over the run.
@@ -178,7 +197,14 @@ pub fn run(args: HeatArgs) -> Result<()> {
         None => Vec::new(),
     };
     if let Some(path) = &args.png {
-        host::render::write_png(path, &to_levels(&sim.middle_slice()?), nx, ny, palette)?;
+        host::render::write_png_with_text(
+            path,
+            &to_levels(&sim.middle_slice()?),
+            nx,
+            ny,
+            palette,
+            Some(&text),
+        )?;
         written.push(path.clone());
     }
     let seconds = started.elapsed().as_secs_f64();
@@ -195,4 +221,69 @@ pub fn run(args: HeatArgs) -> Result<()> {
         super::destination(&written, "--png, --gif or --png-dir"),
     );
     Ok(())
+}
+
+/// `[heat]` in a settings file: the options of the model, named as on the command line.
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HeatTable {
+    nx: Option<u32>,
+    ny: Option<u32>,
+    nz: Option<u32>,
+    steps: Option<u32>,
+    alpha: Option<f32>,
+    h: Option<f32>,
+    dt: Option<f32>,
+    boundary_value: Option<f32>,
+    #[serde(default, with = "by_name")]
+    init: Option<HeatInit>,
+    seed: Option<Seed>,
+}
+
+/// Takes the options the command line did not give from a settings file. `--size` on the
+/// command line replaces the file's nx, ny and nz; `--alpha` or `--h` its time step (the
+/// default is recomputed).
+fn apply(args: &mut HeatArgs, document: Document, given: &Given) -> Result<()> {
+    args.output.apply(document.frames, given);
+    args.backend.apply(document.run, given)?;
+    let Some(table) = document.heat else { return Ok(()) };
+    if !given.has("size") {
+        args.nx = args.nx.or(table.nx);
+        args.ny = args.ny.or(table.ny);
+        args.nz = args.nz.or(table.nz);
+    }
+    if !given.has("alpha") && !given.has("h") {
+        args.dt = args.dt.or(table.dt);
+    }
+    given.fill("steps", &mut args.steps, table.steps);
+    given.fill("alpha", &mut args.alpha, table.alpha);
+    given.fill("h", &mut args.h, table.h);
+    given.fill("boundary_value", &mut args.boundary_value, table.boundary_value);
+    given.fill("init", &mut args.init, table.init);
+    given.fill("seed", &mut args.seed.seed, table.seed.map(|s| s.0));
+    Ok(())
+}
+
+/// The resolved settings of a run.
+fn document(args: &HeatArgs, setup: &HeatSetup, run: RunTable, provenance: Provenance) -> Document {
+    let [nx, ny, nz] = setup.n;
+    let table = HeatTable {
+        nx: Some(nx),
+        ny: Some(ny),
+        nz: Some(nz),
+        steps: Some(args.steps),
+        alpha: Some(setup.alpha),
+        h: Some(setup.h),
+        dt: Some(setup.dt),
+        boundary_value: Some(setup.boundary),
+        init: Some(setup.init),
+        seed: Some(Seed(setup.seed)),
+    };
+    Document {
+        provenance: Some(provenance),
+        heat: Some(table),
+        run: Some(run),
+        frames: Some(args.output.table()),
+        ..Document::default()
+    }
 }

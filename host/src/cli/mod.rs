@@ -11,6 +11,7 @@ pub mod grayscott;
 pub mod heat;
 pub mod options;
 pub mod physarum;
+pub mod settings;
 
 use std::{
     fmt,
@@ -18,7 +19,7 @@ use std::{
     process::ExitCode,
 };
 
-use clap::{Parser, Subcommand, error::ErrorKind as ClapErrorKind};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, error::ErrorKind as ClapErrorKind};
 use host::render::output;
 use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 
@@ -45,11 +46,16 @@ pub enum Command {
     },
 }
 
-/// Parses the command line. Help and version are printed (exit 0); any other parser error is
-/// one `error:` line and exit 1.
-pub fn parse() -> Result<Cli, ExitCode> {
-    match Cli::try_parse() {
-        Ok(cli) => Ok(cli),
+/// Parses the command line, and tells which options it gave (for layering it over a settings
+/// file). Help and version are printed (exit 0); any other parser error is one `error:` line
+/// and exit 1.
+pub fn parse() -> Result<(Cli, settings::Given), ExitCode> {
+    let parsed = Cli::command().try_get_matches().and_then(|matches| {
+        let given = settings::Given::new(matches.subcommand().map(|(_, m)| m));
+        Cli::from_arg_matches(&matches).map(|cli| (cli, given))
+    });
+    match parsed {
+        Ok(parsed) => Ok(parsed),
         Err(e) if matches!(e.kind(), ClapErrorKind::DisplayHelp | ClapErrorKind::DisplayVersion) => {
             Err(match e.print() {
                 Ok(()) => ExitCode::SUCCESS,

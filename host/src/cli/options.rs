@@ -18,12 +18,16 @@ use host::{
     render::{self, PALETTES, Palette, output},
 };
 
+use super::settings::{FramesTable, Given, RunTable, name_of};
+
 /// GIF delays are whole hundredths of a second, and browsers play delays under 2 (above 50
 /// frames per second) at about 10 frames per second.
 pub const MAX_FPS: u32 = 50;
 
 /// What differs between the simulations in the shared groups: defaults and variants.
 pub trait Simulation: Send + Sync + 'static {
+    /// The subcommand, also the name of its table in a settings file.
+    const NAME: &'static str;
     /// The default `--gif` name.
     const GIF: &'static str;
     const FPS: &'static str;
@@ -115,6 +119,23 @@ impl<S: Simulation> OutputArgs<S> {
 
     pub fn any(&self) -> bool {
         !self.targets().is_empty()
+    }
+
+    /// Takes the frame options the command line did not give from a settings file.
+    pub fn apply(&mut self, frames: Option<FramesTable>, given: &Given) {
+        let frames = frames.unwrap_or_default();
+        given.fill("frame_every", &mut self.frame_every, frames.frame_every);
+        given.fill("fps", &mut self.fps, frames.fps);
+        given.fill("palette", &mut self.palette, frames.palette);
+    }
+
+    /// The frame options, for a settings file.
+    pub fn table(&self) -> FramesTable {
+        FramesTable {
+            frame_every: Some(self.frame_every),
+            fps: Some(self.fps),
+            palette: Some(self.palette.clone()),
+        }
     }
 }
 
@@ -215,6 +236,47 @@ impl<S: Simulation> BackendArgs<S> {
             }
             _ => Ok(()),
         }
+    }
+
+    /// Takes the backend and variant from a settings file where the command line gave neither
+    /// (one of them on the command line replaces both of the file's).
+    pub fn apply(&mut self, run: Option<RunTable>, given: &Given) -> Result<()> {
+        let run = run.unwrap_or_default();
+        let variant = match &run.variant {
+            Some(name) => Some(S::Variant::from_str(name, false).map_err(|_| {
+                anyhow::anyhow!(
+                    "--config: unknown variant '{name}' in [run]; valid variants: {}",
+                    super::settings::names::<S::Variant>()
+                )
+            })?),
+            None => None,
+        };
+        if given.has("backend") || self.variant.is_some() {
+            return Ok(());
+        }
+        given.fill("backend", &mut self.backend, run.backend);
+        self.variant = variant;
+        Ok(())
+    }
+
+    /// The backend and variant asked for, for a settings file: the variant only where it is
+    /// known before a device is opened (given, or the CPU's).
+    pub fn table(&self) -> RunTable {
+        let variant = match (self.backend, self.variant) {
+            (_, Some(v)) => Some(v),
+            (BackendChoice::Cpu, None) => Some(S::CPU),
+            _ => None,
+        };
+        RunTable { backend: Some(self.backend), variant: variant.map(|v| name_of(&v)) }
+    }
+
+    /// The backend and variant a run used, for the settings its outputs record.
+    pub fn ran(device: &Device, variant: S::Variant) -> RunTable {
+        let backend = match device {
+            Device::Cpu => BackendChoice::Cpu,
+            Device::Cuda(_) => BackendChoice::Cuda,
+        };
+        RunTable { backend: Some(backend), variant: Some(name_of(&variant)) }
     }
 
     /// Opens the device: a GPU variant asks for the GPU, `cpu` for the CPU; without

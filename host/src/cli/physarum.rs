@@ -13,7 +13,10 @@ use host::{
     render::{FrameWriter, chart::can_plot, output::AtomicFile},
 };
 
-use super::options::{self, BackendArgs, OutputArgs, SeedArgs, Simulation, Target, at_most, check_steps};
+use super::{
+    options::{self, BackendArgs, OutputArgs, SeedArgs, Simulation, Target, at_most, check_steps},
+    settings::{ConfigArgs, Document, Given, Provenance, RunTable, Seed, by_name},
+};
 use crate::say;
 
 /// Physarum's defaults in the shared groups.
@@ -21,6 +24,7 @@ use crate::say;
 pub struct PhysarumSim;
 
 impl Simulation for PhysarumSim {
+    const NAME: &'static str = "physarum";
     const GIF: &'static str = "physarum.gif";
     const FPS: &'static str = "25";
     const FRAME_EVERY: &'static str = "10";
@@ -102,6 +106,8 @@ pub struct PhysarumArgs {
     output: OutputArgs<PhysarumSim>,
     #[command(flatten)]
     backend: BackendArgs<PhysarumSim>,
+    #[command(flatten)]
+    config: ConfigArgs,
     /// Run a reference and a perturbed simulation side by side and fit the largest Lyapunov
     /// exponent of ‖Δtrail‖₂.
     #[arg(long)]
@@ -251,15 +257,28 @@ fn check(args: &PhysarumArgs) -> Result<PhysarumSetup> {
     Ok(setup)
 }
 
-pub fn run(args: PhysarumArgs) -> Result<()> {
+pub fn run(mut args: PhysarumArgs, given: &Given) -> Result<()> {
     if args.toy_model {
+        if args.config.config.is_some() || args.config.print_config {
+            bail!("--config and --print-config hold a simulation's settings; --toy-model has none");
+        }
         return run_toy_model(&args);
     }
     if args.output.list_palettes {
         return options::list_palettes();
     }
+    if let Some(document) = args.config.read::<PhysarumSim>()? {
+        apply(&mut args, document, given)?;
+    }
     let palette = args.output.check()?;
     let setup = check(&args)?;
+    if args.config.print_config {
+        let run = args.backend.table();
+        return super::settings::print(
+            &document(&args, &setup, run, Provenance::of_this_run(None)),
+            PhysarumSim::NAME,
+        );
+    }
     if args.sensitivity {
         return run_sensitivity(&args, &setup);
     }
@@ -272,13 +291,16 @@ pub fn run(args: PhysarumArgs) -> Result<()> {
         host::physarum::luminance(path, 1, 1)?;
     }
 
-    // Open outputs before simulating, so an unwritable path fails now.
+    let (device, variant) = args.backend.select()?;
+    // Open outputs before simulating, so an unwritable path fails now; they record the settings.
     let mut writer = if args.output.any() {
-        Some(FrameWriter::create(&args.output.outputs(), setup.width, setup.height, palette)?)
+        let run = BackendArgs::<PhysarumSim>::ran(&device, variant);
+        let text =
+            document(&args, &setup, run, Provenance::of_this_run(Some(&device))).to_toml(PhysarumSim::NAME);
+        Some(FrameWriter::with_text(&args.output.outputs(), setup.width, setup.height, palette, Some(&text))?)
     } else {
         None
     };
-    let (device, variant) = args.backend.select()?;
     let started = Instant::now();
     let mut sim = Physarum::new(&setup, &device, variant)?;
     let progress = super::progress_bar(args.steps, "steps");
@@ -402,4 +424,98 @@ fn run_sensitivity(args: &PhysarumArgs, setup: &PhysarumSetup) -> Result<()> {
         say!("-> {}", path.display());
     }
     Ok(())
+}
+
+/// `[physarum]` in a settings file: the options of the model, named as on the command line.
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PhysarumTable {
+    preset: Option<String>,
+    width: Option<u32>,
+    height: Option<u32>,
+    agents: Option<u32>,
+    steps: Option<u32>,
+    sensor_dist: Option<f32>,
+    sensor_angle: Option<f32>,
+    turn_angle: Option<f32>,
+    step_size: Option<f32>,
+    deposit: Option<f32>,
+    diffuse: Option<f32>,
+    decay: Option<f32>,
+    jitter: Option<f32>,
+    #[serde(default, with = "by_name")]
+    sensing: Option<Sensing>,
+    #[serde(default, with = "by_name")]
+    init: Option<AgentInit>,
+    init_image: Option<PathBuf>,
+    image_strength: Option<f32>,
+    seed: Option<Seed>,
+}
+
+/// Takes the options the command line did not give from a settings file. A `--preset` on the
+/// command line brings its own model parameters; `--size` its width and height; `--init`
+/// replaces the file's `init_image`.
+fn apply(args: &mut PhysarumArgs, document: Document, given: &Given) -> Result<()> {
+    args.output.apply(document.frames, given);
+    args.backend.apply(document.run, given)?;
+    let Some(table) = document.physarum else { return Ok(()) };
+    if !given.has("preset") {
+        if let Some(preset) = table.preset {
+            args.preset = preset;
+        }
+        args.sensor_dist = args.sensor_dist.or(table.sensor_dist);
+        args.sensor_angle = args.sensor_angle.or(table.sensor_angle);
+        args.turn_angle = args.turn_angle.or(table.turn_angle);
+        args.step_size = args.step_size.or(table.step_size);
+        args.deposit = args.deposit.or(table.deposit);
+        args.diffuse = args.diffuse.or(table.diffuse);
+        args.decay = args.decay.or(table.decay);
+    }
+    if !given.has("size") {
+        args.width = args.width.or(table.width);
+        args.height = args.height.or(table.height);
+    }
+    if !given.has("init") {
+        // A start on the command line replaces the file's image too.
+        args.init_image = args.init_image.take().or(table.init_image);
+    }
+    given.fill("agents", &mut args.agents, table.agents);
+    given.fill("steps", &mut args.steps, table.steps);
+    given.fill("jitter", &mut args.jitter, table.jitter);
+    given.fill("sensing", &mut args.sensing, table.sensing);
+    given.fill("init", &mut args.init, table.init);
+    given.fill("image_strength", &mut args.image_strength, table.image_strength);
+    given.fill("seed", &mut args.seed.seed, table.seed.map(|s| s.0));
+    Ok(())
+}
+
+/// The resolved settings of a run.
+fn document(args: &PhysarumArgs, setup: &PhysarumSetup, run: RunTable, provenance: Provenance) -> Document {
+    let table = PhysarumTable {
+        preset: Some(args.preset.clone()),
+        width: Some(setup.width),
+        height: Some(setup.height),
+        agents: Some(setup.agents),
+        steps: Some(args.steps),
+        sensor_dist: Some(setup.sensor_dist),
+        sensor_angle: Some(setup.sensor_angle),
+        turn_angle: Some(setup.turn_angle),
+        step_size: Some(setup.step_size),
+        deposit: Some(setup.deposit),
+        diffuse: Some(setup.diffuse),
+        decay: Some(setup.decay),
+        jitter: Some(setup.jitter),
+        sensing: Some(setup.sensing),
+        init: Some(setup.init),
+        init_image: setup.init_image.clone(),
+        image_strength: Some(setup.image_strength),
+        seed: Some(Seed(setup.seed)),
+    };
+    Document {
+        provenance: Some(provenance),
+        physarum: Some(table),
+        run: Some(run),
+        frames: Some(args.output.table()),
+        ..Document::default()
+    }
 }

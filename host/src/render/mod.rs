@@ -12,4 +12,6 @@ pub mod palette;
 mod writer;
 
 pub use palette::{PALETTES, Palette, palette};
-pub use writer::{FrameWriter, Outputs, check_png_dir, gif_delay, write_png};
+pub use writer::{
+    FrameWriter, Outputs, check_png_dir, gif_delay, recorded_text, write_png, write_png_with_text,
+};

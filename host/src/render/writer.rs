@@ -13,7 +13,6 @@ use std::{
     thread::JoinHandle,
 };
 
-use image::{ImageEncoder, codecs::png::PngEncoder};
 use rayon::prelude::*;
 
 use super::{
@@ -65,8 +64,20 @@ impl FrameWriter {
     /// Opens every output now (so an unwritable path fails before the simulation starts) and
     /// starts the encoder thread.
     pub fn create(outputs: &Outputs, width: u32, height: u32, palette: &'static Palette) -> Result<Self> {
+        Self::with_text(outputs, width, height, palette, None)
+    }
+
+    /// [`FrameWriter::create`], every output also recording `text` (how it was made): the GIF
+    /// in a comment extension, each PNG in an iTXt `Comment` chunk.
+    pub fn with_text(
+        outputs: &Outputs,
+        width: u32,
+        height: u32,
+        palette: &'static Palette,
+        text: Option<&str>,
+    ) -> Result<Self> {
         let gif = match &outputs.gif {
-            Some(path) => Some(open_gif(path, width, height, palette)?),
+            Some(path) => Some(open_gif(path, width, height, palette, text)?),
             None => None,
         };
         let png_dir = match &outputs.png_dir {
@@ -75,7 +86,9 @@ impl FrameWriter {
         };
         let (sender, receiver) = sync_channel(queue_frames(width, height).clamp(2, 64));
         let delay = gif_delay(outputs.fps);
-        let encoder = Encoder { width, height, palette, gif, delay, png_dir, frames: 0, previous: None };
+        let text = text.map(str::to_owned);
+        let encoder =
+            Encoder { width, height, palette, text, gif, delay, png_dir, frames: 0, previous: None };
         let worker = std::thread::Builder::new()
             .name("frame-encoder".into())
             .spawn(move || encoder.run(receiver))
@@ -129,6 +142,8 @@ struct Encoder {
     width: u32,
     height: u32,
     palette: &'static Palette,
+    /// Recorded in every PNG frame.
+    text: Option<String>,
     gif: Option<gif::Encoder<AtomicFile>>,
     delay: u16,
     png_dir: Option<PngDir>,
@@ -175,12 +190,12 @@ impl Encoder {
         let first_index = self.frames;
         self.frames += batch.len();
         if let Some(dir) = &self.png_dir {
-            let (w, h, palette) = (self.width, self.height, self.palette);
+            let (w, h, palette, text) = (self.width, self.height, self.palette, self.text.as_deref());
             batch.par_iter().enumerate().try_for_each(|(i, levels)| {
                 let name = format!("frame_{:05}.png", first_index + i);
                 let file = std::fs::File::create(dir.staging.join(&name))
                     .map_err(|e| Error::Output { path: dir.target.join(&name), reason: describe_io(&e) })?;
-                encode_png(std::io::BufWriter::new(file), levels, w, h, palette)
+                encode_png(std::io::BufWriter::new(file), levels, w, h, palette, text)
                     .map_err(|reason| Error::Output { path: dir.target.join(&name), reason })
             })?;
         }
@@ -269,8 +284,18 @@ pub fn gif_delay(fps: u32) -> u16 {
     ((100 + fps / 2) / fps).clamp(1, u32::from(u16::MAX)) as u16
 }
 
-/// Creates the GIF's temporary file, writes its header and global palette.
-fn open_gif(path: &Path, width: u32, height: u32, palette: &Palette) -> Result<gif::Encoder<AtomicFile>> {
+/// The GIF comment extension's label.
+const GIF_COMMENT: gif::AnyExtension = gif::AnyExtension(0xFE);
+
+/// Creates the GIF's temporary file, writes its header, global palette and `text` (a comment
+/// extension).
+fn open_gif(
+    path: &Path,
+    width: u32,
+    height: u32,
+    palette: &Palette,
+    text: Option<&str>,
+) -> Result<gif::Encoder<AtomicFile>> {
     if width > u32::from(u16::MAX) || height > u32::from(u16::MAX) {
         return Err(Error::InvalidInput(format!(
             "a GIF is at most 65535 pixels wide and high, not {width}x{height}"
@@ -284,6 +309,9 @@ fn open_gif(path: &Path, width: u32, height: u32, palette: &Palette) -> Result<g
     let mut encoder =
         gif::Encoder::new(file, width as u16, height as u16, &colours).map_err(|e| gif_error(path, e))?;
     encoder.set_repeat(gif::Repeat::Infinite).map_err(|e| gif_error(path, e))?;
+    if let Some(text) = text {
+        encoder.write_raw_extension(GIF_COMMENT, &[text.as_bytes()]).map_err(|e| gif_error(path, e))?;
+    }
     Ok(encoder)
 }
 
@@ -387,28 +415,95 @@ impl Drop for PngDir {
     }
 }
 
-/// PNG-encodes one frame of palette levels into `out`.
+/// PNG-encodes one frame of palette levels into `out` (fast deflate, adaptive filters: the
+/// `image` crate's defaults), with `text` in an iTXt `Comment` chunk and this program in a
+/// tEXt `Software` chunk.
 fn encode_png(
     mut out: impl std::io::Write,
     levels: &[u8],
     width: u32,
     height: u32,
     palette: &Palette,
+    text: Option<&str>,
 ) -> std::result::Result<(), String> {
-    PngEncoder::new(&mut out)
-        .write_image(&palette.to_rgb(levels), width, height, image::ExtendedColorType::Rgb8)
-        .map_err(|e| match e {
-            image::ImageError::IoError(io) => describe_io(&io),
-            e => e.to_string(),
-        })?;
+    let describe = |e: png::EncodingError| match e {
+        png::EncodingError::IoError(io) => describe_io(&io),
+        e => e.to_string(),
+    };
+    let mut encoder = png::Encoder::new(&mut out, width, height);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    encoder.set_compression(png::Compression::Fast);
+    encoder.set_filter(png::Filter::Adaptive);
+    if let Some(text) = text {
+        encoder
+            .add_text_chunk("Software".into(), format!("host {}", env!("CARGO_PKG_VERSION")))
+            .map_err(describe)?;
+        encoder.add_itxt_chunk("Comment".into(), text.into()).map_err(describe)?;
+    }
+    let mut writer = encoder.write_header().map_err(describe)?;
+    writer.write_image_data(&palette.to_rgb(levels)).map_err(describe)?;
+    writer.finish().map_err(describe)?;
     out.flush().map_err(|e| describe_io(&e))
 }
 
 /// Writes one frame of palette levels as an RGB PNG, atomically.
 pub fn write_png(path: &Path, levels: &[u8], width: u32, height: u32, palette: &Palette) -> Result<()> {
+    write_png_with_text(path, levels, width, height, palette, None)
+}
+
+/// [`write_png`], recording `text` (how it was made) in an iTXt `Comment` chunk.
+pub fn write_png_with_text(
+    path: &Path,
+    levels: &[u8],
+    width: u32,
+    height: u32,
+    palette: &Palette,
+    text: Option<&str>,
+) -> Result<()> {
     let mut file = AtomicFile::create(path)?;
-    encode_png(&mut file, levels, width, height, palette)
+    encode_png(&mut file, levels, width, height, palette, text)
         .map_err(|reason| Error::Output { path: path.to_owned(), reason })?;
     file.commit()?;
     Ok(())
+}
+
+/// The text a GIF or PNG written here records (the GIF's first comment extension, the PNG's
+/// iTXt `Comment` chunk); `None` for other files, or for outputs that record none.
+pub fn recorded_text(bytes: &[u8]) -> Option<String> {
+    if bytes.starts_with(b"GIF8") {
+        gif_comment(bytes)
+    } else if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
+        let mut decoder = png::Decoder::new(std::io::Cursor::new(bytes));
+        decoder.set_ignore_text_chunk(false);
+        let reader = decoder.read_info().ok()?;
+        let chunk = reader.info().utf8_text.iter().find(|c| c.keyword == "Comment")?;
+        chunk.get_text().ok()
+    } else {
+        None
+    }
+}
+
+/// The first comment extension of a GIF, read up to the first frame's data.
+fn gif_comment(bytes: &[u8]) -> Option<String> {
+    use gif::streaming_decoder::{Decoded, OutputBuffer, StreamingDecoder};
+    let mut decoder = StreamingDecoder::new();
+    let (mut rest, mut text) = (bytes, Vec::new());
+    while !rest.is_empty() {
+        let (used, decoded) = decoder.update(rest, &mut OutputBuffer::None).ok()?;
+        rest = &rest[used..];
+        match decoded {
+            Decoded::SubBlock { ext, is_last } if ext == GIF_COMMENT => {
+                text.extend_from_slice(decoder.last_ext_sub_block());
+                if is_last {
+                    return String::from_utf8(text).ok();
+                }
+            }
+            Decoded::FrameMetadata(_) | Decoded::BlockStart(gif::streaming_decoder::Block::Trailer) => {
+                return None;
+            }
+            _ => {}
+        }
+    }
+    None
 }
