@@ -189,7 +189,11 @@ const CASES: &[(&str, &str, Prepare)] = &[
         "--step-size 1000000000 is longer than the grid's shorter side, 16 cells",
         nothing,
     ),
-    ("physarum --size 2", "--sensor-dist 15 is longer than the grid's shorter side, 2 cells (--size", nothing),
+    (
+        "physarum --size 2",
+        "--sensor-dist 15 is longer than the grid's shorter side, 2 cells (--size",
+        nothing,
+    ),
     ("physarum --height 4 --sensor-dist 4.5", "--sensor-dist 4.5 is longer", nothing),
     ("heat --h 1e20 --alpha 1e30", "--h must be between 1e-15 and 1e15", nothing),
     ("heat --h 1e-20", "--h must be between", nothing),
