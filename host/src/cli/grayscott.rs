@@ -1,5 +1,7 @@
 //! `host grayscott`.
 
+mod map;
+
 use std::{path::PathBuf, time::Instant};
 
 use anyhow::{Context, Result};
@@ -87,6 +89,8 @@ pub struct GrayScottArgs {
     /// Use the fixed default launch shape instead of the tuned (and cached) one.
     #[arg(long)]
     no_autotune: bool,
+    #[command(flatten)]
+    map: map::MapArgs,
 }
 
 fn list_presets() -> Result<()> {
@@ -154,6 +158,9 @@ pub fn run(args: GrayScottArgs) -> Result<()> {
     }
     if args.output.list_palettes {
         return options::list_palettes();
+    }
+    if args.map.any() {
+        return map::run(&args);
     }
     let palette = args.output.check()?;
     let (setup, steps) = check(&args)?;
