@@ -235,7 +235,7 @@ impl ParameterMap {
         }
     }
 
-    /// The current U and V of tile `t`.
+    /// The current U and V of tile `t` (copies the whole map out first).
     pub fn tile_fields(&mut self, t: usize) -> Result<(Vec<f32>, Vec<f32>)> {
         let cells = self.setup.tile_cells();
         let (u, v) = self.fields()?;
@@ -297,8 +297,14 @@ fn draw(setup: &MapSetup, steps: u64, map: &RgbImage, path: &Path) -> Result<()>
     use plotters::{element::BitMapElement, prelude::*};
 
     let fail = |e: &dyn std::fmt::Display| Error::Output { path: path.to_owned(), reason: e.to_string() };
-    let (margin, left, bottom, top) = (16u32, 78u32, 56u32, 44u32);
-    let (width, height) = (map.width() + left + 2 * margin, map.height() + bottom + top + margin);
+    // Text and margins grow with the map, so labels stay legible when the image is scaled
+    // down for display (1 up to an 800-pixel map, 2 at 1600).
+    let scale = (f64::from(map.width()) / 800.0).max(1.0);
+    let sized = |size: f64| (size * scale).round() as u32;
+    let (margin, left, bottom, top) = (sized(16.0), sized(78.0), sized(56.0), sized(44.0));
+    // Room on the right for half of the last x label.
+    let right = margin + sized(24.0);
+    let (width, height) = (map.width() + left + margin + right, map.height() + bottom + top + margin);
     let mut pixels = vec![0u8; (width * height * 3) as usize];
     {
         let root = chart::drawing_area(&mut pixels, (width, height));
@@ -310,8 +316,9 @@ fn draw(setup: &MapSetup, steps: u64, map: &RgbImage, path: &Path) -> Result<()>
         );
         let (k, f) = (setup.kill, setup.feed);
         let mut plot = ChartBuilder::on(&root)
-            .caption(caption, (chart::FONT, 18))
+            .caption(caption, (chart::FONT, sized(18.0)))
             .margin(margin)
+            .margin_right(right)
             .x_label_area_size(bottom - margin)
             .y_label_area_size(left)
             .build_cartesian_2d(f64::from(k.0)..f64::from(k.1), f64::from(f.0)..f64::from(f.1))
@@ -324,8 +331,8 @@ fn draw(setup: &MapSetup, steps: u64, map: &RgbImage, path: &Path) -> Result<()>
             .y_desc("feed rate F")
             .x_label_formatter(&|x| format!("{x:.3}"))
             .y_label_formatter(&|y| format!("{y:.3}"))
-            .label_style((chart::FONT, 14))
-            .axis_desc_style((chart::FONT, 16))
+            .label_style((chart::FONT, sized(14.0)))
+            .axis_desc_style((chart::FONT, sized(16.0)))
             .draw()
             .map_err(|e| fail(&e))?;
         // The tiles fill the plotting area exactly (resampled if the layout is a pixel off).
@@ -346,8 +353,10 @@ fn draw(setup: &MapSetup, steps: u64, map: &RgbImage, path: &Path) -> Result<()>
         for preset in PRESETS.iter().filter(in_range) {
             let at = (f64::from(preset.kill), f64::from(preset.feed));
             let (px, py) = plot.backend_coord(&at);
-            let (w, h) = (7 * preset.name.len() as i32 + 2, 14);
-            let offsets = [(9, -7), (-9 - w, -7), (-w / 2, 8), (-w / 2, -8 - h), (9, -16), (9, 2)];
+            let (w, h) = (sized(7.5) as i32 * preset.name.len() as i32 + 2, sized(14.0) as i32);
+            let (gap, r) = (sized(9.0) as i32, sized(5.0) as i32);
+            let offsets =
+                [(gap, -h / 2), (-gap - w, -h / 2), (-w / 2, gap), (-w / 2, -gap - h), (gap, -h), (gap, 0)];
             let boxes = offsets.map(|(dx, dy)| (px + dx, py + dy, px + dx + w, py + dy + h));
             let clear = |b: &(i32, i32, i32, i32)| {
                 placed.iter().all(|p| b.2 <= p.0 || p.2 <= b.0 || b.3 <= p.1 || p.3 <= b.1)
@@ -357,11 +366,11 @@ fn draw(setup: &MapSetup, steps: u64, map: &RgbImage, path: &Path) -> Result<()>
             let (dx, dy) = offsets[choice];
             let marker = |colour: RGBColor, shadow: i32| {
                 EmptyElement::at(at)
-                    + Circle::new((shadow, shadow), 5, colour.stroke_width(2))
+                    + Circle::new((shadow, shadow), r, colour.stroke_width(sized(2.0)))
                     + Text::new(
                         preset.name,
                         (dx + shadow, dy + shadow),
-                        (chart::FONT, 13).into_font().color(&colour),
+                        (chart::FONT, sized(13.0)).into_font().color(&colour),
                     )
             };
             // A dark shadow under a white mark: legible on every palette.
@@ -454,6 +463,7 @@ impl CudaMap {
         let stream = self.gpu.stream();
         let u = stream.clone_dtoh(&self.u).context(|| "downloading the map's U".into())?;
         let v = stream.clone_dtoh(&self.v).context(|| "downloading the map's V".into())?;
+        self.gpu.synchronize()?;
         Ok((u, v))
     }
 }
