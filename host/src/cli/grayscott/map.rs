@@ -27,7 +27,8 @@ const CPU_DEFAULT: (u32, u32, u32) = (24, 64, 5_000);
 #[derive(Args, Debug)]
 pub struct MapArgs {
     /// Draw the (F, k) parameter map instead of one simulation: a grid of small simulations,
-    /// each with its own feed and kill rates, as one PNG (default grayscott-map.png).
+    /// each with its own feed and kill rates, as one PNG (default grayscott-map.png); --steps
+    /// defaults to 10000 on a GPU, 5000 on the CPU.
     #[arg(
         long,
         value_name = "PATH",
