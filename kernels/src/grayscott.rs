@@ -15,6 +15,9 @@
 //! 3. [`gray_scott_tiled`]: fused, with the block's cells and halo staged in shared memory.
 //! 4. [`gray_scott_temporal`]: several steps per launch on a tile held in registers, so a
 //!    step costs a fraction of the 16 bytes per cell that any single-step kernel must move.
+//!
+//! Beside the progression, [`gray_scott_map`] steps many small tiles with their own (F, k)
+//! in one launch, for the parameter map.
 
 use crate::kernel;
 #[cfg(target_arch = "nvptx64")]
@@ -456,6 +459,66 @@ pub unsafe fn gray_scott_temporal(
                 *u_next.add(g) = cu[i][j];
                 *v_next.add(g) = cv[i][j];
             }
+        }
+    }
+}
+
+/// The parameter map (`host grayscott --map`): one fused step of `tiles` independent
+/// `side × side` simulations at once, each periodic on its own and with its own feed and kill
+/// rates (`feed[t]`, `kill[t]`; diffusion rates and dt from `base`). Tile `t` occupies cells
+/// `t·side²..(t+1)·side²` of every field, row-major inside the tile. Per tile this is
+/// [`gray_scott_fused`] on a `side × side` grid: the same stencil, [`laplacian5`] and
+/// [`Rates::step`], so a tile is bit-identical to a single simulation with its rates.
+///
+/// Thread mapping: a 3-D launch: x is the column inside the tile, y a band of
+/// `rows_per_thread` rows inside the tile (each thread marches down its band, keeping the
+/// rows above and at the current cell in registers, as the fused kernel does), z the tile.
+/// Bytes per cell per step: reads u and v (8 B; neighbours hit in L1), writes the next u and
+/// v (8 B): 16 B, as the fused kernel, plus 8 B of rates per thread (cached).
+#[kernel]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn gray_scott_map(
+    u: *const f32,
+    v: *const f32,
+    u_next: *mut f32,
+    v_next: *mut f32,
+    feed: *const f32,
+    kill: *const f32,
+    side: u32,
+    tiles: u32,
+    base: Rates,
+    rows_per_thread: u32,
+) {
+    let (x, band, tile) = thread::index_3d();
+    let first = band * rows_per_thread;
+    if x >= side || first >= side || tile >= tiles {
+        return;
+    }
+    let last = (first + rows_per_thread).min(side);
+    let (w, x) = (side as usize, x as usize);
+    let origin = tile as usize * w * w;
+    // Offsets of the left and right neighbours from the cell (periodic at the tile's edges).
+    let left = wrap_prev(x as u32, side) as isize - x as isize;
+    let right = wrap_next(x as u32, side) as isize - x as isize;
+    unsafe {
+        let rates = Rates { feed: *feed.add(tile as usize), kill: *kill.add(tile as usize), ..base };
+        let (u, v) = (u.add(origin), v.add(origin));
+        let (u_next, v_next) = (u_next.add(origin), v_next.add(origin));
+        let above = wrap_prev(first, side) as usize * w + x;
+        let (mut u_up, mut v_up) = (*u.add(above), *v.add(above));
+        let mut here = first as usize * w + x;
+        let (mut u_here, mut v_here) = (*u.add(here), *v.add(here));
+        for y in first..last {
+            let below = if y + 1 == side { x } else { here + w };
+            let (u_down, v_down) = (*u.add(below), *v.add(below));
+            let (uc, vc) = (u.add(here), v.add(here));
+            let lu = laplacian5(u_here, *uc.offset(left), *uc.offset(right), u_up, u_down);
+            let lv = laplacian5(v_here, *vc.offset(left), *vc.offset(right), v_up, v_down);
+            let (u_new, v_new) = rates.step(u_here, v_here, lu, lv);
+            *u_next.add(here) = u_new;
+            *v_next.add(here) = v_new;
+            (u_up, u_here, v_up, v_here) = (u_here, u_down, v_here, v_down);
+            here = below;
         }
     }
 }

@@ -302,7 +302,7 @@ pub fn plot(report: &GrayScottReport, path: &std::path::Path) -> Result<()> {
     let top =
         report.measured.rows.iter().map(|r| r.effective_gbps).fold(report.machine.copy_gbps, f64::max) * 1.1;
     {
-        let root = BitMapBackend::with_buffer(&mut pixels, (width, height)).into_drawing_area();
+        let root = crate::render::chart::drawing_area(&mut pixels, (width, height));
         root.fill(&WHITE).map_err(|e| fail(&e))?;
         let caption =
             format!("Gray-Scott step, effective bandwidth (16 B/cell/step) - {}", report.machine.gpu);

@@ -12,7 +12,7 @@ use host::{
     grayscott::Variant,
     heat::HeatVariant,
     physarum::PhysarumVariant,
-    render::{chart::can_plot, output::AtomicFile},
+    render::output::AtomicFile,
 };
 use serde::Serialize;
 
@@ -106,26 +106,16 @@ pub fn run(command: BenchCommand) -> Result<()> {
     }
 }
 
-fn no_fontconfig() -> anyhow::Error {
-    anyhow::anyhow!(
-        "--plot needs the fontconfig library (libfontconfig.so.1) to draw text, and this machine has none; \
-         drop --plot, keep --json, and draw it elsewhere with `host bench plot`"
-    )
-}
-
 impl CommonArgs {
-    /// Checks the repeats and every output (`extra` besides `--json`; `plot`: a chart is
-    /// asked for), before any GPU work; opens the JSON file.
-    fn check(&self, extra: &[Target], plot: bool) -> Result<Option<AtomicFile>> {
+    /// Checks the repeats and every output (`extra` besides `--json`), before any GPU work;
+    /// opens the JSON file.
+    fn check(&self, extra: &[Target]) -> Result<Option<AtomicFile>> {
         if self.repeats < 3 {
             bail!("--repeats must be at least 3 (the median of fewer says little)");
         }
         let mut targets: Vec<Target> = self.json.iter().map(|p| Target::file("--json", p)).collect();
         targets.extend_from_slice(extra);
         options::check_targets(&targets)?;
-        if plot && !can_plot() {
-            return Err(no_fontconfig());
-        }
         for target in extra {
             drop(AtomicFile::create(&target.path)?);
         }
@@ -164,7 +154,7 @@ fn grayscott(args: GrayScottBenchArgs) -> Result<()> {
         bail!("bench times GPU variants; drop {} from --variants", v.name());
     }
     let plot: Vec<Target> = args.plot.iter().map(|p| Target::file("--plot", p)).collect();
-    let json = args.common.check(&plot, args.plot.is_some())?;
+    let json = args.common.check(&plot)?;
     let gpu = open_gpu()?;
     let options = Options {
         sizes: args.sizes,
@@ -189,7 +179,7 @@ fn heat(args: HeatBenchArgs) -> Result<()> {
     if let Some(v) = args.variants.iter().find(|v| **v == HeatVariant::Cpu) {
         bail!("bench times GPU variants; drop {} from --variants", v.name());
     }
-    let json = args.common.check(&[], false)?;
+    let json = args.common.check(&[])?;
     let gpu = open_gpu()?;
     report(&bench::heat::run(&gpu, &args.sizes, &args.variants, args.common.repeats)?, json)
 }
@@ -204,7 +194,7 @@ fn physarum(args: PhysarumBenchArgs) -> Result<()> {
     if args.variants.contains(&PhysarumVariant::Cpu) {
         bail!("bench times GPU variants; drop cpu from --variants");
     }
-    let json = args.common.check(&[], false)?;
+    let json = args.common.check(&[])?;
     let gpu = open_gpu()?;
     report(&bench::physarum::run(&gpu, &args.sizes, &args.agents, &args.variants, args.common.repeats)?, json)
 }
@@ -214,9 +204,6 @@ fn plot_saved(json: &std::path::Path, out: &std::path::Path) -> Result<()> {
     let report = GrayScottReport::from_json(&text).map_err(|e| {
         anyhow::anyhow!("{} is not a report written by `host bench grayscott --json`: {e}", json.display())
     })?;
-    if !can_plot() {
-        bail!("drawing text needs the fontconfig library (libfontconfig.so.1), and this machine has none");
-    }
     options::check_targets(&[Target::file("--out", out)])?;
     bench::grayscott::plot(&report, out)?;
     say!("-> {}", out.display());

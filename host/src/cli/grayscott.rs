@@ -1,5 +1,7 @@
 //! `host grayscott`.
 
+mod map;
+
 use std::{path::PathBuf, time::Instant};
 
 use anyhow::{Context, Result};
@@ -93,6 +95,8 @@ pub struct GrayScottArgs {
     no_autotune: bool,
     #[command(flatten)]
     config: ConfigArgs,
+    #[command(flatten)]
+    map: map::MapArgs,
 }
 
 fn list_presets() -> Result<()> {
@@ -163,6 +167,9 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
     }
     if let Some(document) = args.config.read::<GrayScottSim>()? {
         apply(&mut args, document, given)?;
+    }
+    if args.map.any() {
+        return map::run(&args);
     }
     let palette = args.output.check()?;
     let (setup, steps) = check(&args)?;

@@ -10,7 +10,7 @@ use host::{
         AgentInit, Physarum, PhysarumSetup, PhysarumVariant, Sensing, ToyModel,
         sensitivity::{self, Perturb},
     },
-    render::{FrameWriter, chart::can_plot, output::AtomicFile},
+    render::{FrameWriter, output::AtomicFile},
 };
 
 use super::{
@@ -118,7 +118,7 @@ pub struct PhysarumArgs {
     /// Size of the perturbation (radians for heading, trail units for trail).
     #[arg(long, default_value_t = 1e-3, allow_hyphen_values = true)]
     epsilon: f32,
-    /// --sensitivity: the log‖Δ‖ chart (PNG; needs fontconfig).
+    /// --sensitivity: the log‖Δ‖ chart (PNG).
     #[arg(long, value_name = "PATH")]
     plot: Option<PathBuf>,
     /// --sensitivity: the distances as `step<TAB>distance` lines.
@@ -349,12 +349,6 @@ fn run_sensitivity(args: &PhysarumArgs, setup: &PhysarumSetup) -> Result<()> {
         .filter_map(|(option, path)| path.as_deref().map(|p| Target::file(option, p)))
         .collect();
     options::check_targets(&targets)?;
-    if args.plot.is_some() && !can_plot() {
-        bail!(
-            "--plot needs the fontconfig library (libfontconfig.so.1) to draw text, and this machine has none; \
-             keep --data and draw the chart elsewhere"
-        );
-    }
     if let Some(path) = &setup.init_image {
         host::physarum::luminance(path, 1, 1)?;
     }

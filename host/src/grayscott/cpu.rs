@@ -56,6 +56,27 @@ impl CpuGrayScott {
     }
 }
 
+/// One Euler step of a whole periodic `width × height` grid from (`u`, `v`) into (`u_out`,
+/// `v_out`), on the calling thread: the same row sweep as [`CpuGrayScott::step_once`], for
+/// callers that run many small grids in parallel (the parameter map).
+pub fn step_grid(
+    rates: &Rates,
+    width: u32,
+    height: u32,
+    u: &[f32],
+    v: &[f32],
+    u_out: &mut [f32],
+    v_out: &mut [f32],
+) {
+    let w = width as usize;
+    for (y, (u_row, v_row)) in u_out.chunks_mut(w).zip(v_out.chunks_mut(w)).enumerate() {
+        let (up, down) = (wrap_prev(y as u32, height) as usize, wrap_next(y as u32, height) as usize);
+        let rows_u = [row(u, w, up), row(u, w, y), row(u, w, down)];
+        let rows_v = [row(v, w, up), row(v, w, y), row(v, w, down)];
+        step_row(rates, rows_u, rows_v, u_row, v_row);
+    }
+}
+
 /// Row `y` of a field `w` cells wide.
 fn row(field: &[f32], w: usize, y: usize) -> &[f32] {
     &field[y * w..(y + 1) * w]

@@ -15,6 +15,7 @@
 pub mod cpu;
 pub mod cuda;
 pub mod init;
+pub mod map;
 
 use std::path::{Path, PathBuf};
 

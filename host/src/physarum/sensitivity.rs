@@ -181,7 +181,7 @@ impl Sensitivity {
             points.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| (lo.min(p.1), hi.max(p.1)));
         let (lo, hi) = if lo.is_finite() { (lo - 0.5, hi + 0.5) } else { (-1.0, 1.0) };
         {
-            let root = BitMapBackend::with_buffer(&mut pixels, (width, height)).into_drawing_area();
+            let root = crate::render::chart::drawing_area(&mut pixels, (width, height));
             root.fill(&WHITE).map_err(|e| fail(&e))?;
             let mut chart = ChartBuilder::on(&root)
                 .caption(title, ("sans-serif", 18))

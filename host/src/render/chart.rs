@@ -1,18 +1,43 @@
 //! Charts: plotters draws into an RGB buffer, written here as a PNG like every other output.
+//!
+//! Text is drawn with DejaVu Sans, embedded in the binary (`host/fonts/DejaVuSans.ttf`, from
+//! Debian's `fonts-dejavu-core` 2.37; Bitstream Vera licence with public-domain DejaVu
+//! changes, `host/fonts/DejaVuSans-LICENSE.txt`) and rasterised by plotters' `ab_glyph`
+//! feature, so charts need no fontconfig or system fonts.
 
-use std::path::Path;
+use std::{path::Path, sync::Once};
 
 use image::{ImageEncoder, codecs::png::PngEncoder};
+use plotters::{
+    backend::BitMapBackend,
+    coord::Shift,
+    drawing::{DrawingArea, IntoDrawingArea},
+};
 
 use super::output::AtomicFile;
 use crate::error::{Error, Result};
 
-/// Whether text can be drawn here: plotters finds fonts through fontconfig, loaded at run time.
-pub fn can_plot() -> bool {
-    ["libfontconfig.so.1", "libfontconfig.so"].iter().any(|name| {
-        // SAFETY: loading fontconfig runs its (side-effect free) initialisers only.
-        unsafe { libloading::Library::new(name) }.is_ok()
-    })
+/// The family name charts ask for; every style of it is the embedded font.
+pub const FONT: &str = "sans-serif";
+
+/// DejaVu Sans (Book), 2.37.
+static DEJAVU_SANS: &[u8] = include_bytes!("../../fonts/DejaVuSans.ttf");
+
+/// Makes the embedded font plotters' `sans-serif` (once per process).
+pub fn register_font() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // The font is a fixed, valid TrueType file compiled in: parsing it cannot fail.
+        if plotters::style::register_font(FONT, plotters::style::FontStyle::Normal, DEJAVU_SANS).is_err() {
+            unreachable!("the embedded DejaVu Sans does not parse");
+        }
+    });
+}
+
+/// A drawing area over an RGB buffer of `size` pixels, with the embedded font registered.
+pub fn drawing_area(pixels: &mut [u8], size: (u32, u32)) -> DrawingArea<BitMapBackend<'_>, Shift> {
+    register_font();
+    BitMapBackend::with_buffer(pixels, size).into_drawing_area()
 }
 
 /// Writes a chart's RGB pixels as a PNG at `path` (under a temporary name until complete).

@@ -1,0 +1,79 @@
+//! The parameter map on the CPU: every tile is the single simulation with its rates, bit for
+//! bit, and the map draws as one labelled PNG.
+
+use host::{
+    Device,
+    grayscott::{
+        GrayScott, Variant,
+        map::{MapSetup, ParameterMap},
+    },
+};
+
+/// A small map whose corner tiles lie in different regimes.
+fn small() -> MapSetup {
+    MapSetup { tiles: 3, side: 32, ..MapSetup::default() }
+}
+
+#[test]
+fn each_tile_is_the_single_simulation_with_its_rates() {
+    let setup = small();
+    let steps = 300;
+    let mut map = ParameterMap::new(&setup, &Device::Cpu).unwrap();
+    map.step(steps).unwrap();
+    let (u, v) = map.fields().unwrap();
+    let cells = setup.tile_cells();
+    for t in 0..setup.tile_count() {
+        let mut single = GrayScott::new(&setup.tile_setup(t), &Device::Cpu, Variant::Cpu).unwrap();
+        single.step(steps).unwrap();
+        let (su, sv) = single.fields().unwrap();
+        let bits = |x: &[f32]| x.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+        let tile = t * cells..(t + 1) * cells;
+        assert_eq!(bits(&u[tile.clone()]), bits(&su), "U of tile {t}");
+        assert_eq!(bits(&v[tile]), bits(&sv), "V of tile {t}");
+    }
+    // The tiles really differ: the rates reach each one.
+    let (first, last) = (&v[..cells], &v[(setup.tile_count() - 1) * cells..]);
+    assert_ne!(first, last, "the lowest-F, lowest-k and highest-F, highest-k tiles agree");
+    let rates = (setup.rates(0), setup.rates(setup.tile(2, 1)));
+    assert_eq!((rates.0.feed, rates.0.kill), ((0.01 + 0.08 / 6.0) as f32, (0.03 + 0.04 / 6.0) as f32));
+    assert_eq!((rates.1.feed, rates.1.kill), ((0.01 + 0.08 / 2.0) as f32, (0.03 + 0.04 * 5.0 / 6.0) as f32));
+}
+
+#[test]
+fn the_map_draws_as_one_labelled_png() {
+    let setup = small();
+    let mut map = ParameterMap::new(&setup, &Device::Cpu).unwrap();
+    map.step(200).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("map.png");
+    map.render(host::render::palette("grayscale").unwrap(), &path).unwrap();
+    let image = image::open(&path).unwrap().to_rgb8();
+    // The map (3 tiles of 32 pixels) plus the axes and caption around it.
+    let side = 3 * setup.tile_pixels();
+    assert_eq!(setup.tile_pixels(), 32);
+    assert!(image.width() > side + 60 && image.height() > side + 60, "{:?}", image.dimensions());
+    // Nothing but the temporary-free PNG is left.
+    let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, ["map.png"]);
+    // Below the map, the tick labels and the axis title: dark text on white.
+    let dark = (image.height() - 50..image.height())
+        .flat_map(|y| (0..image.width()).map(move |x| (x, y)))
+        .filter(|&(x, y)| image.get_pixel(x, y).0.iter().all(|&c| c < 100))
+        .count();
+    assert!(dark > 100, "{dark} dark pixels in the label band");
+}
+
+#[test]
+fn bad_setups_are_refused_with_the_option() {
+    for (setup, expected) in [
+        (MapSetup { tiles: 0, ..small() }, "--map-tiles must be between 1 and 255"),
+        (MapSetup { tiles: 256, ..small() }, "--map-tiles must be between 1 and 255"),
+        (MapSetup { side: 4, ..small() }, "--map-tile-size must be between 8 and 1024"),
+        (MapSetup { feed: (0.05, 0.05), ..small() }, "--feed-range must be two finite"),
+        (MapSetup { kill: (f32::NAN, 0.05), ..small() }, "--kill-range must be two finite"),
+        (MapSetup { dt: 5.0, ..small() }, "stability limit"),
+    ] {
+        let message = ParameterMap::new(&setup, &Device::Cpu).err().expect("refused").to_string();
+        assert!(message.contains(expected), "{message:?} lacks {expected:?}");
+    }
+}
