@@ -2,14 +2,14 @@
 # Runs on the GPU machine (no Rust toolchain there): the GPU tests, compute-sanitizer, the
 # default GIF job and the bench, from binaries staged in .gpu/ by scripts/stage-gpu.sh.
 # Logs go to $OUT. Usage: gpu-check.sh [tests] [sanitize] [gif] [bench] [heat] [physarum-tests]
-# [physarum-sanitize] [physarum-gif] [physarum-bench]  (default: all)
+# [map] [physarum-sanitize] [physarum-gif] [physarum-bench]  (default: all)
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu-check}
 mkdir -p "$OUT"
 cd "$(dirname "$0")/.."
 B=$PWD/.gpu
 export XDG_CACHE_HOME=/tmp/cache
-parts=${*:-tests sanitize gif bench heat physarum-tests physarum-sanitize physarum-gif physarum-bench}
+parts=${*:-tests sanitize gif bench heat map physarum-tests physarum-sanitize physarum-gif physarum-bench}
 has() { [[ " $parts " == *" $1 "* ]]; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
 
@@ -58,6 +58,16 @@ if has bench; then
   echo "== bench"
   $B/host bench grayscott --json "$OUT/bench.json" --plot "$OUT/bench.png" 2> "$OUT/bench.err" | tee "$OUT/bench.txt"
   tail -3 "$OUT/bench.err"
+fi
+
+if has map; then
+  echo "== parameter map: compute-sanitizer on a small map, then the default 64x64 map timed"
+  for tool in memcheck racecheck; do
+    compute-sanitizer --tool $tool --error-exitcode 9 $B/host grayscott --map /tmp/m.png --map-tiles 5 \
+      --map-tile-size 37 --steps 20 > "$OUT/san-$tool-map.log" 2>&1
+    echo "map $tool: exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/san-$tool-map.log" | tr '\n' ' ')"
+  done
+  /usr/bin/time -f "map wall %e s" $B/host grayscott --map "$OUT/grayscott-map.png" 2>&1 | tail -2
 fi
 
 if has heat; then
