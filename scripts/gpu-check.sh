@@ -50,6 +50,10 @@ if has gif; then
   echo "== default GIF job (process start to file closed)"
   mkdir -p /tmp/run && cd /tmp/run
   for i in 1 2 3; do /usr/bin/time -f "wall %e s" $B/host grayscott --gif 2>&1 | tail -2; done
+  echo "== default job with --mp4, and with --save (compare wall and size with the GIF's)"
+  for i in 1 2 3; do /usr/bin/time -f "wall %e s" $B/host grayscott --mp4 2>&1 | tail -2; done
+  /usr/bin/time -f "wall %e s" $B/host grayscott --save state.npz 2>&1 | tail -2
+  ls -la grayscott.gif grayscott.mp4 state.npz
   $B/grayscott_png /tmp/run/example.png 2>&1 | tail -1
   cd - > /dev/null
 fi

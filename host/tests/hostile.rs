@@ -119,6 +119,39 @@ fn config_not_text(dir: &Path) {
     image::RgbImage::new(4, 4).save(dir.join("plain.png")).unwrap();
 }
 
+/// Runs `host` in `dir` (a preparation step), which must succeed.
+fn run_ok(dir: &Path, line: &str) {
+    let out = host(dir, &line.split_whitespace().collect::<Vec<_>>());
+    assert!(out.status.success(), "{line}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// `c.ck`: a Gray-Scott checkpoint (16², 2 steps) cut off before its end.
+fn truncated_checkpoint(dir: &Path) {
+    run_ok(dir, "grayscott --backend cpu --size 16 --steps 2 --checkpoint c.ck");
+    let bytes = std::fs::read(dir.join("c.ck")).unwrap();
+    std::fs::write(dir.join("c.ck"), &bytes[..bytes.len() / 2]).unwrap();
+}
+
+/// `c.ck`: a checkpoint of a heat run.
+fn heat_checkpoint(dir: &Path) {
+    run_ok(dir, "heat --backend cpu --size 8 --steps 2 --checkpoint c.ck");
+}
+
+/// `c.ck`: a Gray-Scott checkpoint of a 20² grid, after 2 steps.
+fn other_size_checkpoint(dir: &Path) {
+    run_ok(dir, "grayscott --backend cpu --size 20 --steps 2 --checkpoint c.ck");
+}
+
+/// `c.ck`: a Gray-Scott checkpoint of a 16² grid after 8 steps.
+fn late_checkpoint(dir: &Path) {
+    run_ok(dir, "grayscott --backend cpu --size 16 --steps 8 --checkpoint c.ck");
+}
+
+/// `c.ck`: not a checkpoint at all.
+fn foreign_checkpoint(dir: &Path) {
+    std::fs::write(dir.join("c.ck"), b"PK\x03\x04 a zip, not a checkpoint").unwrap();
+}
+
 /// Small, fast defaults per subcommand, added unless the case sets the option (so a case that
 /// is wrongly accepted finishes quickly).
 fn defaults(subcommand: &str) -> &'static [(&'static str, &'static str)] {
@@ -313,6 +346,48 @@ const CASES: &[(&str, &str, Prepare)] = &[
         nothing,
     ),
     ("grayscott --feed-range 0.01,0.02", "belong to --map", nothing),
+    // Video, saved state, checkpoints and restart.
+    (
+        "grayscott --mp4 missing/v.mp4",
+        "--mp4: cannot write missing/v.mp4: the directory missing does not exist",
+        nothing,
+    ),
+    ("grayscott --mp4 sub", "it is a directory", sub_dir),
+    ("grayscott --gif v.mp4 --mp4 v.mp4", "--gif and --mp4 both name v.mp4", nothing),
+    ("heat --mp4", "--mp4: frames of 8x8 are too small for the H.264 encoder", nothing),
+    ("grayscott --map --mp4", "cannot be used with '--mp4", nothing),
+    ("physarum --sensitivity --mp4", "not frames", nothing),
+    (
+        "grayscott --save missing/s.npz",
+        "--save: cannot write missing/s.npz: the directory missing does not exist",
+        nothing,
+    ),
+    ("grayscott --save /proc/s.npz", "--save: cannot write /proc/s.npz", nothing),
+    ("grayscott --save sub", "it is a directory", sub_dir),
+    ("grayscott --save s.vti", "--save s.vti: name the file .npz, .npy", nothing),
+    ("grayscott --save s.txt", "name the file .npz, .npy", nothing),
+    ("heat --save s.csv", "name the file .npz, .npy, .vti", nothing),
+    ("grayscott --save-every 2", "--save-every needs --save PATH", nothing),
+    ("grayscott --save s.npz --save-every 0", "--save-every must be at least 1", nothing),
+    ("physarum --save-agents", "--save-agents needs --save PATH", nothing),
+    ("physarum --save s.vti", "name the file .npz, .npy", nothing),
+    ("physarum --sensitivity --save s.npz", "drop --save/--checkpoint/--resume", nothing),
+    ("grayscott --save s.npz --checkpoint s.npz", "--save and --checkpoint both name s.npz", nothing),
+    ("grayscott --gif s.gif --checkpoint ./s.gif", "--gif and --checkpoint both name", nothing),
+    ("heat --png s.png --save s.png", "both name s.png", nothing),
+    ("grayscott --checkpoint-every 2", "--checkpoint-every needs --checkpoint PATH", nothing),
+    ("grayscott --checkpoint c.ck --checkpoint-every 0", "--checkpoint-every must be at least 1", nothing),
+    ("grayscott --checkpoint missing/c.ck", "the directory missing does not exist", nothing),
+    ("grayscott --checkpoint /proc/version", "--checkpoint: cannot write /proc/version", nothing),
+    ("grayscott --resume missing.ck --save s.npz", "--resume: cannot read missing.ck", nothing),
+    ("grayscott --resume c.ck --save s.npz --gif g.gif", "truncated", truncated_checkpoint),
+    ("grayscott --resume c.ck --save s.npz", "not a checkpoint", foreign_checkpoint),
+    ("grayscott --resume c.ck --save s.npz --mp4", "this is a heat checkpoint", heat_checkpoint),
+    ("grayscott --resume c.ck --save s.npz --checkpoint c.ck", "20x20", other_size_checkpoint),
+    ("grayscott --resume c.ck --feed 0.03 --save s.npz", "feed", late_checkpoint),
+    ("grayscott --resume c.ck --steps 8 --save s.npz", "the checkpoint is at step 8", late_checkpoint),
+    ("physarum --resume c.ck --save s.npz", "this is a heat checkpoint", heat_checkpoint),
+    ("heat --resume c.ck --save s.vti", "this is a grayscott checkpoint", late_checkpoint),
 ];
 
 #[test]

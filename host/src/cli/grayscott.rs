@@ -2,21 +2,23 @@
 
 mod map;
 
-use std::{path::PathBuf, time::Instant};
+use std::{
+    path::{Path, PathBuf},
+    time::Instant,
+};
 
 use anyhow::{Context, Result};
 use clap::Args;
 use host::{
-    Device,
+    Device, export,
     grayscott::{
         self, GrayScott, Init, PRESETS, Rates, Setup, Variant,
         cuda::{fused_shape_for, temporal_steps_for},
     },
-    render::FrameWriter,
 };
 
 use super::{
-    options::{self, BackendArgs, OutputArgs, SeedArgs, Simulation, at_most, check_steps},
+    options::{self, BackendArgs, OutputArgs, SeedArgs, Simulation, State, StateArgs, at_most, check_steps},
     settings::{ConfigArgs, Document, Given, Provenance, RunTable, Seed, by_name},
 };
 use crate::say;
@@ -28,6 +30,7 @@ pub struct GrayScottSim;
 impl Simulation for GrayScottSim {
     const NAME: &'static str = "grayscott";
     const GIF: &'static str = "grayscott.gif";
+    const MP4: &'static str = "grayscott.mp4";
     const FPS: &'static str = "25";
     const FRAME_EVERY: &'static str = "50";
     const PALETTE: &'static str = "cyberpunk";
@@ -88,6 +91,8 @@ pub struct GrayScottArgs {
     init_image: Option<PathBuf>,
     #[command(flatten)]
     output: OutputArgs<GrayScottSim>,
+    #[command(flatten)]
+    state: StateArgs,
     #[command(flatten)]
     backend: BackendArgs<GrayScottSim>,
     /// Use the fixed default launch shape instead of the tuned (and cached) one.
@@ -180,7 +185,11 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
             GrayScottSim::NAME,
         );
     }
-    options::check_targets(&args.output.targets())?;
+    let mut targets = args.output.targets();
+    targets.extend(args.state.targets());
+    options::check_targets(&targets)?;
+    args.state.check(&["npz", "npy"])?;
+    let resume = args.state.prepare()?;
     if let Some(path) = &setup.init_image {
         // Fail on an unreadable image before anything else starts.
         image::ImageReader::open(path)
@@ -194,7 +203,7 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
         let run = BackendArgs::<GrayScottSim>::ran(&device, variant);
         let settings = document(&args, &setup, steps, run, Provenance::of_this_run(Some(&device)));
         let text = settings.to_toml(GrayScottSim::NAME);
-        Some(FrameWriter::with_text(&args.output.outputs(), setup.width, setup.height, palette, Some(&text))?)
+        args.output.open(setup.width, setup.height, palette, &text)?
     } else {
         None
     };
@@ -213,15 +222,19 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
         _ => {}
     }
 
-    let progress = super::progress_bar(steps, "steps");
+    if let Some(checkpoint) = resume {
+        sim.restore(checkpoint)?;
+    }
+    args.state.check_resumed(sim.steps_done(), steps)?;
+    let first = sim.steps_done();
+    let progress = super::progress_bar(steps - first as u32, "steps");
     let mut frames = 0u32;
-    let mut remaining = steps;
-    while remaining > 0 {
-        let chunk = remaining.min(args.output.frame_every);
+    while sim.steps_done() < u64::from(steps) {
+        let chunk = args.state.next_chunk(sim.steps_done(), steps, args.output.frame_every);
         sim.step(chunk)?;
-        remaining -= chunk;
+        let (done, last) = (sim.steps_done(), sim.steps_done() == u64::from(steps));
         match &mut writer {
-            Some(writer) => {
+            Some(writer) if last || done.is_multiple_of(u64::from(args.output.frame_every)) => {
                 // Frames come back while the simulation goes on; hand each to the encoder.
                 sim.snapshot()?;
                 for frame in sim.collect(false)? {
@@ -229,8 +242,9 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
                     frames += 1;
                 }
             }
-            None => sim.synchronize()?,
+            _ => sim.synchronize()?,
         }
+        args.state.write_due(&mut sim)?;
         progress.inc(u64::from(chunk));
     }
     if let Some(writer) = &mut writer {
@@ -240,21 +254,37 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
         }
     }
     progress.finish_and_clear();
-    let written = match writer {
+    let mut written = match writer {
         Some(writer) => writer.finish()?,
         None => Vec::new(),
     };
+    written.extend(args.state.write_final(&mut sim)?);
     let seconds = started.elapsed().as_secs_f64();
     say!(
-        "grayscott {}x{}: {} steps, {frames} frames on {} in {seconds:.2} s ({} steps/s) -> {}",
+        "grayscott {}x{}: {} steps{}, {frames} frames on {} in {seconds:.2} s ({} steps/s) -> {}",
         setup.width,
         setup.height,
         steps,
+        options::resumed(first),
         sim.describe(),
-        super::rate(f64::from(steps) / seconds),
-        super::destination(&written, "--gif or --png-dir"),
+        super::rate((steps as u64 - first) as f64 / seconds),
+        super::destination(&written, "--gif, --mp4, --png-dir or --save"),
     );
     Ok(())
+}
+
+impl State for GrayScott {
+    fn steps_done(&self) -> u64 {
+        GrayScott::steps_done(self)
+    }
+
+    fn fields(&mut self) -> host::Result<export::Fields> {
+        export::Fields::grayscott(self)
+    }
+
+    fn save_checkpoint(&mut self, path: &Path) -> host::Result<PathBuf> {
+        GrayScott::save_checkpoint(self, path)
+    }
 }
 
 /// `[grayscott]` in a settings file: the options of the model, named as on the command line.

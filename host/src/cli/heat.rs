@@ -1,16 +1,22 @@
 //! `host heat`.
 
-use std::{path::PathBuf, time::Instant};
+use std::{
+    path::{Path, PathBuf},
+    time::Instant,
+};
 
 use anyhow::{Result, bail};
 use clap::Args;
 use host::{
+    export,
     heat::{Heat, HeatInit, HeatSetup, HeatVariant},
-    render::{FrameWriter, output::AtomicFile},
+    render::output::AtomicFile,
 };
 
 use super::{
-    options::{self, BackendArgs, OutputArgs, SeedArgs, Simulation, Target, at_most, check_steps},
+    options::{
+        self, BackendArgs, OutputArgs, SeedArgs, Simulation, State, StateArgs, Target, at_most, check_steps,
+    },
     settings::{ConfigArgs, Document, Given, Provenance, RunTable, Seed, by_name},
 };
 use crate::say;
@@ -22,6 +28,7 @@ pub struct HeatSim;
 impl Simulation for HeatSim {
     const NAME: &'static str = "heat";
     const GIF: &'static str = "heat.gif";
+    const MP4: &'static str = "heat.mp4";
     const FPS: &'static str = "20";
     const FRAME_EVERY: &'static str = "10";
     const PALETTE: &'static str = "magma";
@@ -79,6 +86,8 @@ pub struct HeatArgs {
     png: Option<PathBuf>,
     #[command(flatten)]
     output: OutputArgs<HeatSim>,
+    #[command(flatten)]
+    state: StateArgs,
     #[command(flatten)]
     backend: BackendArgs<HeatSim>,
     #[command(flatten)]
@@ -148,7 +157,10 @@ pub fn run(mut args: HeatArgs, given: &Given) -> Result<()> {
     }
     let mut targets = args.output.targets();
     targets.extend(args.png.as_deref().map(|p| Target::file("--png", p)));
+    targets.extend(args.state.targets());
     options::check_targets(&targets)?;
+    args.state.check(&["npz", "npy", "vti"])?;
+    let resume = args.state.prepare()?;
 
     let [nx, ny, nz] = setup.n;
     let (device, variant) = args.backend.select()?;
@@ -156,11 +168,7 @@ pub fn run(mut args: HeatArgs, given: &Given) -> Result<()> {
     let run = BackendArgs::<HeatSim>::ran(&device, variant);
     let text = document(&args, &setup, run, Provenance::of_this_run(Some(&device))).to_toml(HeatSim::NAME);
     // Open outputs before simulating, so an unwritable path fails now.
-    let mut writer = if args.output.any() {
-        Some(FrameWriter::with_text(&args.output.outputs(), nx, ny, palette, Some(&text))?)
-    } else {
-        None
-    };
+    let mut writer = args.output.open(nx, ny, palette, &text)?;
     if let Some(path) = &args.png {
         drop(AtomicFile::create(path)?); // writable; written at the end
     }
@@ -175,20 +183,25 @@ pub fn run(mut args: HeatArgs, given: &Given) -> Result<()> {
         slice.iter().map(|&x| (((x - lo) / span).clamp(0.0, 1.0) * 255.0) as u8).collect()
     };
 
-    let progress = super::progress_bar(args.steps, "RK4 steps");
+    if let Some(checkpoint) = resume {
+        sim.restore(checkpoint)?;
+    }
+    args.state.check_resumed(sim.steps_done(), args.steps)?;
+    let (first, steps) = (sim.steps_done(), args.steps);
+    let progress = super::progress_bar(steps - first as u32, "RK4 steps");
     let mut frames = 0u32;
-    let mut remaining = args.steps;
-    while remaining > 0 {
-        let chunk = remaining.min(args.output.frame_every);
+    while sim.steps_done() < u64::from(steps) {
+        let chunk = args.state.next_chunk(sim.steps_done(), steps, args.output.frame_every);
         sim.step(chunk)?;
-        remaining -= chunk;
+        let (done, last) = (sim.steps_done(), sim.steps_done() == u64::from(steps));
         match &mut writer {
-            Some(writer) => {
+            Some(writer) if last || done.is_multiple_of(u64::from(args.output.frame_every)) => {
                 writer.push(to_levels(&sim.middle_slice()?))?;
                 frames += 1;
             }
-            None => sim.synchronize()?,
+            _ => sim.synchronize()?,
         }
+        args.state.write_due(&mut sim)?;
         progress.inc(u64::from(chunk));
     }
     progress.finish_and_clear();
@@ -196,6 +209,7 @@ pub fn run(mut args: HeatArgs, given: &Given) -> Result<()> {
         Some(writer) => writer.finish()?,
         None => Vec::new(),
     };
+    written.extend(args.state.write_final(&mut sim)?);
     if let Some(path) = &args.png {
         host::render::write_png_with_text(
             path,
@@ -213,14 +227,29 @@ pub fn run(mut args: HeatArgs, given: &Given) -> Result<()> {
         None => String::new(),
     };
     say!(
-        "heat {nx}x{ny}x{nz}: {} RK4 steps (dt {:.4e}, t = {:.4e}), {frames} frames on {} in {seconds:.2} s{error} -> {}",
+        "heat {nx}x{ny}x{nz}: {} RK4 steps{} (dt {:.4e}, t = {:.4e}), {frames} frames on {} in {seconds:.2} s{error} -> {}",
         args.steps,
+        options::resumed(first),
         setup.dt,
         sim.time(),
         sim.describe(),
-        super::destination(&written, "--png, --gif or --png-dir"),
+        super::destination(&written, "--png, --gif, --mp4, --png-dir or --save"),
     );
     Ok(())
+}
+
+impl State for Heat {
+    fn steps_done(&self) -> u64 {
+        Heat::steps_done(self)
+    }
+
+    fn fields(&mut self) -> host::Result<export::Fields> {
+        export::Fields::heat(self)
+    }
+
+    fn save_checkpoint(&mut self, path: &Path) -> host::Result<PathBuf> {
+        Heat::save_checkpoint(self, path)
+    }
 }
 
 /// `[heat]` in a settings file: the options of the model, named as on the command line.

@@ -15,7 +15,9 @@ use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 use host::{
     BackendChoice, Device,
-    render::{self, PALETTES, Palette, output},
+    checkpoint::Checkpoint,
+    export,
+    render::{self, FrameWriter, PALETTES, Palette, mp4::Mp4Writer, output},
 };
 
 use super::settings::{FramesTable, Given, RunTable, name_of};
@@ -24,12 +26,18 @@ use super::settings::{FramesTable, Given, RunTable, name_of};
 /// frames per second) at about 10 frames per second.
 pub const MAX_FPS: u32 = 50;
 
+/// The smallest frame side OpenH264 encodes (it pads odd sides to 16 from 15; measured: 14
+/// fails).
+pub const MP4_MIN_SIDE: u32 = 15;
+
 /// What differs between the simulations in the shared groups: defaults and variants.
 pub trait Simulation: Send + Sync + 'static {
     /// The subcommand, also the name of its table in a settings file.
     const NAME: &'static str;
     /// The default `--gif` name.
     const GIF: &'static str;
+    /// The default `--mp4` name.
+    const MP4: &'static str;
     const FPS: &'static str;
     const FRAME_EVERY: &'static str;
     const PALETTE: &'static str;
@@ -49,6 +57,10 @@ pub struct OutputArgs<S: Simulation> {
     /// physarum.gif).
     #[arg(long, value_name = "PATH", num_args = 0..=1, default_missing_value = S::GIF)]
     pub gif: Option<PathBuf>,
+    /// Write an H.264 video in an MP4 container (PATH defaults to the subcommand's name:
+    /// grayscott.mp4, heat.mp4, physarum.mp4), at --fps, from the same frames as --gif.
+    #[arg(long, value_name = "PATH", num_args = 0..=1, default_missing_value = S::MP4)]
+    pub mp4: Option<PathBuf>,
     /// Write numbered PNG frames (frame_00000.png, ...) into this directory: a new one (its
     /// parent must exist) or one holding only an earlier run's frames, which are replaced.
     #[arg(long, value_name = "DIR")]
@@ -104,6 +116,7 @@ impl<S: Simulation> OutputArgs<S> {
     pub fn targets(&self) -> Vec<Target> {
         let mut targets = Vec::new();
         targets.extend(self.gif.as_deref().map(|p| Target::file("--gif", p)));
+        targets.extend(self.mp4.as_deref().map(|p| Target::file("--mp4", p)));
         targets.extend(self.png_dir.as_deref().map(|p| Target {
             option: "--png-dir",
             path: p.to_owned(),
@@ -121,6 +134,37 @@ impl<S: Simulation> OutputArgs<S> {
         !self.targets().is_empty()
     }
 
+    /// Opens every frame output asked for (`None` without any), recording `text` where the
+    /// format has room for it (GIF, PNG).
+    pub fn open(
+        &self,
+        width: u32,
+        height: u32,
+        palette: &'static Palette,
+        text: &str,
+    ) -> Result<Option<Frames>> {
+        if !self.any() {
+            return Ok(None);
+        }
+        if self.mp4.is_some() && width.min(height) < MP4_MIN_SIDE {
+            bail!(
+                "--mp4: frames of {width}x{height} are too small for the H.264 encoder (OpenH264), which takes \
+                 at least {MP4_MIN_SIDE} pixels a side; use --gif or --png-dir, or a larger grid"
+            );
+        }
+        let outputs = self.outputs();
+        let images = if outputs.any() {
+            Some(FrameWriter::with_text(&outputs, width, height, palette, Some(text))?)
+        } else {
+            None
+        };
+        let video = match &self.mp4 {
+            Some(path) => Some(Mp4Writer::create(path, width, height, self.fps, palette)?),
+            None => None,
+        };
+        Ok(Some(Frames { images, video }))
+    }
+
     /// Takes the frame options the command line did not give from a settings file.
     pub fn apply(&mut self, frames: Option<FramesTable>, given: &Given) {
         let frames = frames.unwrap_or_default();
@@ -136,6 +180,42 @@ impl<S: Simulation> OutputArgs<S> {
             fps: Some(self.fps),
             palette: Some(self.palette.clone()),
         }
+    }
+}
+
+/// The frame outputs of a run: GIF and PNG frames on one encoder thread, the MP4 on another;
+/// both get every frame.
+pub struct Frames {
+    images: Option<FrameWriter>,
+    video: Option<Mp4Writer>,
+}
+
+impl Frames {
+    /// Queues one frame of palette levels for every output.
+    pub fn push(&mut self, levels: Vec<u8>) -> Result<()> {
+        match (&mut self.images, &mut self.video) {
+            (Some(images), Some(video)) => {
+                video.push_frame(levels.clone())?;
+                images.push(levels)?;
+            }
+            (Some(images), None) => images.push(levels)?,
+            (None, Some(video)) => video.push_frame(levels)?,
+            (None, None) => {}
+        }
+        Ok(())
+    }
+
+    /// Finishes every output (the video first: it is the slower) and returns the paths
+    /// written. On an error the outputs not yet finished are removed.
+    pub fn finish(self) -> Result<Vec<PathBuf>> {
+        let mut written = Vec::new();
+        if let Some(video) = self.video {
+            written.push(video.finish()?);
+        }
+        if let Some(images) = self.images {
+            written.extend(images.finish()?);
+        }
+        Ok(written)
     }
 }
 
@@ -327,4 +407,149 @@ pub fn at_most(option: &str, value: f64, max: f64, why: &str) -> Result<()> {
         bail!("{option} must be a finite number within ±{max:e}, got {value:e}: {why}");
     }
     Ok(())
+}
+
+/// The state a run saves and continues from: raw fields (`--save`), checkpoints
+/// (`--checkpoint`) and a restart (`--resume`). `--steps` is the total step count, so a
+/// resumed run does the steps left from its checkpoint's.
+#[derive(Args, Debug)]
+pub struct StateArgs {
+    /// Write the final state as raw data, by extension: .npz (one archive) or .npy (one
+    /// file per field, PATH's stem + _u, _v, ...); heat also .vti (VTK image, for ParaView).
+    #[arg(long, value_name = "PATH")]
+    pub save: Option<PathBuf>,
+    /// Also write the state every N steps, numbered after --save: out_00000100.npz, ...
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub save_every: Option<u32>,
+    /// Write a checkpoint of the whole state here at the end (and every --checkpoint-every
+    /// steps), replacing the last one only once the new one is complete.
+    #[arg(long, value_name = "PATH")]
+    pub checkpoint: Option<PathBuf>,
+    /// Steps between checkpoints.
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub checkpoint_every: Option<u32>,
+    /// Continue from a checkpoint of this simulation with the same grid and parameters, up
+    /// to --steps in all (the checkpoint's steps count towards them).
+    #[arg(long, value_name = "PATH")]
+    pub resume: Option<PathBuf>,
+}
+
+/// The summary's note on a resumed run: ` (resumed at step N)`, or nothing.
+pub fn resumed(first: u64) -> String {
+    if first > 0 { format!(" (resumed at step {first})") } else { String::new() }
+}
+
+/// What a simulation gives the state outputs.
+pub trait State {
+    /// Steps done since the initial state (the checkpoint's included).
+    fn steps_done(&self) -> u64;
+    /// The fields `--save` writes.
+    fn fields(&mut self) -> host::Result<export::Fields>;
+    fn save_checkpoint(&mut self, path: &Path) -> host::Result<PathBuf>;
+}
+
+impl StateArgs {
+    /// Checks the options against each other and `--save`'s format against `formats` (the
+    /// extensions this simulation writes).
+    pub fn check(&self, formats: &[&str]) -> Result<()> {
+        if self.save_every.is_some() && self.save.is_none() {
+            bail!("--save-every needs --save PATH, after which the series is named (out_00000100.npz, ...)");
+        }
+        if self.checkpoint_every.is_some() && self.checkpoint.is_none() {
+            bail!("--checkpoint-every needs --checkpoint PATH, the file it writes");
+        }
+        for (option, every) in
+            [("--save-every", self.save_every), ("--checkpoint-every", self.checkpoint_every)]
+        {
+            if every == Some(0) {
+                bail!("{option} must be at least 1");
+            }
+        }
+        if let Some(path) = &self.save {
+            let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+            if !ext.as_deref().is_some_and(|e| formats.contains(&e)) {
+                bail!(
+                    "--save {}: name the file .{} (the format goes by the extension)",
+                    path.display(),
+                    formats.join(", .")
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// The files asked for, for [`check_targets`].
+    pub fn targets(&self) -> Vec<Target> {
+        let mut targets = Vec::new();
+        targets.extend(self.save.as_deref().map(|p| Target::file("--save", p)));
+        targets.extend(self.checkpoint.as_deref().map(|p| Target::file("--checkpoint", p)));
+        targets
+    }
+
+    /// Before any work: tries a temporary file beside each output (so an unwritable
+    /// directory fails now), and reads `--resume`'s checkpoint, refusing a damaged file.
+    pub fn prepare(&self) -> Result<Option<Checkpoint>> {
+        for target in self.targets() {
+            export::temp_for(&target.path).map_err(|e| anyhow::anyhow!("{}: {e}", target.option))?;
+        }
+        let Some(path) = &self.resume else { return Ok(None) };
+        let checkpoint = Checkpoint::read(path).map_err(|e| anyhow::anyhow!("--resume: {e}"))?;
+        Ok(Some(checkpoint))
+    }
+
+    /// After the checkpoint is restored (which refuses one of another simulation, grid or
+    /// parameter set): refuses one already at or past `steps`, the total.
+    pub fn check_resumed(&self, done: u64, steps: u32) -> Result<()> {
+        if let Some(path) = &self.resume
+            && done >= u64::from(steps)
+        {
+            bail!(
+                "--resume {}: the checkpoint is at step {done}, and --steps {steps} is the total; ask for more steps",
+                path.display()
+            );
+        }
+        Ok(())
+    }
+
+    /// The steps to run at once from `done`: up to the next frame, save or checkpoint, or
+    /// the end (`total`).
+    pub fn next_chunk(&self, done: u64, total: u32, frame_every: u32) -> u32 {
+        let next = |every: u32| (done / u64::from(every) + 1) * u64::from(every);
+        let mut stop = u64::from(total).min(next(frame_every));
+        for every in [self.save_every, self.checkpoint_every].into_iter().flatten() {
+            stop = stop.min(next(every));
+        }
+        (stop - done) as u32
+    }
+
+    /// Writes what is due at the simulation's step: the numbered save and the checkpoint
+    /// every so many steps.
+    pub fn write_due(&self, sim: &mut impl State) -> Result<()> {
+        let step = sim.steps_done();
+        let due = |every: Option<u32>| every.is_some_and(|n| step.is_multiple_of(u64::from(n)));
+        if let Some(path) = &self.save
+            && due(self.save_every)
+        {
+            export::save(&export::numbered(path, step), &sim.fields()?)?;
+        }
+        if let Some(path) = &self.checkpoint
+            && due(self.checkpoint_every)
+        {
+            sim.save_checkpoint(path)?;
+        }
+        Ok(())
+    }
+
+    /// Writes the final state (`--save`) and checkpoint (`--checkpoint`), once the run and
+    /// its frame outputs are complete; returns the files written.
+    pub fn write_final(&self, sim: &mut impl State) -> Result<Vec<PathBuf>> {
+        let mut written = Vec::new();
+        if let Some(path) = &self.save {
+            written.extend(export::save(path, &sim.fields()?)?);
+        }
+        if let Some(path) = &self.checkpoint {
+            written.push(sim.save_checkpoint(path)?);
+        }
+        Ok(written)
+    }
 }

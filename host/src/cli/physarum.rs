@@ -1,20 +1,26 @@
 //! `host physarum`: the simulation, `--sensitivity` and `--toy-model`.
 
-use std::{io::Write, path::PathBuf, time::Instant};
+use std::{
+    io::Write,
+    path::{Path, PathBuf},
+    time::Instant,
+};
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use host::{
-    Device,
+    Device, export,
     physarum::{
         AgentInit, Physarum, PhysarumSetup, PhysarumVariant, Sensing, ToyModel,
         sensitivity::{self, Perturb},
     },
-    render::{FrameWriter, output::AtomicFile},
+    render::output::AtomicFile,
 };
 
 use super::{
-    options::{self, BackendArgs, OutputArgs, SeedArgs, Simulation, Target, at_most, check_steps},
+    options::{
+        self, BackendArgs, OutputArgs, SeedArgs, Simulation, State, StateArgs, Target, at_most, check_steps,
+    },
     settings::{ConfigArgs, Document, Given, Provenance, RunTable, Seed, by_name},
 };
 use crate::say;
@@ -26,6 +32,7 @@ pub struct PhysarumSim;
 impl Simulation for PhysarumSim {
     const NAME: &'static str = "physarum";
     const GIF: &'static str = "physarum.gif";
+    const MP4: &'static str = "physarum.mp4";
     const FPS: &'static str = "25";
     const FRAME_EVERY: &'static str = "10";
     const PALETTE: &'static str = "slime";
@@ -104,6 +111,12 @@ pub struct PhysarumArgs {
     image_strength: f32,
     #[command(flatten)]
     output: OutputArgs<PhysarumSim>,
+    #[command(flatten)]
+    state: StateArgs,
+    /// --save: also write the agents (agent_y, agent_x, agent_heading in radians, by agent
+    /// id; .npz or .npy).
+    #[arg(long)]
+    save_agents: bool,
     #[command(flatten)]
     backend: BackendArgs<PhysarumSim>,
     #[command(flatten)]
@@ -285,7 +298,14 @@ pub fn run(mut args: PhysarumArgs, given: &Given) -> Result<()> {
     if args.plot.is_some() || args.data.is_some() {
         bail!("--plot and --data belong to --sensitivity");
     }
-    options::check_targets(&args.output.targets())?;
+    if args.save_agents && args.state.save.is_none() {
+        bail!("--save-agents needs --save PATH");
+    }
+    let mut targets = args.output.targets();
+    targets.extend(args.state.targets());
+    options::check_targets(&targets)?;
+    args.state.check(&["npz", "npy"])?;
+    let resume = args.state.prepare()?;
     if let Some(path) = &setup.init_image {
         // Fail on an unreadable image before anything else starts.
         host::physarum::luminance(path, 1, 1)?;
@@ -297,52 +317,82 @@ pub fn run(mut args: PhysarumArgs, given: &Given) -> Result<()> {
         let run = BackendArgs::<PhysarumSim>::ran(&device, variant);
         let text =
             document(&args, &setup, run, Provenance::of_this_run(Some(&device))).to_toml(PhysarumSim::NAME);
-        Some(FrameWriter::with_text(&args.output.outputs(), setup.width, setup.height, palette, Some(&text))?)
+        args.output.open(setup.width, setup.height, palette, &text)?
     } else {
         None
     };
     let started = Instant::now();
     let mut sim = Physarum::new(&setup, &device, variant)?;
-    let progress = super::progress_bar(args.steps, "steps");
+    if let Some(checkpoint) = resume {
+        sim.restore(checkpoint)?;
+    }
+    args.state.check_resumed(sim.steps_done(), args.steps)?;
+    let (first, steps) = (sim.steps_done(), args.steps);
+    let progress = super::progress_bar(steps - first as u32, "steps");
     let mut frames = 0u32;
-    let mut remaining = args.steps;
-    while remaining > 0 {
-        let chunk = remaining.min(args.output.frame_every);
+    while sim.steps_done() < u64::from(steps) {
+        let chunk = args.state.next_chunk(sim.steps_done(), steps, args.output.frame_every);
         sim.step(chunk)?;
-        remaining -= chunk;
+        let (done, last) = (sim.steps_done(), sim.steps_done() == u64::from(steps));
         match &mut writer {
-            Some(writer) => {
+            Some(writer) if last || done.is_multiple_of(u64::from(args.output.frame_every)) => {
                 writer.push(host::physarum::trail_levels(&sim.trail()?))?;
                 frames += 1;
             }
-            None => sim.synchronize()?,
+            _ => sim.synchronize()?,
         }
+        args.state.write_due(&mut WithAgents { sim: &mut sim, agents: args.save_agents })?;
         progress.inc(u64::from(chunk));
     }
     progress.finish_and_clear();
-    let written = match writer {
+    let mut written = match writer {
         Some(writer) => writer.finish()?,
         None => Vec::new(),
     };
+    written.extend(args.state.write_final(&mut WithAgents { sim: &mut sim, agents: args.save_agents })?);
     let seconds = started.elapsed().as_secs_f64();
     say!(
-        "physarum {}x{}, {} agents: {} steps, {frames} frames on {} in {seconds:.2} s ({:.3e} agent-steps/s) -> {}",
+        "physarum {}x{}, {} agents: {} steps{}, {frames} frames on {} in {seconds:.2} s ({:.3e} agent-steps/s) -> {}",
         setup.width,
         setup.height,
         setup.agents,
-        args.steps,
+        steps,
+        options::resumed(first),
         sim.describe(),
-        f64::from(args.steps) * f64::from(setup.agents) / seconds,
-        super::destination(&written, "--gif or --png-dir"),
+        (u64::from(steps) - first) as f64 * f64::from(setup.agents) / seconds,
+        super::destination(&written, "--gif, --mp4, --png-dir or --save"),
     );
     Ok(())
+}
+
+/// A Physarum run's state for `--save`, with its agents on `--save-agents`.
+struct WithAgents<'a> {
+    sim: &'a mut Physarum,
+    agents: bool,
+}
+
+impl State for WithAgents<'_> {
+    fn steps_done(&self) -> u64 {
+        self.sim.steps_done()
+    }
+
+    fn fields(&mut self) -> host::Result<export::Fields> {
+        export::Fields::physarum(self.sim, self.agents)
+    }
+
+    fn save_checkpoint(&mut self, path: &Path) -> host::Result<PathBuf> {
+        self.sim.save_checkpoint(path)
+    }
 }
 
 fn run_sensitivity(args: &PhysarumArgs, setup: &PhysarumSetup) -> Result<()> {
     if args.output.any() {
         bail!(
-            "--sensitivity draws a chart (--plot) and writes data (--data), not frames; drop --gif/--png-dir"
+            "--sensitivity draws a chart (--plot) and writes data (--data), not frames; drop --gif/--mp4/--png-dir"
         );
+    }
+    if !args.state.targets().is_empty() || args.state.resume.is_some() {
+        bail!("--sensitivity runs two simulations from the start; drop --save/--checkpoint/--resume");
     }
     let targets: Vec<Target> = [("--plot", &args.plot), ("--data", &args.data)]
         .into_iter()

@@ -35,7 +35,8 @@ pub struct MapArgs {
         num_args = 0..=1,
         default_missing_value = "grayscott-map.png",
         conflicts_with_all = [
-            "size", "width", "height", "feed", "kill", "preset", "init_image", "gif", "png_dir",
+            "size", "width", "height", "feed", "kill", "preset", "init_image", "gif", "mp4", "png_dir", "save",
+            "save_every", "checkpoint", "checkpoint_every", "resume",
             "frame_every", "fps", "variant", "no_autotune",
         ]
     )]
