@@ -2,14 +2,14 @@
 # Runs on the GPU machine (no Rust toolchain there): the GPU tests, compute-sanitizer, the
 # default GIF job and the bench, from binaries staged in .gpu/ by scripts/stage-gpu.sh.
 # Logs go to $OUT. Usage: gpu-check.sh [tests] [sanitize] [gif] [bench] [heat] [physarum-tests]
-# [map] [physarum-sanitize] [physarum-gif] [physarum-bench]  (default: all)
+# [map] [outputs] [coldstart] [streaming] [profile] [physarum-sanitize] [physarum-gif] [physarum-bench]  (default: all)
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu-check}
 mkdir -p "$OUT"
 cd "$(dirname "$0")/.."
 B=$PWD/.gpu
 export XDG_CACHE_HOME=/tmp/cache
-parts=${*:-tests sanitize gif bench heat map physarum-tests physarum-sanitize physarum-gif physarum-bench}
+parts=${*:-tests outputs coldstart sanitize streaming profile gif bench heat map physarum-tests physarum-sanitize physarum-gif physarum-bench}
 has() { [[ " $parts " == *" $1 "* ]]; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
 
@@ -28,6 +28,33 @@ if has tests; then
   grep -E "test result|Assertion" "$OUT/gpu-device-layer-tests.log"
 fi
 
+if has outputs; then
+  echo "== checkpoints on the GPU (resume bit-identical, every variant)"
+  $B/outputs_gpu --ignored --test-threads=1 > "$OUT/gpu-outputs-tests.log" 2>&1
+  grep -E "test result|panicked" "$OUT/gpu-outputs-tests.log"
+fi
+
+if has coldstart; then
+  echo "== cold start (CUDA_CACHE_DISABLE=1: no driver JIT cache), process start to exit"
+  mkdir -p /tmp/cold && cd /tmp/cold
+  for image in cubin ptx; do
+    if [ $image = ptx ]; then export RUST_GPU_SIM_FORCE_PTX=1; fi
+    for i in 1 2 3; do
+      /usr/bin/time -f "$image startup-only cold: wall %e s" env CUDA_CACHE_DISABLE=1 $B/host grayscott --size 64 \
+        --steps 1 --frame-every 1 --gif s.gif 2>&1 | tail -1
+    done
+    for i in 1 2 3; do
+      /usr/bin/time -f "$image default --gif cold: wall %e s" env CUDA_CACHE_DISABLE=1 $B/host grayscott --gif 2>&1 | tail -1
+    done
+    unset RUST_GPU_SIM_FORCE_PTX
+  done
+  for i in 1 2 3; do
+    /usr/bin/time -f "cubin startup-only warm cache: wall %e s" $B/host grayscott --size 64 --steps 1 --frame-every 1 \
+      --gif s.gif 2>&1 | tail -1
+  done
+  cd - > /dev/null
+fi
+
 if has sanitize; then
   echo "== compute-sanitizer (333x300, 200 steps, 4 frames)"
   for variant in naive reuse fused tiled single; do
@@ -37,13 +64,35 @@ if has sanitize; then
       echo "heat $variant $tool: exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/san-$tool-heat-$variant.log" | tr '\n' ' ')"
     done
   done
-  for variant in fused v1 v2 tiled temporal v0; do
+  for variant in fused v1 v2 tiled temporal streaming v0; do
     for tool in memcheck racecheck; do
       compute-sanitizer --tool $tool --error-exitcode 9 $B/host grayscott --width 333 --size 300 --steps 200 \
-        --frame-every 50 --variant $variant --gif /tmp/s.gif > "$OUT/san-$tool-$variant.log" 2>&1
+        --frame-every 50 --variant $variant --no-autotune --gif /tmp/s.gif > "$OUT/san-$tool-$variant.log" 2>&1
       echo "$variant $tool: exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/san-$tool-$variant.log" | tr '\n' ' ')"
     done
   done
+fi
+
+if has streaming; then
+  echo "== streaming kernels: every layout and step count on small grids under compute-sanitizer"
+  for tool in memcheck racecheck; do
+    timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 $B/gpu_grayscott --ignored --test-threads=1 \
+      streaming_kernels_match_cpu_on_small > "$OUT/san-$tool-streaming-kernels.log" 2>&1
+    echo "streaming kernels $tool: exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|test result' "$OUT/san-$tool-streaming-kernels.log" | tr '\n' ' ')"
+  done
+fi
+
+if has profile; then
+  echo "== ncu: streaming and temporal at 4096^2 (one launch each, tuned settings)"
+  mkdir -p /tmp/prof && cd /tmp/prof
+  for variant in temporal streaming; do
+    $B/host grayscott --variant $variant --size 4096 --steps 64 --frame-every 64 --png-dir /tmp/prof/$variant > /dev/null 2>&1
+    ncu --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+      --section ComputeWorkloadAnalysis -k regex:gray_scott_$variant -s 3 -c 1 $B/host grayscott --variant $variant \
+      --size 4096 --steps 64 --frame-every 64 --png-dir /tmp/prof/$variant > "$OUT/ncu-$variant.txt" 2>&1
+    grep -E "gray_scott_|Duration|Registers Per|Achieved Occupancy|Theoretical Occupancy|Compute \(SM\) Throughput|Memory Throughput|Issue Slots Busy|Block Limit Registers|No Eligible|Executed Ipc A" "$OUT/ncu-$variant.txt" | head -16
+  done
+  cd - > /dev/null
 fi
 
 if has gif; then

@@ -6,7 +6,7 @@ mkdir -p .gpu
 cargo build --release -p host --bin host --example grayscott_png
 cp target/release/host .gpu/host
 cp target/release/examples/grayscott_png .gpu/grayscott_png
-for t in gpu_grayscott gpu_heat gpu_physarum gpu_device_layer; do
+for t in gpu_grayscott gpu_heat gpu_physarum gpu_device_layer outputs_gpu; do
   exe=$(cargo test --release -p host --test "$t" --no-run --message-format=json 2>/dev/null | python3 -c '
 import json, sys
 for line in sys.stdin:

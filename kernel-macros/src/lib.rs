@@ -216,7 +216,14 @@ fn parse_options(attr: TokenStream) -> Result<Options, Failure> {
                 }
                 let numbers = split_commas(group.stream().into_iter().collect());
                 let number = |tokens: &[TokenTree]| -> Result<u32, Failure> {
-                    match tokens {
+                    // A `$n:literal` from a `macro_rules!` arrives wrapped in an invisible group.
+                    let tokens: Vec<TokenTree> = match tokens {
+                        [TokenTree::Group(g)] if g.delimiter() == Delimiter::None => {
+                            g.stream().into_iter().collect()
+                        }
+                        _ => tokens.to_vec(),
+                    };
+                    match tokens.as_slice() {
                         [TokenTree::Literal(l)] => {
                             l.to_string().trim_end_matches("u32").replace('_', "").parse::<u32>().map_err(
                                 |_| {

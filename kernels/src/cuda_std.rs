@@ -118,6 +118,32 @@ macro_rules! shared_array {
     }};
 }
 
+/// A per-block shared-memory array of `len` `f32`s as a [`SharedF32`] (32-bit shared-space
+/// addressing, for hot loops), CUDA C's `__shared__ float name[len];`. Naming and contents as
+/// [`shared_array!`].
+///
+/// ```ignore
+/// let edges = shared_f32!(stream_edges: 512);
+/// ```
+#[macro_export]
+macro_rules! shared_f32 {
+    ($name:ident : $len:expr) => {{
+        let base: u32;
+        // SAFETY: declares a `.shared` array and reads its shared-space address; the asm reads
+        // and writes no memory.
+        unsafe {
+            core::arch::asm!(
+                concat!(".shared .align 16 .b8 ", stringify!($name), "[{bytes}];"),
+                concat!("mov.u32 {base}, ", stringify!($name), ";"),
+                bytes = const ($len) * 4,
+                base = out(reg32) base,
+                options(nomem, nostack, preserves_flags),
+            );
+        }
+        $crate::cuda_std::SharedF32::from_shared_address(base)
+    }};
+}
+
 /// A per-block shared-memory array of `f32` addressed in the shared state space with 32-bit
 /// offsets (`ld.shared.f32` / `st.shared.f32`), as nvcc addresses `__shared__` arrays. Use it
 /// in hot loops: a [`shared_array!`] pointer is a 64-bit generic address, which costs 64-bit

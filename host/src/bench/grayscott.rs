@@ -13,7 +13,7 @@ use crate::{
     error::Result,
     grayscott::{
         self, GrayScott, Init, Setup, Variant,
-        cuda::{FusedShape, fused_shape_for, temporal_steps_for},
+        cuda::{FusedShape, StreamShape, fused_shape_for, streaming_shape_for, temporal_steps_for},
     },
     render::{FrameWriter, Outputs, palette},
 };
@@ -107,6 +107,7 @@ fn setup(size: u32) -> Setup {
 pub struct Tuning {
     pub fused: FusedShape,
     pub temporal_steps: u32,
+    pub streaming: StreamShape,
 }
 
 /// Times `variant` stepping a real pattern at `size`² (after one warm-up run); returns the
@@ -124,6 +125,7 @@ pub fn time_variant(
     engine.set_graphs(graphs);
     engine.set_fused_shape(tuning.fused);
     engine.set_temporal_steps(tuning.temporal_steps);
+    engine.set_stream_shape(tuning.streaming);
     let steps = steps_for(size, variant);
     sim.step(steps)?;
     sim.synchronize()?;
@@ -198,7 +200,14 @@ pub fn run(gpu: &Arc<Gpu>, options: &Options) -> Result<GrayScottReport> {
             setting: format!("{temporal_steps} steps per launch"),
             source: source.into(),
         });
-        let settings = Tuning { fused: shape, temporal_steps };
+        let (streaming, source) = streaming_shape_for(gpu, size, size, options.autotune)?;
+        launch_settings.push(LaunchSetting {
+            size,
+            kernel: "streaming".into(),
+            setting: streaming.to_string(),
+            source: source.into(),
+        });
+        let settings = Tuning { fused: shape, temporal_steps, streaming };
         for &variant in &options.variants {
             // Graph replay for all but v0 (whose steps wait for the CPU); at the smallest size
             // also without, to show the launch overhead graphs remove.
@@ -391,7 +400,7 @@ mod tests {
     #[test]
     fn steps_are_multiples_of_16() {
         for size in [1, 100, 512, 1000, 2048, 4096, 20_000] {
-            for variant in [Variant::Fused, Variant::V0, Variant::Temporal] {
+            for variant in [Variant::Fused, Variant::V0, Variant::Temporal, Variant::Streaming] {
                 let steps = steps_for(size, variant);
                 assert!(steps >= 16 && steps % 16 == 0, "{size} {variant:?}: {steps}");
             }

@@ -13,7 +13,7 @@ use host::{
     Device, export,
     grayscott::{
         self, GrayScott, Init, PRESETS, Rates, Setup, Variant,
-        cuda::{fused_shape_for, temporal_steps_for},
+        cuda::{fused_shape_for, streaming_shape_for, temporal_steps_for},
     },
 };
 
@@ -218,6 +218,10 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
         (Device::Cuda(gpu), Variant::Temporal) => {
             let (steps, _) = temporal_steps_for(gpu, setup.width, setup.height, !args.no_autotune)?;
             sim.cuda_engine().expect("a CUDA run").set_temporal_steps(steps);
+        }
+        (Device::Cuda(gpu), Variant::Streaming) => {
+            let (shape, _) = streaming_shape_for(gpu, setup.width, setup.height, !args.no_autotune)?;
+            sim.cuda_engine().expect("a CUDA run").set_stream_shape(shape);
         }
         _ => {}
     }

@@ -8,8 +8,9 @@ use cudarc::driver::{CudaEvent, CudaGraph, CudaSlice, CudaStream, PinnedHostSlic
 use kernels::{
     colormap::{MIN_MAX_BLOCK, MinMax, colormap_levels, field_min_max},
     grayscott::{
-        Rates, TEMPORAL_MAX_STEPS, TEMPORAL_SPAN_Y, TEMPORAL_WARPS, TILE_H, TILE_W, gray_scott_fused,
-        gray_scott_laplacian, gray_scott_temporal, gray_scott_tiled, gray_scott_update, temporal_tile,
+        Rates, STREAM_COLS, STREAM_MAX_STEPS, STREAM_MAX_WARPS, TEMPORAL_MAX_STEPS, TEMPORAL_SPAN_Y,
+        TEMPORAL_WARPS, TILE_H, TILE_W, gray_scott_fused, gray_scott_laplacian, gray_scott_temporal,
+        gray_scott_tiled, gray_scott_update, stream_strip, temporal_tile,
     },
 };
 
@@ -63,6 +64,76 @@ impl FusedShape {
         let [bx, by, rows] = parts[..] else { return None };
         let valid = bx > 0 && by > 0 && rows > 0 && bx * by <= 1024 && rows <= 64;
         valid.then_some(FusedShape { block: (bx, by), rows })
+    }
+}
+
+/// Launch setting of the `streaming` kernels: steps per launch (T), cells per thread, warps
+/// per block (side by side along x) and output rows per block (the chunk it marches down).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StreamShape {
+    pub steps: u32,
+    pub cols: u32,
+    pub warps: u32,
+    pub chunk: u32,
+}
+
+impl Default for StreamShape {
+    fn default() -> Self {
+        Self { steps: 8, cols: 2, warps: 8, chunk: 64 }
+    }
+}
+
+impl std::fmt::Display for StreamShape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} steps per launch, {} cells per thread, {} warps, chunks of {} rows",
+            self.steps, self.cols, self.warps, self.chunk
+        )
+    }
+}
+
+impl StreamShape {
+    /// Candidates timed by [`tune_streaming`].
+    pub fn candidates() -> Vec<StreamShape> {
+        let layouts = [(2, 2), (2, 4), (2, 8), (4, 1), (4, 2), (4, 4)];
+        let mut all = Vec::new();
+        for steps in [4, 6, 8] {
+            for (cols, warps) in layouts {
+                for chunk in [32, 64, 128, 256] {
+                    all.push(StreamShape { steps, cols, warps, chunk });
+                }
+            }
+        }
+        all
+    }
+
+    /// `s8c2w8r64` (steps, cells per thread, warps, chunk rows), as cached.
+    pub fn key(&self) -> String {
+        format!("s{}c{}w{}r{}", self.steps, self.cols, self.warps, self.chunk)
+    }
+
+    /// Parses [`StreamShape::key`]; `None` for anything malformed or unlaunchable.
+    pub fn parse(text: &str) -> Option<StreamShape> {
+        let rest = text.strip_prefix('s')?;
+        let (steps, rest) = rest.split_once('c')?;
+        let (cols, rest) = rest.split_once('w')?;
+        let (warps, chunk) = rest.split_once('r')?;
+        let shape = StreamShape {
+            steps: steps.parse().ok()?,
+            cols: cols.parse().ok()?,
+            warps: warps.parse().ok()?,
+            chunk: chunk.parse().ok()?,
+        };
+        shape.is_valid().then_some(shape)
+    }
+
+    /// Whether a kernel exists for it and a block fits.
+    pub fn is_valid(&self) -> bool {
+        (1..=STREAM_MAX_STEPS).contains(&self.steps)
+            && STREAM_COLS.contains(&self.cols)
+            && (1..=STREAM_MAX_WARPS).contains(&self.warps)
+            && self.chunk >= 1
     }
 }
 
@@ -219,6 +290,46 @@ pub fn temporal_steps_for(gpu: &Gpu, width: u32, height: u32, autotune: bool) ->
     )
 }
 
+/// Times every [`StreamShape::candidates`] on random fields and returns the fastest per step.
+pub fn tune_streaming(gpu: &Gpu, width: u32, height: u32) -> Result<StreamShape> {
+    let cells = width as usize * height as usize;
+    let mut fields = TuningFields::new(gpu, cells)?;
+    let rates = super::preset("coral").expect("preset").rates();
+    let pairs = (400_000_000 / cells).clamp(4, 400) / 2;
+    let mut best = (f64::INFINITY, StreamShape::default());
+    for shape in StreamShape::candidates() {
+        let ms = time_candidate(gpu, || {
+            fields.ping_pong(pairs, |u, v, un, vn| {
+                launch_streaming(gpu, u, v, un, vn, width, height, rates, shape, shape.steps)
+            })
+        })?;
+        if ms / f64::from(shape.steps) < best.0 {
+            best = (ms / f64::from(shape.steps), shape);
+        }
+    }
+    Ok(best.1)
+}
+
+/// The streaming kernels' launch setting for this GPU and size (see [`tuned`]).
+pub fn streaming_shape_for(
+    gpu: &Gpu,
+    width: u32,
+    height: u32,
+    autotune: bool,
+) -> Result<(StreamShape, &'static str)> {
+    let tune = || tune_streaming(gpu, width, height);
+    tuned(
+        gpu,
+        "gray_scott_streaming",
+        (width, height),
+        autotune,
+        StreamShape::default(),
+        StreamShape::parse,
+        StreamShape::key,
+        tune,
+    )
+}
+
 /// Frames colour-mapped per launch by `v2`.
 pub const V2_BATCH: usize = 10;
 
@@ -253,6 +364,8 @@ pub struct CudaGrayScott {
     fused_shape: FusedShape,
     /// Steps per `gray_scott_temporal` launch (1 to 8).
     temporal_steps: u32,
+    /// Launch setting of the `gray_scott_streaming_*` kernels.
+    stream_shape: StreamShape,
     /// Replay per-step launches from CUDA graphs (one per step count and buffer parity).
     use_graphs: bool,
     graphs: HashMap<(u32, bool), CudaGraph>,
@@ -311,6 +424,7 @@ impl CudaGrayScott {
             host,
             fused_shape: FusedShape::default(),
             temporal_steps: TEMPORAL_MAX_STEPS,
+            stream_shape: StreamShape::default(),
             use_graphs: true,
             graphs: HashMap::new(),
             flipped: false,
@@ -331,6 +445,14 @@ impl CudaGrayScott {
         self.graphs.clear();
     }
 
+    /// Sets the streaming kernels' launch setting (ignored unless [`StreamShape::is_valid`]).
+    pub fn set_stream_shape(&mut self, shape: StreamShape) {
+        if shape.is_valid() {
+            self.stream_shape = shape;
+            self.graphs.clear();
+        }
+    }
+
     /// Turns CUDA-graph replay on or off (on by default).
     pub fn set_graphs(&mut self, on: bool) {
         self.use_graphs = on;
@@ -346,6 +468,7 @@ impl CudaGrayScott {
         match self.variant {
             Variant::Fused | Variant::Tiled => steps,
             Variant::Temporal => steps.div_ceil(self.temporal_steps),
+            Variant::Streaming => steps.div_ceil(self.stream_shape.steps),
             _ => 0,
         }
     }
@@ -421,6 +544,26 @@ impl CudaGrayScott {
                         w,
                         h,
                         rates,
+                        k,
+                    )?;
+                    self.swap_buffers();
+                    left -= k;
+                }
+            }
+            Variant::Streaming => {
+                let mut left = steps;
+                while left > 0 {
+                    let k = left.min(self.stream_shape.steps);
+                    launch_streaming(
+                        &gpu,
+                        &self.u,
+                        &self.v,
+                        &mut self.scratch_u,
+                        &mut self.scratch_v,
+                        w,
+                        h,
+                        rates,
+                        self.stream_shape,
                         k,
                     )?;
                     self.swap_buffers();
@@ -809,6 +952,53 @@ pub fn launch_temporal(
     debug_assert_eq!(TEMPORAL_SPAN_Y, TEMPORAL_WARPS as u32 * kernels::grayscott::TEMPORAL_ROWS as u32);
     // Tiles of `temporal_tile(steps)` cover the grid.
     gpu.launch(gray_scott_temporal, cfg, (u, v, u_next, v_next, width, height, rates, steps))
+}
+
+/// A `gray_scott_streaming_c{cols}_s{steps}` kernel: `steps` (≤ 8) steps from (`u`, `v`) into
+/// (`u_next`, `v_next`), with the cells per thread, warps and chunk of `shape` (its `steps`
+/// is not used: the last launch of a run may take fewer).
+#[allow(clippy::too_many_arguments)]
+pub fn launch_streaming(
+    gpu: &Gpu,
+    u: &CudaSlice<f32>,
+    v: &CudaSlice<f32>,
+    u_next: &mut CudaSlice<f32>,
+    v_next: &mut CudaSlice<f32>,
+    width: u32,
+    height: u32,
+    rates: Rates,
+    shape: StreamShape,
+    steps: u32,
+) -> Result<()> {
+    let launched = StreamShape { steps, ..shape };
+    assert!(launched.is_valid(), "no streaming kernel for {launched:?}");
+    // A chunk taller than the grid would only repeat rows.
+    let chunk = shape.chunk.min(height.max(1));
+    let strip = stream_strip(steps, shape.cols, shape.warps);
+    let cfg = cudarc::driver::LaunchConfig {
+        grid_dim: (width.div_ceil(strip), height.div_ceil(chunk), 1),
+        block_dim: (32 * shape.warps, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // Blocks of 32 × warps (≤ 8) threads; strips of `stream_strip` columns and chunks of
+    // `chunk` rows cover the grid.
+    let args = (u, v, u_next, v_next, width, height, rates, chunk);
+    macro_rules! dispatch {
+        ($($cols:literal $steps:literal $kernel:ident),*) => {
+            match (shape.cols, steps) {
+                $(($cols, $steps) => gpu.launch(kernels::grayscott::$kernel, cfg, args),)*
+                _ => unreachable!("checked by is_valid"),
+            }
+        };
+    }
+    dispatch!(
+        2 1 gray_scott_streaming_c2_s1, 2 2 gray_scott_streaming_c2_s2, 2 3 gray_scott_streaming_c2_s3,
+        2 4 gray_scott_streaming_c2_s4, 2 5 gray_scott_streaming_c2_s5, 2 6 gray_scott_streaming_c2_s6,
+        2 7 gray_scott_streaming_c2_s7, 2 8 gray_scott_streaming_c2_s8,
+        4 1 gray_scott_streaming_c4_s1, 4 2 gray_scott_streaming_c4_s2, 4 3 gray_scott_streaming_c4_s3,
+        4 4 gray_scott_streaming_c4_s4, 4 5 gray_scott_streaming_c4_s5, 4 6 gray_scott_streaming_c4_s6,
+        4 7 gray_scott_streaming_c4_s7, 4 8 gray_scott_streaming_c4_s8
+    )
 }
 
 /// `field_min_max` over `frames` consecutive frames of `cells` cells: resets `slots`

@@ -300,11 +300,14 @@ pub enum Variant {
     Tiled,
     /// Temporal blocking: 2 to 8 steps (tuned) per launch on tiles held in registers.
     Temporal,
+    /// Temporal blocking by 2.5-D streaming: blocks march down strips, a wavefront of up to 8
+    /// time levels (tuned) in register rings; halo work only at the strip's sides.
+    Streaming,
 }
 
 impl Variant {
     /// Every variant, in progression order.
-    pub const ALL: [Variant; 7] = [
+    pub const ALL: [Variant; 8] = [
         Variant::Cpu,
         Variant::V0,
         Variant::V1,
@@ -312,6 +315,7 @@ impl Variant {
         Variant::Fused,
         Variant::Tiled,
         Variant::Temporal,
+        Variant::Streaming,
     ];
 
     /// The `--variant` name.
@@ -324,6 +328,7 @@ impl Variant {
             Variant::Fused => "fused",
             Variant::Tiled => "tiled",
             Variant::Temporal => "temporal",
+            Variant::Streaming => "streaming",
         }
     }
 
