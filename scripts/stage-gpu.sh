@@ -15,5 +15,5 @@ for line in sys.stdin:
         print(m["executable"])' "$t")
   cp "$exe" ".gpu/$t"
 done
-strip --strip-debug .gpu/*
+strip .gpu/*
 ls -la .gpu

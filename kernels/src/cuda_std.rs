@@ -182,6 +182,47 @@ impl SharedF32 {
         value
     }
 
+    /// Elements `index` and `index + 1` in one access (`ld.shared.v2.f32`).
+    ///
+    /// # Safety
+    /// As [`SharedF32::load`], for both elements; `index` must be even (8-byte aligned).
+    #[inline(always)]
+    pub unsafe fn load2(self, index: u32) -> [f32; 2] {
+        let (a, b): (f32, f32);
+        // SAFETY: as `load`.
+        unsafe {
+            core::arch::asm!(
+                "ld.shared.v2.f32 {{{a}, {b}}}, [{p}];",
+                a = out(reg32) a,
+                b = out(reg32) b,
+                p = in(reg32) self.base + 4 * index,
+                options(pure, readonly, nostack, preserves_flags),
+            );
+        }
+        [a, b]
+    }
+
+    /// Writes elements `index .. index + 4` in one access (`st.shared.v4.f32`).
+    ///
+    /// # Safety
+    /// As [`SharedF32::load`], for all four elements; `index` must be a multiple of 4 (16-byte
+    /// aligned).
+    #[inline(always)]
+    pub unsafe fn store4(self, index: u32, values: [f32; 4]) {
+        // SAFETY: as `store`.
+        unsafe {
+            core::arch::asm!(
+                "st.shared.v4.f32 [{p}], {{{a}, {b}, {c}, {d}}};",
+                p = in(reg32) self.base + 4 * index,
+                a = in(reg32) values[0],
+                b = in(reg32) values[1],
+                c = in(reg32) values[2],
+                d = in(reg32) values[3],
+                options(nostack, preserves_flags),
+            );
+        }
+    }
+
     /// Writes element `index`.
     ///
     /// # Safety

@@ -463,25 +463,29 @@ pub unsafe fn gray_scott_temporal(
     }
 }
 
-/// Cells per thread of the `streaming` kernels (adjacent columns of one row): 2 (kernels
-/// `gray_scott_streaming_c2_s*`, at most 128 registers) or 4 (`_c4_s*`, fewer shuffles per
-/// cell, up to 255 registers).
-pub const STREAM_COLS: [u32; 2] = [2, 4];
+/// Cells per thread of the `streaming` kernels: two adjacent columns of one row. (Four halve
+/// the shared-memory traffic per cell but need up to 255 registers: on an H200 the tuner never
+/// chose them at 512² to 4096², so they are not built.)
+pub const STREAM_COLS: u32 = 2;
 /// The most warps (side by side along x) in a `streaming` block.
-pub const STREAM_MAX_WARPS: u32 = 8;
+pub const STREAM_MAX_WARPS: u32 = 4;
 /// The most steps one `streaming` launch may take (kernels `gray_scott_streaming_c*_s1` to `_s8`).
 pub const STREAM_MAX_STEPS: u32 = 8;
-/// Shared edge slots of a `streaming` block: [iteration parity][time level][field][side][warp].
-pub const STREAM_EDGE_SLOTS: u32 = 2 * STREAM_MAX_STEPS * 2 * 2 * STREAM_MAX_WARPS;
 
-/// The output columns of one `streaming` block of `warps` warps with `cols` cells per thread
-/// taking `steps` steps: its window (`32 · cols · warps` columns) less a halo of `steps`
-/// columns each side.
-pub const fn stream_strip(steps: u32, cols: u32, warps: u32) -> u32 {
-    32 * cols * warps - 2 * steps
+/// The output columns of one `streaming` block of `warps` warps taking `steps` steps: its
+/// window (`32 · STREAM_COLS · warps` columns) less a halo of `steps` columns each side.
+pub const fn stream_strip(steps: u32, warps: u32) -> u32 {
+    32 * STREAM_COLS * warps - 2 * steps
 }
 
-/// The per-thread state of a `streaming` block; see [`gray_scott_streaming_c2_s8`]. `C` is
+/// Dynamic shared memory of a `streaming` block of `warps` warps taking `steps` steps: for
+/// each time level below `steps` and each iteration parity, a plane of one `float4` per
+/// thread (its outer cells' U and V) plus one at each end.
+pub const fn stream_shared_bytes(steps: u32, warps: u32) -> u32 {
+    2 * steps * 16 * (32 * warps + 2)
+}
+
+/// The per-thread state of a `streaming` block; see [`gray_scott_streaming_s8`]. `C` is
 /// the cells per thread and `T` the steps per launch, constants so that every ring index is
 /// static (registers, not local memory).
 #[cfg(target_arch = "nvptx64")]
@@ -493,19 +497,20 @@ struct Streaming<const C: usize, const T: usize> {
     width: u32,
     height: u32,
     rates: Rates,
-    /// Output rows of this block (a chunk), its first grid row, and the window rows the
-    /// chunk needs (`chunk + 2T`).
+    /// Output rows of this block (a chunk) and its first grid row.
     chunk: u32,
     y0: u32,
-    window_rows: u32,
-    lane: u32,
-    warp: u32,
-    warps: u32,
-    edges: crate::cuda_std::SharedF32,
+    /// The block's edge planes ([time level][parity], `plane` floats each), and this
+    /// thread's `float4` in a plane (element `4 · (thread + 1)`).
+    planes: crate::cuda_std::SharedF32,
+    plane: u32,
+    slot: u32,
     /// This thread's grid columns, and which of them it writes (inside the strip and grid).
     columns: [usize; C],
     writes: [bool; C],
-    /// The grid row the next iteration loads.
+    /// The next window row (U, V), loaded one iteration ahead so that the loads' latency
+    /// hides behind a whole iteration of arithmetic, and the grid row after it.
+    prefetch: [[f32; C]; 2],
     load_row: u32,
     /// Rows of time levels 0..T: row `r` of level `l` in slot `r % 3`, [field][column].
     ring: [[[[f32; C]; 2]; 3]; T],
@@ -513,51 +518,46 @@ struct Streaming<const C: usize, const T: usize> {
 
 #[cfg(target_arch = "nvptx64")]
 impl<const C: usize, const T: usize> Streaming<C, T> {
-    /// The shared slot of `side` (0 left, 1 right) of `field` at time level `level` for `warp`.
+    /// Loads grid row `load_row` into `prefetch` and moves on to the next row (periodically).
     #[inline(always)]
-    fn edge_slot(parity: u32, level: usize, field: usize, side: usize, warp: u32) -> u32 {
-        (((parity * STREAM_MAX_STEPS + level as u32) * 2 + field as u32) * 2 + side as u32) * STREAM_MAX_WARPS
-            + warp
-    }
-
-    /// Lanes 0 and 31 publish their outer cells of a new row of `level` for the
-    /// neighbouring warps, to be read in the next iteration.
-    #[inline(always)]
-    unsafe fn publish(&self, parity: u32, level: usize, row: &[[f32; C]; 2]) {
-        for field in 0..2 {
+    unsafe fn load_next_row(&mut self) {
+        let row = self.load_row as usize * self.width as usize;
+        for j in 0..C {
             unsafe {
-                if self.lane == 0 {
-                    self.edges.store(Self::edge_slot(parity, level, field, 0, self.warp), row[field][0]);
-                }
-                if self.lane == 31 {
-                    self.edges.store(Self::edge_slot(parity, level, field, 1, self.warp), row[field][C - 1]);
-                }
+                self.prefetch[0][j] = *self.u.add(row + self.columns[j]);
+                self.prefetch[1][j] = *self.v.add(row + self.columns[j]);
             }
         }
+        self.load_row = wrap_next(self.load_row, self.height);
+    }
+
+    /// Publishes this thread's outer cells (U and V of its first and last column) of a new
+    /// row of `level`, for its neighbours to read in the next iteration.
+    #[inline(always)]
+    unsafe fn publish(&self, parity: u32, level: usize, row: &[[f32; C]; 2]) {
+        let at = (2 * level as u32 + parity) * self.plane + self.slot;
+        unsafe { self.planes.store4(at, [row[0][0], row[1][0], row[0][C - 1], row[1][C - 1]]) };
     }
 
     /// Iteration `i`, which is `P` mod 3: loads window row `i` (time level 0), then each level
     /// `s` computes its row `i - s` from level `s - 1`'s rows `i - s - 1 ..= i - s + 1` (the
     /// last one computed just before, in this iteration); level `T`'s row is the output.
+    /// (Iterations past the window, the padding of the loop unrolled by 3, compute rows
+    /// nobody writes: cheaper than keeping every ring row alive across an early exit.)
+    ///
+    /// In the first iterations (`WARM_UP`, while `i < 2T`) each level starts only once its
+    /// inputs are exact; after that every level computes, with no branches between them.
     #[inline(always)]
-    unsafe fn iteration<const P: usize>(&mut self, i: u32) {
-        // (Iterations past `window_rows`, the padding of the loop unrolled by 3, compute rows
-        // nobody writes: cheaper than keeping every ring row alive across an early exit.)
+    unsafe fn iteration<const P: usize, const WARM_UP: bool>(&mut self, i: u32) {
         let (parity, before) = (i & 1, (i & 1) ^ 1);
-        let row = self.load_row as usize * self.width as usize;
         let slot = P % 3;
-        for j in 0..C {
-            unsafe {
-                self.ring[0][slot][0][j] = *self.u.add(row + self.columns[j]);
-                self.ring[0][slot][1][j] = *self.v.add(row + self.columns[j]);
-            }
-        }
-        self.load_row = wrap_next(self.load_row, self.height);
+        self.ring[0][slot] = self.prefetch;
+        unsafe { self.load_next_row() };
         unsafe { self.publish(parity, 0, &self.ring[0][slot]) };
         macro_rules! levels {
             ($($s:literal)*) => {$(
                 if $s <= T {
-                    if i >= 2 * $s {
+                    if !WARM_UP || i >= 2 * $s {
                         unsafe { self.level::<P, $s>(i, parity, before) };
                     } else if $s < T {
                         // Not started: any value will do, but a fresh one, so that the
@@ -579,26 +579,16 @@ impl<const C: usize, const T: usize> Streaming<C, T> {
         // row i-S goes to the centre slot of its own ring.
         let (up, centre, down) = ((P + 3 * 9 - S - 1) % 3, (P + 3 * 9 - S) % 3, (P + 3 * 9 - S + 1) % 3);
         let below = &self.ring[S - 1];
+        // The centre row's cells beside this thread's, published by the neighbouring threads
+        // in iteration i-1: the left one's last column, the right one's first ([U, V]).
+        let at = (2 * (S as u32 - 1) + before) * self.plane + self.slot;
+        let (left, right) = unsafe { (self.planes.load2(at - 2), self.planes.load2(at + 4)) };
         let mut next = [[0.0f32; C]; 2];
-        let left_warp = self.warp.saturating_sub(1);
-        let right_warp = (self.warp + 1).min(self.warps - 1);
         for field in 0..2 {
             let c = below[centre][field];
-            // The centre row's columns beside this thread's: shuffles inside the warp, the
-            // neighbouring warps' published edges (from iteration i-1) at lanes 0 and 31.
-            let mut left = warp::shfl_up_f32(c[C - 1], 1);
-            let mut right = warp::shfl_down_f32(c[0], 1);
-            unsafe {
-                if self.lane == 0 {
-                    left = self.edges.load(Self::edge_slot(before, S - 1, field, 1, left_warp));
-                }
-                if self.lane == 31 {
-                    right = self.edges.load(Self::edge_slot(before, S - 1, field, 0, right_warp));
-                }
-            }
             for j in 0..C {
-                let l = if j == 0 { left } else { c[j - 1] };
-                let r = if j + 1 == C { right } else { c[j + 1] };
+                let l = if j == 0 { left[field] } else { c[j - 1] };
+                let r = if j + 1 == C { right[field] } else { c[j + 1] };
                 next[field][j] = laplacian5(c[j], l, r, below[up][field][j], below[down][field][j]);
             }
         }
@@ -628,7 +618,7 @@ impl<const C: usize, const T: usize> Streaming<C, T> {
     }
 }
 
-/// The body of the `gray_scott_streaming_*` kernels, `T` steps per launch.
+/// The body of the `gray_scott_streaming_*` kernels: `C` cells per thread, `T` steps.
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
@@ -642,20 +632,30 @@ unsafe fn streaming<const C: usize, const T: usize>(
     rates: Rates,
     chunk: u32,
 ) {
-    let edges = crate::shared_f32!(streaming_edges: STREAM_EDGE_SLOTS);
-    let warps = thread::block_dim_x() / 32;
+    let planes = crate::dynamic_shared_f32!(streaming_planes);
+    let threads = thread::block_dim_x();
+    let warps = threads / 32;
     if width == 0 || height == 0 || chunk == 0 || warps == 0 || warps > STREAM_MAX_WARPS {
         return;
     }
-    let (lane, warp) = (thread::thread_idx_x() % 32, thread::thread_idx_x() / 32);
+    let t = thread::thread_idx_x();
     let steps = T as u32;
+    let plane = 4 * (threads + 2);
+    // The float4 slots at both ends of every plane stand for the neighbours outside the
+    // window: they feed only halo cells, but hold defined values.
+    if t < 2 * steps {
+        unsafe {
+            planes.store4(t * plane, [0.0; 4]);
+            planes.store4(t * plane + plane - 4, [0.0; 4]);
+        }
+    }
     let window = 32 * C as u32 * warps;
     // Window column 0 is grid column block·strip − T (wrapped: the grid is periodic).
-    let origin_x = i64::from(thread::block_idx_x() * stream_strip(steps, C as u32, warps)) - i64::from(steps);
+    let origin_x = i64::from(thread::block_idx_x() * stream_strip(steps, warps)) - i64::from(steps);
     let mut columns = [0usize; C];
     let mut writes = [false; C];
     for j in 0..C {
-        let wx = (warp * 32 + lane) * C as u32 + j as u32;
+        let wx = t * C as u32 + j as u32;
         let gx = origin_x + i64::from(wx);
         columns[j] = gx.rem_euclid(i64::from(width)) as usize;
         writes[j] = wx >= steps && wx < window - steps && gx < i64::from(width);
@@ -672,32 +672,44 @@ unsafe fn streaming<const C: usize, const T: usize>(
         rates,
         chunk,
         y0,
-        window_rows: chunk + 2 * steps,
-        lane,
-        warp,
-        warps,
-        edges,
+        planes,
+        plane,
+        slot: 4 * (t + 1),
         columns,
         writes,
+        prefetch: [[0.0; C]; 2],
         load_row,
         ring: [[[[0.0; C]; 2]; 3]; T],
     };
+    unsafe { block.load_next_row() };
+    thread::sync_threads();
+    let window_rows = chunk + 2 * steps;
     let mut i = 0;
-    while i < block.window_rows {
+    // The wavefront's start (levels begin one by one), then the steady march; both unrolled
+    // by 3 so that ring slots are static.
+    while i < 2 * steps {
         unsafe {
-            block.iteration::<0>(i);
-            block.iteration::<1>(i + 1);
-            block.iteration::<2>(i + 2);
+            block.iteration::<0, true>(i);
+            block.iteration::<1, true>(i + 1);
+            block.iteration::<2, true>(i + 2);
+        }
+        i += 3;
+    }
+    while i < window_rows {
+        unsafe {
+            block.iteration::<0, false>(i);
+            block.iteration::<1, false>(i + 1);
+            block.iteration::<2, false>(i + 2);
         }
         i += 3;
     }
 }
 
 macro_rules! streaming_kernels {
-    ($bounds:literal: $($name:ident $cols:literal $steps:literal),*) => {$(
-        /// Step 5, 2.5-D streaming temporal blocking (the `streaming` variant):
-        #[doc = concat!(stringify!($cols), " cells per thread, ", stringify!($steps), " step(s) per launch; see [`gray_scott_streaming_c2_s8`].")]
-        #[kernel(launch_bounds(256, $bounds))]
+    ($($name:ident $steps:literal),*) => {$(
+        /// Step 5, 2.5-D streaming temporal blocking (the `streaming` variant), taking
+        #[doc = concat!(stringify!($steps), " step(s) per launch; see [`gray_scott_streaming_s8`].")]
+        #[kernel(launch_bounds(128, 3), dynamic_shared = stream_shared_bytes($steps, 1))]
         #[allow(clippy::too_many_arguments)]
         pub unsafe fn $name(
             u: *const f32,
@@ -709,49 +721,44 @@ macro_rules! streaming_kernels {
             rates: Rates,
             chunk: u32,
         ) {
-            unsafe { streaming::<$cols, $steps>(u, v, u_next, v_next, width, height, rates, chunk) }
+            unsafe { streaming::<{ STREAM_COLS as usize }, $steps>(u, v, u_next, v_next, width, height, rates, chunk) }
         }
     )*};
 }
 
-// Two cells per thread: at most 128 registers (T = 8 needs 127), two blocks of 256 per SM.
-streaming_kernels!(2:
-    gray_scott_streaming_c2_s1 2 1, gray_scott_streaming_c2_s2 2 2, gray_scott_streaming_c2_s3 2 3,
-    gray_scott_streaming_c2_s4 2 4, gray_scott_streaming_c2_s5 2 5, gray_scott_streaming_c2_s6 2 6,
-    gray_scott_streaming_c2_s7 2 7
-);
-// Four cells per thread: half the shuffles per cell, 72 to 235 registers.
-streaming_kernels!(1:
-    gray_scott_streaming_c4_s1 4 1, gray_scott_streaming_c4_s2 4 2, gray_scott_streaming_c4_s3 4 3,
-    gray_scott_streaming_c4_s4 4 4, gray_scott_streaming_c4_s5 4 5, gray_scott_streaming_c4_s6 4 6,
-    gray_scott_streaming_c4_s7 4 7, gray_scott_streaming_c4_s8 4 8
+streaming_kernels!(
+    gray_scott_streaming_s1 1, gray_scott_streaming_s2 2, gray_scott_streaming_s3 3, gray_scott_streaming_s4 4,
+    gray_scott_streaming_s5 5, gray_scott_streaming_s6 6, gray_scott_streaming_s7 7
 );
 
 /// Step 5, 2.5-D streaming temporal blocking (the `streaming` variant; AN5D's scheme), with
-/// `C` = 2 cells per thread and `T` = 8 steps per launch; `gray_scott_streaming_c{2,4}_s{1..8}`
-/// are the same kernel for 2 or 4 cells per thread and 1 to 8 steps (one kernel per pair, so
-/// that every register-ring index is static).
+/// `C` = [`STREAM_COLS`] cells per thread and `T` = 8 steps per launch;
+/// `gray_scott_streaming_s1` .. `_s7` are the same kernel for 1 to 7 steps (one kernel per
+/// step count, so that every register-ring index is static).
 ///
 /// A block owns a strip of columns and marches down a chunk of `chunk` rows. Its window is
 /// `32 · C · warps` columns (the strip plus `T` halo columns each side, wrapped
 /// periodically) by `chunk + 2T` rows. Iteration `i` loads window row `i` (time level 0),
 /// and time level `s` (1..=T) computes its row `i − s`, a wavefront skewed one row per level:
-/// vertical neighbours come from a ring of three rows per level in registers, horizontal ones
-/// of the row level `s − 1` finished one iteration earlier, from warp shuffles and, across
-/// warps, from the lanes 0 and 31 of the neighbouring warps through shared memory,
-/// double-buffered by iteration parity: one barrier per row. Level `T`'s row is written out.
-/// Redundant work is the halo columns (`2T` of each window) and, per chunk, the wavefront's
-/// start; level `s` starts at iteration `2s`, the first where its inputs are exact.
+/// vertical neighbours come from a ring of three rows per level in registers (the input rows
+/// are loaded one iteration ahead, hiding their latency); the horizontal
+/// neighbours of a thread's outer cells, on the row level `s − 1` finished one iteration
+/// earlier, from shared memory, where every thread publishes its outer cells of each new row
+/// (one `float4`, read back as two `float2` by its neighbours), double-buffered by iteration
+/// parity: one barrier per row. Level `T`'s row is written out. Redundant work is the halo
+/// columns (`2T` of each window) and, per chunk, the wavefront's start; level `s` starts at
+/// iteration `2s`, the first where its inputs are exact.
 ///
-/// Thread mapping: blocks of `32 × warps` threads (1 ≤ warps ≤ 8) side by side along x; lane
-/// l of warp w holds columns `C(32w + l) .. +C` of the window; grid `(⌈width / strip⌉,
-/// ⌈height / chunk⌉)` with strip = [`stream_strip`]. Bytes per cell per launch: 8 read ×
-/// window / strip × (chunk + 2T) / chunk, 8 written: about 17 B, over T steps (2.2 B per
-/// step at T = 8, against 16 for any single-step kernel). Same float operations per cell as
-/// the other kernels ([`laplacian5`], [`Rates::step`]): results are bit-identical.
-#[kernel(launch_bounds(256, 2))]
+/// Thread mapping: blocks of `32 × warps` threads (1 ≤ warps ≤ 4) along x; thread t holds
+/// columns `C·t .. C·t + C` of the window; grid `(⌈width / strip⌉, ⌈height / chunk⌉)` with
+/// strip = [`stream_strip`]; dynamic shared memory [`stream_shared_bytes`]. Bytes per cell per
+/// launch: 8 read × window / strip × (chunk + 2T) / chunk, 8 written: about 17 B, over T
+/// steps (2.2 B per step at T = 8, against 16 for any single-step kernel). Same float
+/// operations per cell as the other kernels ([`laplacian5`], [`Rates::step`]): results are
+/// bit-identical.
+#[kernel(launch_bounds(128, 3), dynamic_shared = stream_shared_bytes(8, 1))]
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn gray_scott_streaming_c2_s8(
+pub unsafe fn gray_scott_streaming_s8(
     u: *const f32,
     v: *const f32,
     u_next: *mut f32,
@@ -761,7 +768,7 @@ pub unsafe fn gray_scott_streaming_c2_s8(
     rates: Rates,
     chunk: u32,
 ) {
-    unsafe { streaming::<2, 8>(u, v, u_next, v_next, width, height, rates, chunk) }
+    unsafe { streaming::<{ STREAM_COLS as usize }, 8>(u, v, u_next, v_next, width, height, rates, chunk) }
 }
 
 /// The parameter map (`host grayscott --map`): one fused step of `tiles` independent

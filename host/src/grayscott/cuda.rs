@@ -8,9 +8,11 @@ use cudarc::driver::{CudaEvent, CudaGraph, CudaSlice, CudaStream, PinnedHostSlic
 use kernels::{
     colormap::{MIN_MAX_BLOCK, MinMax, colormap_levels, field_min_max},
     grayscott::{
-        Rates, STREAM_COLS, STREAM_MAX_STEPS, STREAM_MAX_WARPS, TEMPORAL_MAX_STEPS, TEMPORAL_SPAN_Y,
-        TEMPORAL_WARPS, TILE_H, TILE_W, gray_scott_fused, gray_scott_laplacian, gray_scott_temporal,
-        gray_scott_tiled, gray_scott_update, stream_strip, temporal_tile,
+        Rates, STREAM_MAX_STEPS, STREAM_MAX_WARPS, TEMPORAL_MAX_STEPS, TEMPORAL_SPAN_Y, TEMPORAL_WARPS,
+        TILE_H, TILE_W, gray_scott_fused, gray_scott_laplacian, gray_scott_streaming_s1,
+        gray_scott_streaming_s2, gray_scott_streaming_s3, gray_scott_streaming_s4, gray_scott_streaming_s5,
+        gray_scott_streaming_s6, gray_scott_streaming_s7, gray_scott_streaming_s8, gray_scott_temporal,
+        gray_scott_tiled, gray_scott_update, stream_shared_bytes, stream_strip, temporal_tile,
     },
 };
 
@@ -67,61 +69,54 @@ impl FusedShape {
     }
 }
 
-/// Launch setting of the `streaming` kernels: steps per launch (T), cells per thread, warps
-/// per block (side by side along x) and output rows per block (the chunk it marches down).
+/// Launch setting of the `streaming` kernels: steps per launch (T), warps per block (side by
+/// side along x) and output rows per block (the chunk it marches down).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StreamShape {
     pub steps: u32,
-    pub cols: u32,
     pub warps: u32,
     pub chunk: u32,
 }
 
 impl Default for StreamShape {
     fn default() -> Self {
-        Self { steps: 8, cols: 2, warps: 8, chunk: 64 }
+        Self { steps: 4, warps: 1, chunk: 32 }
     }
 }
 
 impl std::fmt::Display for StreamShape {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} steps per launch, {} cells per thread, {} warps, chunks of {} rows",
-            self.steps, self.cols, self.warps, self.chunk
-        )
+        write!(f, "{} steps per launch, {} warp(s), chunks of {} rows", self.steps, self.warps, self.chunk)
     }
 }
 
 impl StreamShape {
-    /// Candidates timed by [`tune_streaming`].
+    /// Candidates timed by [`tune_streaming`]: every step count from 2 (the strip widths
+    /// tile a grid differently for each), 1 to 4 warps, chunks of 8 to 128 rows.
     pub fn candidates() -> Vec<StreamShape> {
-        let layouts = [(2, 2), (2, 4), (2, 8), (4, 1), (4, 2), (4, 4)];
         let mut all = Vec::new();
-        for steps in [4, 6, 8] {
-            for (cols, warps) in layouts {
-                for chunk in [32, 64, 128, 256] {
-                    all.push(StreamShape { steps, cols, warps, chunk });
+        for steps in 2..=STREAM_MAX_STEPS {
+            for warps in 1..=STREAM_MAX_WARPS {
+                for chunk in [8, 16, 32, 64, 128] {
+                    all.push(StreamShape { steps, warps, chunk });
                 }
             }
         }
         all
     }
 
-    /// `s8c2w8r64` (steps, cells per thread, warps, chunk rows), as cached.
+    /// `s4w1r32` (steps, warps, chunk rows), as cached.
     pub fn key(&self) -> String {
-        format!("s{}c{}w{}r{}", self.steps, self.cols, self.warps, self.chunk)
+        format!("s{}w{}r{}", self.steps, self.warps, self.chunk)
     }
 
     /// Parses [`StreamShape::key`]; `None` for anything malformed or unlaunchable.
     pub fn parse(text: &str) -> Option<StreamShape> {
         let rest = text.strip_prefix('s')?;
-        let (steps, rest) = rest.split_once('c')?;
-        let (cols, rest) = rest.split_once('w')?;
+        let (steps, rest) = rest.split_once('w')?;
         let (warps, chunk) = rest.split_once('r')?;
         let shape = StreamShape {
             steps: steps.parse().ok()?,
-            cols: cols.parse().ok()?,
             warps: warps.parse().ok()?,
             chunk: chunk.parse().ok()?,
         };
@@ -131,7 +126,6 @@ impl StreamShape {
     /// Whether a kernel exists for it and a block fits.
     pub fn is_valid(&self) -> bool {
         (1..=STREAM_MAX_STEPS).contains(&self.steps)
-            && STREAM_COLS.contains(&self.cols)
             && (1..=STREAM_MAX_WARPS).contains(&self.warps)
             && self.chunk >= 1
     }
@@ -954,9 +948,9 @@ pub fn launch_temporal(
     gpu.launch(gray_scott_temporal, cfg, (u, v, u_next, v_next, width, height, rates, steps))
 }
 
-/// A `gray_scott_streaming_c{cols}_s{steps}` kernel: `steps` (≤ 8) steps from (`u`, `v`) into
-/// (`u_next`, `v_next`), with the cells per thread, warps and chunk of `shape` (its `steps`
-/// is not used: the last launch of a run may take fewer).
+/// A `gray_scott_streaming_s{steps}` kernel: `steps` (≤ 8) steps from (`u`, `v`) into
+/// (`u_next`, `v_next`), with the warps and chunk of `shape` (its `steps` is not used: the last
+/// launch of a run may take fewer).
 #[allow(clippy::too_many_arguments)]
 pub fn launch_streaming(
     gpu: &Gpu,
@@ -974,31 +968,25 @@ pub fn launch_streaming(
     assert!(launched.is_valid(), "no streaming kernel for {launched:?}");
     // A chunk taller than the grid would only repeat rows.
     let chunk = shape.chunk.min(height.max(1));
-    let strip = stream_strip(steps, shape.cols, shape.warps);
     let cfg = cudarc::driver::LaunchConfig {
-        grid_dim: (width.div_ceil(strip), height.div_ceil(chunk), 1),
+        grid_dim: (width.div_ceil(stream_strip(steps, shape.warps)), height.div_ceil(chunk), 1),
         block_dim: (32 * shape.warps, 1, 1),
-        shared_mem_bytes: 0,
+        shared_mem_bytes: stream_shared_bytes(steps, shape.warps),
     };
-    // Blocks of 32 × warps (≤ 8) threads; strips of `stream_strip` columns and chunks of
-    // `chunk` rows cover the grid.
+    // Blocks of 32 × warps (≤ 4) threads with their shared planes; strips of `stream_strip`
+    // columns and chunks of `chunk` rows cover the grid.
     let args = (u, v, u_next, v_next, width, height, rates, chunk);
-    macro_rules! dispatch {
-        ($($cols:literal $steps:literal $kernel:ident),*) => {
-            match (shape.cols, steps) {
-                $(($cols, $steps) => gpu.launch(kernels::grayscott::$kernel, cfg, args),)*
-                _ => unreachable!("checked by is_valid"),
-            }
-        };
+    match steps {
+        1 => gpu.launch(gray_scott_streaming_s1, cfg, args),
+        2 => gpu.launch(gray_scott_streaming_s2, cfg, args),
+        3 => gpu.launch(gray_scott_streaming_s3, cfg, args),
+        4 => gpu.launch(gray_scott_streaming_s4, cfg, args),
+        5 => gpu.launch(gray_scott_streaming_s5, cfg, args),
+        6 => gpu.launch(gray_scott_streaming_s6, cfg, args),
+        7 => gpu.launch(gray_scott_streaming_s7, cfg, args),
+        8 => gpu.launch(gray_scott_streaming_s8, cfg, args),
+        _ => unreachable!("checked by is_valid"),
     }
-    dispatch!(
-        2 1 gray_scott_streaming_c2_s1, 2 2 gray_scott_streaming_c2_s2, 2 3 gray_scott_streaming_c2_s3,
-        2 4 gray_scott_streaming_c2_s4, 2 5 gray_scott_streaming_c2_s5, 2 6 gray_scott_streaming_c2_s6,
-        2 7 gray_scott_streaming_c2_s7, 2 8 gray_scott_streaming_c2_s8,
-        4 1 gray_scott_streaming_c4_s1, 4 2 gray_scott_streaming_c4_s2, 4 3 gray_scott_streaming_c4_s3,
-        4 4 gray_scott_streaming_c4_s4, 4 5 gray_scott_streaming_c4_s5, 4 6 gray_scott_streaming_c4_s6,
-        4 7 gray_scott_streaming_c4_s7, 4 8 gray_scott_streaming_c4_s8
-    )
 }
 
 /// `field_min_max` over `frames` consecutive frames of `cells` cells: resets `slots`
