@@ -3,7 +3,18 @@
 //! markers; launch bounds come from `#[kernel(launch_bounds(...))]` on each kernel), and
 //! `host::cuda::CUBINS` machine code for the common GPUs, so they skip the JIT at start-up.
 
+/// Overrides the cubin architectures: `RUST_GPU_SIM_CUBINS=sm_90` (a comma list; `none` for
+/// PTX only) shortens a kernel author's edit-to-run loop to their own GPU's.
+const CUBINS_VAR: &str = "RUST_GPU_SIM_CUBINS";
+
 fn main() {
+    println!("cargo::rerun-if-env-changed={CUBINS_VAR}");
+    let default = ["sm_80", "sm_86", "sm_89", "sm_90"].map(String::from).to_vec();
+    let cubins: Vec<String> = match std::env::var(CUBINS_VAR) {
+        Ok(list) if list.trim() == "none" => Vec::new(),
+        Ok(list) => list.split(',').map(|a| a.trim().to_string()).filter(|a| !a.is_empty()).collect(),
+        Err(_) => default,
+    };
     ptx_builder::PtxBuilder::new("../kernels")
         .watch("../kernel-macros")
         // sm_70 PTX is JIT-compiled by the driver on every GPU from Volta on.
@@ -13,7 +24,7 @@ fn main() {
         .rustflag("-C llvm-args=-unroll-threshold=2000")
         // A100/A30, RTX 30xx/A40, RTX 40xx/L4/L40, H100/H200. Others (Volta, Turing,
         // Blackwell, ...) JIT-compile the PTX.
-        .cubins(["sm_80", "sm_86", "sm_89", "sm_90"])
+        .cubins(cubins)
         // Installed by scripts/setup.sh.
         .ptxas("../.tools/cuda-nvcc/nvidia/cuda_nvcc/bin/ptxas")
         .build_into_out_dir("kernels.ptx")
