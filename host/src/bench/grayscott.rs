@@ -473,8 +473,10 @@ mod tests {
         let text = include_str!("../../../docs/bench-h200.json");
         let report = GrayScottReport::from_json(text).unwrap();
         assert_eq!(report.machine.gpu, "NVIDIA H200");
-        assert_eq!(report.measured.launch_settings.len(), 6);
+        // fused, temporal and streaming at three sizes
+        assert_eq!(report.measured.launch_settings.len(), 9);
         assert!(report.measured.end_to_end.is_some());
         assert!(report.measured.rows.iter().any(|r| r.variant == "temporal" && r.width == 4096));
+        assert!(report.measured.rows.iter().any(|r| r.variant == "streaming" && r.width == 4096));
     }
 }
