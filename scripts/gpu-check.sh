@@ -2,14 +2,14 @@
 # Runs on the GPU machine (no Rust toolchain there): the GPU tests, compute-sanitizer, the
 # default GIF job and the bench, from binaries staged in .gpu/ by scripts/stage-gpu.sh.
 # Logs go to $OUT. Usage: gpu-check.sh [tests] [sanitize] [gif] [bench] [heat] [physarum-tests]
-# [map] [outputs] [coldstart] [streaming] [profile] [physarum-sanitize] [physarum-gif] [physarum-bench]  (default: all)
+# [map] [outputs] [coldstart] [unit-sanitize] [profile] [physarum-sanitize] [physarum-gif] [physarum-bench]  (default: all)
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu-check}
 mkdir -p "$OUT"
 cd "$(dirname "$0")/.."
 B=$PWD/.gpu
 export XDG_CACHE_HOME=/tmp/cache
-parts=${*:-tests outputs coldstart sanitize streaming profile gif bench heat map physarum-tests physarum-sanitize physarum-gif physarum-bench}
+parts=${*:-tests outputs coldstart sanitize unit-sanitize profile gif bench heat map physarum-tests physarum-sanitize physarum-gif physarum-bench}
 has() { [[ " $parts " == *" $1 "* ]]; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
 
@@ -73,12 +73,14 @@ if has sanitize; then
   done
 fi
 
-if has streaming; then
-  echo "== streaming kernels: every layout and step count on small grids under compute-sanitizer"
-  for tool in memcheck racecheck; do
-    timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 $B/gpu_grayscott --ignored --test-threads=1 \
-      streaming_kernels_match_cpu_on_small > "$OUT/san-$tool-streaming-kernels.log" 2>&1
-    echo "streaming kernels $tool: exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|test result' "$OUT/san-$tool-streaming-kernels.log" | tr '\n' ' ')"
+if has unit-sanitize; then
+  echo "== compute-sanitizer on kernel tests: the streaming kernels (every step count and block shape, small grids), fused and fused_pair"
+  for test in streaming_kernels_match_cpu_on_small fused_kernel_matches; do
+    for tool in memcheck racecheck; do
+      timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 $B/gpu_grayscott --ignored --test-threads=1 \
+        $test > "$OUT/san-$tool-$test.log" 2>&1
+      echo "$test $tool: exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|test result' "$OUT/san-$tool-$test.log" | tr '\n' ' ')"
+    done
   done
 fi
 

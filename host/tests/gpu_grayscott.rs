@@ -64,32 +64,43 @@ fn update_kernel_matches_cpu() {
 #[ignore = "needs a CUDA GPU"]
 fn fused_kernel_matches_reference_step() {
     let (gpu, seed) = (gpu(), fresh_seed());
-    let u = random_field(CELLS, seed, 0.0, 1.0);
-    let v = random_field(CELLS, seed + 1, 0.0, 1.0);
-    let (want_u, want_v) = step_ref(&u, &v, W as usize, H as usize, &coral());
-    // One thread per cell, and marching shapes whose rows do not divide the height.
-    for shape in [
+    // One thread per cell, and marching shapes whose rows do not divide the height; widths of
+    // 1 to 3 columns too.
+    let shapes = [
         FusedShape { block: (32, 8), rows: 1 },
         FusedShape { block: (64, 2), rows: 3 },
         FusedShape::default(),
         FusedShape { block: (256, 1), rows: 16 },
-    ] {
-        let (mut un, mut vn) = (poisoned(&gpu), poisoned(&gpu));
-        cuda::launch_fused(
-            &gpu,
-            &upload(&gpu, &u),
-            &upload(&gpu, &v),
-            &mut un,
-            &mut vn,
-            W,
-            H,
-            coral(),
-            shape,
-        )
-        .unwrap();
-        let (got_u, got_v) = (download(&gpu, &un), download(&gpu, &vn));
-        let (eu, ev) = (max_abs_diff(&got_u, &want_u), max_abs_diff(&got_v, &want_v));
-        assert!(eu < 1e-5 && ev < 1e-5, "one fused step with {shape}: |ΔU| {eu}, |ΔV| {ev}");
+    ];
+    for (w, h) in [(W, H), (1, 5), (3, 7), (2, 2)] {
+        let cells = (w * h) as usize;
+        let u = random_field(cells, seed, 0.0, 1.0);
+        let v = random_field(cells, seed + 1, 0.0, 1.0);
+        let (want_u, want_v) = step_ref(&u, &v, w as usize, h as usize, &coral());
+        for shape in shapes {
+            let (mut un, mut vn) =
+                (upload(&gpu, &vec![f32::NAN; cells]), upload(&gpu, &vec![f32::NAN; cells]));
+            cuda::launch_fused(
+                &gpu,
+                &upload(&gpu, &u),
+                &upload(&gpu, &v),
+                &mut un,
+                &mut vn,
+                w,
+                h,
+                coral(),
+                shape,
+            )
+            .unwrap();
+            let (got_u, got_v) = (download(&gpu, &un), download(&gpu, &vn));
+            let (eu, ev) = (max_abs_diff(&got_u, &want_u), max_abs_diff(&got_v, &want_v));
+            assert!(eu < 1e-5 && ev < 1e-5, "{w}x{h}, one fused step with {shape}: |ΔU| {eu}, |ΔV| {ev}");
+            // The same operations as the CPU backend's step: bit for bit.
+            let mut cpu_sim = cpu::CpuGrayScott::new(w, h, coral(), u.clone(), v.clone());
+            cpu_sim.step_once();
+            let (cu, cv) = grayscott::Engine::fields(&mut cpu_sim).unwrap();
+            assert_eq!((got_u, got_v), (cu, cv), "{w}x{h}, {shape}: not bit-identical to the CPU");
+        }
     }
 }
 
