@@ -581,9 +581,12 @@ fn closed_or_full_standard_streams_never_panic() {
         &["grayscott", "--list-presets"][..],
         &["grayscott", "--backend", "cpu", "--size", "16", "--steps", "4", "--gif", "out.gif"],
     ] {
-        let mut child =
-            host_command(&dir, args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-        drop(child.stdout.take());
+        // The read end is closed before the program starts, so its first write to stdout
+        // fails whatever the timing (a pipe closed after spawning may already hold a short
+        // output in its buffer).
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let child = host_command(&dir, args).stdout(writer).stderr(Stdio::piped()).spawn().unwrap();
         let out = child.wait_with_output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
