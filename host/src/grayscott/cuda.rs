@@ -1032,3 +1032,52 @@ pub fn launch_colormap(
     cfg.grid_dim.1 = frames;
     gpu.launch(colormap_levels, cfg, (u, v, cells, slots, levels))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every tuning candidate is valid, and its cache key reads back as itself.
+    #[test]
+    fn launch_settings_round_trip_through_their_cache_keys() {
+        for shape in FusedShape::candidates() {
+            assert_eq!(FusedShape::parse(&shape.key()), Some(shape), "{}", shape.key());
+        }
+        let candidates = StreamShape::candidates();
+        assert_eq!(candidates.len(), 7 * 4 * 5);
+        for shape in candidates {
+            assert!(shape.is_valid(), "{shape:?}");
+            assert_eq!(StreamShape::parse(&shape.key()), Some(shape), "{}", shape.key());
+            // The strip must hold output columns: the window exceeds the two halos.
+            assert!(stream_strip(shape.steps, shape.warps) > 0);
+        }
+        assert_eq!(StreamShape::default().key(), "s4w1r32");
+    }
+
+    /// Cache entries from another version or edited by hand are ignored, not launched.
+    #[test]
+    fn malformed_or_unlaunchable_cache_entries_are_refused() {
+        for text in
+            ["", "s", "s4w1", "s4w1r", "s0w1r32", "s9w1r32", "s4w0r32", "s4w5r32", "s4w1r0", "8", "s4c2w1r32"]
+        {
+            assert_eq!(StreamShape::parse(text), None, "{text:?}");
+        }
+        for text in ["", "128x2", "0x2x4", "2048x1x4", "128x2x0", "128x2x65", "axbxc"] {
+            assert_eq!(FusedShape::parse(text), None, "{text:?}");
+        }
+    }
+
+    /// The shared memory a streaming block gets covers the planes it indexes: 2·T planes of
+    /// one float4 per thread plus one at each end.
+    #[test]
+    fn streaming_shared_memory_matches_its_layout() {
+        for steps in 1..=STREAM_MAX_STEPS {
+            for warps in 1..=STREAM_MAX_WARPS {
+                let floats_per_plane = 4 * (32 * warps + 2);
+                assert_eq!(stream_shared_bytes(steps, warps), 2 * steps * floats_per_plane * 4);
+            }
+        }
+        // The largest block stays under the 48 KiB a launch gets without opting in.
+        assert!(stream_shared_bytes(STREAM_MAX_STEPS, STREAM_MAX_WARPS) <= 48 * 1024);
+    }
+}
