@@ -1,7 +1,6 @@
-//! Kernels that exercise the device layer itself ([`cuda_std`](crate::cuda_std)); no
-//! simulation launches them. The GPU tests use them to check that a failed
-//! [`device_assert!`](crate::device_assert) reaches the host as an error naming the file and
-//! line.
+//! Kernels that exercise the device layer itself (`cuda_std`, which exists only in the PTX
+//! build); no simulation launches them. The GPU tests use them to check that a failed
+//! `device_assert!` reaches the host as an error naming the file and line.
 
 use crate::kernel;
 

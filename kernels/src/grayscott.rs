@@ -565,7 +565,8 @@ impl<const C: usize, const T: usize> Streaming<C, T> {
                     } else if $s < T {
                         // Not started: any value will do, but a fresh one, so that the
                         // overwritten row does not have to stay alive in a register.
-                        self.ring[$s.min(T - 1)][(P + 3 * 9 - $s) % 3] = self.ring[$s - 1][(P + 3 * 9 - $s) % 3];
+                        let slot = (P + 3 * 9 - $s) % 3;
+                        self.ring[$s.min(T - 1)][slot] = self.ring[$s - 1][slot];
                     }
                 }
             )*};
@@ -723,7 +724,8 @@ macro_rules! streaming_kernels {
             rates: Rates,
             chunk: u32,
         ) {
-            unsafe { streaming::<{ STREAM_COLS as usize }, $steps>(u, v, u_next, v_next, width, height, rates, chunk) }
+            const C: usize = STREAM_COLS as usize;
+            unsafe { streaming::<C, $steps>(u, v, u_next, v_next, width, height, rates, chunk) }
         }
     )*};
 }

@@ -1,7 +1,7 @@
 //! GPU kernels for the simulations, written in Rust and compiled to PTX.
 //!
 //! Layout (one file per simulation, kernels in the order of the optimisation story):
-//! - [`cuda_std`]: the device-support layer (thread indices, barrier, shared tiles, atomics,
+//! - `cuda_std`: the device-support layer (thread indices, barrier, shared tiles, atomics,
 //!   `ld.global.nc`, `device_assert!`), our counterpart of rust-cuda's `cuda_std`. Exists only
 //!   in the PTX build.
 //! - [`grayscott`], [`heat`], [`physarum`]: each simulation's per-cell math, then its kernels.

@@ -1,5 +1,5 @@
 //! CUDA plumbing, in one place: opening the GPU, loading the embedded PTX, typed kernel
-//! launches ([`launch`]: `gpu.launch(kernels::grayscott::gray_scott_fused, cfg, (...))`),
+//! launches (`launch.rs`: `gpu.launch(kernels::grayscott::gray_scott_fused, cfg, (...))`),
 //! and launch shapes. Simulations never see module handles or unchecked argument lists.
 
 mod launch;

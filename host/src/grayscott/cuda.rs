@@ -248,7 +248,8 @@ fn tuned<T>(
     Ok((value, "tuned"))
 }
 
-/// The fused kernel's shape for this GPU and size (see [`tuned`]).
+/// The fused kernel's shape for this GPU and size: from the autotune cache, else timed now
+/// and cached; the default with autotuning off.
 pub fn fused_shape_for(
     gpu: &Gpu,
     width: u32,
@@ -268,7 +269,8 @@ pub fn fused_shape_for(
     )
 }
 
-/// Steps per temporal launch for this GPU and size (see [`tuned`]).
+/// Steps per temporal launch for this GPU and size: from the autotune cache, else timed now
+/// and cached; the default with autotuning off.
 pub fn temporal_steps_for(gpu: &Gpu, width: u32, height: u32, autotune: bool) -> Result<(u32, &'static str)> {
     let parse = |s: &str| s.parse().ok().filter(|k| (1..=TEMPORAL_MAX_STEPS).contains(k));
     let tune = || tune_temporal(gpu, width, height);
@@ -304,7 +306,8 @@ pub fn tune_streaming(gpu: &Gpu, width: u32, height: u32) -> Result<StreamShape>
     Ok(best.1)
 }
 
-/// The streaming kernels' launch setting for this GPU and size (see [`tuned`]).
+/// The streaming kernels' launch setting for this GPU and size: from the autotune cache,
+/// else timed now and cached; the default with autotuning off.
 pub fn streaming_shape_for(
     gpu: &Gpu,
     width: u32,
