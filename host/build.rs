@@ -15,6 +15,15 @@ fn main() {
         Ok(list) => list.split(',').map(|a| a.trim().to_string()).filter(|a| !a.is_empty()).collect(),
         Err(_) => default,
     };
+    for arch in &cubins {
+        let number = arch.strip_prefix("sm_").and_then(|n| n.parse::<u32>().ok());
+        if !number.is_some_and(|n| n >= 70) {
+            println!(
+                "cargo::error={CUBINS_VAR}: {arch:?} is not an architecture from sm_70 on (write e.g. sm_90, a comma list, or none)"
+            );
+            return;
+        }
+    }
     ptx_builder::PtxBuilder::new("../kernels")
         .watch("../kernel-macros")
         // sm_70 PTX is JIT-compiled by the driver on every GPU from Volta on.

@@ -108,44 +108,15 @@ fn saved_fields_read_back_with_their_shapes() {
     assert_eq!(read_npy(&dir.join("g_v.npy")).unwrap().data, array(&arrays, "v").data);
     assert_eq!(read_npy(&dir.join("g_u.npy")).unwrap().data, array(&arrays, "u").data);
 
-    ok(
-        &dir,
-        &[
-            "heat",
-            "--backend",
-            "cpu",
-            "--nx",
-            "6",
-            "--ny",
-            "5",
-            "--nz",
-            "4",
-            "--steps",
-            "3",
-            "--save",
-            "h.npy",
-        ],
-    );
+    // A small heat grid, saved to `target`.
+    let heat = |target: &str| {
+        let args = ["heat", "--backend", "cpu", "--nx", "6", "--ny", "5", "--nz", "4", "--steps", "3"];
+        ok(&dir, &[&args[..], &["--save", target]].concat());
+    };
+    heat("h.npy");
     let u = read_npy(&dir.join("h.npy")).unwrap();
     assert_eq!(u.shape, [4, 5, 6], "nz, ny, nx");
-    ok(
-        &dir,
-        &[
-            "heat",
-            "--backend",
-            "cpu",
-            "--nx",
-            "6",
-            "--ny",
-            "5",
-            "--nz",
-            "4",
-            "--steps",
-            "3",
-            "--save",
-            "h.vti",
-        ],
-    );
+    heat("h.vti");
     let vti = std::fs::read(dir.join("h.vti")).unwrap();
     let head = String::from_utf8_lossy(&vti[..vti.len().min(600)]);
     assert!(

@@ -28,6 +28,11 @@ fn poisoned(gpu: &Gpu) -> CudaSlice<f32> {
     upload(gpu, &vec![f32::NAN; CELLS])
 }
 
+/// Two NaN-filled output fields (U and V) of `cells` cells; see [`poisoned`].
+fn poisoned_pair(gpu: &Gpu, cells: usize) -> (CudaSlice<f32>, CudaSlice<f32>) {
+    (upload(gpu, &vec![f32::NAN; cells]), upload(gpu, &vec![f32::NAN; cells]))
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn laplacian_kernel_matches_cpu() {
@@ -77,9 +82,12 @@ fn fused_kernel_matches_reference_step() {
         let u = random_field(cells, seed, 0.0, 1.0);
         let v = random_field(cells, seed + 1, 0.0, 1.0);
         let (want_u, want_v) = step_ref(&u, &v, w as usize, h as usize, &coral());
+        // The same operations as the CPU backend's step: the GPU must match it bit for bit.
+        let mut cpu_sim = cpu::CpuGrayScott::new(w, h, coral(), u.clone(), v.clone());
+        cpu_sim.step_once();
+        let (cu, cv) = grayscott::Engine::fields(&mut cpu_sim).unwrap();
         for shape in shapes {
-            let (mut un, mut vn) =
-                (upload(&gpu, &vec![f32::NAN; cells]), upload(&gpu, &vec![f32::NAN; cells]));
+            let (mut un, mut vn) = poisoned_pair(&gpu, cells);
             cuda::launch_fused(
                 &gpu,
                 &upload(&gpu, &u),
@@ -95,11 +103,7 @@ fn fused_kernel_matches_reference_step() {
             let (got_u, got_v) = (download(&gpu, &un), download(&gpu, &vn));
             let (eu, ev) = (max_abs_diff(&got_u, &want_u), max_abs_diff(&got_v, &want_v));
             assert!(eu < 1e-5 && ev < 1e-5, "{w}x{h}, one fused step with {shape}: |ΔU| {eu}, |ΔV| {ev}");
-            // The same operations as the CPU backend's step: bit for bit.
-            let mut cpu_sim = cpu::CpuGrayScott::new(w, h, coral(), u.clone(), v.clone());
-            cpu_sim.step_once();
-            let (cu, cv) = grayscott::Engine::fields(&mut cpu_sim).unwrap();
-            assert_eq!((got_u, got_v), (cu, cv), "{w}x{h}, {shape}: not bit-identical to the CPU");
+            assert_eq!((&got_u, &got_v), (&cu, &cv), "{w}x{h}, {shape}: not bit-identical to the CPU");
         }
     }
 }
@@ -134,8 +138,7 @@ fn temporal_kernel_matches_cpu_for_every_step_count() {
         for steps in 1..=kernels::grayscott::TEMPORAL_MAX_STEPS {
             cpu_sim.step_once();
             let (cu, cv) = grayscott::Engine::fields(&mut cpu_sim).unwrap();
-            let (mut un, mut vn) =
-                (upload(&gpu, &vec![f32::NAN; cells]), upload(&gpu, &vec![f32::NAN; cells]));
+            let (mut un, mut vn) = poisoned_pair(&gpu, cells);
             cuda::launch_temporal(
                 &gpu,
                 &upload(&gpu, &u),
@@ -178,8 +181,7 @@ fn check_streaming_kernels(sizes: &[(u32, u32)]) {
         for (warps, chunk) in layouts {
             for steps in 1..=STREAM_MAX_STEPS {
                 let shape = cuda::StreamShape { steps, warps, chunk };
-                let (mut un, mut vn) =
-                    (upload(&gpu, &vec![f32::NAN; cells]), upload(&gpu, &vec![f32::NAN; cells]));
+                let (mut un, mut vn) = poisoned_pair(&gpu, cells);
                 cuda::launch_streaming(&gpu, &du, &dv, &mut un, &mut vn, w, h, coral(), shape, steps)
                     .unwrap();
                 let (cu, cv) = &expected[steps as usize - 1];

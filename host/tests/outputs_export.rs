@@ -1,8 +1,11 @@
 //! Raw data out: `.npy`, `.npz` and `.vti` files hold exactly the simulation's arrays, in the
 //! documented shapes; NumPy (where installed) loads them; bad targets fail and leave nothing.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
+use common::files_in;
 use host::{
     Device,
     export::{Array, Fields, numbered, read_npy, read_npz, save},
@@ -17,15 +20,6 @@ fn scratch(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-fn files_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
 }
 
 fn grayscott(width: u32, height: u32, steps: u32) -> GrayScott {
