@@ -2,7 +2,10 @@
 //! launches (`launch.rs`: `gpu.launch(kernels::grayscott::gray_scott_fused, cfg, (...))`),
 //! and launch shapes. Simulations never see module handles or unchecked argument lists.
 
+mod images;
 mod launch;
+
+pub use images::{CUBINS, PTX};
 
 pub use launch::{KernelArg, KernelArgs};
 
@@ -22,15 +25,6 @@ use crate::error::{CudaContext as _, Error, Result};
 
 /// Dynamic shared memory a kernel gets without raising its limit.
 const DEFAULT_SHARED_LIMIT: u32 = 48 * 1024;
-
-/// The PTX of the `kernels` crate, compiled by `build.rs` for `sm_70` (JIT-compiled by the
-/// driver on any GPU from Volta on).
-pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels.ptx"));
-
-/// Machine code of [`PTX`] for the common GPUs, `(arch, cubin)` newest first (e.g. `(90, ...)`
-/// for sm_90), assembled by `ptxas` at build time; empty where the build had no `ptxas`. A
-/// GPU with none matching runs the PTX, JIT-compiled by the driver (see [`select_image`]).
-pub const CUBINS: &[(u32, &[u8])] = include!(concat!(env!("OUT_DIR"), "/kernels.cubins.rs"));
 
 /// Set to 1 to load the PTX (driver JIT) even where a cubin matches the GPU.
 pub const FORCE_PTX_VAR: &str = "RUST_GPU_SIM_FORCE_PTX";
