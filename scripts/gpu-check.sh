@@ -35,6 +35,8 @@ if has outputs; then
 fi
 
 if has coldstart; then
+  echo "== the driver's own start-up (scripts/cuda-floor.py, cold), the floor under ours"
+  for i in 1 2 3; do CUDA_CACHE_DISABLE=1 python3 scripts/cuda-floor.py $B/kernels.sm_90.cubin | tr -s ' ' | tr '\n' ';'; echo; done
   echo "== cold start (CUDA_CACHE_DISABLE=1: no driver JIT cache), process start to exit"
   mkdir -p /tmp/cold && cd /tmp/cold
   for image in cubin ptx; do
@@ -100,9 +102,18 @@ fi
 if has gif; then
   echo "== default GIF job (process start to file closed)"
   mkdir -p /tmp/run && cd /tmp/run
-  for i in 1 2 3; do /usr/bin/time -f "wall %e s" $B/host grayscott --gif 2>&1 | tail -2; done
-  echo "== default job with --mp4, and with --save (compare wall and size with the GIF's)"
-  for i in 1 2 3; do /usr/bin/time -f "wall %e s" $B/host grayscott --mp4 2>&1 | tail -2; done
+  $B/host grayscott --gif 2>&1 | tail -1
+  echo "== default job: --gif and --mp4 alternating, 7 runs each, process start to file closed (s)"
+  rm -f gif.times mp4.times
+  for i in 1 2 3 4 5 6 7; do
+    for format in gif mp4; do
+      /usr/bin/time -f "%e" -o t.txt $B/host grayscott --$format > /dev/null 2>&1 && cat t.txt >> $format.times
+    done
+  done
+  for format in gif mp4; do
+    echo "--$format: median $(sort -n $format.times | sed -n 4p) s of: $(sort -n $format.times | tr '\n' ' ')"
+  done
+  echo "== default job with --save"
   /usr/bin/time -f "wall %e s" $B/host grayscott --save state.npz 2>&1 | tail -2
   ls -la grayscott.gif grayscott.mp4 state.npz
   $B/grayscott_png /tmp/run/example.png 2>&1 | tail -1

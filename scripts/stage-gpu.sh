@@ -15,5 +15,7 @@ for line in sys.stdin:
         print(m["executable"])' "$t")
   cp "$exe" ".gpu/$t"
 done
-strip .gpu/*
+strip .gpu/host .gpu/grayscott_png .gpu/gpu_* .gpu/outputs_gpu
+# The H100/H200 cubin on its own, for scripts/cuda-floor.py (the driver's start-up without us).
+cp "$(ls -t target/release/build/host/*/out/kernels.sm_90.cubin | head -1)" .gpu/kernels.sm_90.cubin
 ls -la .gpu

@@ -15,10 +15,17 @@ fn main() -> ExitCode {
     if let Err(e) = cli::handle_signals() {
         return cli::finish(Err(e));
     }
-    cli::finish(match cli.command {
+    // The driver's start-up (about 0.2 s) overlaps with the command's checks and preparation.
+    if cli.command.may_use_gpu() {
+        host::cuda::open_in_background();
+    }
+    let status = cli::finish(match cli.command {
         Command::Grayscott(args) => cli::grayscott::run(*args, &given),
         Command::Heat(args) => cli::heat::run(*args, &given),
         Command::Physarum(args) => cli::physarum::run(*args, &given),
         Command::Bench { what } => cli::bench::run(what),
-    })
+    });
+    // A run that failed its checks never took the GPU: let the thread leave the driver first.
+    host::cuda::settle_background_open();
+    status
 }

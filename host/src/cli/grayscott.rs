@@ -104,6 +104,14 @@ pub struct GrayScottArgs {
     map: map::MapArgs,
 }
 
+impl GrayScottArgs {
+    /// Whether the run may open a GPU (not when it only lists or prints settings).
+    pub fn may_use_gpu(&self) -> bool {
+        self.backend.may_use_gpu()
+            && !(self.list_presets || self.output.list_palettes || self.config.print_config)
+    }
+}
+
 fn list_presets() -> Result<()> {
     say!("{:<10} {:>7} {:>8} {:>6} {:>6}  description", "preset", "F", "k", "init", "steps");
     for p in PRESETS {

@@ -139,6 +139,13 @@ fn check(args: &HeatArgs) -> Result<HeatSetup> {
     Ok(setup)
 }
 
+impl HeatArgs {
+    /// Whether the run may open a GPU (not when it only lists or prints settings).
+    pub fn may_use_gpu(&self) -> bool {
+        self.backend.may_use_gpu() && !(self.output.list_palettes || self.config.print_config)
+    }
+}
+
 pub fn run(mut args: HeatArgs, given: &Given) -> Result<()> {
     if args.output.list_palettes {
         return options::list_palettes();

@@ -46,6 +46,19 @@ pub enum Command {
     },
 }
 
+impl Command {
+    /// Whether the command may open a GPU: a simulation run whose backend is not the CPU
+    /// (`main` starts opening it while the command checks its options and prepares).
+    pub fn may_use_gpu(&self) -> bool {
+        match self {
+            Self::Grayscott(args) => args.may_use_gpu(),
+            Self::Heat(args) => args.may_use_gpu(),
+            Self::Physarum(args) => args.may_use_gpu(),
+            Self::Bench { .. } => false,
+        }
+    }
+}
+
 /// Parses the command line, and tells which options it gave (for layering it over a settings
 /// file). Help and version are printed (exit 0); any other parser error is one `error:` line
 /// and exit 1.

@@ -305,6 +305,11 @@ pub struct BackendArgs<S: Simulation> {
 }
 
 impl<S: Simulation> BackendArgs<S> {
+    /// Whether these choices may open a GPU (anything but the CPU backend or variant).
+    pub fn may_use_gpu(&self) -> bool {
+        self.backend != BackendChoice::Cpu && self.variant.is_none_or(|v| v != S::CPU)
+    }
+
     /// Refuses contradictory choices, without opening any device.
     pub fn check(&self) -> Result<()> {
         match (self.backend, self.variant) {

@@ -154,6 +154,15 @@ pub struct PhysarumArgs {
     kappa: f64,
 }
 
+impl PhysarumArgs {
+    /// Whether the run may open a GPU (not the toy model, nor when it only lists or prints
+    /// settings).
+    pub fn may_use_gpu(&self) -> bool {
+        self.backend.may_use_gpu()
+            && !(self.toy_model || self.output.list_palettes || self.config.print_config)
+    }
+}
+
 fn run_toy_model(args: &PhysarumArgs) -> Result<()> {
     let model = ToyModel { alpha: args.alpha, beta: args.beta, gamma: args.gamma, kappa: args.kappa };
     for (name, value, ok, range) in [

@@ -85,10 +85,55 @@ impl std::fmt::Debug for Gpu {
     }
 }
 
+/// GPU 0 being opened on a thread by [`open_in_background`], for [`Gpu::open`] to take.
+static OPENING: Mutex<Option<std::thread::JoinHandle<Result<Arc<Gpu>>>>> = Mutex::new(None);
+
+/// The GPU [`open_in_background`] opened, never dropped: its context is left to process exit.
+static PROCESS_GPU: std::sync::OnceLock<Arc<Gpu>> = std::sync::OnceLock::new();
+
+/// Opens GPU 0 for a program's whole run, starting now on a thread: loading the driver,
+/// creating the context and the stream, and loading the kernel image, which together take
+/// most of a short run's start-up (about 0.2 s on an H200). The caller goes on with its own
+/// start-up meanwhile; the next [`Gpu::open`] takes the result. The context is then never
+/// released: process exit frees it, where releasing it takes another 65–75 ms on an H200
+/// (`scripts/cuda-floor.py`). A program that may exit without calling [`Gpu::open`] calls
+/// [`settle_background_open`] first, so the driver is never unloaded while the thread is
+/// inside it.
+pub fn open_in_background() {
+    let mut opening = OPENING.lock().expect("GPU opening lock");
+    if opening.is_none() {
+        *opening = Some(std::thread::spawn(|| {
+            let gpu = Gpu::open_now()?;
+            gpu.module()?;
+            let _ = PROCESS_GPU.set(gpu.clone());
+            Ok(gpu)
+        }));
+    }
+}
+
+/// Waits for a GPU that [`open_in_background`] started opening and nobody took.
+pub fn settle_background_open() {
+    let pending = OPENING.lock().expect("GPU opening lock").take();
+    if let Some(thread) = pending {
+        let _ = thread.join();
+    }
+}
+
 impl Gpu {
-    /// Opens GPU 0. Fails with [`Error::NoGpu`] when there is no driver or no device, without
-    /// touching the driver when its library is absent.
+    /// Opens GPU 0 (or takes the one [`open_in_background`] opened). Fails with
+    /// [`Error::NoGpu`] when there is no driver or no device, without touching the driver when
+    /// its library is absent.
     pub fn open() -> Result<Arc<Self>> {
+        let pending = OPENING.lock().expect("GPU opening lock").take();
+        match pending {
+            Some(thread) => {
+                thread.join().unwrap_or_else(|_| Err(Error::NoGpu("opening the GPU panicked".into())))
+            }
+            None => Self::open_now(),
+        }
+    }
+
+    fn open_now() -> Result<Arc<Self>> {
         // SAFETY: only tries to dlopen the driver library.
         if !unsafe { cudarc::driver::sys::is_culib_present() } {
             return Err(Error::NoGpu("the CUDA driver library (libcuda.so) was not found".into()));
@@ -148,29 +193,7 @@ impl Gpu {
         if let Some(f) = functions.get(name) {
             return Ok(f.clone());
         }
-        let module = {
-            let mut slot = self.module.lock().expect("module lock");
-            match &*slot {
-                Some(m) => m.clone(),
-                None => {
-                    let image = match self.image {
-                        KernelImage::Cubin(arch) => {
-                            let (_, cubin) =
-                                CUBINS.iter().find(|(a, _)| *a == arch).expect("selected from CUBINS");
-                            Ptx::from_binary(cubin.to_vec())
-                        }
-                        KernelImage::Ptx => Ptx::from_src(PTX),
-                    };
-                    let m = self
-                        .ctx
-                        .load_module(image)
-                        .context(|| format!("loading the kernels ({})", self.image))?;
-                    *slot = Some(m.clone());
-                    m
-                }
-            }
-        };
-        let f = module.load_function(name).context(|| format!("looking up kernel {name}"))?;
+        let f = self.module()?.load_function(name).context(|| format!("looking up kernel {name}"))?;
         if K::DYNAMIC_SHARED_BYTES > DEFAULT_SHARED_LIMIT {
             f.set_attribute(
                 sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -180,6 +203,24 @@ impl Gpu {
         }
         functions.insert(name, f.clone());
         Ok(f)
+    }
+
+    /// The kernel module, loaded (from the cubin, or JIT-compiled from the PTX) on first use.
+    fn module(&self) -> Result<Arc<CudaModule>> {
+        let mut slot = self.module.lock().expect("module lock");
+        if let Some(m) = &*slot {
+            return Ok(m.clone());
+        }
+        let image = match self.image {
+            KernelImage::Cubin(arch) => {
+                let (_, cubin) = CUBINS.iter().find(|(a, _)| *a == arch).expect("selected from CUBINS");
+                Ptx::from_binary(cubin.to_vec())
+            }
+            KernelImage::Ptx => Ptx::from_src(PTX),
+        };
+        let m = self.ctx.load_module(image).context(|| format!("loading the kernels ({})", self.image))?;
+        *slot = Some(m.clone());
+        Ok(m)
     }
 
     /// How many blocks of `block_threads` threads of `kernel`, each with the dynamic shared

@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""The CUDA driver's own start-up cost on this machine, without our program: loading libcuda,
+cuInit, creating the primary context, loading a cubin, and releasing the context, each timed
+(ctypes, no CUDA toolkit needed). The floor under `host`'s cold start (README, "Measured").
+
+    python3 scripts/cuda-floor.py [--keep] [image.cubin]
+
+--keep leaves the context to process exit instead of releasing it (time the whole process
+from outside to see what exit then costs).
+"""
+import ctypes
+import sys
+import time
+
+t0 = time.perf_counter()
+times = []
+
+
+def mark(what):
+    times.append((what, time.perf_counter()))
+
+
+def check(result, what):
+    if result != 0:
+        sys.exit(f"cuda-floor: {what} failed with CUDA error {result}")
+
+
+cuda = ctypes.CDLL("libcuda.so.1")
+mark("dlopen libcuda")
+check(cuda.cuInit(0), "cuInit")
+mark("cuInit")
+device = ctypes.c_int()
+check(cuda.cuDeviceGet(ctypes.byref(device), 0), "cuDeviceGet")
+context = ctypes.c_void_p()
+check(cuda.cuDevicePrimaryCtxRetain(ctypes.byref(context), device), "cuDevicePrimaryCtxRetain")
+check(cuda.cuCtxSetCurrent(context), "cuCtxSetCurrent")
+# The context is created lazily by the first call that needs it.
+free, total = ctypes.c_size_t(), ctypes.c_size_t()
+check(cuda.cuMemGetInfo_v2(ctypes.byref(free), ctypes.byref(total)), "cuMemGetInfo")
+mark("primary context")
+keep = "--keep" in sys.argv[1:]
+images = [a for a in sys.argv[1:] if a != "--keep"]
+if images:
+    image = open(images[0], "rb").read()
+    module = ctypes.c_void_p()
+    check(cuda.cuModuleLoadData(ctypes.byref(module), image), "cuModuleLoadData")
+    mark(f"load {len(image) // 1024} KiB cubin")
+if not keep:
+    check(cuda.cuDevicePrimaryCtxRelease(device), "cuDevicePrimaryCtxRelease")
+    mark("release context")
+
+previous = t0
+for what, at in times:
+    print(f"{what:>24}: {1000 * (at - previous):7.1f} ms")
+    previous = at
+print(f"{'total':>24}: {1000 * (previous - t0):7.1f} ms")
