@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use host::render::{
-    mp4::{Mp4Writer, bt709},
+    mp4::{Mp4Writer, bt709, frames_per_group},
     palette,
 };
 
@@ -78,8 +78,10 @@ fn read_samples(path: &Path) -> (u16, u16, Vec<Sample>, u32) {
 fn odd_sized_frames_round_trip_through_the_mp4_file() {
     let dir = scratch("round-trip");
     let path = dir.join("bands.mp4");
-    // At 4 fps the groups of pictures (2 s) are 8 frames: three groups, encoded in parallel.
-    let (w, h, frames, fps) = (37usize, 23usize, 24usize, 4u32);
+    // At 10 fps the groups of pictures are 6 frames: four groups, encoded in parallel.
+    let (w, h, frames, fps) = (37usize, 23usize, 24usize, 10u32);
+    let group = frames_per_group(fps);
+    assert_eq!(group, 6);
     let palette = palette("viridis").unwrap();
     let mut video = Mp4Writer::create(&path, w as u32, h as u32, fps, palette).unwrap();
     for k in 0..frames {
@@ -106,7 +108,7 @@ fn odd_sized_frames_round_trip_through_the_mp4_file() {
     }
     assert_eq!(next, frames as u64);
     // Each group starts with a key frame (the encoder may add others at scene changes).
-    for s in samples.iter().filter(|s| s.start % 8 == 0) {
+    for s in samples.iter().filter(|s| s.start % group as u64 == 0) {
         assert!(s.sync, "frame {} starts a group: a key frame", s.start);
     }
 

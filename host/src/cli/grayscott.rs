@@ -266,11 +266,10 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
         }
     }
     progress.finish_and_clear();
-    let mut written = match writer {
-        Some(writer) => writer.finish()?,
-        None => Vec::new(),
-    };
-    written.extend(args.state.write_final(&mut sim)?);
+    let saved = args.state.write_final(&mut sim)?;
+    let described = sim.describe();
+    let mut written = options::Frames::finish_while(writer, || drop((sim, device)))?;
+    written.extend(saved);
     let seconds = started.elapsed().as_secs_f64();
     say!(
         "grayscott {}x{}: {} steps{}, {frames} frames on {} in {seconds:.2} s ({} steps/s) -> {}",
@@ -278,7 +277,7 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
         setup.height,
         steps,
         options::resumed(first),
-        sim.describe(),
+        described,
         super::rate((steps as u64 - first) as f64 / seconds),
         super::destination(&written, "--gif, --mp4, --png-dir or --save"),
     );

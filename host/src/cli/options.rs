@@ -205,6 +205,21 @@ impl Frames {
         Ok(())
     }
 
+    /// Finishes the outputs on a thread of their own while `release` runs here (the caller
+    /// drops the simulation and its GPU in it): releasing a GPU context takes 65–75 ms on an
+    /// H200 (`scripts/cuda-floor.py`), which so overlaps the encoders' last frames instead of
+    /// following them. Returns what [`Frames::finish`] returns.
+    pub fn finish_while(writer: Option<Self>, release: impl FnOnce()) -> Result<Vec<PathBuf>> {
+        let finishing = writer.map(|frames| std::thread::spawn(move || frames.finish()));
+        release();
+        match finishing {
+            Some(thread) => {
+                thread.join().unwrap_or_else(|_| Err(anyhow::anyhow!("the output encoder panicked")))
+            }
+            None => Ok(Vec::new()),
+        }
+    }
+
     /// Finishes every output (the video first: it is the slower) and returns the paths
     /// written. On an error the outputs not yet finished are removed.
     pub fn finish(self) -> Result<Vec<PathBuf>> {

@@ -354,11 +354,10 @@ pub fn run(mut args: PhysarumArgs, given: &Given) -> Result<()> {
         progress.inc(u64::from(chunk));
     }
     progress.finish_and_clear();
-    let mut written = match writer {
-        Some(writer) => writer.finish()?,
-        None => Vec::new(),
-    };
-    written.extend(args.state.write_final(&mut WithAgents { sim: &mut sim, agents: args.save_agents })?);
+    let saved = args.state.write_final(&mut WithAgents { sim: &mut sim, agents: args.save_agents })?;
+    let described = sim.describe();
+    let mut written = options::Frames::finish_while(writer, || drop((sim, device)))?;
+    written.extend(saved);
     let seconds = started.elapsed().as_secs_f64();
     say!(
         "physarum {}x{}, {} agents: {} steps{}, {frames} frames on {} in {seconds:.2} s ({:.3e} agent-steps/s) -> {}",
@@ -367,7 +366,7 @@ pub fn run(mut args: PhysarumArgs, given: &Given) -> Result<()> {
         setup.agents,
         steps,
         options::resumed(first),
-        sim.describe(),
+        described,
         (u64::from(steps) - first) as f64 * f64::from(setup.agents) / seconds,
         super::destination(&written, "--gif, --mp4, --png-dir or --save"),
     );

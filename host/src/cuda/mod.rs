@@ -88,24 +88,18 @@ impl std::fmt::Debug for Gpu {
 /// GPU 0 being opened on a thread by [`open_in_background`], for [`Gpu::open`] to take.
 static OPENING: Mutex<Option<std::thread::JoinHandle<Result<Arc<Gpu>>>>> = Mutex::new(None);
 
-/// The GPU [`open_in_background`] opened, never dropped: its context is left to process exit.
-static PROCESS_GPU: std::sync::OnceLock<Arc<Gpu>> = std::sync::OnceLock::new();
-
-/// Opens GPU 0 for a program's whole run, starting now on a thread: loading the driver,
-/// creating the context and the stream, and loading the kernel image, which together take
-/// most of a short run's start-up (about 0.2 s on an H200). The caller goes on with its own
-/// start-up meanwhile; the next [`Gpu::open`] takes the result. The context is then never
-/// released: process exit frees it, where releasing it takes another 65–75 ms on an H200
-/// (`scripts/cuda-floor.py`). A program that may exit without calling [`Gpu::open`] calls
-/// [`settle_background_open`] first, so the driver is never unloaded while the thread is
-/// inside it.
+/// Starts opening GPU 0 on a thread: loading the driver, creating the context and the stream,
+/// and loading the kernel image, which together take most of a short run's start-up (about
+/// 0.22 s on an H200, `scripts/cuda-floor.py`). The caller goes on with its own start-up
+/// meanwhile; the next [`Gpu::open`] takes the result. A program that may exit without
+/// calling [`Gpu::open`] calls [`settle_background_open`] first, so the driver is never
+/// unloaded while the thread is inside it.
 pub fn open_in_background() {
     let mut opening = OPENING.lock().expect("GPU opening lock");
     if opening.is_none() {
         *opening = Some(std::thread::spawn(|| {
             let gpu = Gpu::open_now()?;
             gpu.module()?;
-            let _ = PROCESS_GPU.set(gpu.clone());
             Ok(gpu)
         }));
     }
