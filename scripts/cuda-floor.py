@@ -3,11 +3,13 @@
 cuInit, creating the primary context, loading a cubin, and releasing the context, each timed
 (ctypes, no CUDA toolkit needed). The floor under `host`'s cold start (README, "Measured").
 
-    python3 scripts/cuda-floor.py [--keep] [image.cubin]
+    python3 scripts/cuda-floor.py [--keep] [--exit-now] [image.cubin]
 
---keep leaves the context to process exit instead of releasing it (time the whole process
-from outside to see what exit then costs).
+--keep leaves the context to process exit instead of releasing it, --exit-now ends the
+process with _exit (no exit handlers, the driver's included); time the whole process from
+outside to see what exit then costs.
 """
+import os
 import ctypes
 import sys
 import time
@@ -39,7 +41,8 @@ free, total = ctypes.c_size_t(), ctypes.c_size_t()
 check(cuda.cuMemGetInfo_v2(ctypes.byref(free), ctypes.byref(total)), "cuMemGetInfo")
 mark("primary context")
 keep = "--keep" in sys.argv[1:]
-images = [a for a in sys.argv[1:] if a != "--keep"]
+exit_now = "--exit-now" in sys.argv[1:]
+images = [a for a in sys.argv[1:] if not a.startswith("--")]
 if images:
     image = open(images[0], "rb").read()
     module = ctypes.c_void_p()
@@ -54,3 +57,6 @@ for what, at in times:
     print(f"{what:>24}: {1000 * (at - previous):7.1f} ms")
     previous = at
 print(f"{'total':>24}: {1000 * (previous - t0):7.1f} ms")
+if exit_now:
+    sys.stdout.flush()
+    os._exit(0)

@@ -39,21 +39,23 @@ if has coldstart; then
   for i in 1 2 3; do CUDA_CACHE_DISABLE=1 python3 scripts/cuda-floor.py $B/kernels.sm_90.cubin | tr -s ' ' | tr '\n' ';'; echo; done
   echo "== cold start (CUDA_CACHE_DISABLE=1: no driver JIT cache), process start to exit"
   mkdir -p /tmp/cold && cd /tmp/cold
-  for image in cubin ptx; do
-    if [ $image = ptx ]; then export RUST_GPU_SIM_FORCE_PTX=1; fi
-    for i in 1 2 3; do
-      /usr/bin/time -f "$image startup-only cold: wall %e s" env CUDA_CACHE_DISABLE=1 $B/host grayscott --size 64 \
-        --steps 1 --frame-every 1 --gif s.gif 2>&1 | tail -1
-    done
-    for i in 1 2 3; do
-      /usr/bin/time -f "$image default --gif cold: wall %e s" env CUDA_CACHE_DISABLE=1 $B/host grayscott --gif 2>&1 | tail -1
-    done
-    unset RUST_GPU_SIM_FORCE_PTX
-  done
-  for i in 1 2 3; do
-    /usr/bin/time -f "cubin startup-only warm cache: wall %e s" $B/host grayscott --size 64 --steps 1 --frame-every 1 \
-      --gif s.gif 2>&1 | tail -1
-  done
+  echo "-- where a cold startup-only run spends its time (RUST_GPU_SIM_TIMELINE=1)"
+  CUDA_CACHE_DISABLE=1 RUST_GPU_SIM_TIMELINE=1 /usr/bin/time -f "process wall %e s" $B/host grayscott --size 64 \
+    --steps 1 --frame-every 1 --gif s.gif 2>&1 | grep -E "timeline|wall"
+  # The median and range of N runs of a command, process start to exit.
+  runs() {
+    local label=$1 n=$2; shift 2
+    rm -f times.txt
+    for i in $(seq "$n"); do /usr/bin/time -f "%e" -a -o times.txt "$@" > /dev/null 2>&1; done
+    echo "$label: median $(sort -n times.txt | sed -n "$(( (n + 1) / 2 ))p") s of $(sort -n times.txt | tr '\n' ' ')"
+  }
+  runs "cubin startup-only cold" 7 env CUDA_CACHE_DISABLE=1 $B/host grayscott --size 64 --steps 1 --frame-every 1 --gif s.gif
+  runs "cubin default --gif cold" 7 env CUDA_CACHE_DISABLE=1 $B/host grayscott --gif
+  runs "cubin startup-only warm cache" 7 $B/host grayscott --size 64 --steps 1 --frame-every 1 --gif s.gif
+  runs "cubin default --gif warm cache" 7 $B/host grayscott --gif
+  runs "PTX startup-only cold" 3 env CUDA_CACHE_DISABLE=1 RUST_GPU_SIM_FORCE_PTX=1 $B/host grayscott --size 64 --steps 1 \
+    --frame-every 1 --gif s.gif
+  runs "PTX default --gif cold" 3 env CUDA_CACHE_DISABLE=1 RUST_GPU_SIM_FORCE_PTX=1 $B/host grayscott --gif
   cd - > /dev/null
 fi
 

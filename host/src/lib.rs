@@ -7,6 +7,7 @@
 //! - [`render`]: palettes, the CPU colormap, GIF, PNG and MP4 writers.
 //! - [`export`]: raw fields as NumPy `.npy`/`.npz` and VTK `.vti`; files written whole or not at all.
 //! - [`checkpoint`]: versioned checkpoint files for bit-identical restarts.
+//! - [`timeline`]: where a run's start-up time goes (`RUST_GPU_SIM_TIMELINE=1`).
 //!
 //! A simulation is a value: build it with a [`Setup`](grayscott::Setup) and a [`Device`],
 //! step it, and ask it for frames. The CLI, tests and examples all use this API.
@@ -23,6 +24,7 @@ pub mod memory;
 pub mod physarum;
 pub mod render;
 pub mod rng;
+pub mod timeline;
 
 use std::sync::Arc;
 

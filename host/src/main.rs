@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use cli::Command;
 
 fn main() -> ExitCode {
+    host::timeline::start();
     let (cli, given) = match cli::parse() {
         Ok(parsed) => parsed,
         Err(status) => return status,
@@ -16,6 +17,7 @@ fn main() -> ExitCode {
         return cli::finish(Err(e));
     }
     // The driver's start-up (about 0.2 s) overlaps with the command's checks and preparation.
+    host::timeline::mark("command line parsed");
     if cli.command.may_use_gpu() {
         host::cuda::open_in_background();
     }
@@ -27,5 +29,6 @@ fn main() -> ExitCode {
     });
     // A run that failed its checks never took the GPU: let the thread leave the driver first.
     host::cuda::settle_background_open();
+    host::timeline::mark("exiting");
     status
 }

@@ -205,7 +205,9 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
             .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
     }
 
+    host::timeline::mark("options checked");
     let (device, variant) = args.backend.select()?;
+    host::timeline::mark("device open");
     // Open outputs before simulating, so an unwritable path fails now; they record the settings.
     let mut writer = if args.output.any() {
         let run = BackendArgs::<GrayScottSim>::ran(&device, variant);
@@ -215,8 +217,10 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
     } else {
         None
     };
+    host::timeline::mark("outputs open");
     let started = Instant::now();
     let mut sim = GrayScott::new(&setup, &device, variant)?;
+    host::timeline::mark("simulation set up");
     // Tuned launch settings (timed once per GPU and size, then cached).
     match (&device, variant) {
         (Device::Cuda(gpu), Variant::Fused) => {
@@ -234,6 +238,7 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
         _ => {}
     }
 
+    host::timeline::mark("launch settings chosen");
     if let Some(checkpoint) = resume {
         sim.restore(checkpoint)?;
     }
@@ -266,9 +271,14 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
         }
     }
     progress.finish_and_clear();
+    host::timeline::mark("simulated, frames handed to the encoders");
     let saved = args.state.write_final(&mut sim)?;
     let described = sim.describe();
-    let mut written = options::Frames::finish_while(writer, || drop((sim, device)))?;
+    let mut written = options::Frames::finish_while(writer, || {
+        drop((sim, device));
+        host::timeline::mark("simulation and device released");
+    })?;
+    host::timeline::mark("outputs finished");
     written.extend(saved);
     let seconds = started.elapsed().as_secs_f64();
     say!(

@@ -132,7 +132,9 @@ impl Gpu {
         if !unsafe { cudarc::driver::sys::is_culib_present() } {
             return Err(Error::NoGpu("the CUDA driver library (libcuda.so) was not found".into()));
         }
+        crate::timeline::mark("GPU: driver library found");
         let ctx = CudaContext::new(0).map_err(|e| Error::NoGpu(format!("{e}")))?;
+        crate::timeline::mark("GPU: driver initialised, context created");
         let name = ctx.name().context(|| "reading the GPU's name".into())?;
         // Streams are ordered explicitly with events (frame copies); cudarc's per-buffer event
         // tracking would add work to every launch and cannot be captured into graphs.
@@ -213,6 +215,7 @@ impl Gpu {
             KernelImage::Ptx => Ptx::from_src(PTX),
         };
         let m = self.ctx.load_module(image).context(|| format!("loading the kernels ({})", self.image))?;
+        crate::timeline::mark("GPU: kernels loaded");
         *slot = Some(m.clone());
         Ok(m)
     }
