@@ -447,6 +447,10 @@ mod tests {
     /// and writes a PTX declaring `extern_func` when it was given no compiler_builtins; returns
     /// the argument lists of its calls.
     fn run_wrapper(extern_func: &str) -> Vec<String> {
+        // One at a time: a script being written while another test forks stays open in the
+        // child until it execs, and executing it then fails with "text file busy".
+        static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
         let dir = env::temp_dir().join(format!("ptx-builder-wrapper-{}-{extern_func}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir_all(&dir).unwrap();

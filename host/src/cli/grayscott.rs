@@ -274,10 +274,14 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
     host::timeline::mark("simulated, frames handed to the encoders");
     let saved = args.state.write_final(&mut sim)?;
     let described = sim.describe();
-    let mut written = options::Frames::finish_while(writer, || {
-        drop((sim, device));
-        host::timeline::mark("simulation and device released");
-    })?;
+    // Without frame outputs there is nothing to overlap: the simulation goes at the end.
+    let mut written = match writer {
+        Some(frames) => frames.finish_while(|| {
+            drop((sim, device));
+            host::timeline::mark("simulation and device released");
+        })?,
+        None => Vec::new(),
+    };
     host::timeline::mark("outputs finished");
     written.extend(saved);
     let seconds = started.elapsed().as_secs_f64();

@@ -209,15 +209,10 @@ impl Frames {
     /// drops the simulation and its GPU in it): releasing a GPU context takes 65–75 ms on an
     /// H200 (`scripts/cuda-floor.py`), which so overlaps the encoders' last frames instead of
     /// following them. Returns what [`Frames::finish`] returns.
-    pub fn finish_while(writer: Option<Self>, release: impl FnOnce()) -> Result<Vec<PathBuf>> {
-        let finishing = writer.map(|frames| std::thread::spawn(move || frames.finish()));
+    pub fn finish_while(self, release: impl FnOnce()) -> Result<Vec<PathBuf>> {
+        let finishing = std::thread::spawn(move || self.finish());
         release();
-        match finishing {
-            Some(thread) => {
-                thread.join().unwrap_or_else(|_| Err(anyhow::anyhow!("the output encoder panicked")))
-            }
-            None => Ok(Vec::new()),
-        }
+        finishing.join().unwrap_or_else(|_| Err(anyhow::anyhow!("the output encoder panicked")))
     }
 
     /// Finishes every output (the video first: it is the slower) and returns the paths

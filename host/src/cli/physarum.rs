@@ -356,7 +356,11 @@ pub fn run(mut args: PhysarumArgs, given: &Given) -> Result<()> {
     progress.finish_and_clear();
     let saved = args.state.write_final(&mut WithAgents { sim: &mut sim, agents: args.save_agents })?;
     let described = sim.describe();
-    let mut written = options::Frames::finish_while(writer, || drop((sim, device)))?;
+    // Without frame outputs there is nothing to overlap: the simulation goes at the end.
+    let mut written = match writer {
+        Some(frames) => frames.finish_while(|| drop((sim, device)))?,
+        None => Vec::new(),
+    };
     written.extend(saved);
     let seconds = started.elapsed().as_secs_f64();
     say!(
