@@ -148,7 +148,9 @@ pub fn write_npz(path: &Path, arrays: &[Array]) -> Result<PathBuf> {
             .compression_method(zip::CompressionMethod::Deflated)
             .large_file(bytes >= u64::from(u32::MAX));
         zip.start_file(format!("{}.npy", array.name), options).map_err(|e| output_error(path, e))?;
-        npy_into(&mut zip, array).map_err(|e| output_error(path, e))?;
+        // npyz writes element by element: batch them before the compressor.
+        let mut entry = BufWriter::with_capacity(1 << 16, &mut zip);
+        npy_into(&mut entry, array).and_then(|()| entry.flush()).map_err(|e| output_error(path, e))?;
     }
     let out = zip.finish().map_err(|e| output_error(path, e))?;
     let file = out.into_inner().map_err(|e| output_error(path, e.error()))?;
