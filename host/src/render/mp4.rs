@@ -229,10 +229,10 @@ fn encode_gop(
 }
 
 /// Encodes frames into an MP4 file. Frames are gathered into groups of pictures of
-/// [`GROUP_SECONDS`] each (each starting with a key frame, as players seek to); each full group is handed at
-/// once to its own encoder on a rayon thread, up to one group per core in flight, so groups
-/// encode while the simulation goes on and side by side at the end; the pictures are written
-/// in order.
+/// [`GROUP_SECONDS`] each (each starting with a key frame, as players seek to); each full
+/// group is handed at once to its own encoder on a rayon thread, up to one group per core in
+/// flight, so groups encode while the simulation goes on and side by side at the end; the
+/// pictures are written in order.
 pub struct Mp4Encoder {
     dest: PathBuf,
     converter: Arc<Converter>,
@@ -257,7 +257,7 @@ pub struct Mp4Encoder {
 }
 
 /// The length of a group of pictures (key frame to key frame), in seconds of video.
-const GROUP_SECONDS: f64 = 0.6;
+pub const GROUP_SECONDS: f64 = 0.6;
 
 /// The frames in a group of pictures at `fps` frames a second: [`GROUP_SECONDS`] of video,
 /// at least one frame.
