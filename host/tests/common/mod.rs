@@ -7,6 +7,7 @@
 use std::{
     path::{Path, PathBuf},
     process::{Command, Output},
+    sync::atomic::{AtomicUsize, Ordering},
 };
 
 use host::{grayscott::Rates, rng::SplitMix64};
@@ -81,9 +82,13 @@ pub fn coral() -> Rates {
     host::grayscott::preset("coral").unwrap().rates()
 }
 
-/// A fresh empty directory under the target's temp dir.
+/// A fresh empty directory under the target's temp dir, never shared with another call (tests
+/// run in parallel threads of one process, and two of them may pick the same `name`).
 pub fn scratch_dir(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-{name}-{}", std::process::id()));
+    static CALLS: AtomicUsize = AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, Ordering::Relaxed);
+    let dir =
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-{name}-{}-{call}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
