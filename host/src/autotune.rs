@@ -132,10 +132,12 @@ fn parse_line(line: &str) -> Option<(String, Key, String)> {
 mod tests {
     use super::*;
 
-    fn temp_path(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("autotune-test-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        dir.join("sub").join("autotune.tsv")
+    /// A cache path in a directory that does not exist yet (the cache creates it), inside a
+    /// temporary directory removed when the returned guard drops.
+    fn temp_path(name: &str) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::Builder::new().prefix(&format!("autotune-test-{name}-")).tempdir().unwrap();
+        let path = dir.path().join("sub").join("autotune.tsv");
+        (dir, path)
     }
 
     fn key(width: u32) -> Key {
@@ -144,7 +146,7 @@ mod tests {
 
     #[test]
     fn shapes_survive_a_round_trip() {
-        let path = temp_path("roundtrip");
+        let (_dir, path) = temp_path("roundtrip");
         let mut cache = Cache::load(&path);
         assert_eq!(cache.get(&key(512)), None);
         cache.put(key(512), "128x2x4".into());
@@ -157,7 +159,7 @@ mod tests {
 
     #[test]
     fn a_corrupt_cache_is_ignored_line_by_line() {
-        let path = temp_path("corrupt");
+        let (_dir, path) = temp_path("corrupt");
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         let ptx = ptx_hash("kernels");
         std::fs::write(
@@ -178,7 +180,7 @@ mod tests {
 
     #[test]
     fn shapes_tuned_for_other_kernels_are_not_used_but_kept() {
-        let path = temp_path("ptx");
+        let (_dir, path) = temp_path("ptx");
         let (old, new) = (ptx_hash("old kernels"), ptx_hash("new kernels"));
         assert_ne!(old, new);
         Cache::load_for(&path, &old).put(key(512), "128x2x4".into());

@@ -5,8 +5,8 @@
 //! into a temporary file beside the target, which takes the target's name only in
 //! [`Mp4Encoder::finish`]. Odd sizes are padded to even by repeating the last column and row.
 //!
-//! [`Mp4Encoder`] gathers frames into groups of pictures of two seconds, each starting with a
-//! key frame, and encodes as many groups at once as there are cores, each with its own
+//! [`Mp4Encoder`] gathers frames into groups of pictures of [`GROUP_SECONDS`], each starting
+//! with a key frame, and encodes as many groups at once as there are cores, each with its own
 //! encoder (H.264 encoding is sequential within a group). [`Mp4Writer`] runs one on its own
 //! thread, so frames are encoded while the simulation computes the next ones (as the GIF
 //! writer does).
