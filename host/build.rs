@@ -9,6 +9,7 @@ const CUBINS_VAR: &str = "RUST_GPU_SIM_CUBINS";
 
 fn main() {
     println!("cargo::rerun-if-env-changed={CUBINS_VAR}");
+    check_nasm();
     let default = ["sm_80", "sm_86", "sm_89", "sm_90"].map(String::from).to_vec();
     let cubins: Vec<String> = match std::env::var(CUBINS_VAR) {
         Ok(list) if list.trim() == "none" => Vec::new(),
@@ -38,4 +39,39 @@ fn main() {
         .ptxas("../.tools/cuda-nvcc/nvidia/cuda_nvcc/bin/ptxas")
         .build_into_out_dir("kernels.ptx")
         .unwrap_or_else(|e| e.exit());
+}
+
+/// OpenH264 (the `--mp4` encoder) quietly builds without its x86 SIMD code when it finds no
+/// nasm: say so, once, as a build warning.
+fn check_nasm() {
+    println!("cargo::rerun-if-env-changed=NASM");
+    println!("cargo::rerun-if-env-changed=OPENH264_NO_ASM");
+    let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
+    if !matches!(arch.as_str(), "x86" | "x86_64") {
+        // Arm's NEON code is plain assembler that the C compiler builds; others have none.
+        let neon = matches!(arch.as_str(), "arm" | "aarch64");
+        println!("cargo::rustc-env=HOST_NASM_AT_BUILD={}", if neon { "yes" } else { "no" });
+        return;
+    }
+    let runs = |nasm: &std::ffi::OsStr| {
+        std::process::Command::new(nasm).arg("-v").output().is_ok_and(|out| out.status.success())
+    };
+    let found = match std::env::var_os("NASM") {
+        Some(nasm) => runs(&nasm),
+        None => runs("nasm".as_ref()),
+    };
+    if std::env::var_os("OPENH264_NO_ASM").is_some() {
+        // OpenH264's own switch to leave the assembly out.
+        println!("cargo::rustc-env=HOST_NASM_AT_BUILD=no");
+        return;
+    }
+    // `host bench encode` reports it.
+    println!("cargo::rustc-env=HOST_NASM_AT_BUILD={}", if found { "yes" } else { "no" });
+    if !found {
+        println!(
+            "cargo::warning=no nasm found (NASM={:?}): the MP4 encoder is built without its SIMD code and \
+             takes about twice the CPU time; run scripts/setup.sh, then `cargo clean -p openh264-sys2`",
+            std::env::var("NASM").unwrap_or_default()
+        );
+    }
 }

@@ -115,6 +115,8 @@ if has gif; then
   for format in gif mp4; do
     echo "--$format: median $(sort -n $format.times | sed -n 4p) s of: $(sort -n $format.times | tr '\n' ' ')"
   done
+  echo "== the encoders alone on the default job's frames (bench encode)"
+  $B/host bench encode --json "$OUT/bench-encode.json" 2> "$OUT/bench-encode.err" | tee "$OUT/bench-encode.txt"
   echo "== default job with --save"
   /usr/bin/time -f "wall %e s" $B/host grayscott --save state.npz 2>&1 | tail -2
   ls -la grayscott.gif grayscott.mp4 state.npz

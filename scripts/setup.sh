@@ -2,6 +2,9 @@
 # Installs what building and testing need, into the repository (nothing global):
 # - the pinned Rust toolchain of rust-toolchain.toml (nightly, rust-src, llvm-bitcode-linker, ...)
 # - ptxas, from NVIDIA's PyPI wheel, into .tools/cuda-nvcc (used by host/tests/ptx.rs)
+# - nasm, from Debian's package (unpacked, not installed), into .tools/nasm: OpenH264 (the
+#   `--mp4` encoder) assembles its x86 SIMD code with it, and without it builds the plain C
+#   code, which takes about twice the CPU time (.cargo/config.toml points the build at it)
 # Safe to run again: each step is skipped when already done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,3 +18,24 @@ if [ ! -x "$PTXAS" ]; then
         --target .tools/cuda-nvcc "nvidia-cuda-nvcc-cu12==12.9.86"
 fi
 "$PTXAS" --version | tail -1
+
+NASM=.tools/nasm/usr/bin/nasm
+if [ ! -x "$NASM" ] && command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null; then
+    download=$(mktemp -d)
+    # `apt-get download` needs the package lists; fetch them only when they lack nasm.
+    if ! (cd "$download" && apt-get download -qq nasm 2>/dev/null); then
+        apt-get update -qq >/dev/null 2>&1 || true
+        (cd "$download" && apt-get download -qq nasm 2>/dev/null) || true
+    fi
+    deb=$(ls "$download"/nasm_*.deb 2>/dev/null | head -1)
+    if [ -n "$deb" ]; then
+        rm -rf .tools/nasm.partial
+        dpkg-deb -x "$deb" .tools/nasm.partial && mv .tools/nasm.partial .tools/nasm
+    fi
+    rm -rf "$download"
+fi
+if [ -x "$NASM" ]; then
+    "$NASM" -v
+else
+    echo "setup: nasm could not be installed; --mp4 will encode with OpenH264's plain C code (slower)" >&2
+fi

@@ -255,10 +255,42 @@ fn bench_arguments_are_checked_before_any_gpu_work() {
         (&["bench", "heat", "--repeats", "2"][..], "--repeats must be at least 3"),
         (&["bench", "heat", "--sizes", "2"][..], "--sizes must list grid sides between 3"),
         (&["bench", "grayscott", "--json", "missing/dir/r.json"][..], "does not exist"),
+        (&["bench", "encode", "--repeats", "2"][..], "--repeats must be at least 3"),
+        (&["bench", "encode", "--steps", "199"][..], "--steps must be at least 200"),
+        (&["bench", "encode", "--json", "missing/dir/r.json"][..], "does not exist"),
     ] {
         let out = host(&dir, args);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success() && stderr.contains(needle), "{args:?}: {stderr}");
     }
     assert!(files_in(&dir).is_empty());
+}
+
+/// `bench encode` needs no GPU: it reports both encoders on the default job's frames (here a
+/// short job), and leaves only its report. On x86 the MP4 encoder must have OpenH264's SIMD
+/// code, which needs the nasm that scripts/setup.sh installs.
+#[test]
+fn bench_encode_times_both_encoders_without_a_gpu() {
+    let dir = scratch_dir("bench-encode");
+    let out = host(
+        &dir,
+        &["bench", "encode", "--backend", "cpu", "--steps", "400", "--repeats", "3", "--json", "r.json"],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("MP4 (--mp4)") && stdout.contains("GIF (--gif)"), "{stdout}");
+    assert_eq!(files_in(&dir), ["r.json"]);
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("r.json")).unwrap()).unwrap();
+    assert_eq!(report["steps"], 400);
+    let rows = report["rows"].as_array().unwrap();
+    let frames: Vec<u64> = rows.iter().map(|r| r["frames"].as_u64().unwrap()).collect();
+    assert_eq!(frames, [200, 200, host::render::mp4::frames_per_group(25) as u64]);
+    for row in rows {
+        assert!(row["wall_s"].as_f64().unwrap() > 0.0 && row["cpu_s"].as_f64().unwrap() > 0.0, "{row}");
+        assert!(row["bytes"].as_u64().unwrap() > 1000, "{row}");
+    }
+    if cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
+        assert_eq!(report["nasm_at_build"], true, "no nasm for OpenH264's SIMD code: run scripts/setup.sh");
+    }
 }

@@ -6,6 +6,7 @@
 //! Each simulation's bench ([`grayscott`], [`heat`], [`physarum`]) returns a [`Report`]: the
 //! [`Machine`] and what was measured, printed as a table and serialised as JSON.
 
+pub mod encode;
 pub mod grayscott;
 pub mod heat;
 pub mod physarum;

@@ -5,6 +5,7 @@ use std::{io::Write, path::PathBuf};
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use host::{
+    BackendChoice,
     bench::{
         self, Measurements, Report,
         grayscott::{GrayScottReport, Options},
@@ -27,6 +28,9 @@ pub enum BenchCommand {
     Heat(HeatBenchArgs),
     /// Every Physarum GPU variant: agent-steps per second, and the write-up's tiny case.
     Physarum(PhysarumBenchArgs),
+    /// The GIF and MP4 encoders alone on the default job's 200 frames: wall and CPU seconds,
+    /// bytes. Runs on any machine (the frames come from the GPU if there is one).
+    Encode(EncodeBenchArgs),
     /// Draw the chart of a saved report (`bench grayscott --json`), on any machine.
     Plot {
         /// The JSON report.
@@ -97,11 +101,24 @@ pub struct PhysarumBenchArgs {
     common: CommonArgs,
 }
 
+#[derive(Args, Debug)]
+pub struct EncodeBenchArgs {
+    /// Where the frames are computed (the encoders always run on the CPU).
+    #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
+    backend: BackendChoice,
+    /// Steps of the job (default: the preset's 10,000); a frame every steps/200.
+    #[arg(long, allow_hyphen_values = true)]
+    steps: Option<u32>,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
 pub fn run(command: BenchCommand) -> Result<()> {
     match command {
         BenchCommand::Grayscott(args) => grayscott(args),
         BenchCommand::Heat(args) => heat(args),
         BenchCommand::Physarum(args) => physarum(args),
+        BenchCommand::Encode(args) => encode(args),
         BenchCommand::Plot { json, out } => plot_saved(&json, &out),
     }
 }
@@ -128,9 +145,14 @@ impl CommonArgs {
 
 /// Prints the table and writes the JSON report.
 fn report<M: Measurements + Serialize>(report: &Report<M>, json: Option<AtomicFile>) -> Result<()> {
-    say!("{}", report.table().trim_end());
+    print_and_save(&report.table(), &report.json(), json)
+}
+
+/// Prints a bench's table and writes its JSON (when `--json` was given).
+fn print_and_save(table: &str, json_text: &str, json: Option<AtomicFile>) -> Result<()> {
+    say!("{}", table.trim_end());
     if let Some(mut file) = json {
-        file.write_all(report.json().as_bytes()).map_err(|e| {
+        file.write_all(json_text.as_bytes()).map_err(|e| {
             anyhow::anyhow!(
                 "cannot write {}: {}",
                 file.path().display(),
@@ -197,6 +219,17 @@ fn physarum(args: PhysarumBenchArgs) -> Result<()> {
     let json = args.common.check(&[])?;
     let gpu = open_gpu()?;
     report(&bench::physarum::run(&gpu, &args.sizes, &args.agents, &args.variants, args.common.repeats)?, json)
+}
+
+fn encode(args: EncodeBenchArgs) -> Result<()> {
+    if args.steps.is_some_and(|s| s < bench::encode::MIN_STEPS) {
+        bail!("--steps must be at least {} (one per frame)", bench::encode::MIN_STEPS);
+    }
+    let json = args.common.check(&[])?;
+    let measured = bench::encode::run(args.backend, args.steps, args.common.repeats)?;
+    let mut json_text = serde_json::to_string_pretty(&measured).context("serialising the report")?;
+    json_text.push('\n');
+    print_and_save(&measured.table(), &json_text, json)
 }
 
 fn plot_saved(json: &std::path::Path, out: &std::path::Path) -> Result<()> {
