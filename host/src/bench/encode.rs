@@ -115,9 +115,8 @@ pub fn run(backend: BackendChoice, steps: Option<u32>, repeats: usize) -> Result
     let steps = steps.unwrap_or(grayscott::preset("coral").expect("the coral preset").steps);
     drop(device);
 
-    let dir = tempfile::tempdir()
-        .map_err(|e| Error::Output { path: std::env::temp_dir(), reason: e.to_string() })?;
-    let (gif, mp4) = (dir.path().join("bench.gif"), dir.path().join("bench.mp4"));
+    let dir = Scratch::new()?;
+    let (gif, mp4) = (dir.0.join("bench.gif"), dir.0.join("bench.mp4"));
     let group = frames_per_group(FPS);
     let middle = frames.len() / 2;
     let mut rows = Vec::new();
@@ -198,6 +197,25 @@ fn encode_mp4(frames: Vec<Vec<u8>>, path: &Path) -> Result<()> {
     let mut video = Mp4Encoder::create(path, SIDE, SIDE, FPS, palette("cyberpunk").expect("palette"))?;
     frames.into_iter().try_for_each(|f| video.push(Frame::Levels(f)))?;
     video.finish().map(drop)
+}
+
+/// A temporary directory for the encoded files, removed when dropped, and by the signal
+/// handler if the bench is interrupted.
+struct Scratch(std::path::PathBuf);
+
+impl Scratch {
+    fn new() -> Result<Self> {
+        let parent = std::env::temp_dir();
+        crate::render::output::staging_dir(&parent)
+            .map(Self)
+            .map_err(|e| Error::Output { path: parent, reason: crate::render::output::describe_io(&e) })
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        crate::render::output::abandon_staged(&self.0, None);
+    }
 }
 
 /// CPU seconds (user + system) of the whole process so far.
