@@ -1,11 +1,13 @@
 //! Rendering and encoding, in one place: palettes, the CPU colormap, and the writers that
-//! turn frames of palette levels into GIF and PNG files, and the chart writer.
+//! turn frames of palette levels into GIF and PNG files (with a fast LZW for the GIF), the MP4
+//! encoder, and the chart writer.
 //!
 //! Frames travel as one byte per cell (a palette level). The palette's 256 colours are the
 //! GIF's global colour table, so no quantisation ever happens.
 
 pub mod chart;
 pub mod colormap;
+pub mod lzw;
 pub mod mp4;
 pub mod output;
 pub mod palette;

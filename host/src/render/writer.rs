@@ -211,7 +211,8 @@ impl Encoder {
                 .map(|(current, previous)| {
                     let mut frame = gif_frame(*previous, current, w, h);
                     frame.delay = delay;
-                    frame.make_lzw_pre_encoded();
+                    // What `frame.make_lzw_pre_encoded()` writes, in less than half the time.
+                    frame.buffer = super::lzw::compress(&frame.buffer).into();
                     frame
                 })
                 .collect();
