@@ -42,36 +42,23 @@ fn main() {
 }
 
 /// OpenH264 (the `--mp4` encoder) quietly builds without its x86 SIMD code when it finds no
-/// nasm: say so, once, as a build warning.
+/// nasm: say so, once, as a build warning. (At run time `render::mp4::openh264_simd` tells
+/// what was actually linked.)
 fn check_nasm() {
     println!("cargo::rerun-if-env-changed=NASM");
     println!("cargo::rerun-if-env-changed=OPENH264_NO_ASM");
     let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
-    if !matches!(arch.as_str(), "x86" | "x86_64") {
-        // Arm's NEON code is plain assembler that the C compiler builds; others have none.
-        let neon = matches!(arch.as_str(), "arm" | "aarch64");
-        println!("cargo::rustc-env=HOST_NASM_AT_BUILD={}", if neon { "yes" } else { "no" });
+    if !matches!(arch.as_str(), "x86" | "x86_64") || std::env::var_os("OPENH264_NO_ASM").is_some() {
         return;
     }
     let runs = |nasm: &std::ffi::OsStr| {
         std::process::Command::new(nasm).arg("-v").output().is_ok_and(|out| out.status.success())
     };
-    let found = match std::env::var_os("NASM") {
-        Some(nasm) => runs(&nasm),
-        None => runs("nasm".as_ref()),
-    };
-    if std::env::var_os("OPENH264_NO_ASM").is_some() {
-        // OpenH264's own switch to leave the assembly out.
-        println!("cargo::rustc-env=HOST_NASM_AT_BUILD=no");
-        return;
-    }
-    // `host bench encode` reports it.
-    println!("cargo::rustc-env=HOST_NASM_AT_BUILD={}", if found { "yes" } else { "no" });
-    if !found {
+    let nasm = std::env::var_os("NASM").unwrap_or_else(|| "nasm".into());
+    if !runs(&nasm) {
         println!(
-            "cargo::warning=no nasm found (NASM={:?}): the MP4 encoder is built without its SIMD code and \
-             takes about twice the CPU time; run scripts/setup.sh, then `cargo clean -p openh264-sys2`",
-            std::env::var("NASM").unwrap_or_default()
+            "cargo::warning=no nasm found (NASM={nasm:?}): the MP4 encoder is built without its SIMD code and \
+             takes about twice the CPU time; run scripts/setup.sh, then `cargo clean -p openh264-sys2`"
         );
     }
 }

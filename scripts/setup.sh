@@ -19,23 +19,27 @@ if [ ! -x "$PTXAS" ]; then
 fi
 "$PTXAS" --version | tail -1
 
+# nasm: the system's if there is one, else Debian's package unpacked into .tools/nasm (found by
+# scripts/nasm.sh). A failure here is not fatal: OpenH264 then builds its C code alone.
 NASM=.tools/nasm/usr/bin/nasm
-if [ ! -x "$NASM" ] && command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null; then
+if [ ! -x "$NASM" ] && ! command -v nasm >/dev/null \
+    && command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null; then
     download=$(mktemp -d)
     # `apt-get download` needs the package lists; fetch them only when they lack nasm.
     if ! (cd "$download" && apt-get download -qq nasm 2>/dev/null); then
-        apt-get update -qq >/dev/null 2>&1 || true
+        timeout 300 apt-get update -qq >/dev/null 2>&1 || true
         (cd "$download" && apt-get download -qq nasm 2>/dev/null) || true
     fi
-    deb=$(ls "$download"/nasm_*.deb 2>/dev/null | head -1)
-    if [ -n "$deb" ]; then
-        rm -rf .tools/nasm.partial
-        dpkg-deb -x "$deb" .tools/nasm.partial && mv .tools/nasm.partial .tools/nasm
-    fi
+    for deb in "$download"/nasm_*.deb; do
+        if [ -f "$deb" ]; then
+            rm -rf .tools/nasm .tools/nasm.partial
+            dpkg-deb -x "$deb" .tools/nasm.partial && mv .tools/nasm.partial .tools/nasm
+        fi
+    done
     rm -rf "$download"
 fi
-if [ -x "$NASM" ]; then
-    "$NASM" -v
+if scripts/nasm.sh -v 2>/dev/null; then
+    :
 else
-    echo "setup: nasm could not be installed; --mp4 will encode with OpenH264's plain C code (slower)" >&2
+    echo "setup: no nasm could be installed; --mp4 will encode with OpenH264's plain C code (about twice the CPU time)" >&2
 fi

@@ -18,7 +18,7 @@ use crate::{
     grayscott::{self, GrayScott, Variant},
     render::{
         FrameWriter, Outputs,
-        mp4::{Frame, Mp4Encoder, frames_per_group},
+        mp4::{Frame, Mp4Encoder, frames_per_group, openh264_simd},
         palette,
     },
 };
@@ -35,15 +35,13 @@ pub struct EncodeReport {
     pub date: String,
     /// Threads of the encoders' pool (rayon's: one per core unless `RAYON_NUM_THREADS` says).
     pub threads: usize,
-    /// Steps of the job the frames come from.
+    /// Steps of the job the frames come from (a multiple of the 200 frames).
     pub steps: u32,
     /// Where the frames were computed (`cpu`, or the GPU's name), and how long it took.
     pub frames_from: String,
     pub frames_s: f64,
-    /// Whether the host's build found nasm (x86), which OpenH264 needs for its SIMD code (true
-    /// on Arm, whose SIMD code needs none). An OpenH264 built before nasm was installed stays
-    /// without it until `cargo clean -p openh264-sys2`.
-    pub nasm_at_build: bool,
+    /// Whether the linked OpenH264 has its SIMD code ([`openh264_simd`]).
+    pub openh264_simd: bool,
     pub rows: Vec<EncodeRow>,
 }
 
@@ -63,14 +61,14 @@ impl EncodeReport {
     pub fn table(&self) -> String {
         let mut text = format!(
             "frames: {FRAMES} of {SIDE}x{SIDE} (the default Gray-Scott job, {} steps), computed on {} in {:.2} s ({})\n\
-             encoders: {} threads; nasm found at build (OpenH264's SIMD code): {}\n\
+             encoders: {} threads; OpenH264 with its SIMD code: {}\n\
              {:<34} {:>8} {:>8} {:>13} {:>12}\n",
             self.steps,
             self.frames_from,
             self.frames_s,
             self.date,
             self.threads,
-            if self.nasm_at_build { "yes" } else { "no" },
+            if self.openh264_simd { "yes" } else { "no" },
             "encoder",
             "wall s",
             "CPU s",
@@ -100,6 +98,9 @@ pub fn run(backend: BackendChoice, steps: Option<u32>, repeats: usize) -> Result
     if steps.is_some_and(|s| s < MIN_STEPS) {
         return Err(Error::InvalidInput(format!("--steps must be at least {MIN_STEPS} (one per frame)")));
     }
+    if repeats == 0 {
+        return Err(Error::InvalidInput("--repeats must be at least 1".into()));
+    }
     let (device, notice) = Device::select(backend)?;
     if let Some(notice) = notice {
         eprintln!("{notice}");
@@ -112,7 +113,9 @@ pub fn run(backend: BackendChoice, steps: Option<u32>, repeats: usize) -> Result
     let started = Instant::now();
     let frames = default_job_frames(&device, steps)?;
     let frames_s = started.elapsed().as_secs_f64();
-    let steps = steps.unwrap_or(grayscott::preset("coral").expect("the coral preset").steps);
+    // The steps run: a whole number of steps between frames.
+    let steps =
+        steps.unwrap_or(grayscott::preset("coral").expect("the coral preset").steps) / FRAMES * FRAMES;
     drop(device);
 
     let dir = Scratch::new()?;
@@ -136,7 +139,7 @@ pub fn run(backend: BackendChoice, steps: Option<u32>, repeats: usize) -> Result
         steps,
         frames_from,
         frames_s,
-        nasm_at_build: option_env!("HOST_NASM_AT_BUILD") == Some("yes"),
+        openh264_simd: openh264_simd(),
         rows,
     })
 }

@@ -106,7 +106,7 @@ pub struct EncodeBenchArgs {
     /// Where the frames are computed (the encoders always run on the CPU).
     #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
     backend: BackendChoice,
-    /// Steps of the job (default: the preset's 10,000); a frame every steps/200.
+    /// Steps of the job (default: the preset's 10,000); a frame every steps/200 (rounded down).
     #[arg(long, allow_hyphen_values = true)]
     steps: Option<u32>,
     #[command(flatten)]
