@@ -159,7 +159,16 @@ impl<S: Simulation> OutputArgs<S> {
             None
         };
         let video = match &self.mp4 {
-            Some(path) => Some(Mp4Writer::create(path, width, height, self.fps, palette)?),
+            Some(path) => {
+                let video = Mp4Writer::create(path, width, height, self.fps, palette)?;
+                if !host::render::mp4::openh264_simd() {
+                    crate::cli::note(
+                        "this build's H.264 encoder lacks OpenH264's SIMD code (no nasm when it was built): \
+                         --mp4 takes about twice the CPU time; run scripts/setup.sh, then `cargo clean -p openh264-sys2` and rebuild",
+                    );
+                }
+                Some(video)
+            }
             None => None,
         };
         Ok(Some(Frames { images, video }))
