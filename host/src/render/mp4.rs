@@ -44,7 +44,7 @@ use tempfile::NamedTempFile;
 use super::Palette;
 use crate::{
     error::{Error, Result},
-    export::{output_error, persist, temp_for},
+    export::{output_error, rename_into_place, temp_for},
 };
 
 /// The largest frame OpenH264 encodes (H.264 level 5.2): 3840 pixels on the long side, 2160
@@ -510,7 +510,7 @@ impl Mp4Encoder {
         self.flush_pending()?;
         self.muxer.write_end().map_err(|e| output_error(&self.dest, e))?;
         let file = self.muxer.into_writer().into_inner().map_err(|e| output_error(&self.dest, e.error()))?;
-        persist(file, &self.dest)
+        rename_into_place(file, &self.dest)
     }
 }
 

@@ -248,7 +248,10 @@ impl AtomicFile {
         &self.dest
     }
 
-    /// Flushes, syncs and renames the file to its final name (a direct target is flushed).
+    /// Flushes and renames the file to its final name (a direct target is flushed). It does
+    /// not wait for the disk (see [`crate::export::rename_into_place`]): the outputs written
+    /// this way are pictures, charts and reports, which a power loss costs no more than a
+    /// rerun.
     pub fn commit(mut self) -> Result<PathBuf> {
         let fail = |e: std::io::Error| Error::Output { path: self.dest.clone(), reason: describe_io(&e) };
         match self.sink.take().expect("sink present until commit") {
@@ -257,7 +260,6 @@ impl AtomicFile {
             }
             Sink::Temp(writer) => {
                 let temp = writer.into_inner().map_err(|e| fail(e.into_error()))?;
-                temp.as_file().sync_all().map_err(fail)?;
                 let entry = Temporary::File(temp.path().to_owned());
                 let mut list = registry();
                 temp.persist(&self.dest).map_err(|e| fail(e.error))?;
