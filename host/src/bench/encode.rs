@@ -90,7 +90,7 @@ impl EncodeReport {
 }
 
 /// The least `steps` (one frame every `steps / 200` steps).
-pub const MIN_STEPS: u32 = FRAMES;
+const MIN_STEPS: u32 = FRAMES;
 
 /// Computes the frames on `backend` (`steps` of the job; `None`: the preset's 10,000), then
 /// times the encoders (printing progress to stderr).
@@ -101,6 +101,8 @@ pub fn run(backend: BackendChoice, steps: Option<u32>, repeats: usize) -> Result
     if repeats == 0 {
         return Err(Error::InvalidInput("--repeats must be at least 1".into()));
     }
+    let preset = grayscott::preset("coral").expect("the coral preset");
+    let steps_between_frames = steps.unwrap_or(preset.steps) / FRAMES;
     let (device, notice) = Device::select(backend)?;
     if let Some(notice) = notice {
         eprintln!("{notice}");
@@ -111,11 +113,8 @@ pub fn run(backend: BackendChoice, steps: Option<u32>, repeats: usize) -> Result
     };
     eprintln!("computing the {FRAMES} frames on {frames_from}...");
     let started = Instant::now();
-    let frames = default_job_frames(&device, steps)?;
+    let frames = default_job_frames(&device, steps_between_frames)?;
     let frames_s = started.elapsed().as_secs_f64();
-    // The steps run: a whole number of steps between frames.
-    let steps =
-        steps.unwrap_or(grayscott::preset("coral").expect("the coral preset").steps) / FRAMES * FRAMES;
     drop(device);
 
     let dir = Scratch::new()?;
@@ -136,7 +135,7 @@ pub fn run(backend: BackendChoice, steps: Option<u32>, repeats: usize) -> Result
     Ok(EncodeReport {
         date: super::today(),
         threads: rayon::current_num_threads(),
-        steps,
+        steps: steps_between_frames * FRAMES,
         frames_from,
         frames_s,
         openh264_simd: openh264_simd(),
@@ -145,15 +144,14 @@ pub fn run(backend: BackendChoice, steps: Option<u32>, repeats: usize) -> Result
 }
 
 /// The default `host grayscott --gif` job's frames: `coral` at 512², one frame every
-/// `steps / 200` steps (`steps`: the preset's unless given).
-fn default_job_frames(device: &Device, steps: Option<u32>) -> Result<Vec<Vec<u8>>> {
+/// `steps_between_frames` steps.
+fn default_job_frames(device: &Device, steps_between_frames: u32) -> Result<Vec<Vec<u8>>> {
     let preset = grayscott::preset("coral").expect("the coral preset");
-    let steps = steps.unwrap_or(preset.steps);
     let variant = if matches!(device, Device::Cpu) { Variant::Cpu } else { Variant::Fused };
     let mut sim = GrayScott::new(&preset.setup(SIDE, SIDE), device, variant)?;
     (0..FRAMES)
         .map(|_| {
-            sim.step(steps / FRAMES)?;
+            sim.step(steps_between_frames)?;
             let mut levels = vec![0u8; (SIDE * SIDE) as usize];
             sim.levels(&mut levels)?;
             Ok(levels)

@@ -222,9 +222,6 @@ fn physarum(args: PhysarumBenchArgs) -> Result<()> {
 }
 
 fn encode(args: EncodeBenchArgs) -> Result<()> {
-    if args.steps.is_some_and(|s| s < bench::encode::MIN_STEPS) {
-        bail!("--steps must be at least {} (one per frame)", bench::encode::MIN_STEPS);
-    }
     let json = args.common.check(&[])?;
     let measured = bench::encode::run(args.backend, args.steps, args.common.repeats)?;
     let mut json_text = serde_json::to_string_pretty(&measured).context("serialising the report")?;

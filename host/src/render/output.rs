@@ -250,8 +250,8 @@ impl AtomicFile {
 
     /// Flushes and renames the file to its final name (a direct target is flushed). It does
     /// not wait for the disk (see [`crate::export::rename_into_place`]): the outputs written
-    /// this way are pictures, charts and reports, which a power loss costs no more than a
-    /// rerun.
+    /// this way are pictures, charts, reports and the autotune cache, which a power loss costs
+    /// no more than a rerun.
     pub fn commit(mut self) -> Result<PathBuf> {
         let fail = |e: std::io::Error| Error::Output { path: self.dest.clone(), reason: describe_io(&e) };
         match self.sink.take().expect("sink present until commit") {
