@@ -219,6 +219,24 @@ impl Checkpoint {
         Ok(data)
     }
 
+    /// [`take_array`](Checkpoint::take_array), for a field that the simulation keeps in
+    /// [0, 1] (Gray-Scott's U and V, clamped every step): refuses a value outside it or NaN,
+    /// which no run of this program writes. (The kernels' arithmetic is the CPU's bit for bit
+    /// for such fields: see `kernels::grayscott::laplacian5`.)
+    pub fn take_unit_array(&mut self, name: &str, len: usize) -> Result<Vec<f32>> {
+        let data = self.take_array(name, len)?;
+        if let Some((i, value)) = data.iter().enumerate().find(|(_, v)| !(0.0..=1.0).contains(*v)) {
+            return Err(Error::Input {
+                path: self.source.clone(),
+                reason: format!(
+                    "the checkpoint's {name} is {value} at index {i}, outside [0, 1]: not a state \
+                     this program writes"
+                ),
+            });
+        }
+        Ok(data)
+    }
+
     /// The counter `name`.
     pub fn counter(&self, name: &str) -> Result<u64> {
         self.counters.iter().find(|(n, _)| n == name).map(|&(_, v)| v).ok_or_else(|| Error::Input {

@@ -33,6 +33,85 @@ fn poisoned_pair(gpu: &Gpu, cells: usize) -> (CudaSlice<f32>, CudaSlice<f32>) {
     (upload(gpu, &vec![f32::NAN; cells]), upload(gpu, &vec![f32::NAN; cells]))
 }
 
+/// The GPU's one-instruction forms of the clamped update (`add.rn.sat.f32`) and of the
+/// Laplacian's last step (a multiply-add by −4) give the CPU's bits for every pair of special
+/// values (zeros of both signs, NaN, infinities, subnormals, the largest float, values
+/// around one) and for random pairs: NaN as NaN, everything else bit for bit; the Laplacian
+/// for every centre below 2¹²⁵ in magnitude (see `laplacian5`).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn exact_forms_match_cpu_on_special_values() {
+    use kernels::{
+        diagnostics::gray_scott_exact_forms,
+        grayscott::{add_clamp01, laplacian5},
+    };
+    let (gpu, seed) = (gpu(), fresh_seed());
+    let below_one = 1.0 - f32::EPSILON / 2.0;
+    let mut specials = vec![
+        0.0,
+        -0.0,
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        1.0,
+        -1.0,
+        below_one,
+        1.0 + f32::EPSILON,
+        f32::from_bits(1),
+        -f32::from_bits(1),
+        f32::MIN_POSITIVE,
+        f32::MIN_POSITIVE / 3.0,
+        f32::MAX,
+        -f32::MAX,
+        1e38,
+        0.25,
+        0.5,
+        -0.5,
+        2.0f32.powi(-25),
+        -(2.0f32.powi(-25)),
+        -(2.0f32.powi(-24)),
+        3e-39,
+    ];
+    specials.extend(random_field(40, seed, -1.5, 1.5));
+    let (a, b): (Vec<f32>, Vec<f32>) =
+        specials.iter().flat_map(|&x| specials.iter().map(move |&y| (x, y))).unzip();
+    let n = a.len();
+    let (da, db) = (upload(&gpu, &a), upload(&gpu, &b));
+    let mut sums = upload(&gpu, &vec![f32::NAN; n]);
+    let mut laplacians = upload(&gpu, &vec![f32::NAN; 2 * n]);
+    gpu.launch(
+        gray_scott_exact_forms,
+        host::cuda::grid_1d(n as u32, 128),
+        (&da, &db, n as u32, &mut sums, &mut laplacians),
+    )
+    .unwrap();
+    let (sums, laplacians) = (download(&gpu, &sums), download(&gpu, &laplacians));
+    let same = |gpu: f32, cpu: f32| (gpu.is_nan() && cpu.is_nan()) || gpu.to_bits() == cpu.to_bits();
+    for i in 0..n {
+        let (x, y) = (a[i], b[i]);
+        let cpu_sum = add_clamp01(x, y);
+        assert_eq!(
+            sums[i].to_bits(),
+            cpu_sum.to_bits(),
+            "add_clamp01({x:e}, {y:e}): GPU {:e}, CPU {cpu_sum:e}",
+            sums[i]
+        );
+        // The multiply-add is exact while 4·centre does not overflow (fields are in [0, 1]).
+        if x.abs() >= 2.0f32.powi(125) {
+            continue;
+        }
+        for (gpu_value, cpu_value) in [
+            (laplacians[2 * i], laplacian5(x, y, y, y, y)),
+            (laplacians[2 * i + 1], laplacian5(x, y, x, y, x)),
+        ] {
+            assert!(
+                same(gpu_value, cpu_value),
+                "laplacian5 at ({x:e}, {y:e}): GPU {gpu_value:e}, CPU {cpu_value:e}"
+            );
+        }
+    }
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn laplacian_kernel_matches_cpu() {

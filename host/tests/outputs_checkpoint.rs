@@ -170,6 +170,31 @@ fn a_foreign_checkpoint_is_refused_with_the_reason() {
     GrayScott::new(&setup, &Device::Cpu, Variant::Cpu).unwrap().resume_from(&path).unwrap();
 }
 
+/// A Gray-Scott state outside [0, 1] (which no run writes: every step clamps) is refused,
+/// naming the field, value and index; NaN too.
+#[test]
+fn a_grayscott_checkpoint_outside_the_unit_range_is_refused() {
+    let dir = scratch("range");
+    let mut gs = grayscott();
+    gs.step(2).unwrap();
+    for (field, index, value) in [("v", 7, 1.5f32), ("u", 0, -0.25), ("v", 659, f32::NAN), ("u", 3, 1e38)] {
+        let mut checkpoint = gs.checkpoint().unwrap();
+        let (_, data) = checkpoint.arrays.iter_mut().find(|(n, _)| n == field).unwrap();
+        data[index] = value;
+        let path = dir.join(format!("{field}{index}.ckpt"));
+        checkpoint.write(&path).unwrap();
+        let err = grayscott().resume_from(&path).unwrap_err().to_string();
+        assert!(
+            err.contains(&format!("{field} is {value} at index {index}")) && err.contains("outside [0, 1]"),
+            "{err}"
+        );
+    }
+    // The state as written resumes.
+    let path = dir.join("good.ckpt");
+    gs.save_checkpoint(&path).unwrap();
+    grayscott().resume_from(&path).unwrap();
+}
+
 #[test]
 fn a_damaged_checkpoint_is_refused() {
     let dir = scratch("damaged");

@@ -1,6 +1,7 @@
 //! Kernels that exercise the device layer itself (`cuda_std`, which exists only in the PTX
 //! build); no simulation launches them. The GPU tests use them to check that a failed
-//! `device_assert!` reaches the host as an error naming the file and line.
+//! `device_assert!` reaches the host as an error naming the file and line, and that the
+//! one-instruction arithmetic forms the Gray-Scott kernels use give the CPU's bits.
 
 use crate::kernel;
 
@@ -12,4 +13,33 @@ pub unsafe fn check_device_assert(value: u32, limit: u32, out: *mut u32) {
     crate::device_assert!(value <= limit);
     // SAFETY: the caller passes a buffer of at least one u32.
     unsafe { *out = value };
+}
+
+/// For each `i < n`: `sums[i] = add_clamp01(a[i], b[i])` and
+/// `laplacians[2i], [2i + 1] = laplacian5(a[i], b[i], b[i], b[i], b[i])`,
+/// `laplacian5(a[i], b[i], a[i], b[i], a[i])`: the GPU's forms (`add.rn.sat`, the
+/// multiply-add), to compare bit for bit with the CPU's on special values.
+///
+/// Thread mapping: one thread per `i` (1-D grid). Bytes: 8 read, 12 written per `i`.
+#[kernel]
+pub unsafe fn gray_scott_exact_forms(
+    a: *const f32,
+    b: *const f32,
+    n: u32,
+    sums: *mut f32,
+    laplacians: *mut f32,
+) {
+    use crate::grayscott::{add_clamp01, laplacian5};
+    let i = crate::cuda_std::thread::index_1d();
+    if i >= n {
+        return;
+    }
+    let i = i as usize;
+    // SAFETY: the caller passes `n` inputs and room for `n` sums and `2n` Laplacians.
+    unsafe {
+        let (x, y) = (*a.add(i), *b.add(i));
+        *sums.add(i) = add_clamp01(x, y);
+        *laplacians.add(2 * i) = laplacian5(x, y, y, y, y);
+        *laplacians.add(2 * i + 1) = laplacian5(x, y, x, y, x);
+    }
 }

@@ -53,7 +53,7 @@ impl Rates {
         let uvv = u * v * v;
         let du_dt = self.du * lu - uvv + self.feed * (1.0 - u);
         let dv_dt = self.dv * lv + uvv - (self.feed + self.kill) * v;
-        (clamp01(u + du_dt * self.dt), clamp01(v + dv_dt * self.dt))
+        (add_clamp01(u, du_dt * self.dt), add_clamp01(v, dv_dt * self.dt))
     }
 }
 
@@ -65,10 +65,55 @@ pub fn clamp01(x: f32) -> f32 {
     x.max(0.0).min(1.0)
 }
 
+/// `clamp01(a + b)`: the sum rounded to nearest, then clamped to [0, 1], NaN to +0 (and
+/// −0 to +0). On the GPU this is one instruction, `add.rn.sat.f32`, where the separate add,
+/// max and min took three; both give the same bits for every input (a GPU test checks the
+/// special values).
+#[inline(always)]
+pub fn add_clamp01(a: f32, b: f32) -> f32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let sum: f32;
+        // SAFETY: register arithmetic only.
+        unsafe {
+            core::arch::asm!(
+                "add.rn.sat.f32 {sum}, {a}, {b};",
+                sum = out(reg32) sum,
+                a = in(reg32) a,
+                b = in(reg32) b,
+                options(pure, nomem, nostack, preserves_flags),
+            );
+        }
+        sum
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let sum = a + b;
+        // `>` is false for NaN and for −0: both give +0, as the GPU's saturation does.
+        if sum > 0.0 { sum.min(1.0) } else { 0.0 }
+    }
+}
+
 /// The 5-point Laplacian: the sum of the four neighbours minus four times the centre.
+///
+/// On the GPU the last two operations are one fused multiply-add, `fma.rn(-4, centre, sum)`:
+/// `4 · centre` is exact in binary floating point (a power of two) unless it overflows, so
+/// rounding `sum − 4 · centre` once gives the same bits as the CPU's multiply then subtract
+/// for every `|centre| < 2¹²⁵` (beyond, the CPU's product is infinite and the fused one is
+/// not). The fields are in [0, 1]: every step clamps them, and a checkpoint outside that is
+/// refused. (This is the only multiply-add the Gray-Scott kernels use: any other would round
+/// differently from the CPU.)
 #[inline(always)]
 pub fn laplacian5(centre: f32, left: f32, right: f32, up: f32, down: f32) -> f32 {
-    (left + right) + (up + down) - 4.0 * centre
+    let neighbours = (left + right) + (up + down);
+    #[cfg(target_arch = "nvptx64")]
+    {
+        core::f32::math::mul_add(-4.0, centre, neighbours)
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        neighbours - 4.0 * centre
+    }
 }
 
 /// The index before `i` on a periodic axis of length `n`.
@@ -832,5 +877,34 @@ pub unsafe fn gray_scott_map(
             (u_up, u_here, v_up, v_here) = (u_here, u_down, v_here, v_down);
             here = below;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn add_clamp01_saturates_like_the_gpu() {
+        let bits = |x: f32| x.to_bits();
+        assert_eq!(bits(add_clamp01(0.25, 0.5)), bits(0.75));
+        assert_eq!(bits(add_clamp01(0.75, 0.5)), bits(1.0));
+        assert_eq!(bits(add_clamp01(0.25, -0.5)), bits(0.0));
+        // NaN and −0 both become +0, as `add.rn.sat.f32` makes them.
+        assert_eq!(bits(add_clamp01(f32::NAN, 0.5)), bits(0.0));
+        assert_eq!(bits(add_clamp01(f32::INFINITY, f32::NEG_INFINITY)), bits(0.0));
+        assert_eq!(bits(add_clamp01(-0.0, -0.0)), bits(0.0));
+        assert_eq!(bits(add_clamp01(f32::MAX, f32::MAX)), bits(1.0));
+        // Rounded before clamping: 1 − 2⁻²⁵ rounds to 1 (ties to even), a value just below
+        // 1 stays.
+        assert_eq!(bits(add_clamp01(1.0, -(2.0f32).powi(-25))), bits(1.0));
+        assert_eq!(bits(add_clamp01(1.0, -(2.0f32).powi(-24))), bits(1.0 - (2.0f32).powi(-24)));
+    }
+
+    #[test]
+    fn laplacian5_is_neighbours_minus_four_centres() {
+        assert_eq!(laplacian5(0.5, 1.0, 0.0, 0.25, 0.75), 0.0);
+        assert_eq!(laplacian5(0.0, 1.0, 2.0, 3.0, 4.0), 10.0);
+        assert_eq!(laplacian5(1.0, 0.0, 0.0, 0.0, 0.0), -4.0);
     }
 }

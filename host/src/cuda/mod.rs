@@ -224,13 +224,20 @@ impl Gpu {
     /// memory it declares, the whole GPU holds at once (blocks per SM from the occupancy
     /// calculator, times the SM count).
     pub fn resident_blocks<K: Kernel>(&self, kernel: K, block_threads: u32) -> Result<u32> {
+        self.resident_blocks_with(kernel, block_threads, K::DYNAMIC_SHARED_BYTES)
+    }
+
+    /// [`resident_blocks`](Gpu::resident_blocks) for blocks launched with `shared_bytes` of
+    /// dynamic shared memory (a kernel whose block size sets its shared memory).
+    pub fn resident_blocks_with<K: Kernel>(
+        &self,
+        kernel: K,
+        block_threads: u32,
+        shared_bytes: u32,
+    ) -> Result<u32> {
         let per_sm = self
             .function(kernel)?
-            .occupancy_max_active_blocks_per_multiprocessor(
-                block_threads,
-                K::DYNAMIC_SHARED_BYTES as usize,
-                None,
-            )
+            .occupancy_max_active_blocks_per_multiprocessor(block_threads, shared_bytes as usize, None)
             .context(|| "querying occupancy".into())?;
         let sms = self
             .ctx

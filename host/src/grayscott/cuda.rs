@@ -91,15 +91,26 @@ impl std::fmt::Display for StreamShape {
 }
 
 impl StreamShape {
-    /// Candidates timed by [`tune_streaming`]: every step count from 2 (the strip widths
-    /// tile a grid differently for each), 1 to 4 warps, chunks of 8 to 128 rows.
-    pub fn candidates() -> Vec<StreamShape> {
+    /// Candidates timed by [`tune_streaming`] on a `width × height` grid: every step count
+    /// from 2 (the strip widths tile a grid differently for each), 1 to 4 warps, and chunks of
+    /// 8, 16 and 32 rows plus, of 8 rows or more, those that fill 1 to 4 whole waves of blocks
+    /// (`resident(steps, warps)` blocks fit on the GPU at once): the longer a chunk, the less
+    /// the wavefront's start costs, and in whole waves no SM idles through a last partial one.
+    pub fn candidates(width: u32, height: u32, resident: impl Fn(u32, u32) -> u32) -> Vec<StreamShape> {
         let mut all = Vec::new();
         for steps in 2..=STREAM_MAX_STEPS {
             for warps in 1..=STREAM_MAX_WARPS {
-                for chunk in [8, 16, 32, 64, 128] {
-                    all.push(StreamShape { steps, warps, chunk });
+                let strips = width.max(1).div_ceil(stream_strip(steps, warps));
+                let mut chunks = vec![8, 16, 32];
+                for waves in 1..=4 {
+                    let block_rows = waves * resident(steps, warps) / strips;
+                    if block_rows > 0 {
+                        chunks.push(height.max(1).div_ceil(block_rows).max(8));
+                    }
                 }
+                chunks.sort_unstable();
+                chunks.dedup();
+                all.extend(chunks.into_iter().map(|chunk| StreamShape { steps, warps, chunk }));
             }
         }
         all
@@ -180,6 +191,25 @@ fn time_candidate(gpu: &Gpu, mut run: impl FnMut() -> Result<()>) -> Result<f64>
     Ok(times[1])
 }
 
+/// Set (to anything) to have the tuners print every candidate's time on stderr.
+pub const TUNE_LOG_VAR: &str = "RUST_GPU_SIM_TUNE_LOG";
+
+/// Prints one tuning candidate's time per step (`ms` for `launches` launches of `steps` steps
+/// each) when [`TUNE_LOG_VAR`] is set.
+fn log_candidate(
+    kernel: &str,
+    (width, height): (u32, u32),
+    label: impl std::fmt::Display,
+    ms: f64,
+    launches: usize,
+    steps: u32,
+) {
+    if std::env::var_os(TUNE_LOG_VAR).is_some() {
+        let us = ms * 1000.0 / (launches as f64 * f64::from(steps));
+        eprintln!("tune {kernel} {width}x{height}: {label}: {us:.3} µs per step");
+    }
+}
+
 /// Times every [`FusedShape::candidates`] on a `width × height` grid of random fields with
 /// device events, and returns the fastest.
 pub fn tune_fused(gpu: &Gpu, width: u32, height: u32) -> Result<FusedShape> {
@@ -193,6 +223,7 @@ pub fn tune_fused(gpu: &Gpu, width: u32, height: u32) -> Result<FusedShape> {
             fields
                 .ping_pong(pairs, |u, v, un, vn| launch_fused(gpu, u, v, un, vn, width, height, rates, shape))
         })?;
+        log_candidate("fused", (width, height), shape, ms, 2 * pairs, 1);
         if ms < best.0 {
             best = (ms, shape);
         }
@@ -214,6 +245,7 @@ pub fn tune_temporal(gpu: &Gpu, width: u32, height: u32) -> Result<u32> {
             fields
                 .ping_pong(pairs, |u, v, un, vn| launch_temporal(gpu, u, v, un, vn, width, height, rates, k))
         })?;
+        log_candidate("temporal", (width, height), format_args!("{k} steps"), ms, 2 * pairs, k);
         if ms / f64::from(k) < best.0 {
             best = (ms / f64::from(k), k);
         }
@@ -293,12 +325,22 @@ pub fn tune_streaming(gpu: &Gpu, width: u32, height: u32) -> Result<StreamShape>
     let rates = super::preset("coral").expect("preset").rates();
     let pairs = (400_000_000 / cells).clamp(4, 400) / 2;
     let mut best = (f64::INFINITY, StreamShape::default());
-    for shape in StreamShape::candidates() {
+    let mut resident = [[0u32; STREAM_MAX_WARPS as usize]; STREAM_MAX_STEPS as usize];
+    for steps in 1..=STREAM_MAX_STEPS {
+        for warps in 1..=STREAM_MAX_WARPS {
+            resident[steps as usize - 1][warps as usize - 1] = stream_resident_blocks(gpu, steps, warps)?;
+        }
+    }
+    let candidates = StreamShape::candidates(width, height, |steps, warps| {
+        resident[steps as usize - 1][warps as usize - 1]
+    });
+    for shape in candidates {
         let ms = time_candidate(gpu, || {
             fields.ping_pong(pairs, |u, v, un, vn| {
                 launch_streaming(gpu, u, v, un, vn, width, height, rates, shape, shape.steps)
             })
         })?;
+        log_candidate("streaming", (width, height), shape, ms, 2 * pairs, shape.steps);
         if ms / f64::from(shape.steps) < best.0 {
             best = (ms / f64::from(shape.steps), shape);
         }
@@ -951,6 +993,22 @@ pub fn launch_temporal(
     gpu.launch(gray_scott_temporal, cfg, (u, v, u_next, v_next, width, height, rates, steps))
 }
 
+/// How many blocks of `gray_scott_streaming_s{steps}` with `warps` warps the GPU holds at once.
+fn stream_resident_blocks(gpu: &Gpu, steps: u32, warps: u32) -> Result<u32> {
+    let (threads, shared) = (32 * warps, stream_shared_bytes(steps, warps));
+    match steps {
+        1 => gpu.resident_blocks_with(gray_scott_streaming_s1, threads, shared),
+        2 => gpu.resident_blocks_with(gray_scott_streaming_s2, threads, shared),
+        3 => gpu.resident_blocks_with(gray_scott_streaming_s3, threads, shared),
+        4 => gpu.resident_blocks_with(gray_scott_streaming_s4, threads, shared),
+        5 => gpu.resident_blocks_with(gray_scott_streaming_s5, threads, shared),
+        6 => gpu.resident_blocks_with(gray_scott_streaming_s6, threads, shared),
+        7 => gpu.resident_blocks_with(gray_scott_streaming_s7, threads, shared),
+        8 => gpu.resident_blocks_with(gray_scott_streaming_s8, threads, shared),
+        _ => unreachable!("no streaming kernel for {steps} steps"),
+    }
+}
+
 /// A `gray_scott_streaming_s{steps}` kernel: `steps` (≤ 8) steps from (`u`, `v`) into
 /// (`u_next`, `v_next`), with the warps and chunk of `shape` (its `steps` is not used: the last
 /// launch of a run may take fewer).
@@ -1046,8 +1104,25 @@ mod tests {
         for shape in FusedShape::candidates() {
             assert_eq!(FusedShape::parse(&shape.key()), Some(shape), "{}", shape.key());
         }
-        let candidates = StreamShape::candidates();
-        assert_eq!(candidates.len(), 7 * 4 * 5);
+        // An H200's 132 SMs holding 6 blocks each, on an odd grid.
+        let candidates = StreamShape::candidates(4093, 3001, |_, _| 792);
+        assert!(candidates.len() >= 7 * 4 * 3 && candidates.len() <= 7 * 4 * 7);
+        for steps in 2..=STREAM_MAX_STEPS {
+            for warps in 1..=STREAM_MAX_WARPS {
+                let chunks: Vec<u32> = candidates
+                    .iter()
+                    .filter(|s| (s.steps, s.warps) == (steps, warps))
+                    .map(|s| s.chunk)
+                    .collect();
+                assert!([8, 16, 32].iter().all(|c| chunks.contains(c)), "{chunks:?}");
+                // The longest chunk fills one wave: its blocks fit on the GPU at once, and one
+                // row less per chunk would not.
+                let strips = 4093u32.div_ceil(stream_strip(steps, warps));
+                let longest = *chunks.iter().max().unwrap();
+                assert!(strips * 3001u32.div_ceil(longest) <= 792, "s{steps}w{warps}: {chunks:?}");
+                assert!(strips * 3001u32.div_ceil(longest - 1) > 792, "s{steps}w{warps}: {chunks:?}");
+            }
+        }
         for shape in candidates {
             assert!(shape.is_valid(), "{shape:?}");
             assert_eq!(StreamShape::parse(&shape.key()), Some(shape), "{}", shape.key());

@@ -467,13 +467,14 @@ impl GrayScott {
         self.checkpoint()?.write(path)
     }
 
-    /// Continues from `checkpoint`: refuses one of another simulation, size or rates, else
+    /// Continues from `checkpoint`: refuses one of another simulation, size or rates, or with
+    /// U or V outside [0, 1], else
     /// replaces the fields and the step count. Frames taken before are unaffected.
     pub fn restore(&mut self, mut checkpoint: Checkpoint) -> Result<()> {
         checkpoint.check(Simulation::GrayScott, [self.width, self.height, 1], &self.checkpoint_params())?;
         let cells = self.width as usize * self.height as usize;
-        let u = checkpoint.take_array("u", cells)?;
-        let v = checkpoint.take_array("v", cells)?;
+        let u = checkpoint.take_unit_array("u", cells)?;
+        let v = checkpoint.take_unit_array("v", cells)?;
         self.engine.set_fields(&u, &v)?;
         self.steps_done = checkpoint.steps;
         Ok(())
