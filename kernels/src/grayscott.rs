@@ -814,9 +814,9 @@ streaming_kernels!(
     /// launch: 8 read × window / strip × (chunk + 2T) / chunk, 8 written: about 17 B, over T
     /// steps (2.2 B per step at T = 8, against 16 for any single-step kernel). Same float
     /// operations per cell as the other kernels ([`laplacian5`], [`Rates::step`]): results are
-    /// bit-identical. On an H200 at 4096², tuned (7 or 8 steps, 4 warps, 64-row chunks):
-    /// 31.0–31.5 µs per step, against 42.0 for [`gray_scott_temporal`]; ncu: 150 registers, 3
-    /// blocks per SM, issue slots 68% busy.
+    /// bit-identical. On an H200 at 4096², tuned (7 steps, 4 warps, 133-row chunks: one wave
+    /// of blocks): 24.1 µs per step, against 41.4 for [`gray_scott_temporal`]; ncu: 119
+    /// registers (148 at 8 steps), 4 blocks per SM, issue slots 74% busy.
     gray_scott_streaming_s8 8
 );
 
