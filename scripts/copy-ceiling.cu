@@ -2,7 +2,7 @@
 // can any kernel read two 4096² float fields and write two, against cudaMemcpy (device to
 // device) of the same bytes? The `fused` kernel moves exactly this (16 B per cell).
 //
-//   nvcc -O3 -arch=sm_90 -o /tmp/copy-ceiling scripts/copy-ceiling.cu && /tmp/copy-ceiling
+//   nvcc -O3 -arch=native -o /tmp/copy-ceiling scripts/copy-ceiling.cu && /tmp/copy-ceiling
 //
 // Prints the median of 21 timed repeats (after 3 warm-ups, CUDA events) of each, as GB/s of
 // bytes read + written and as a share of cudaMemcpy's.

@@ -128,6 +128,8 @@ if has bench; then
   echo "== bench"
   $B/host bench grayscott --json "$OUT/bench.json" --plot "$OUT/bench.png" 2> "$OUT/bench.err" | tee "$OUT/bench.txt"
   tail -3 "$OUT/bench.err"
+  echo "== the Gray-Scott step's traffic with no stencil (scripts/copy-ceiling.cu, nvcc)"
+  nvcc -O3 -arch=native -o /tmp/copy-ceiling scripts/copy-ceiling.cu && /tmp/copy-ceiling | tee "$OUT/copy-ceiling.txt"
 fi
 
 if has map; then
