@@ -33,9 +33,9 @@ fn poisoned_pair(gpu: &Gpu, cells: usize) -> (CudaSlice<f32>, CudaSlice<f32>) {
     (upload(gpu, &vec![f32::NAN; cells]), upload(gpu, &vec![f32::NAN; cells]))
 }
 
-/// The GPU's one-instruction forms of the clamped update (`add.rn.sat.f32`) and of the
-/// Laplacian's last step (a multiply-add by −4) give the CPU's bits for every pair of special
-/// values (zeros of both signs, NaN, infinities, subnormals, the largest float, values
+/// The GPU's one-instruction forms of the clamped update (an add and `cvt.sat`, one
+/// `FADD.SAT`) and of the Laplacian's last step (a multiply-add by −4) give the CPU's bits for
+/// every pair of special values (zeros of both signs, NaN, infinities, subnormals, the largest float, values
 /// around one) and for random pairs: NaN as NaN, everything else bit for bit; the Laplacian
 /// for every centre below 2¹²⁵ in magnitude (see `laplacian5`).
 #[test]

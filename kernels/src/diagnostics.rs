@@ -17,7 +17,7 @@ pub unsafe fn check_device_assert(value: u32, limit: u32, out: *mut u32) {
 
 /// For each `i < n`: `sums[i] = add_clamp01(a[i], b[i])` and
 /// `laplacians[2i], [2i + 1] = laplacian5(a[i], b[i], b[i], b[i], b[i])`,
-/// `laplacian5(a[i], b[i], a[i], b[i], a[i])`: the GPU's forms (`add.rn.sat`, the
+/// `laplacian5(a[i], b[i], a[i], b[i], a[i])`: the GPU's forms (the saturating add, the
 /// multiply-add), to compare bit for bit with the CPU's on special values.
 ///
 /// Thread mapping: one thread per `i` (1-D grid). Bytes: 8 read, 12 written per `i`.
