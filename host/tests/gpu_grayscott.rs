@@ -150,13 +150,21 @@ fn fused_kernel_matches_reference_step() {
     let (gpu, seed) = (gpu(), fresh_seed());
     // One thread per cell, and marching shapes whose rows do not divide the height; widths of
     // 1 to 3 columns too.
+    let one = |block, rows| FusedShape { block, rows, columns: 1 };
+    let four = |block, rows| FusedShape { block, rows, columns: 4 };
     let shapes = [
-        FusedShape { block: (32, 8), rows: 1 },
-        FusedShape { block: (64, 2), rows: 3 },
+        one((32, 8), 1),
+        one((64, 2), 3),
         FusedShape::default(),
-        FusedShape { block: (256, 1), rows: 16 },
+        one((256, 1), 16),
+        four((32, 8), 1),
+        four((64, 2), 3),
+        four((128, 2), 4),
+        four((256, 1), 16),
     ];
-    for (w, h) in [(W, H), (1, 5), (3, 7), (2, 2)] {
+    // Widths that are multiples of 4 (for the float4 kernel) with heights not a multiple of
+    // the rows or the block, and odd ones (the float4 shapes refuse them).
+    for (w, h) in [(W, H), (1, 5), (3, 7), (2, 2), (260, 131), (4, 3), (8, 1), (516, 77)] {
         let cells = (w * h) as usize;
         let u = random_field(cells, seed, 0.0, 1.0);
         let v = random_field(cells, seed + 1, 0.0, 1.0);
@@ -167,7 +175,7 @@ fn fused_kernel_matches_reference_step() {
         let (cu, cv) = grayscott::Engine::fields(&mut cpu_sim).unwrap();
         for shape in shapes {
             let (mut un, mut vn) = poisoned_pair(&gpu, cells);
-            cuda::launch_fused(
+            let launched = cuda::launch_fused(
                 &gpu,
                 &upload(&gpu, &u),
                 &upload(&gpu, &v),
@@ -177,8 +185,13 @@ fn fused_kernel_matches_reference_step() {
                 h,
                 coral(),
                 shape,
-            )
-            .unwrap();
+            );
+            if shape.columns == 4 && w % 4 != 0 {
+                let err = launched.expect_err("four columns per thread need a width that is a multiple of 4");
+                assert!(err.to_string().contains("multiple of 4"), "{err}");
+                continue;
+            }
+            launched.unwrap();
             let (got_u, got_v) = (download(&gpu, &un), download(&gpu, &vn));
             let (eu, ev) = (max_abs_diff(&got_u, &want_u), max_abs_diff(&got_v, &want_v));
             assert!(eu < 1e-5 && ev < 1e-5, "{w}x{h}, one fused step with {shape}: |ΔU| {eu}, |ΔV| {ev}");
@@ -320,6 +333,18 @@ fn every_variant_agrees_with_cpu_after_1000_steps() {
             eprintln!("{w}x{h} {} after 1000 steps: max |ΔU| {eu:e}, max |ΔV| {ev:e}", variant.name());
             assert!(eu <= 1e-4 && ev <= 1e-4, "{w}x{h} {}: |ΔU| {eu}, |ΔV| {ev}", variant.name());
         }
+        // The fused step with four columns per thread (float4), bit for bit.
+        let mut sim = GrayScott::new(&setup, &Device::Cuda(gpu.clone()), Variant::Fused).unwrap();
+        let shape = FusedShape { block: (64, 2), rows: 3, columns: 4 };
+        sim.cuda_engine().expect("a CUDA run").set_fused_shape(shape);
+        for chunk in chunks {
+            sim.step(chunk).unwrap();
+        }
+        let (gu, gv) = sim.fields().unwrap();
+        assert!(
+            gu == cu && gv == cv,
+            "{w}x{h} fused with {shape}: not bit-identical to the CPU after 1000 steps"
+        );
     }
 }
 

@@ -284,6 +284,73 @@ pub unsafe fn gray_scott_fused(
     }
 }
 
+/// Four adjacent cells of a row, for 16-byte vector loads and stores.
+#[cfg(target_arch = "nvptx64")]
+#[derive(Clone, Copy)]
+#[repr(C, align(16))]
+struct Quad([f32; 4]);
+
+/// Step 2 again, with vector accesses: [`gray_scott_fused`] with four adjacent columns per
+/// thread, read and written as `float4` (`ld.global.v4.f32`, `st.global.v4.f32`), so that a
+/// row of a field is one load per four cells; the left and right neighbours of the four are
+/// two scalar loads (L1 hits). Needs `width % 4 == 0` (so every row starts 16-byte
+/// aligned; the host checks). Same float operations per cell as [`gray_scott_fused`]:
+/// bit-identical results.
+///
+/// Thread mapping: a 2-D launch, x along rows in units of four columns (thread `t` holds
+/// columns `4t .. 4t + 4`); each thread marches down `rows_per_thread` consecutive rows,
+/// keeping the rows above and at the current one in registers. Bytes per cell: 16, as fused.
+#[kernel]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn gray_scott_fused_x4(
+    u: *const f32,
+    v: *const f32,
+    u_next: *mut f32,
+    v_next: *mut f32,
+    width: u32,
+    height: u32,
+    rates: Rates,
+    rows_per_thread: u32,
+) {
+    let (quad, band) = thread::index_2d();
+    let x0 = quad * 4;
+    let first = band * rows_per_thread;
+    if width % 4 != 0 || x0 >= width || first >= height {
+        return;
+    }
+    let last = (first + rows_per_thread).min(height);
+    let w = width as usize;
+    // Columns left of the first and right of the last (periodic at the edges).
+    let (left, right) = (wrap_prev(x0, width) as usize, wrap_next(x0 + 3, width) as usize);
+    let x0 = x0 as usize;
+    // SAFETY (all accesses): rows are `width` floats, a multiple of 4, from 16-byte aligned
+    // allocations, so `row * w + x0` is a 16-byte aligned index inside the field.
+    let load =
+        |field: *const f32, row: u32| unsafe { (*(field.add(row as usize * w + x0) as *const Quad)).0 };
+    let (mut u_up, mut v_up) = (load(u, wrap_prev(first, height)), load(v, wrap_prev(first, height)));
+    let (mut u_here, mut v_here) = (load(u, first), load(v, first));
+    for y in first..last {
+        let below = wrap_next(y, height);
+        let (u_down, v_down) = (load(u, below), load(v, below));
+        let row = y as usize * w;
+        let (ul, ur, vl, vr) =
+            unsafe { (*u.add(row + left), *u.add(row + right), *v.add(row + left), *v.add(row + right)) };
+        let (mut u_new, mut v_new) = ([0.0f32; 4], [0.0f32; 4]);
+        for j in 0..4 {
+            let (u_left, v_left) = if j == 0 { (ul, vl) } else { (u_here[j - 1], v_here[j - 1]) };
+            let (u_right, v_right) = if j == 3 { (ur, vr) } else { (u_here[j + 1], v_here[j + 1]) };
+            let lu = laplacian5(u_here[j], u_left, u_right, u_up[j], u_down[j]);
+            let lv = laplacian5(v_here[j], v_left, v_right, v_up[j], v_down[j]);
+            (u_new[j], v_new[j]) = rates.step(u_here[j], v_here[j], lu, lv);
+        }
+        unsafe {
+            *(u_next.add(row + x0) as *mut Quad) = Quad(u_new);
+            *(v_next.add(row + x0) as *mut Quad) = Quad(v_new);
+        }
+        (u_up, u_here, v_up, v_here) = (u_here, u_down, v_here, v_down);
+    }
+}
+
 /// Block shape of [`gray_scott_tiled`] (fixed: it sizes the shared tile).
 pub const TILE_W: u32 = 32;
 pub const TILE_H: u32 = 8;

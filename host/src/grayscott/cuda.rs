@@ -9,7 +9,7 @@ use kernels::{
     colormap::{MIN_MAX_BLOCK, MinMax, colormap_levels, field_min_max},
     grayscott::{
         Rates, STREAM_MAX_STEPS, STREAM_MAX_WARPS, TEMPORAL_MAX_STEPS, TEMPORAL_SPAN_Y, TEMPORAL_WARPS,
-        TILE_H, TILE_W, gray_scott_fused, gray_scott_laplacian, gray_scott_streaming_s1,
+        TILE_H, TILE_W, gray_scott_fused, gray_scott_fused_x4, gray_scott_laplacian, gray_scott_streaming_s1,
         gray_scott_streaming_s2, gray_scott_streaming_s3, gray_scott_streaming_s4, gray_scott_streaming_s5,
         gray_scott_streaming_s6, gray_scott_streaming_s7, gray_scott_streaming_s8, gray_scott_temporal,
         gray_scott_tiled, gray_scott_update, stream_shared_bytes, stream_strip, temporal_tile,
@@ -19,7 +19,7 @@ use kernels::{
 use super::{Engine, Variant, cpu};
 use crate::{
     cuda::{Gpu, grid_1d, grid_2d},
-    error::{CudaContext as _, Result},
+    error::{CudaContext as _, Error, Result},
     memory,
     render::colormap,
 };
@@ -28,44 +28,66 @@ use crate::{
 /// warp along x keeps rows coalesced.
 pub const BLOCK_2D: (u32, u32) = (32, 8);
 
-/// Launch shape of `gray_scott_fused`: a 2-D block, each thread marching `rows` rows.
+/// Launch shape of the fused step: a 2-D block, each thread marching `rows` rows of one
+/// column (`gray_scott_fused`) or of four adjacent columns read and written as `float4`
+/// (`gray_scott_fused_x4`, for widths that are a multiple of 4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FusedShape {
     pub block: (u32, u32),
     pub rows: u32,
+    /// Columns per thread: 1 or 4.
+    pub columns: u32,
 }
 
 impl Default for FusedShape {
     fn default() -> Self {
-        Self { block: (128, 2), rows: 4 }
+        Self { block: (128, 2), rows: 4, columns: 1 }
     }
 }
 
 impl std::fmt::Display for FusedShape {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}x{} threads, {} rows each", self.block.0, self.block.1, self.rows)
+        write!(f, "{}x{} threads, {} rows each", self.block.0, self.block.1, self.rows)?;
+        if self.columns > 1 {
+            write!(f, " of {} columns (float4)", self.columns)?;
+        }
+        Ok(())
     }
 }
 
 impl FusedShape {
-    /// Candidates timed by [`tune_fused`]: warp-wide or wider rows, 256 or fewer threads,
-    /// 1 to 8 rows per thread.
-    pub fn candidates() -> Vec<FusedShape> {
+    /// Candidates timed by [`tune_fused`] for a grid `width` wide: warp-wide or wider rows,
+    /// 256 or fewer threads, 1 to 8 rows per thread, one column per thread and, where
+    /// `width` is a multiple of 4, four.
+    pub fn candidates(width: u32) -> Vec<FusedShape> {
         let blocks = [(32, 8), (32, 4), (64, 4), (64, 2), (128, 2), (128, 1), (256, 1)];
-        blocks.iter().flat_map(|&block| [1, 2, 4, 8].map(|rows| FusedShape { block, rows })).collect()
+        let columns: &[u32] = if width % 4 == 0 { &[1, 4] } else { &[1] };
+        let mut all = Vec::new();
+        for &columns in columns {
+            for &block in &blocks {
+                all.extend([1, 2, 4, 8].map(|rows| FusedShape { block, rows, columns }));
+            }
+        }
+        all
     }
 
-    /// `128x2x4` (block width, block height, rows per thread), as cached.
+    /// `128x2x4` (block width, block height, rows per thread), then `x4` for four columns per
+    /// thread, as cached.
     pub fn key(&self) -> String {
-        format!("{}x{}x{}", self.block.0, self.block.1, self.rows)
+        let columns = if self.columns > 1 { format!("x{}", self.columns) } else { String::new() };
+        format!("{}x{}x{}{columns}", self.block.0, self.block.1, self.rows)
     }
 
     /// Parses [`FusedShape::key`]; `None` for anything malformed or unlaunchable.
     pub fn parse(text: &str) -> Option<FusedShape> {
         let parts: Vec<u32> = text.split('x').map(str::parse).collect::<Result<_, _>>().ok()?;
-        let [bx, by, rows] = parts[..] else { return None };
+        let (bx, by, rows, columns) = match parts[..] {
+            [bx, by, rows] => (bx, by, rows, 1),
+            [bx, by, rows, 4] => (bx, by, rows, 4),
+            _ => return None,
+        };
         let valid = bx > 0 && by > 0 && rows > 0 && bx * by <= 1024 && rows <= 64;
-        valid.then_some(FusedShape { block: (bx, by), rows })
+        valid.then_some(FusedShape { block: (bx, by), rows, columns })
     }
 }
 
@@ -218,7 +240,7 @@ pub fn tune_fused(gpu: &Gpu, width: u32, height: u32) -> Result<FusedShape> {
     let rates = super::preset("coral").expect("preset").rates();
     let pairs = (100_000_000 / cells).clamp(4, 200) / 2;
     let mut best = (f64::INFINITY, FusedShape::default());
-    for shape in FusedShape::candidates() {
+    for shape in FusedShape::candidates(width) {
         let ms = time_candidate(gpu, || {
             fields
                 .ping_pong(pairs, |u, v, un, vn| launch_fused(gpu, u, v, un, vn, width, height, rates, shape))
@@ -946,9 +968,20 @@ pub fn launch_fused(
     rates: Rates,
     shape: FusedShape,
 ) -> Result<()> {
-    // Thread rows × `rows` cover the height.
-    let cfg = grid_2d(width, height.div_ceil(shape.rows), shape.block);
-    gpu.launch(gray_scott_fused, cfg, (u, v, u_next, v_next, width, height, rates, shape.rows))
+    let args = (u, v, u_next, v_next, width, height, rates, shape.rows);
+    // Thread rows × `rows` cover the height; threads × `columns` the width.
+    if shape.columns == 4 {
+        if width % 4 != 0 {
+            return Err(Error::InvalidInput(format!(
+                "the fused kernel with four columns per thread needs a width that is a multiple of 4, not {width}"
+            )));
+        }
+        let cfg = grid_2d(width / 4, height.div_ceil(shape.rows), shape.block);
+        gpu.launch(gray_scott_fused_x4, cfg, args)
+    } else {
+        let cfg = grid_2d(width, height.div_ceil(shape.rows), shape.block);
+        gpu.launch(gray_scott_fused, cfg, args)
+    }
 }
 
 /// `gray_scott_tiled`: as fused, through a shared-memory tile.
@@ -1101,9 +1134,13 @@ mod tests {
     /// Every tuning candidate is valid, and its cache key reads back as itself.
     #[test]
     fn launch_settings_round_trip_through_their_cache_keys() {
-        for shape in FusedShape::candidates() {
+        for shape in FusedShape::candidates(4096) {
             assert_eq!(FusedShape::parse(&shape.key()), Some(shape), "{}", shape.key());
         }
+        assert_eq!(FusedShape::candidates(4096).len(), 2 * FusedShape::candidates(4094).len());
+        assert!(FusedShape::candidates(4094).iter().all(|s| s.columns == 1));
+        assert_eq!(FusedShape::default().key(), "128x2x4");
+        assert_eq!(FusedShape { columns: 4, ..FusedShape::default() }.key(), "128x2x4x4");
         // An H200's 132 SMs holding 6 blocks each, on an odd grid.
         let candidates = StreamShape::candidates(4093, 3001, |_, _| 792);
         assert!(candidates.len() >= 7 * 4 * 3 && candidates.len() <= 7 * 4 * 7);
@@ -1140,7 +1177,9 @@ mod tests {
         {
             assert_eq!(StreamShape::parse(text), None, "{text:?}");
         }
-        for text in ["", "128x2", "0x2x4", "2048x1x4", "128x2x0", "128x2x65", "axbxc"] {
+        for text in
+            ["", "128x2", "0x2x4", "2048x1x4", "128x2x0", "128x2x65", "axbxc", "128x2x4x2", "128x2x4x4x4"]
+        {
             assert_eq!(FusedShape::parse(text), None, "{text:?}");
         }
     }
