@@ -11,7 +11,8 @@
 //!    Laplacians go through device memory (the write-up's "v0" runs only the Laplacian on the
 //!    GPU, "v1" both).
 //! 2. [`gray_scott_fused`]: one launch per step, Laplacian and update in registers, ping-pong
-//!    buffers (the write-up's final step; the default).
+//!    buffers (the write-up's final step; the default); [`gray_scott_fused_x4`] is the same
+//!    with four columns per thread through `float4` loads and stores.
 //! 3. [`gray_scott_tiled`]: fused, with the block's cells and halo staged in shared memory.
 //! 4. [`gray_scott_temporal`]: several steps per launch on a tile held in registers, so a
 //!    step costs a fraction of the 16 bytes per cell that any single-step kernel must move.
