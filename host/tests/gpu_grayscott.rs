@@ -23,6 +23,11 @@ const W: u32 = 257;
 const H: u32 = 131;
 const CELLS: usize = (W * H) as usize;
 
+/// The bit patterns of a field (so that −0 and +0 differ, unlike `==` on floats).
+fn bits(field: &[f32]) -> Vec<u32> {
+    field.iter().map(|x| x.to_bits()).collect()
+}
+
 /// A buffer full of NaN, so an element the kernel forgets to write fails the comparison.
 fn poisoned(gpu: &Gpu) -> CudaSlice<f32> {
     upload(gpu, &vec![f32::NAN; CELLS])
@@ -198,6 +203,13 @@ fn fused_kernel_matches_reference_step() {
             assert_eq!((&got_u, &got_v), (&cu, &cv), "{w}x{h}, {shape}: not bit-identical to the CPU");
         }
     }
+    // Only 1 and 4 columns per thread have kernels.
+    let (mut un, mut vn) = poisoned_pair(&gpu, CELLS);
+    let two = FusedShape { columns: 2, ..FusedShape::default() };
+    let err =
+        cuda::launch_fused(&gpu, &poisoned(&gpu), &poisoned(&gpu), &mut un, &mut vn, W, H, coral(), two)
+            .expect_err("no kernel takes two columns per thread");
+    assert!(err.to_string().contains("1 or 4 columns"), "{err}");
 }
 
 #[test]
@@ -332,6 +344,11 @@ fn every_variant_agrees_with_cpu_after_1000_steps() {
             let (eu, ev) = (max_abs_diff(&gu, &cu), max_abs_diff(&gv, &cv));
             eprintln!("{w}x{h} {} after 1000 steps: max |ΔU| {eu:e}, max |ΔV| {ev:e}", variant.name());
             assert!(eu <= 1e-4 && ev <= 1e-4, "{w}x{h} {}: |ΔU| {eu}, |ΔV| {ev}", variant.name());
+            assert!(
+                bits(&gu) == bits(&cu) && bits(&gv) == bits(&cv),
+                "{w}x{h} {}: not bit-identical",
+                variant.name()
+            );
         }
         // The fused step with four columns per thread (float4), bit for bit.
         let mut sim = GrayScott::new(&setup, &Device::Cuda(gpu.clone()), Variant::Fused).unwrap();
@@ -342,7 +359,7 @@ fn every_variant_agrees_with_cpu_after_1000_steps() {
         }
         let (gu, gv) = sim.fields().unwrap();
         assert!(
-            gu == cu && gv == cv,
+            bits(&gu) == bits(&cu) && bits(&gv) == bits(&cv),
             "{w}x{h} fused with {shape}: not bit-identical to the CPU after 1000 steps"
         );
     }

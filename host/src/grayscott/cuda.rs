@@ -48,8 +48,10 @@ impl Default for FusedShape {
 impl std::fmt::Display for FusedShape {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}x{} threads, {} rows each", self.block.0, self.block.1, self.rows)?;
-        if self.columns > 1 {
-            write!(f, " of {} columns (float4)", self.columns)?;
+        match self.columns {
+            1 => {}
+            4 => write!(f, " of 4 columns (float4)")?,
+            n => write!(f, " of {n} columns")?,
         }
         Ok(())
     }
@@ -348,7 +350,8 @@ pub fn tune_streaming(gpu: &Gpu, width: u32, height: u32) -> Result<StreamShape>
     let pairs = (400_000_000 / cells).clamp(4, 400) / 2;
     let mut best = (f64::INFINITY, StreamShape::default());
     let mut resident = [[0u32; STREAM_MAX_WARPS as usize]; STREAM_MAX_STEPS as usize];
-    for steps in 1..=STREAM_MAX_STEPS {
+    // Candidates take 2 steps or more.
+    for steps in 2..=STREAM_MAX_STEPS {
         for warps in 1..=STREAM_MAX_WARPS {
             resident[steps as usize - 1][warps as usize - 1] = stream_resident_blocks(gpu, steps, warps)?;
         }
@@ -970,17 +973,19 @@ pub fn launch_fused(
 ) -> Result<()> {
     let args = (u, v, u_next, v_next, width, height, rates, shape.rows);
     // Thread rows × `rows` cover the height; threads × `columns` the width.
-    if shape.columns == 4 {
-        if width % 4 != 0 {
-            return Err(Error::InvalidInput(format!(
-                "the fused kernel with four columns per thread needs a width that is a multiple of 4, not {width}"
-            )));
-        }
-        let cfg = grid_2d(width / 4, height.div_ceil(shape.rows), shape.block);
-        gpu.launch(gray_scott_fused_x4, cfg, args)
-    } else {
-        let cfg = grid_2d(width, height.div_ceil(shape.rows), shape.block);
-        gpu.launch(gray_scott_fused, cfg, args)
+    match shape.columns {
+        1 => gpu.launch(gray_scott_fused, grid_2d(width, height.div_ceil(shape.rows), shape.block), args),
+        4 if width % 4 == 0 => gpu.launch(
+            gray_scott_fused_x4,
+            grid_2d(width / 4, height.div_ceil(shape.rows), shape.block),
+            args,
+        ),
+        4 => Err(Error::InvalidInput(format!(
+            "the fused kernel with four columns per thread needs a width that is a multiple of 4, not {width}"
+        ))),
+        columns => Err(Error::InvalidInput(format!(
+            "the fused kernel takes 1 or 4 columns per thread, not {columns}"
+        ))),
     }
 }
 
