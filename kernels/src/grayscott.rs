@@ -581,8 +581,11 @@ pub unsafe fn gray_scott_temporal(
 }
 
 /// Cells per thread of the `streaming` kernels: two adjacent columns of one row. (Four halve
-/// the shared-memory traffic per cell but need up to 255 registers: on an H200 the tuner never
-/// chose them at 512² to 4096², so they are not built.)
+/// the shared-memory traffic per cell but need many more registers: 147 at 4 steps, against
+/// 78, and spills at 6. On an H200 the tuner never chose them at 512² to 4096²; measured
+/// again on 2026-11-23 at 3, 4 and 6 steps, the best four-column shape was slower than the
+/// best two-column shape of the same step counts: 8.4 against 7.8 µs per step at 2048²,
+/// 26.9 against 24.9 at 4096², 2.39 against 1.90 at 512². So they are not built.)
 pub const STREAM_COLS: u32 = 2;
 /// The most warps (side by side along x) in a `streaming` block.
 pub const STREAM_MAX_WARPS: u32 = 4;
