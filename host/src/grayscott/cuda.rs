@@ -1037,20 +1037,52 @@ pub fn launch_temporal(
     gpu.launch(gray_scott_temporal, cfg, (u, v, u_next, v_next, width, height, rates, steps))
 }
 
+/// Evaluates `$body` with `$kernel` bound to the handle of `gray_scott_streaming_s{$steps}`
+/// (each kernel's handle is its own type, so this is a match rather than a table).
+macro_rules! with_streaming_kernel {
+    ($steps:expr, $kernel:ident => $body:expr) => {
+        match $steps {
+            1 => {
+                let $kernel = gray_scott_streaming_s1;
+                $body
+            }
+            2 => {
+                let $kernel = gray_scott_streaming_s2;
+                $body
+            }
+            3 => {
+                let $kernel = gray_scott_streaming_s3;
+                $body
+            }
+            4 => {
+                let $kernel = gray_scott_streaming_s4;
+                $body
+            }
+            5 => {
+                let $kernel = gray_scott_streaming_s5;
+                $body
+            }
+            6 => {
+                let $kernel = gray_scott_streaming_s6;
+                $body
+            }
+            7 => {
+                let $kernel = gray_scott_streaming_s7;
+                $body
+            }
+            8 => {
+                let $kernel = gray_scott_streaming_s8;
+                $body
+            }
+            steps => unreachable!("no streaming kernel for {steps} steps"),
+        }
+    };
+}
+
 /// How many blocks of `gray_scott_streaming_s{steps}` with `warps` warps the GPU holds at once.
 fn stream_resident_blocks(gpu: &Gpu, steps: u32, warps: u32) -> Result<u32> {
     let (threads, shared) = (32 * warps, stream_shared_bytes(steps, warps));
-    match steps {
-        1 => gpu.resident_blocks_with(gray_scott_streaming_s1, threads, shared),
-        2 => gpu.resident_blocks_with(gray_scott_streaming_s2, threads, shared),
-        3 => gpu.resident_blocks_with(gray_scott_streaming_s3, threads, shared),
-        4 => gpu.resident_blocks_with(gray_scott_streaming_s4, threads, shared),
-        5 => gpu.resident_blocks_with(gray_scott_streaming_s5, threads, shared),
-        6 => gpu.resident_blocks_with(gray_scott_streaming_s6, threads, shared),
-        7 => gpu.resident_blocks_with(gray_scott_streaming_s7, threads, shared),
-        8 => gpu.resident_blocks_with(gray_scott_streaming_s8, threads, shared),
-        _ => unreachable!("no streaming kernel for {steps} steps"),
-    }
+    with_streaming_kernel!(steps, kernel => gpu.resident_blocks_with(kernel, threads, shared))
 }
 
 /// A `gray_scott_streaming_s{steps}` kernel: `steps` (≤ 8) steps from (`u`, `v`) into
@@ -1081,17 +1113,7 @@ pub fn launch_streaming(
     // Blocks of 32 × warps (≤ 4) threads with their shared planes; strips of `stream_strip`
     // columns and chunks of `chunk` rows cover the grid.
     let args = (u, v, u_next, v_next, width, height, rates, chunk);
-    match steps {
-        1 => gpu.launch(gray_scott_streaming_s1, cfg, args),
-        2 => gpu.launch(gray_scott_streaming_s2, cfg, args),
-        3 => gpu.launch(gray_scott_streaming_s3, cfg, args),
-        4 => gpu.launch(gray_scott_streaming_s4, cfg, args),
-        5 => gpu.launch(gray_scott_streaming_s5, cfg, args),
-        6 => gpu.launch(gray_scott_streaming_s6, cfg, args),
-        7 => gpu.launch(gray_scott_streaming_s7, cfg, args),
-        8 => gpu.launch(gray_scott_streaming_s8, cfg, args),
-        _ => unreachable!("checked by is_valid"),
-    }
+    with_streaming_kernel!(steps, kernel => gpu.launch(kernel, cfg, args))
 }
 
 /// `field_min_max` over `frames` consecutive frames of `cells` cells: resets `slots`
