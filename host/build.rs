@@ -1,4 +1,5 @@
-//! Compiles the `kernels` crate to PTX and embeds it: `host::cuda::PTX` is the module text,
+//! Compiles the `kernels` crate to PTX with the toolkit's builder (`ptxkit-build`) and embeds
+//! it: `host::cuda::PTX` is the module text,
 //! `host::cuda::KERNELS` the table of its kernels (generated from the kernels' `#[kernel]`
 //! markers; launch bounds come from `#[kernel(launch_bounds(...))]` on each kernel), and
 //! `host::cuda::CUBINS` machine code for the common GPUs, so they skip the JIT at start-up.
@@ -8,25 +9,10 @@
 const CUBINS_VAR: &str = "RUST_GPU_SIM_CUBINS";
 
 fn main() {
-    println!("cargo::rerun-if-env-changed={CUBINS_VAR}");
     check_nasm();
-    let default = ["sm_80", "sm_86", "sm_89", "sm_90"].map(String::from).to_vec();
-    let cubins: Vec<String> = match std::env::var(CUBINS_VAR) {
-        Ok(list) if list.trim() == "none" => Vec::new(),
-        Ok(list) => list.split(',').map(|a| a.trim().to_string()).filter(|a| !a.is_empty()).collect(),
-        Err(_) => default,
-    };
-    for arch in &cubins {
-        let number = arch.strip_prefix("sm_").and_then(|n| n.parse::<u32>().ok());
-        if !number.is_some_and(|n| n >= 70) {
-            println!(
-                "cargo::error={CUBINS_VAR}: {arch:?} is not an architecture from sm_70 on (write e.g. sm_90, a comma list, or none)"
-            );
-            return;
-        }
-    }
-    ptx_builder::PtxBuilder::new("../kernels")
-        .watch("../kernel-macros")
+    ptxkit_build::PtxBuilder::new("../kernels")
+        .watch("../toolkit/device")
+        .watch("../toolkit/macros")
         // sm_70 PTX is JIT-compiled by the driver on every GPU from Volta on.
         .arch("sm_70")
         // The temporal kernel keeps a tile in fixed-size arrays indexed by loop counters:
@@ -34,7 +20,7 @@ fn main() {
         .rustflag("-C llvm-args=-unroll-threshold=2000")
         // A100/A30, RTX 30xx/A40, RTX 40xx/L4/L40, H100/H200. Others (Volta, Turing,
         // Blackwell, ...) JIT-compile the PTX.
-        .cubins(cubins)
+        .cubins_from_env(CUBINS_VAR, ["sm_80", "sm_86", "sm_89", "sm_90"])
         // Installed by scripts/setup.sh.
         .ptxas("../.tools/cuda-nvcc/nvidia/cuda_nvcc/bin/ptxas")
         .build_into_out_dir("kernels.ptx")

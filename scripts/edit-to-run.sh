@@ -28,6 +28,6 @@ end=$(date +%s.%N)
 restore
 trap - EXIT
 awk -v s="$start" -v e="$end" -v f="$file" -v l="$(cut -d' ' -f1 /proc/loadavg)" \
-    'BEGIN { printf "edit-to-run: %.1f s from a one-line edit of %s to target/kernel-dev/host (load %s)\n", e - s, f, l }'
+    'BEGIN { printf "edit-to-run: %.1f s from a one-line edit of %s to target/kernel-dev/rust-gpu-sim (load %s)\n", e - s, f, l }'
 echo "edit-to-run: restoring the build (untimed)"
 build "$@"

@@ -40,7 +40,7 @@ if has coldstart; then
   echo "== cold start (CUDA_CACHE_DISABLE=1: no driver JIT cache), process start to exit"
   mkdir -p /tmp/cold && cd /tmp/cold
   echo "-- where a cold startup-only run spends its time (RUST_GPU_SIM_TIMELINE=1)"
-  CUDA_CACHE_DISABLE=1 RUST_GPU_SIM_TIMELINE=1 /usr/bin/time -f "process wall %e s" $B/host grayscott --size 64 \
+  CUDA_CACHE_DISABLE=1 RUST_GPU_SIM_TIMELINE=1 /usr/bin/time -f "process wall %e s" $B/rust-gpu-sim grayscott --size 64 \
     --steps 1 --frame-every 1 --gif s.gif 2>&1 | grep -E "timeline|wall"
   # The median and range of N runs of a command, process start to exit.
   runs() {
@@ -49,13 +49,13 @@ if has coldstart; then
     for i in $(seq "$n"); do /usr/bin/time -f "%e" -a -o times.txt "$@" > /dev/null 2>&1; done
     echo "$label: median $(sort -n times.txt | sed -n "$(( (n + 1) / 2 ))p") s of $(sort -n times.txt | tr '\n' ' ')"
   }
-  runs "cubin startup-only cold" 7 env CUDA_CACHE_DISABLE=1 $B/host grayscott --size 64 --steps 1 --frame-every 1 --gif s.gif
-  runs "cubin default --gif cold" 7 env CUDA_CACHE_DISABLE=1 $B/host grayscott --gif
-  runs "cubin startup-only warm cache" 7 $B/host grayscott --size 64 --steps 1 --frame-every 1 --gif s.gif
-  runs "cubin default --gif warm cache" 7 $B/host grayscott --gif
-  runs "PTX startup-only cold" 3 env CUDA_CACHE_DISABLE=1 RUST_GPU_SIM_FORCE_PTX=1 $B/host grayscott --size 64 --steps 1 \
+  runs "cubin startup-only cold" 7 env CUDA_CACHE_DISABLE=1 $B/rust-gpu-sim grayscott --size 64 --steps 1 --frame-every 1 --gif s.gif
+  runs "cubin default --gif cold" 7 env CUDA_CACHE_DISABLE=1 $B/rust-gpu-sim grayscott --gif
+  runs "cubin startup-only warm cache" 7 $B/rust-gpu-sim grayscott --size 64 --steps 1 --frame-every 1 --gif s.gif
+  runs "cubin default --gif warm cache" 7 $B/rust-gpu-sim grayscott --gif
+  runs "PTX startup-only cold" 3 env CUDA_CACHE_DISABLE=1 RUST_GPU_SIM_FORCE_PTX=1 $B/rust-gpu-sim grayscott --size 64 --steps 1 \
     --frame-every 1 --gif s.gif
-  runs "PTX default --gif cold" 3 env CUDA_CACHE_DISABLE=1 RUST_GPU_SIM_FORCE_PTX=1 $B/host grayscott --gif
+  runs "PTX default --gif cold" 3 env CUDA_CACHE_DISABLE=1 RUST_GPU_SIM_FORCE_PTX=1 $B/rust-gpu-sim grayscott --gif
   cd - > /dev/null
 fi
 
@@ -63,14 +63,14 @@ if has sanitize; then
   echo "== compute-sanitizer (333x300, 200 steps, 4 frames)"
   for variant in naive reuse fused tiled single; do
     for tool in memcheck racecheck; do
-      compute-sanitizer --tool $tool --error-exitcode 9 $B/host heat --nx 37 --ny 41 --nz 43 --steps 4 \
+      compute-sanitizer --tool $tool --error-exitcode 9 $B/rust-gpu-sim heat --nx 37 --ny 41 --nz 43 --steps 4 \
         --frame-every 2 --variant $variant --gif /tmp/h.gif > "$OUT/san-$tool-heat-$variant.log" 2>&1
       echo "heat $variant $tool: exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/san-$tool-heat-$variant.log" | tr '\n' ' ')"
     done
   done
   for variant in fused v1 v2 tiled temporal streaming v0; do
     for tool in memcheck racecheck; do
-      compute-sanitizer --tool $tool --error-exitcode 9 $B/host grayscott --width 333 --size 300 --steps 200 \
+      compute-sanitizer --tool $tool --error-exitcode 9 $B/rust-gpu-sim grayscott --width 333 --size 300 --steps 200 \
         --frame-every 50 --variant $variant --no-autotune --gif /tmp/s.gif > "$OUT/san-$tool-$variant.log" 2>&1
       echo "$variant $tool: exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/san-$tool-$variant.log" | tr '\n' ' ')"
     done
@@ -92,9 +92,9 @@ if has profile; then
   echo "== ncu: streaming and temporal at 4096^2 (one launch each, tuned settings)"
   mkdir -p /tmp/prof && cd /tmp/prof
   for variant in temporal streaming; do
-    $B/host grayscott --variant $variant --size 4096 --steps 64 --frame-every 64 --png-dir /tmp/prof/$variant > /dev/null 2>&1
+    $B/rust-gpu-sim grayscott --variant $variant --size 4096 --steps 64 --frame-every 64 --png-dir /tmp/prof/$variant > /dev/null 2>&1
     ncu --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
-      --section ComputeWorkloadAnalysis -k regex:gray_scott_$variant -s 3 -c 1 $B/host grayscott --variant $variant \
+      --section ComputeWorkloadAnalysis -k regex:gray_scott_$variant -s 3 -c 1 $B/rust-gpu-sim grayscott --variant $variant \
       --size 4096 --steps 64 --frame-every 64 --png-dir /tmp/prof/$variant > "$OUT/ncu-$variant.txt" 2>&1
     grep -E "gray_scott_|Duration|Registers Per|Achieved Occupancy|Theoretical Occupancy|Compute \(SM\) Throughput|Memory Throughput|Issue Slots Busy|Block Limit Registers|No Eligible|Executed Ipc A" "$OUT/ncu-$variant.txt" | head -16
   done
@@ -104,21 +104,21 @@ fi
 if has gif; then
   echo "== default GIF job (process start to file closed)"
   mkdir -p /tmp/run && cd /tmp/run
-  $B/host grayscott --gif 2>&1 | tail -1
+  $B/rust-gpu-sim grayscott --gif 2>&1 | tail -1
   echo "== default job: --gif and --mp4 alternating, 7 runs each, process start to file closed (s)"
   rm -f gif.times mp4.times
   for i in 1 2 3 4 5 6 7; do
     for format in gif mp4; do
-      /usr/bin/time -f "%e" -o t.txt $B/host grayscott --$format > /dev/null 2>&1 && cat t.txt >> $format.times
+      /usr/bin/time -f "%e" -o t.txt $B/rust-gpu-sim grayscott --$format > /dev/null 2>&1 && cat t.txt >> $format.times
     done
   done
   for format in gif mp4; do
     echo "--$format: median $(sort -n $format.times | sed -n 4p) s of: $(sort -n $format.times | tr '\n' ' ')"
   done
   echo "== the encoders alone on the default job's frames (bench encode)"
-  $B/host bench encode --json "$OUT/bench-encode.json" 2> "$OUT/bench-encode.err" | tee "$OUT/bench-encode.txt"
+  $B/rust-gpu-sim bench encode --json "$OUT/bench-encode.json" 2> "$OUT/bench-encode.err" | tee "$OUT/bench-encode.txt"
   echo "== default job with --save"
-  /usr/bin/time -f "wall %e s" $B/host grayscott --save state.npz 2>&1 | tail -2
+  /usr/bin/time -f "wall %e s" $B/rust-gpu-sim grayscott --save state.npz 2>&1 | tail -2
   ls -la grayscott.gif grayscott.mp4 state.npz
   $B/grayscott_png /tmp/run/example.png 2>&1 | tail -1
   cd - > /dev/null
@@ -126,7 +126,7 @@ fi
 
 if has bench; then
   echo "== bench"
-  $B/host bench grayscott --json "$OUT/bench.json" --plot "$OUT/bench.png" 2> "$OUT/bench.err" | tee "$OUT/bench.txt"
+  $B/rust-gpu-sim bench grayscott --json "$OUT/bench.json" --plot "$OUT/bench.png" 2> "$OUT/bench.err" | tee "$OUT/bench.txt"
   tail -3 "$OUT/bench.err"
   echo "== the Gray-Scott step's traffic with no stencil (scripts/copy-ceiling.cu, nvcc)"
   nvcc -O3 -arch=native -o /tmp/copy-ceiling scripts/copy-ceiling.cu && /tmp/copy-ceiling | tee "$OUT/copy-ceiling.txt"
@@ -135,16 +135,16 @@ fi
 if has map; then
   echo "== parameter map: compute-sanitizer on a small map, then the default 64x64 map timed"
   for tool in memcheck racecheck; do
-    compute-sanitizer --tool $tool --error-exitcode 9 $B/host grayscott --map /tmp/m.png --map-tiles 5 \
+    compute-sanitizer --tool $tool --error-exitcode 9 $B/rust-gpu-sim grayscott --map /tmp/m.png --map-tiles 5 \
       --map-tile-size 37 --steps 20 > "$OUT/san-$tool-map.log" 2>&1
     echo "map $tool: exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/san-$tool-map.log" | tr '\n' ' ')"
   done
-  /usr/bin/time -f "map wall %e s" $B/host grayscott --map "$OUT/grayscott-map.png" 2>&1 | tail -2
+  /usr/bin/time -f "map wall %e s" $B/rust-gpu-sim grayscott --map "$OUT/grayscott-map.png" 2>&1 | tail -2
 fi
 
 if has heat; then
   echo "== bench heat"
-  $B/host bench heat --sizes 600,256 2> "$OUT/bench-heat.err" | tee "$OUT/bench-heat.txt"
+  $B/rust-gpu-sim bench heat --sizes 600,256 2> "$OUT/bench-heat.err" | tee "$OUT/bench-heat.txt"
   tail -2 "$OUT/bench-heat.err"
 fi
 
@@ -159,7 +159,7 @@ if has physarum-sanitize; then
   for variant in unfused fused optimized; do
     for tool in memcheck racecheck; do
       for sensing in nearest bilinear; do
-        compute-sanitizer --tool $tool --error-exitcode 9 $B/host physarum --width 333 --height 217 \
+        compute-sanitizer --tool $tool --error-exitcode 9 $B/rust-gpu-sim physarum --width 333 --height 217 \
           --agents 20000 --steps 6 --frame-every 3 --jitter 0.1 --sensing $sensing --variant $variant \
           --gif /tmp/p.gif > "$OUT/san-$tool-physarum-$variant-$sensing.log" 2>&1
         echo "physarum $variant $sensing $tool: exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/san-$tool-physarum-$variant-$sensing.log" | tr '\n' ' ')"
@@ -167,7 +167,7 @@ if has physarum-sanitize; then
     done
   done
   for tool in memcheck racecheck; do
-    compute-sanitizer --tool $tool --error-exitcode 9 $B/host physarum --size 200 --agents 5000 --steps 20 \
+    compute-sanitizer --tool $tool --error-exitcode 9 $B/rust-gpu-sim physarum --size 200 --agents 5000 --steps 20 \
       --sensitivity --variant optimized > "$OUT/san-$tool-physarum-sensitivity.log" 2>&1
     echo "physarum sensitivity $tool: exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/san-$tool-physarum-sensitivity.log" | tr '\n' ' ')"
   done
@@ -176,18 +176,18 @@ fi
 if has physarum-gif; then
   echo "== Physarum default GIF job (process start to file closed), and sample frames"
   mkdir -p /tmp/prun && cd /tmp/prun
-  for i in 1 2 3; do /usr/bin/time -f "wall %e s" $B/host physarum --gif 2>&1 | tail -2; done
+  for i in 1 2 3; do /usr/bin/time -f "wall %e s" $B/rust-gpu-sim physarum --gif 2>&1 | tail -2; done
   ls -la /tmp/prun/physarum.gif
-  $B/host physarum --steps 600 --frame-every 600 --png-dir "$OUT/frames-slime" | tail -1
-  $B/host physarum --steps 600 --frame-every 600 --palette terrain --png-dir "$OUT/frames-terrain" | tail -1
+  $B/rust-gpu-sim physarum --steps 600 --frame-every 600 --png-dir "$OUT/frames-slime" | tail -1
+  $B/rust-gpu-sim physarum --steps 600 --frame-every 600 --palette terrain --png-dir "$OUT/frames-terrain" | tail -1
   for p in heading trail; do
-    $B/host physarum --sensitivity --perturb $p --steps 400 --data "$OUT/lyapunov-$p.tsv" | tail -3
+    $B/rust-gpu-sim physarum --sensitivity --perturb $p --steps 400 --data "$OUT/lyapunov-$p.tsv" | tail -3
   done
   cd - > /dev/null
 fi
 
 if has physarum-bench; then
   echo "== bench physarum"
-  $B/host bench physarum 2> "$OUT/bench-physarum.err" | tee "$OUT/bench-physarum.txt"
+  $B/rust-gpu-sim bench physarum 2> "$OUT/bench-physarum.err" | tee "$OUT/bench-physarum.txt"
   tail -2 "$OUT/bench-physarum.err"
 fi

@@ -53,6 +53,16 @@ pub fn human_bytes(bytes: u64) -> String {
     if unit == 0 { format!("{bytes} B") } else { format!("{value:.1} {}", UNITS[unit]) }
 }
 
+impl From<ptxkit_host::Error> for Error {
+    fn from(e: ptxkit_host::Error) -> Self {
+        match e {
+            ptxkit_host::Error::NoGpu(why) => Error::NoGpu(why),
+            ptxkit_host::Error::Driver { context, source } => Error::Cuda { context, source },
+            ptxkit_host::Error::InvalidLaunch(why) => Error::InvalidInput(why),
+        }
+    }
+}
+
 /// Attaches a description of the failing step to a CUDA driver error.
 pub(crate) trait CudaContext<T> {
     fn context(self, what: impl FnOnce() -> String) -> Result<T>;

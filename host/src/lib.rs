@@ -57,8 +57,8 @@ impl Device {
     pub fn select(choice: BackendChoice) -> Result<(Device, Option<String>)> {
         match choice {
             BackendChoice::Cpu => Ok((Device::Cpu, None)),
-            BackendChoice::Cuda => Ok((Device::Cuda(cuda::Gpu::open()?), None)),
-            BackendChoice::Auto => match cuda::Gpu::open() {
+            BackendChoice::Cuda => Ok((Device::Cuda(cuda::open()?), None)),
+            BackendChoice::Auto => match cuda::open() {
                 Ok(gpu) => Ok((Device::Cuda(gpu), None)),
                 Err(e) => Ok((Device::Cpu, Some(format!("{e}; running on the CPU (much slower)")))),
             },

@@ -16,7 +16,7 @@ fn bench_plot_draws_its_text_without_fontconfig() {
     let out = dir.path().join("chart.png");
     let json = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/bench-h200.json");
     // fontconfig, were it loaded, would find no configuration and no fonts here.
-    let run = Command::new(env!("CARGO_BIN_EXE_host"))
+    let run = Command::new(env!("CARGO_BIN_EXE_rust-gpu-sim"))
         .args(["bench", "plot", "--json"])
         .arg(&json)
         .arg("--out")
@@ -40,7 +40,7 @@ fn bench_plot_draws_its_text_without_fontconfig() {
 
 #[test]
 fn the_binary_neither_links_nor_loads_fontconfig() {
-    let binary = std::fs::read(env!("CARGO_BIN_EXE_host")).unwrap();
+    let binary = std::fs::read(env!("CARGO_BIN_EXE_rust-gpu-sim")).unwrap();
     let needle = b"libfontconfig";
     assert!(
         !binary.windows(needle.len()).any(|w| w == needle),

@@ -197,7 +197,7 @@ fn a_grid_too_big_for_memory_is_refused_with_its_size() {
 
 #[test]
 fn cuda_backend_without_a_gpu_is_a_clear_error() {
-    if host::cuda::Gpu::open().is_ok() {
+    if host::cuda::open().is_ok() {
         return; // A GPU is here: the GPU tests cover this backend.
     }
     let dir = scratch_dir("nogpu");

@@ -1,4 +1,4 @@
-//! GPU tests of the device layer itself (`kernels::cuda_std`). In a test binary of its own:
+//! GPU tests of the device layer itself (`ptxkit_device`). In a test binary of its own:
 //! a failed `device_assert!` leaves the process's CUDA context unusable, which would fail
 //! any GPU test sharing it.
 

@@ -11,7 +11,7 @@ use std::{
 };
 
 fn host_command(dir: &Path, args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_host"));
+    let mut command = Command::new(env!("CARGO_BIN_EXE_rust-gpu-sim"));
     command.current_dir(dir).args(args);
     command
 }

@@ -4,14 +4,13 @@
 
 use host::{
     Device,
-    cuda::Gpu,
     grayscott::{GrayScott, Init, Setup, Variant, preset},
     heat::{Heat, HeatInit, HeatSetup, HeatVariant},
     physarum::{Physarum, PhysarumSetup, PhysarumVariant},
 };
 
 fn device() -> Device {
-    Device::Cuda(Gpu::open().expect("GPU tests need a CUDA GPU"))
+    Device::Cuda(host::cuda::open().expect("GPU tests need a CUDA GPU"))
 }
 
 fn bits(v: &[f32]) -> Vec<u32> {

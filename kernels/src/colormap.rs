@@ -7,14 +7,11 @@
 //! Kernels, in pipeline order: [`field_min_max`] (a reduction into four `u32` slots) then
 //! [`colormap_levels`].
 
-use crate::kernel;
+use ptxkit_device::kernel;
 #[cfg(target_arch = "nvptx64")]
-use crate::{
-    cuda_std::{
-        atomic::{atomic_max_u32, atomic_min_u32},
-        thread,
-    },
-    shared_array,
+use ptxkit_device::{
+    atomic::{atomic_max_u32, atomic_min_u32},
+    shared_array, thread,
 };
 
 /// Below this range a field counts as flat (the reference's threshold).

@@ -1,16 +1,16 @@
-//! Kernels that exercise the device layer itself (`cuda_std`, which exists only in the PTX
+//! Kernels that exercise the device layer itself (`ptxkit_device`, whose device half exists only in the PTX
 //! build); no simulation launches them. The GPU tests use them to check that a failed
 //! `device_assert!` reaches the host as an error naming the file and line, and that the
 //! one-instruction arithmetic forms the Gray-Scott kernels use give the CPU's bits.
 
-use crate::kernel;
+use ptxkit_device::kernel;
 
 /// Writes `value` to `out[0]` if `value <= limit`, else fails a `device_assert!`.
 ///
 /// Thread mapping: launch one thread. Bytes: 4 written.
 #[kernel]
 pub unsafe fn check_device_assert(value: u32, limit: u32, out: *mut u32) {
-    crate::device_assert!(value <= limit);
+    ptxkit_device::device_assert!(value <= limit);
     // SAFETY: the caller passes a buffer of at least one u32.
     unsafe { *out = value };
 }
@@ -30,7 +30,7 @@ pub unsafe fn gray_scott_exact_forms(
     laplacians: *mut f32,
 ) {
     use crate::grayscott::{add_clamp01, laplacian5};
-    let i = crate::cuda_std::thread::index_1d();
+    let i = ptxkit_device::thread::index_1d();
     if i >= n {
         return;
     }

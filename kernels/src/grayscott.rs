@@ -23,12 +23,9 @@
 //! Beside the progression, [`gray_scott_map`] steps many small tiles with their own (F, k)
 //! in one launch, for the parameter map.
 
-use crate::kernel;
+use ptxkit_device::kernel;
 #[cfg(target_arch = "nvptx64")]
-use crate::{
-    cuda_std::{thread, warp},
-    shared_array,
-};
+use ptxkit_device::{shared_array, thread, warp};
 
 /// The model's rates, passed to the kernels by value.
 #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
@@ -622,7 +619,7 @@ struct Streaming<const C: usize, const T: usize> {
     y0: u32,
     /// The block's edge planes ([time level][parity], `plane` floats each), and this
     /// thread's `float4` in a plane (element `4 · (thread + 1)`).
-    planes: crate::cuda_std::SharedF32,
+    planes: ptxkit_device::SharedF32,
     plane: u32,
     slot: u32,
     /// This thread's grid columns, and which of them it writes (inside the strip and grid).
@@ -753,7 +750,7 @@ unsafe fn streaming<const C: usize, const T: usize>(
     rates: Rates,
     chunk: u32,
 ) {
-    let planes = crate::dynamic_shared_f32!(streaming_planes);
+    let planes = ptxkit_device::dynamic_shared_f32!(streaming_planes);
     let threads = thread::block_dim_x();
     let warps = threads / 32;
     if width == 0 || height == 0 || chunk == 0 || warps == 0 || warps > STREAM_MAX_WARPS {

@@ -19,12 +19,9 @@
 //! 5. [`heat_rk4_single`]: the whole polynomial in one 2.5-D pass, 8 B per cell of DRAM
 //!    traffic (1.134 ms per step at 600³ on an H200, 2.75× the copy floor).
 
-use crate::kernel;
+use ptxkit_device::kernel;
 #[cfg(target_arch = "nvptx64")]
-use crate::{
-    cuda_std::{memory, thread},
-    shared_array,
-};
+use ptxkit_device::{memory, shared_array, thread};
 
 /// The 7-point Laplacian (without the 1/h² factor): the six neighbours minus six times the
 /// centre.
@@ -400,7 +397,7 @@ struct Pipeline {
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 unsafe fn column_stencil(
-    plane: crate::cuda_std::SharedF32,
+    plane: ptxkit_device::SharedF32,
     index: u32,
     [below, centre]: &[[f32; SINGLE_ROWS]; 2],
     above: &[f32; SINGLE_ROWS],
@@ -466,7 +463,7 @@ pub unsafe fn heat_rk4_single(
     if nx < 3 || ny < 3 || nz < 3 {
         return;
     }
-    let planes = crate::dynamic_shared_f32!(heat_single_planes);
+    let planes = ptxkit_device::dynamic_shared_f32!(heat_single_planes);
     let (tx, ty) = (thread::thread_idx_x(), thread::thread_idx_y());
     // Zero the planes once, pads included, so no value is ever read uninitialised.
     let mut k = ty * SINGLE_TX + tx;

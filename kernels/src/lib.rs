@@ -1,14 +1,15 @@
 //! GPU kernels for the simulations, written in Rust and compiled to PTX.
 //!
 //! Layout (one file per simulation, kernels in the order of the optimisation story):
-//! - `cuda_std`: the device-support layer (thread indices, barrier, shared tiles, atomics,
-//!   `ld.global.nc`, `device_assert!`), our counterpart of rust-cuda's `cuda_std`. Exists only
-//!   in the PTX build.
 //! - [`grayscott`], [`heat`], [`physarum`]: each simulation's per-cell math, then its kernels.
 //! - [`colormap`]: per-frame min/max reduction and the colormap that turns a field into
 //!   8-bit palette levels.
-//! - [`abi`]: the host's view of a kernel (the `Kernel` trait of the generated handles).
 //! - [`diagnostics`]: kernels that exercise the device layer in the GPU tests.
+//!
+//! Everything GPU-specific comes from the toolkit's device crate, `ptxkit_device` (thread
+//! indices, barriers, shared tiles, atomics, `ld.global.nc`, `device_assert!`, `#[kernel]`
+//! and the `Kernel` trait of the generated handles), exactly as an outside kernel crate uses
+//! it.
 //!
 //! The per-cell math is plain `#[inline(always)]` functions that compile for the host too, so
 //! the CPU backend computes with exactly the same expressions. Structs passed to kernels by
@@ -26,7 +27,7 @@
 //! ) { ... }
 //! ```
 //! In the PTX build this is the entry point `gray_scott_fused`; in the host build
-//! `#[kernel]` leaves a unit struct of the same name implementing [`abi::Kernel`], which the
+//! `#[kernel]` leaves a unit struct of the same name implementing [`ptxkit_device::Kernel`], which the
 //! host launches like a function call, the tuple checked against the parameters at compile
 //! time:
 //! ```ignore
@@ -36,8 +37,8 @@
 //! ```
 //! `#[kernel(launch_bounds(256, 2))]` adds CUDA C's `__launch_bounds__`, and
 //! `#[kernel(dynamic_shared = BYTES)]` declares the dynamic shared memory every block gets.
-//! The host's table of kernels (`host::cuda::KERNELS`) is generated from the PTX: there is no
-//! list to keep by hand.
+//! The host's table of kernels (`host::cuda::KERNELS`) is generated from the PTX by
+//! `ptxkit-build`: there is no list to keep by hand.
 
 #![cfg_attr(not(test), no_std)]
 #![cfg_attr(
@@ -46,26 +47,10 @@
 )]
 #![feature(core_float_math)]
 
-#[cfg(target_arch = "nvptx64")]
-pub mod cuda_std;
-
-// `#[kernel]`'s host handles name `::kernels::abi`, which must resolve inside this crate too.
-extern crate self as kernels;
-
-pub mod abi;
 pub mod colormap;
 pub mod diagnostics;
 pub mod grayscott;
 pub mod heat;
 pub mod physarum;
 
-pub use kernel_macros::kernel;
-
-/// A fault inside a kernel (an impossible branch, a failed `debug_assert`) traps: the launch
-/// fails with `CUDA_ERROR_ILLEGAL_INSTRUCTION`, which the host reports.
-#[cfg(target_arch = "nvptx64")]
-#[panic_handler]
-fn panic(_info: &core::panic::PanicInfo) -> ! {
-    // SAFETY: `trap` aborts the kernel; nothing after it runs.
-    unsafe { core::arch::nvptx::trap() }
-}
+pub use ptxkit_device::kernel;

@@ -34,12 +34,9 @@
 //!    neighbours) and [`physarum_trail`] (the deposits, diffusion and decay in one
 //!    shared-memory tiled pass that also clears last step's counts).
 
-use crate::kernel;
+use ptxkit_device::kernel;
 #[cfg(target_arch = "nvptx64")]
-use crate::{
-    cuda_std::{atomic::atomic_add_u32, memory::load_nc, thread, warp},
-    shared_array,
-};
+use ptxkit_device::{atomic::atomic_add_u32, memory::load_nc, shared_array, thread, warp};
 
 /// 2π as an `f32`.
 pub const TAU: f32 = core::f32::consts::TAU;
@@ -479,7 +476,7 @@ pub unsafe fn physarum_deposit(pos: *const [f32; 2], trail: *mut f32, n: u32, p:
     // SAFETY: i < n; the cell is inside the trail.
     unsafe {
         let [y, x] = *pos.add(i);
-        crate::cuda_std::atomic::atomic_add_f32(trail.add(cell_of(y, x, &p)), p.deposit);
+        ptxkit_device::atomic::atomic_add_f32(trail.add(cell_of(y, x, &p)), p.deposit);
     }
 }
 
@@ -826,11 +823,11 @@ pub unsafe fn physarum_distance(a: *const f32, b: *const f32, cells: u32, out: *
     }
     let mut delta = 16;
     while delta > 0 {
-        sum += crate::cuda_std::warp::shfl_down_f32(sum, delta);
+        sum += ptxkit_device::warp::shfl_down_f32(sum, delta);
         delta /= 2;
     }
-    if thread::thread_idx_x() % crate::cuda_std::warp::SIZE == 0 {
+    if thread::thread_idx_x() % ptxkit_device::warp::SIZE == 0 {
         // SAFETY: `out` is one valid f32.
-        unsafe { crate::cuda_std::atomic::atomic_add_f32(out, sum) };
+        unsafe { ptxkit_device::atomic::atomic_add_f32(out, sum) };
     }
 }

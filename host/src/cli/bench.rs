@@ -165,7 +165,7 @@ fn print_and_save(table: &str, json_text: &str, json: Option<AtomicFile>) -> Res
 }
 
 fn open_gpu() -> Result<std::sync::Arc<host::cuda::Gpu>> {
-    host::cuda::Gpu::open().context("bench needs a CUDA GPU")
+    host::cuda::open().context("bench needs a CUDA GPU")
 }
 
 fn grayscott(args: GrayScottBenchArgs) -> Result<()> {

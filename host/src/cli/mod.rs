@@ -24,7 +24,7 @@ use host::render::output;
 use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 
 #[derive(Parser)]
-#[command(name = "host", version, about = "GPU simulations whose kernels are written in Rust")]
+#[command(name = "rust-gpu-sim", version, about = "GPU simulations whose kernels are written in Rust")]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -216,24 +216,25 @@ mod tests {
     #[test]
     fn parser_errors_are_one_line() {
         for args in [
-            &["host", "grayscott", "--nope"][..],
-            &["host", "grayscott", "--steps", "x"],
-            &["host", "heat", "--fp", "3"],
-            &["host"],
-            &["host", "bench"],
-            &["host", "physarum", "--sensing", "far"],
+            &["rust-gpu-sim", "grayscott", "--nope"][..],
+            &["rust-gpu-sim", "grayscott", "--steps", "x"],
+            &["rust-gpu-sim", "heat", "--fp", "3"],
+            &["rust-gpu-sim"],
+            &["rust-gpu-sim", "bench"],
+            &["rust-gpu-sim", "physarum", "--sensing", "far"],
         ] {
             let Err(e) = Cli::try_parse_from(args) else { panic!("{args:?} parsed") };
             let line = parser_error(&e);
             assert!(!line.contains('\n') && line.ends_with("; see --help"), "{args:?}: {line}");
         }
-        let Err(e) = Cli::try_parse_from(["host", "heat", "--fp", "3"]) else { panic!() };
+        let Err(e) = Cli::try_parse_from(["rust-gpu-sim", "heat", "--fp", "3"]) else { panic!() };
         assert!(parser_error(&e).contains("'--fps'"), "{}", parser_error(&e));
     }
 
     #[test]
     fn negative_numbers_are_values() {
-        let Ok(cli) = Cli::try_parse_from(["host", "grayscott", "--feed", "-inf", "--kill", "-0.5"]) else {
+        let Ok(cli) = Cli::try_parse_from(["rust-gpu-sim", "grayscott", "--feed", "-inf", "--kill", "-0.5"])
+        else {
             panic!("not parsed")
         };
         let Command::Grayscott(args) = cli.command else { panic!() };

@@ -405,7 +405,7 @@ impl<S: Simulation> BackendArgs<S> {
         let (device, variant) = match (self.backend, self.variant) {
             (_, Some(v)) if v == S::CPU => (Device::Cpu, v),
             (_, Some(v)) => {
-                let gpu = host::cuda::Gpu::open()
+                let gpu = host::cuda::open()
                     .map_err(|e| anyhow::anyhow!("--variant {} needs a CUDA GPU: {e}", S::name(v)))?;
                 (Device::Cuda(gpu), v)
             }

@@ -312,7 +312,8 @@ mod tests {
 
     #[test]
     fn command_lines_quote_what_a_shell_would_split() {
-        let args = ["host", "grayscott", "--gif", "my out.gif", "--palette", "it's", ""].map(Into::into);
+        let args =
+            ["rust-gpu-sim", "grayscott", "--gif", "my out.gif", "--palette", "it's", ""].map(Into::into);
         assert_eq!(command_line(args), r#"host grayscott --gif 'my out.gif' --palette 'it'\''s' ''"#);
     }
 

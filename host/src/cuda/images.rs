@@ -2,11 +2,6 @@
 //! this code-generation unit of the host library, which an incremental build (the
 //! `kernel-dev` profile) recompiles in a fraction of a second.
 
-/// The PTX of the `kernels` crate, compiled by `build.rs` for `sm_70` (JIT-compiled by the
-/// driver on any GPU from Volta on).
-pub static PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels.ptx"));
-
-/// Machine code of [`PTX`] for the common GPUs, `(arch, cubin)` newest first (e.g. `(90, ...)`
-/// for sm_90), assembled by `ptxas` at build time; empty where the build had no `ptxas`. A
-/// GPU with none matching runs the PTX, JIT-compiled by the driver (see [`super::select_image`]).
-pub static CUBINS: &[(u32, &[u8])] = include!(concat!(env!("OUT_DIR"), "/kernels.cubins.rs"));
+/// The `kernels` crate's PTX (for `sm_70`, JIT-compiled by the driver on any GPU from Volta
+/// on), its cubins for the common GPUs, and the table of its kernels, written by `build.rs`.
+pub static IMAGES: ptxkit_host::KernelImages = ptxkit_host::include_kernels!("kernels");

@@ -678,7 +678,7 @@ impl CudaGrayScott {
         stream.memcpy_htod(u, &mut self.u).context(|| "uploading U".into())?;
         stream.memcpy_htod(v, &mut self.v).context(|| "uploading V".into())?;
         // The host slices are borrowed: the copies must be done before returning.
-        self.gpu.synchronize()
+        Ok(self.gpu.synchronize()?)
     }
 }
 
@@ -755,7 +755,7 @@ impl Engine for CudaGrayScott {
     }
 
     fn synchronize(&mut self) -> Result<()> {
-        self.gpu.synchronize()
+        Ok(self.gpu.synchronize()?)
     }
 
     fn describe(&self) -> String {
@@ -945,7 +945,7 @@ pub fn launch_laplacian(
     height: u32,
 ) -> Result<()> {
     // All buffers hold width × height cells and the grid covers exactly that.
-    gpu.launch(gray_scott_laplacian, grid_2d(width, height, BLOCK_2D), (u, v, lu, lv, width, height))
+    Ok(gpu.launch(gray_scott_laplacian, grid_2d(width, height, BLOCK_2D), (u, v, lu, lv, width, height))?)
 }
 
 /// `gray_scott_update`: one Euler step of `u`, `v` in place from `lu`, `lv`.
@@ -961,7 +961,11 @@ pub fn launch_update(
     rates: Rates,
 ) -> Result<()> {
     // As in `launch_laplacian`.
-    gpu.launch(gray_scott_update, grid_2d(width, height, BLOCK_2D), (u, v, lu, lv, width, height, rates))
+    Ok(gpu.launch(
+        gray_scott_update,
+        grid_2d(width, height, BLOCK_2D),
+        (u, v, lu, lv, width, height, rates),
+    )?)
 }
 
 /// `gray_scott_fused`: one step from (`u`, `v`) into (`u_next`, `v_next`).
@@ -980,12 +984,16 @@ pub fn launch_fused(
     let args = (u, v, u_next, v_next, width, height, rates, shape.rows);
     // Thread rows × `rows` cover the height; threads × `columns` the width.
     match shape.columns {
-        1 => gpu.launch(gray_scott_fused, grid_2d(width, height.div_ceil(shape.rows), shape.block), args),
-        4 if width % 4 == 0 => gpu.launch(
+        1 => Ok(gpu.launch(
+            gray_scott_fused,
+            grid_2d(width, height.div_ceil(shape.rows), shape.block),
+            args,
+        )?),
+        4 if width % 4 == 0 => Ok(gpu.launch(
             gray_scott_fused_x4,
             grid_2d(width / 4, height.div_ceil(shape.rows), shape.block),
             args,
-        ),
+        )?),
         4 => Err(Error::InvalidInput(format!(
             "the fused kernel with four columns per thread needs a width that is a multiple of 4, not {width}"
         ))),
@@ -1009,7 +1017,7 @@ pub fn launch_tiled(
 ) -> Result<()> {
     // The kernel needs blocks of exactly TILE_W × TILE_H.
     let cfg = grid_2d(width, height, (TILE_W, TILE_H));
-    gpu.launch(gray_scott_tiled, cfg, (u, v, u_next, v_next, width, height, rates))
+    Ok(gpu.launch(gray_scott_tiled, cfg, (u, v, u_next, v_next, width, height, rates))?)
 }
 
 /// `gray_scott_temporal`: `steps` (≤ 8) steps from (`u`, `v`) into (`u_next`, `v_next`).
@@ -1034,7 +1042,7 @@ pub fn launch_temporal(
     };
     debug_assert_eq!(TEMPORAL_SPAN_Y, TEMPORAL_WARPS as u32 * kernels::grayscott::TEMPORAL_ROWS as u32);
     // Tiles of `temporal_tile(steps)` cover the grid.
-    gpu.launch(gray_scott_temporal, cfg, (u, v, u_next, v_next, width, height, rates, steps))
+    Ok(gpu.launch(gray_scott_temporal, cfg, (u, v, u_next, v_next, width, height, rates, steps))?)
 }
 
 /// Evaluates `$body` with `$kernel` bound to the handle of `gray_scott_streaming_s{$steps}`
@@ -1082,7 +1090,7 @@ macro_rules! with_streaming_kernel {
 /// How many blocks of `gray_scott_streaming_s{steps}` with `warps` warps the GPU holds at once.
 fn stream_resident_blocks(gpu: &Gpu, steps: u32, warps: u32) -> Result<u32> {
     let (threads, shared) = (32 * warps, stream_shared_bytes(steps, warps));
-    with_streaming_kernel!(steps, kernel => gpu.resident_blocks_with(kernel, threads, shared))
+    with_streaming_kernel!(steps, kernel => Ok(gpu.resident_blocks_with(kernel, threads, shared)?))
 }
 
 /// A `gray_scott_streaming_s{steps}` kernel: `steps` (≤ 8) steps from (`u`, `v`) into
@@ -1113,7 +1121,7 @@ pub fn launch_streaming(
     // Blocks of 32 × warps (≤ 4) threads with their shared planes; strips of `stream_strip`
     // columns and chunks of `chunk` rows cover the grid.
     let args = (u, v, u_next, v_next, width, height, rates, chunk);
-    with_streaming_kernel!(steps, kernel => gpu.launch(kernel, cfg, args))
+    with_streaming_kernel!(steps, kernel => Ok(gpu.launch(kernel, cfg, args)?))
 }
 
 /// `field_min_max` over `frames` consecutive frames of `cells` cells: resets `slots`
@@ -1139,7 +1147,7 @@ pub fn launch_min_max(
     };
     // Blocks of exactly MIN_MAX_BLOCK threads; `u`, `v` hold `frames × cells` values and
     // `slots` 4 per frame.
-    gpu.launch(field_min_max, cfg, (u, v, cells, slots))
+    Ok(gpu.launch(field_min_max, cfg, (u, v, cells, slots))?)
 }
 
 /// `colormap_levels` over `frames` consecutive frames: the palette level of every cell,
@@ -1157,7 +1165,7 @@ pub fn launch_colormap(
     // All buffers hold `frames × cells` elements, `slots` 4 per frame.
     let mut cfg = grid_1d(cells, 256);
     cfg.grid_dim.1 = frames;
-    gpu.launch(colormap_levels, cfg, (u, v, cells, slots, levels))
+    Ok(gpu.launch(colormap_levels, cfg, (u, v, cells, slots, levels))?)
 }
 
 #[cfg(test)]

@@ -223,7 +223,7 @@ impl ParameterMap {
     pub fn synchronize(&mut self) -> Result<()> {
         match &self.engine {
             Engine::Cpu(_) => Ok(()),
-            Engine::Cuda(map) => map.gpu.synchronize(),
+            Engine::Cuda(map) => Ok(map.gpu.synchronize()?),
         }
     }
 
@@ -495,9 +495,9 @@ pub fn launch_map(
         block_dim: (block_x, 2, 1),
         shared_mem_bytes: 0,
     };
-    gpu.launch(
+    Ok(gpu.launch(
         gray_scott_map,
         cfg,
         (from.0, from.1, to.0, to.1, rates.0, rates.1, side, tiles, base, MAP_ROWS_PER_THREAD),
-    )
+    )?)
 }

@@ -271,7 +271,7 @@ pub fn select(backend: BackendChoice, variant: Option<Variant>) -> Result<(Devic
         ))),
         (_, Some(Variant::Cpu)) | (BackendChoice::Cpu, None) => Ok((Device::Cpu, Variant::Cpu, None)),
         (_, Some(v)) => {
-            let gpu = crate::cuda::Gpu::open()
+            let gpu = crate::cuda::open()
                 .map_err(|e| Error::InvalidInput(format!("--variant {} needs a CUDA GPU: {e}", v.name())))?;
             Ok((Device::Cuda(gpu), v, None))
         }

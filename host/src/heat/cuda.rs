@@ -129,7 +129,7 @@ impl CudaHeat {
     pub fn upload_field(&mut self, u: &[f32]) -> Result<()> {
         self.gpu.stream().memcpy_htod(u, &mut self.u).context(|| "uploading the field".into())?;
         // The host slice is borrowed: the copy must be done before returning.
-        self.gpu.synchronize()
+        Ok(self.gpu.synchronize()?)
     }
 }
 
@@ -164,7 +164,7 @@ impl HeatEngine for CudaHeat {
     }
 
     fn synchronize(&mut self) -> Result<()> {
-        self.gpu.synchronize()
+        Ok(self.gpu.synchronize()?)
     }
 
     fn describe(&self) -> String {
@@ -181,7 +181,7 @@ pub fn launch_laplacian(
     a: f32,
 ) -> Result<()> {
     // Both buffers hold the whole grid.
-    gpu.launch(heat_laplacian, grid_3d(n, BLOCK_FUSED), (src, out, n[0], n[1], n[2], a))
+    Ok(gpu.launch(heat_laplacian, grid_3d(n, BLOCK_FUSED), (src, out, n[0], n[1], n[2], a))?)
 }
 
 /// `heat_stage_naive`: `k_out = L(u + c·k_prev)`.
@@ -194,7 +194,7 @@ pub fn launch_stage_naive(
     a: f32,
     c: f32,
 ) -> Result<()> {
-    gpu.launch(heat_stage_naive, grid_3d(n, BLOCK_NAIVE), (u, k_prev, k_out, n[0], n[1], n[2], a, c))
+    Ok(gpu.launch(heat_stage_naive, grid_3d(n, BLOCK_NAIVE), (u, k_prev, k_out, n[0], n[1], n[2], a, c))?)
 }
 
 /// `heat_stage_reuse`: `k_out = k1 + c·a∇²k_prev`.
@@ -207,7 +207,7 @@ pub fn launch_stage_reuse(
     a: f32,
     c: f32,
 ) -> Result<()> {
-    gpu.launch(heat_stage_reuse, grid_3d(n, BLOCK_NAIVE), (k1, k_prev, k_out, n[0], n[1], n[2], a, c))
+    Ok(gpu.launch(heat_stage_reuse, grid_3d(n, BLOCK_NAIVE), (k1, k_prev, k_out, n[0], n[1], n[2], a, c))?)
 }
 
 /// `heat_rk4_update`: `u += dt/6·(k1 + 2k2 + 2k3 + k4)`.
@@ -222,7 +222,7 @@ pub fn launch_rk4_update(
 ) -> Result<()> {
     // One thread per cell.
     let cells = u.len() as u32;
-    gpu.launch(heat_rk4_update, grid_1d(cells, 256), (u, k1, k2, k3, k4, cells, dt))
+    Ok(gpu.launch(heat_rk4_update, grid_1d(cells, 256), (u, k1, k2, k3, k4, cells, dt))?)
 }
 
 /// `heat_poly_update`: the fused last pass.
@@ -237,7 +237,7 @@ pub fn launch_poly_update(
     a: f32,
     dt: f32,
 ) -> Result<()> {
-    gpu.launch(heat_poly_update, grid_3d(n, BLOCK_FUSED), (u, v1, v2, v3, n[0], n[1], n[2], a, dt))
+    Ok(gpu.launch(heat_poly_update, grid_3d(n, BLOCK_FUSED), (u, v1, v2, v3, n[0], n[1], n[2], a, dt))?)
 }
 
 /// `heat_laplacian_tiled`: the 2.5-D `heat_laplacian` (faces of `out` must be 0 already).
@@ -249,7 +249,7 @@ pub fn launch_laplacian_tiled(
     a: f32,
 ) -> Result<()> {
     // Blocks of exactly MARCH_W × MARCH_H threads.
-    gpu.launch(heat_laplacian_tiled, grid_march(n), (src, out, n[0], n[1], n[2], a))
+    Ok(gpu.launch(heat_laplacian_tiled, grid_march(n), (src, out, n[0], n[1], n[2], a))?)
 }
 
 /// `heat_poly_update_tiled`: the 2.5-D fused last pass.
@@ -265,7 +265,7 @@ pub fn launch_poly_update_tiled(
     dt: f32,
 ) -> Result<()> {
     // Blocks of exactly MARCH_W × MARCH_H threads.
-    gpu.launch(heat_poly_update_tiled, grid_march(n), (u, v1, v2, v3, n[0], n[1], n[2], a, dt))
+    Ok(gpu.launch(heat_poly_update_tiled, grid_march(n), (u, v1, v2, v3, n[0], n[1], n[2], a, dt))?)
 }
 
 /// `heat_rk4_single`, prepared once: the split of the grid into runs of planes (the kernel's
@@ -305,7 +305,7 @@ impl SinglePass {
             shared_mem_bytes: 0,
         };
         let args = (u, u_next, n[0], n[1], n[2], a, Rk4Terms::new(dt), planes_per_block);
-        gpu.launch(heat_rk4_single, cfg, args)
+        Ok(gpu.launch(heat_rk4_single, cfg, args)?)
     }
 }
 

@@ -264,7 +264,7 @@ impl PhysarumEngine for CudaPhysarum {
     }
 
     fn synchronize(&mut self) -> Result<()> {
-        self.gpu.synchronize()
+        Ok(self.gpu.synchronize()?)
     }
 
     fn describe(&self) -> String {
@@ -296,7 +296,7 @@ pub fn launch_offsets(
     n: u32,
     p: Params,
 ) -> Result<()> {
-    gpu.launch(physarum_offsets, agent_grid(n), (heading, dirs, n, p))
+    Ok(gpu.launch(physarum_offsets, agent_grid(n), (heading, dirs, n, p))?)
 }
 
 /// `physarum_sample`: the three readings of each agent.
@@ -309,7 +309,7 @@ pub fn launch_sample(
     n: u32,
     p: Params,
 ) -> Result<()> {
-    gpu.launch(physarum_sample, agent_grid(n), (pos, dirs, trail, readings, n, p))
+    Ok(gpu.launch(physarum_sample, agent_grid(n), (pos, dirs, trail, readings, n, p))?)
 }
 
 /// `physarum_argmax`: the turn of each agent.
@@ -321,7 +321,7 @@ pub fn launch_argmax(
     step: u32,
     p: Params,
 ) -> Result<()> {
-    gpu.launch(physarum_argmax, agent_grid(n), (readings, turns, n, step, p))
+    Ok(gpu.launch(physarum_argmax, agent_grid(n), (readings, turns, n, step, p))?)
 }
 
 /// `physarum_steer`: the new headings.
@@ -333,7 +333,7 @@ pub fn launch_steer(
     step: u32,
     p: Params,
 ) -> Result<()> {
-    gpu.launch(physarum_steer, agent_grid(n), (heading, turns, n, step, p))
+    Ok(gpu.launch(physarum_steer, agent_grid(n), (heading, turns, n, step, p))?)
 }
 
 /// `physarum_move`: the new positions.
@@ -346,7 +346,7 @@ pub fn launch_move(
     n: u32,
     p: Params,
 ) -> Result<()> {
-    gpu.launch(physarum_move, agent_grid(n), (pos, dirs, turns, heading, n, p))
+    Ok(gpu.launch(physarum_move, agent_grid(n), (pos, dirs, turns, heading, n, p))?)
 }
 
 /// `physarum_deposit`: float atomics onto the trail.
@@ -357,24 +357,24 @@ pub fn launch_deposit(
     n: u32,
     p: Params,
 ) -> Result<()> {
-    gpu.launch(physarum_deposit, agent_grid(n), (pos, trail, n, p))
+    Ok(gpu.launch(physarum_deposit, agent_grid(n), (pos, trail, n, p))?)
 }
 
 /// `physarum_blur`: the 3×3 mean.
 pub fn launch_blur(gpu: &Gpu, trail: &CudaSlice<f32>, mean: &mut CudaSlice<f32>, p: Params) -> Result<()> {
-    gpu.launch(physarum_blur, cell_grid(&p), (trail, mean, p))
+    Ok(gpu.launch(physarum_blur, cell_grid(&p), (trail, mean, p))?)
 }
 
 /// `physarum_blend`: `t ← (1−s)·t + s·mean`.
 pub fn launch_blend(gpu: &Gpu, trail: &mut CudaSlice<f32>, mean: &CudaSlice<f32>, p: Params) -> Result<()> {
     let cells = cells(&p);
-    gpu.launch(physarum_blend, grid_1d(cells, 256), (trail, mean, cells, p))
+    Ok(gpu.launch(physarum_blend, grid_1d(cells, 256), (trail, mean, cells, p))?)
 }
 
 /// `physarum_decay`: `t ← t·(1−decay)`.
 pub fn launch_decay(gpu: &Gpu, trail: &mut CudaSlice<f32>, p: Params) -> Result<()> {
     let cells = cells(&p);
-    gpu.launch(physarum_decay, grid_1d(cells, 256), (trail, cells, p))
+    Ok(gpu.launch(physarum_decay, grid_1d(cells, 256), (trail, cells, p))?)
 }
 
 /// `physarum_sense_move`: sense, steer and move.
@@ -387,7 +387,7 @@ pub fn launch_sense_move(
     step: u32,
     p: Params,
 ) -> Result<()> {
-    gpu.launch(physarum_sense_move, agent_grid(n), (pos, heading, trail, n, step, p))
+    Ok(gpu.launch(physarum_sense_move, agent_grid(n), (pos, heading, trail, n, step, p))?)
 }
 
 /// `physarum_diffuse_decay`: `dst = decay(blend(src))`.
@@ -397,7 +397,7 @@ pub fn launch_diffuse_decay(
     dst: &mut CudaSlice<f32>,
     p: Params,
 ) -> Result<()> {
-    gpu.launch(physarum_diffuse_decay, cell_grid(&p), (src, dst, p))
+    Ok(gpu.launch(physarum_diffuse_decay, cell_grid(&p), (src, dst, p))?)
 }
 
 /// `physarum_agents`: sense, steer, move and count deposits (struct of arrays).
@@ -414,7 +414,7 @@ pub fn launch_agents(
     step: u32,
     p: Params,
 ) -> Result<()> {
-    gpu.launch(physarum_agents, agent_grid(n), (y, x, heading, ids, trail, counts, n, step, p))
+    Ok(gpu.launch(physarum_agents, agent_grid(n), (y, x, heading, ids, trail, counts, n, step, p))?)
 }
 
 /// Bins `from`'s agents by tile into `to` (`physarum_bin_count`, `_scan`, `_scatter`).
@@ -436,11 +436,11 @@ pub fn bin_agents(
     };
     gpu.launch(physarum_bin_scan, one_block, (&mut *bins, count))?;
     let SoaAgents { y, x, heading, ids } = to;
-    gpu.launch(
+    Ok(gpu.launch(
         physarum_bin_scatter,
         agent_grid(n),
         (&from.y, &from.x, &from.heading, &from.ids, &mut *bins, y, x, heading, ids, n, p),
-    )
+    )?)
 }
 
 /// `physarum_trail`: deposits, diffusion and decay; clears `clear`.
@@ -452,7 +452,11 @@ pub fn launch_trail(
     dst: &mut CudaSlice<f32>,
     p: Params,
 ) -> Result<()> {
-    gpu.launch(physarum_trail, grid_2d(p.width, p.height, (TRAIL_W, TRAIL_H)), (src, counts, clear, dst, p))
+    Ok(gpu.launch(
+        physarum_trail,
+        grid_2d(p.width, p.height, (TRAIL_W, TRAIL_H)),
+        (src, counts, clear, dst, p),
+    )?)
 }
 
 /// Blocks of `physarum_distance`'s grid-stride loop (enough to fill any current GPU).
@@ -471,5 +475,5 @@ pub fn launch_distance(
         block_dim: (kernels::physarum::DISTANCE_BLOCK, 1, 1),
         shared_mem_bytes: 0,
     };
-    gpu.launch(physarum_distance, cfg, (a, b, cells, out))
+    Ok(gpu.launch(physarum_distance, cfg, (a, b, cells, out))?)
 }

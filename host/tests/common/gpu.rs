@@ -7,7 +7,7 @@ use host::cuda::Gpu;
 
 /// GPU 0; the GPU tests are `#[ignore]`d where there is none.
 pub fn gpu() -> Arc<Gpu> {
-    Gpu::open().expect("GPU tests need a CUDA GPU")
+    host::cuda::open().expect("GPU tests need a CUDA GPU")
 }
 
 /// A device copy of `data`.

@@ -95,7 +95,7 @@ pub fn scratch_dir(name: &str) -> PathBuf {
 }
 
 pub fn host(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_host")).current_dir(dir).args(args).output().expect("run host")
+    Command::new(env!("CARGO_BIN_EXE_rust-gpu-sim")).current_dir(dir).args(args).output().expect("run host")
 }
 
 pub fn files_in(dir: &Path) -> Vec<String> {

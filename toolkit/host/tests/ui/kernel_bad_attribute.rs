@@ -1,5 +1,5 @@
 // Launch bounds outside a block's limits, and an unknown argument, are refused by #[kernel].
-use kernels::kernel;
+use ptxkit_device::kernel;
 
 #[kernel(launch_bounds(2048, 1))]
 pub unsafe fn too_many_threads(x: *mut f32) {}

@@ -10,7 +10,7 @@
 //! ```ignore
 //! #[unsafe(no_mangle)]
 //! pub unsafe extern "ptx-kernel" fn saxpy(x: *const f32, y: *mut f32, n: u32, a: f32) { ... }
-//! core::arch::global_asm!("// kernel-abi: kernels::demo::saxpy launch_bounds 256 2");
+//! core::arch::global_asm!("// kernel-abi: my_kernels::saxpy launch_bounds 256 2");
 //! ```
 //! (the symbol is the function's name, the PTX kernel calling convention; the comment line
 //! tells the PTX builder to add `.maxntid 256, 1, 1` / `.minnctapersm 2` to the entry and
@@ -19,7 +19,7 @@
 //! /// y ← a·x + y. ...
 //! #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 //! pub struct saxpy;
-//! impl kernels::abi::Kernel for saxpy {
+//! impl ptxkit_device::Kernel for saxpy {
 //!     const NAME: &'static str = "saxpy";
 //!     type Params = (*const f32, *mut f32, u32, f32);
 //!     const PARAMS: &'static [Param] = &[Param::of::<*const f32>("x"), ...];
@@ -27,7 +27,7 @@
 //!     const DYNAMIC_SHARED_BYTES: u32 = 0;
 //! }
 //! ```
-//! which the host launches with `gpu.launch(kernels::demo::saxpy, cfg, (&x, &mut y, n, a))`,
+//! which the host launches with `gpu.launch(my_kernels::saxpy, cfg, (&x, &mut y, n, a))`,
 //! the tuple checked against `Params` at compile time.
 //!
 //! Arguments of the attribute, comma-separated, all optional:
@@ -39,8 +39,8 @@
 //!
 //! This mirrors rust-cuda's `#[kernel]` from `cuda_std`, without that crate's nightly-2021
 //! dependencies. It uses only `proc_macro`, so the device build needs no extra crates. The
-//! generated code names `::kernels::abi`, so the attribute is for the `kernels` crate (which
-//! declares `extern crate self as kernels`).
+//! generated code names `::ptxkit_device`, so a crate that uses the attribute depends on
+//! `ptxkit-device` (which re-exports it as `ptxkit_device::kernel`).
 
 use proc_macro::{Delimiter, Group, Ident, Literal, Punct, Spacing, Span, TokenStream, TokenTree};
 
@@ -161,14 +161,14 @@ fn expand(attr: TokenStream, item: TokenStream) -> Result<TokenStream, Failure> 
     for p in &params {
         param_types.extend(p.ty.clone());
         param_types.extend(parse(","));
-        layouts.extend(parse("::kernels::abi::Param::of::<"));
+        layouts.extend(parse("::ptxkit_device::Param::of::<"));
         layouts.extend(p.ty.clone());
         layouts.extend(parse(&format!(">({:?}),", p.name)));
     }
     let launch_bounds = match options.launch_bounds {
         Some((t, b)) => {
             format!(
-                "::core::option::Option::Some(::kernels::abi::LaunchBounds {{ max_threads: {t}, min_blocks: {b} }})"
+                "::core::option::Option::Some(::ptxkit_device::LaunchBounds {{ max_threads: {t}, min_blocks: {b} }})"
             )
         }
         None => "::core::option::Option::None".into(),
@@ -177,16 +177,16 @@ fn expand(attr: TokenStream, item: TokenStream) -> Result<TokenStream, Failure> 
     let mut body = TokenStream::new();
     body.extend(parse(&format!("const NAME: &'static str = {name_str:?}; type Params = ")));
     body.extend([TokenTree::Group(Group::new(Delimiter::Parenthesis, param_types))]);
-    body.extend(parse("; const PARAMS: &'static [::kernels::abi::Param] = &"));
+    body.extend(parse("; const PARAMS: &'static [::ptxkit_device::Param] = &"));
     body.extend([TokenTree::Group(Group::new(Delimiter::Bracket, layouts))]);
     body.extend(parse(&format!(
-        "; const LAUNCH_BOUNDS: ::core::option::Option<::kernels::abi::LaunchBounds> = {launch_bounds}; \
+        "; const LAUNCH_BOUNDS: ::core::option::Option<::ptxkit_device::LaunchBounds> = {launch_bounds}; \
          const DYNAMIC_SHARED_BYTES: u32 = "
     )));
     body.extend([TokenTree::Group(Group::new(Delimiter::Parenthesis, dynamic_shared))]);
     body.extend(parse(";"));
     out.extend(attribute("cfg(not(target_arch = \"nvptx64\"))"));
-    out.extend(parse("impl ::kernels::abi::Kernel for"));
+    out.extend(parse("impl ::ptxkit_device::Kernel for"));
     out.push(TokenTree::Ident(name.clone()));
     out.push(TokenTree::Group(Group::new(Delimiter::Brace, body)));
     Ok(out.into_iter().collect())

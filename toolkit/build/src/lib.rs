@@ -1,17 +1,20 @@
 //! Compiles a `#![no_std]` kernel crate to PTX with rustc's NVPTX backend, from a build script.
 //!
-//! Our counterpart of rust-cuda's `cuda_builder`:
+//! ptxkit's counterpart of rust-cuda's `cuda_builder`, for any crate's `build.rs`:
 //! ```ignore
-//! // build.rs
+//! // build.rs of the crate that launches the kernels
 //! fn main() {
-//!     ptx_builder::PtxBuilder::new("../kernels")
+//!     ptxkit_build::PtxBuilder::new("../my-kernels")
 //!         .arch("sm_70")
+//!         .cubins_from_env("MY_APP_CUBINS", ["sm_80", "sm_90"])
 //!         .build_into_out_dir("kernels.ptx")
 //!         .unwrap_or_else(|e| e.exit());
 //! }
+//! // src/main.rs: the PTX, the cubins and the kernel table, as one value
+//! static KERNELS: ptxkit_host::KernelImages = ptxkit_host::include_kernels!("kernels");
 //! ```
 //! Next to `kernels.ptx` it writes `kernels.rs`, the table of the crate's kernels as a Rust
-//! expression (`&[kernels::abi::KernelInfo]`, for `include!`), generated from the comment
+//! expression (`&[ptxkit_host::KernelInfo]`, for `include!`), generated from the comment
 //! line `#[kernel]` emits into the PTX for each kernel (`// kernel-abi: path::name ...`); the
 //! same lines carry `#[kernel(launch_bounds(...))]`, which the builder turns into the
 //! entry's `.maxntid`/`.minnctapersm` directives (rustc cannot express them).
@@ -47,6 +50,8 @@ pub struct PtxBuilder {
     rustflags: Vec<String>,
     cubins: Vec<String>,
     ptxas: Vec<PathBuf>,
+    /// A configuration mistake found by a setter, reported by the build.
+    invalid: Option<String>,
 }
 
 /// Why the PTX could not be built.
@@ -60,6 +65,8 @@ pub enum BuildError {
     MissingPtx(PathBuf),
     /// Reading or copying the PTX failed.
     Io(PathBuf, std::io::Error),
+    /// The builder was configured wrongly (e.g. a bad architecture in the cubin variable).
+    Config(String),
 }
 
 impl fmt::Display for BuildError {
@@ -69,6 +76,7 @@ impl fmt::Display for BuildError {
             Self::Compile(log) => write!(f, "the kernel crate failed to compile for {TARGET}:\n{log}"),
             Self::MissingPtx(p) => write!(f, "the kernel build wrote no PTX at {}", p.display()),
             Self::Io(p, e) => write!(f, "{}: {e}", p.display()),
+            Self::Config(message) => f.write_str(message),
         }
     }
 }
@@ -96,6 +104,7 @@ impl PtxBuilder {
             rustflags: Vec::new(),
             cubins: Vec::new(),
             ptxas: Vec::new(),
+            invalid: None,
         }
     }
 
@@ -118,6 +127,21 @@ impl PtxBuilder {
         self
     }
 
+    /// The cubin architectures from the environment variable `var` if it is set (a comma
+    /// list such as `sm_90`, or `none` for PTX only), else `default`. A kernel author sets it
+    /// to their own GPU's architecture to shorten the edit-to-run loop; the build re-runs
+    /// when it changes, and a value that is not `sm_NN` (NN ≥ 70) fails the build with a
+    /// message naming the variable.
+    pub fn cubins_from_env<S: Into<String>>(self, var: &str, default: impl IntoIterator<Item = S>) -> Self {
+        println!("cargo::rerun-if-env-changed={var}");
+        let value = env::var(var).ok();
+        match parse_arch_list(var, value.as_deref()) {
+            Ok(Some(archs)) => self.cubins(archs),
+            Ok(None) => self.cubins(default),
+            Err(message) => Self { invalid: Some(message), ..self },
+        }
+    }
+
     /// Where to look for `ptxas` (relative to the calling package) before the PATH;
     /// `$PTXAS` comes first.
     pub fn ptxas(mut self, candidate: impl Into<PathBuf>) -> Self {
@@ -135,6 +159,9 @@ impl PtxBuilder {
     /// Builds the PTX and copies it to `$OUT_DIR/<file_name>`, and writes the kernel table
     /// next to it (the same name with the extension `rs`); returns the PTX's path.
     pub fn build_into_out_dir(&self, file_name: &str) -> Result<PathBuf, BuildError> {
+        if let Some(message) = &self.invalid {
+            return Err(BuildError::Config(message.clone()));
+        }
         let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR is set for build scripts"));
         let ptx = self.build(&out_dir.join("ptx-target"))?;
         let dest = out_dir.join(file_name);
@@ -294,6 +321,26 @@ impl PtxBuilder {
     }
 }
 
+/// The architectures a cubin variable names: `None` when it is unset (use the default), an
+/// empty list for `none`, else the comma list, each `sm_NN` with NN ≥ 70.
+pub fn parse_arch_list(var: &str, value: Option<&str>) -> Result<Option<Vec<String>>, String> {
+    let Some(list) = value else { return Ok(None) };
+    if list.trim() == "none" {
+        return Ok(Some(Vec::new()));
+    }
+    let archs: Vec<String> =
+        list.split(',').map(|a| a.trim().to_string()).filter(|a| !a.is_empty()).collect();
+    for arch in &archs {
+        let number = arch.strip_prefix("sm_").and_then(|n| n.parse::<u32>().ok());
+        if !number.is_some_and(|n| n >= 70) {
+            return Err(format!(
+                "{var}: {arch:?} is not an architecture from sm_70 on (write e.g. sm_90, a comma list, or none)"
+            ));
+        }
+    }
+    Ok(Some(archs))
+}
+
 /// rustc's NVPTX link step, without `compiler_builtins` when the kernels need none of it.
 ///
 /// The linker (`llvm-bitcode-linker`) runs `default<O3>` over every module it is given before
@@ -303,7 +350,7 @@ impl PtxBuilder {
 /// (`vprintf`, `__assertfail`, `malloc`, `free`), e.g. a 128-bit division helper, it links
 /// again with everything rustc passed.
 pub const LINK_WRAPPER: &str = r#"#!/bin/sh
-# Written by ptx-builder (see LINK_WRAPPER there): rustc's NVPTX link step, first without the
+# Written by ptxkit-build (see LINK_WRAPPER there): rustc's NVPTX link step, first without the
 # compiler_builtins rlib; again with it if the PTX then lacks a function.
 out=
 previous=
@@ -327,7 +374,7 @@ if grep -E '^\.extern \.func' "$out" | sed -E 's/^\.extern \.func +(\([^)]*\) *)
 fi
 "#;
 
-/// The comment line `#[kernel]` emits for each kernel (`kernels::abi::PTX_MARKER`).
+/// The comment line `#[kernel]` emits for each kernel (`ptxkit_device::PTX_MARKER`).
 const MARKER: &str = "// kernel-abi: ";
 
 /// One kernel as its PTX marker describes it.
@@ -362,12 +409,12 @@ pub fn markers(ptx: &str) -> Vec<Marker> {
         .collect()
 }
 
-/// The kernel table: a Rust expression of type `&[<crate>::abi::KernelInfo]`.
+/// The kernel table: a Rust expression of type `&[ptxkit_host::KernelInfo]` (the crate that
+/// includes it depends on `ptxkit-host` and on the kernel crate).
 pub fn kernel_table(markers: &[Marker]) -> String {
-    let mut out = String::from("// Generated by ptx-builder from the `#[kernel]` markers in the PTX.\n&[\n");
+    let mut out = String::from("// Generated by ptxkit-build from the `#[kernel]` markers in the PTX.\n&[\n");
     for m in markers {
-        let krate = m.path.split("::").next().unwrap_or("kernels");
-        out.push_str(&format!("    ::{krate}::abi::KernelInfo::of::<::{}>(),\n", m.path));
+        out.push_str(&format!("    ::ptxkit_host::KernelInfo::of::<::{}>(),\n", m.path));
     }
     out.push_str("]\n");
     out
@@ -378,7 +425,7 @@ pub fn cubin_table(images: &[(u32, PathBuf)]) -> String {
     let mut sorted = images.to_vec();
     sorted.sort_by_key(|image| std::cmp::Reverse(image.0));
     let mut out =
-        String::from("// Generated by ptx-builder: machine code assembled from the PTX by ptxas.\n&[\n");
+        String::from("// Generated by ptxkit-build: machine code assembled from the PTX by ptxas.\n&[\n");
     for (arch, path) in sorted {
         out.push_str(&format!(
             "    ({arch}u32, include_bytes!({:?}) as &[u8]),\n",
@@ -443,6 +490,18 @@ mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
 
+    #[test]
+    fn cubin_variable_is_parsed_and_checked() {
+        let parse = |value| parse_arch_list("CUBINS", value);
+        assert_eq!(parse(None), Ok(None));
+        assert_eq!(parse(Some("none")), Ok(Some(vec![])));
+        assert_eq!(parse(Some(" sm_90, sm_80 ,")), Ok(Some(vec!["sm_90".into(), "sm_80".into()])));
+        for bad in ["sm_60", "90", "sm_x", "compute_90"] {
+            let message = parse(Some(bad)).unwrap_err();
+            assert!(message.starts_with("CUBINS: ") && message.contains(bad), "{message}");
+        }
+    }
+
     /// Runs [`LINK_WRAPPER`] with a stand-in `llvm-bitcode-linker` that records its arguments
     /// and writes a PTX declaring `extern_func` when it was given no compiler_builtins; returns
     /// the argument lists of its calls.
@@ -451,7 +510,7 @@ mod tests {
         // child until it execs, and executing it then fails with "text file busy".
         static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
         let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-        let dir = env::temp_dir().join(format!("ptx-builder-wrapper-{}-{extern_func}", std::process::id()));
+        let dir = env::temp_dir().join(format!("ptxkit-build-wrapper-{}-{extern_func}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir_all(&dir).unwrap();
         let executable = |path: &Path, text: &str| {

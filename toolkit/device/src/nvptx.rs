@@ -140,7 +140,7 @@ macro_rules! shared_f32 {
                 options(nomem, nostack, preserves_flags),
             );
         }
-        $crate::cuda_std::SharedF32::from_shared_address(base)
+        $crate::SharedF32::from_shared_address(base)
     }};
 }
 
@@ -267,7 +267,7 @@ macro_rules! dynamic_shared_f32 {
                 options(nomem, nostack, preserves_flags),
             );
         }
-        $crate::cuda_std::SharedF32::from_shared_address(base)
+        $crate::SharedF32::from_shared_address(base)
     }};
 }
 
@@ -462,7 +462,7 @@ macro_rules! device_assert {
         if !$condition {
             // SAFETY: NUL-terminated static strings, as `__assertfail` expects.
             unsafe {
-                $crate::cuda_std::assert_fail(
+                $crate::assert_fail(
                     concat!(stringify!($condition), "\0"),
                     concat!(file!(), "\0"),
                     line!(),

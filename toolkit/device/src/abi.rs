@@ -4,15 +4,15 @@
 //! name that implements [`Kernel`]:
 //!
 //! ```ignore
-//! // kernels/src/grayscott.rs
+//! // a kernel crate
 //! #[kernel]
-//! pub unsafe fn gray_scott_fused(u: *const f32, v: *const f32, u_next: *mut f32, ...) { ... }
+//! pub unsafe fn saxpy(x: *const f32, y: *mut f32, n: u32, a: f32) { ... }
 //!
-//! // host: checked against that signature at compile time
-//! gpu.launch(kernels::grayscott::gray_scott_fused, cfg, (&u, &v, &mut u_next, ...))?;
+//! // its host: checked against that signature at compile time
+//! gpu.launch(my_kernels::saxpy, cfg, (&x, &mut y, n, 2.0f32))?;
 //! ```
 //!
-//! The host (`host::cuda::launch`) maps each parameter type to the host values that may be
+//! The host runtime (`ptxkit-host`'s `launch`) maps each parameter type to the host values that may be
 //! passed for it, so a wrong count, element type, mutability or scalar type does not compile.
 //! Nothing here depends on a CUDA crate: this crate stays `no_std`.
 
@@ -54,8 +54,8 @@ pub struct LaunchBounds {
     pub min_blocks: u32,
 }
 
-/// A kernel's description as a value, for tables of every kernel (the host's `KERNELS`,
-/// generated from the `#[kernel]` markers in the PTX).
+/// A kernel's description as a value, for tables of every kernel (the table `ptxkit-build`
+/// generates from the `#[kernel]` markers in the PTX).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KernelInfo {
     pub name: &'static str,

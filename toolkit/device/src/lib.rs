@@ -1,0 +1,87 @@
+//! Device support for GPU kernels written in Rust: ptxkit's counterpart of rust-cuda's
+//! `cuda_std`. `#![no_std]`; compiled for `nvptx64-nvidia-cuda` by `ptxkit-build` and, for
+//! the host handles only, for the host.
+//!
+//! # From a `#[kernel]` to a typed launch
+//!
+//! A kernel crate (`#![no_std]`, built to PTX by `ptxkit-build` from the host crate's
+//! `build.rs`) writes kernels as ordinary Rust:
+//!
+//! ```ignore
+//! // my-kernels/src/lib.rs
+//! #![no_std]
+//! #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
+//! use ptxkit_device::{kernel, thread};
+//!
+//! /// y ← a·x + y. Thread mapping: one thread per element. Bytes per element: 12.
+//! #[kernel(launch_bounds(256))]
+//! pub unsafe fn saxpy(x: *const f32, y: *mut f32, n: u32, a: f32) {
+//!     let i = thread::index_1d();
+//!     if i < n {
+//!         unsafe { *y.add(i as usize) += a * *x.add(i as usize) };
+//!     }
+//! }
+//! ```
+//!
+//! In the device build, `#[kernel]` makes `saxpy` a PTX entry point. In the host build it
+//! leaves a unit struct `saxpy` implementing [`Kernel`], whose `Params` is the parameter
+//! tuple. The host crate depends on the kernel crate (for these handles and any shared math),
+//! `ptxkit-host` (the runtime) and, in `[build-dependencies]`, `ptxkit-build`:
+//!
+//! ```ignore
+//! // my-app/build.rs
+//! fn main() {
+//!     ptxkit_build::PtxBuilder::new("../my-kernels")
+//!         .cubins_from_env("MY_APP_CUBINS", ["sm_80", "sm_90"])
+//!         .build_into_out_dir("kernels.ptx")
+//!         .unwrap_or_else(|e| e.exit());
+//! }
+//!
+//! // my-app/src/main.rs
+//! static KERNELS: ptxkit_host::KernelImages = ptxkit_host::include_kernels!("kernels");
+//!
+//! let gpu = ptxkit_host::Gpu::open(0, &KERNELS)?;
+//! let x = gpu.stream().clone_htod(&host_x)?;
+//! let mut y = gpu.stream().clone_htod(&host_y)?;
+//! gpu.launch(my_kernels::saxpy, ptxkit_host::grid_1d(n, 256), (&x, &mut y, n, 2.0f32))?;
+//! ```
+//!
+//! The argument tuple is checked against `saxpy`'s parameters at compile time: a missing
+//! argument, a `&CudaSlice<f64>` for a `*const f32`, a shared borrow for a `*mut f32` or an
+//! `i32` for a `u32` does not compile (`ptxkit-host`'s `tests/ui` hold one case each).
+//!
+//! # What a kernel crate needs
+//! - `#![no_std]` and, for the device build,
+//!   `#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]`
+//!   (`abi_ptx` for the entry points `#[kernel]` emits; `asm_experimental_arch` where the
+//!   shared-memory macros expand).
+//! - This crate as a dependency. It provides the panic handler (a panic traps the kernel;
+//!   the host sees `CUDA_ERROR_ILLEGAL_INSTRUCTION`).
+//!
+//! # Modules
+//! - [`kernel`](macro@kernel): the attribute (launch bounds, dynamic shared memory).
+//! - [`Kernel`], [`KernelInfo`], [`Param`], [`LaunchBounds`]: the host's view of a kernel.
+//! - Device builds only: `thread` (indices, `sync_threads`), `memory` (`load_nc`, the
+//!   predicated `store_if`), `atomic`, `warp` (shuffles, votes, `match_any`), `SharedF32` and
+//!   the macros `shared_array!`, `shared_f32!`, `dynamic_shared_f32!`, `device_assert!`.
+
+#![no_std]
+#![cfg_attr(target_arch = "nvptx64", feature(stdarch_nvptx, asm_experimental_arch))]
+
+mod abi;
+#[cfg(target_arch = "nvptx64")]
+mod nvptx;
+
+pub use abi::{Kernel, KernelInfo, LaunchBounds, PTX_MARKER, Param};
+#[cfg(target_arch = "nvptx64")]
+pub use nvptx::*;
+pub use ptxkit_macros::kernel;
+
+/// A fault inside a kernel (an impossible branch, a failed `debug_assert`) traps: the launch
+/// fails with `CUDA_ERROR_ILLEGAL_INSTRUCTION`, which the host reports.
+#[cfg(target_arch = "nvptx64")]
+#[panic_handler]
+fn panic(_info: &core::panic::PanicInfo) -> ! {
+    // SAFETY: `trap` aborts the kernel; nothing after it runs.
+    unsafe { core::arch::nvptx::trap() }
+}

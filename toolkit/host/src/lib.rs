@@ -1,0 +1,417 @@
+//! Host runtime for GPU kernels written in Rust: ptxkit's counterpart of rust-cuda's `cust`,
+//! on `cudarc` (the driver, loaded at run time) and `bytemuck`.
+//!
+//! - [`Gpu`]: one open GPU (context, stream, the kernel module loaded on first use, cached
+//!   function handles), opened by ordinal with the [`KernelImages`] a build script embedded;
+//!   it runs the cubin for its architecture if there is one, else the PTX
+//!   ([`select_image`]).
+//! - [`Gpu::launch`]: typed launches. The argument tuple is checked against the kernel's
+//!   parameters (from `#[kernel]`, [`Kernel::Params`]) at compile time; see [`KernelArg`] for
+//!   what may be passed for each parameter type.
+//! - [`grid_1d`], [`grid_2d`]: launch shapes; [`Timer`]: device-event timing; [`Error`].
+//!
+//! # From a `#[kernel]` to a typed launch
+//!
+//! ```ignore
+//! // my-kernels/src/lib.rs (a #![no_std] crate that depends on ptxkit-device)
+//! #[ptxkit_device::kernel]
+//! pub unsafe fn saxpy(x: *const f32, y: *mut f32, n: u32, a: f32) { ... }
+//!
+//! // my-app/build.rs ([build-dependencies] ptxkit-build):
+//! // fn main() { PtxBuilder::new("../my-kernels").build_into_out_dir("kernels.ptx").unwrap_or_else(|e| e.exit()) }
+//!
+//! // my-app/src/main.rs ([dependencies] my-kernels, ptxkit-host)
+//! static KERNELS: ptxkit_host::KernelImages = ptxkit_host::include_kernels!("kernels");
+//!
+//! fn main() -> Result<(), ptxkit_host::Error> {
+//!     let gpu = ptxkit_host::Gpu::open(0, &KERNELS)?;
+//!     let x = gpu.stream().clone_htod(&[1.0f32; 1000]).map_err(ptxkit_host::Error::driver("upload"))?;
+//!     let mut y = gpu.stream().alloc_zeros::<f32>(1000).map_err(ptxkit_host::Error::driver("alloc"))?;
+//!     gpu.launch(my_kernels::saxpy, ptxkit_host::grid_1d(1000, 256), (&x, &mut y, 1000u32, 2.0f32))?;
+//!     gpu.synchronize()
+//! }
+//! ```
+//! `(&x, &mut y, 1000u32)` (one argument short), `(&y, &mut y, ...)` (a shared borrow for
+//! a `*mut f32`: a borrow error too) or `1000i32` for the `u32` do not compile.
+
+mod launch;
+
+/// The `cudarc` this crate is built on (buffers, streams and events are its types).
+pub use cudarc;
+pub use launch::{KernelArg, KernelArgs};
+pub use ptxkit_device::{Kernel, KernelInfo, LaunchBounds, Param};
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex},
+};
+
+use cudarc::{
+    driver::{CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream, DriverError, LaunchConfig, sys},
+    nvrtc::Ptx,
+};
+
+/// Dynamic shared memory a kernel gets without raising its limit.
+const DEFAULT_SHARED_LIMIT: u32 = 48 * 1024;
+
+/// What can go wrong on the host side of a GPU program.
+#[derive(Debug)]
+pub enum Error {
+    /// No usable CUDA GPU: no driver library, no such device, or no context.
+    NoGpu(String),
+    /// A CUDA driver call failed; `context` says what was being done.
+    Driver { context: String, source: DriverError },
+    /// A launch that cannot be valid (e.g. a block larger than the kernel's launch bounds).
+    InvalidLaunch(String),
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NoGpu(why) => write!(f, "no usable CUDA GPU: {why}"),
+            Self::Driver { context, source } => write!(f, "CUDA error in {context}: {source}"),
+            Self::InvalidLaunch(why) => f.write_str(why),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Driver { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+impl Error {
+    /// A `map_err` adapter naming the step: `.map_err(Error::driver("copying u"))`.
+    pub fn driver(context: impl Into<String>) -> impl FnOnce(DriverError) -> Error {
+        let context = context.into();
+        move |source| Error::Driver { context, source }
+    }
+}
+
+/// Results of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Attaches a description of the failing step to a driver error.
+trait Context<T> {
+    fn context(self, what: impl FnOnce() -> String) -> Result<T>;
+}
+
+impl<T> Context<T> for std::result::Result<T, DriverError> {
+    fn context(self, what: impl FnOnce() -> String) -> Result<T> {
+        self.map_err(|source| Error::Driver { context: what(), source })
+    }
+}
+
+/// The kernel images of one kernel crate, as `ptxkit-build` embeds them: the PTX, machine
+/// code for some architectures, and the table of kernels. Made by [`include_kernels!`].
+#[derive(Clone, Copy, Debug)]
+pub struct KernelImages {
+    /// The PTX, JIT-compiled by the driver where no cubin matches.
+    pub ptx: &'static str,
+    /// `(arch, cubin)` pairs, newest first (e.g. `(90, ...)` for sm_90).
+    pub cubins: &'static [(u32, &'static [u8])],
+    /// Every kernel in the PTX: name, parameter layout, launch bounds, dynamic shared memory.
+    pub kernels: &'static [KernelInfo],
+}
+
+/// The [`KernelImages`] that `ptxkit_build::PtxBuilder::build_into_out_dir("<name>.ptx")`
+/// wrote into this crate's `OUT_DIR`: `include_kernels!("kernels")`.
+#[macro_export]
+macro_rules! include_kernels {
+    ($name:literal) => {
+        $crate::KernelImages {
+            ptx: include_str!(concat!(env!("OUT_DIR"), "/", $name, ".ptx")),
+            cubins: include!(concat!(env!("OUT_DIR"), "/", $name, ".cubins.rs")),
+            kernels: include!(concat!(env!("OUT_DIR"), "/", $name, ".rs")),
+        }
+    };
+}
+
+/// Which kernel image a GPU runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KernelImage {
+    /// The cubin for `sm_<arch>`.
+    Cubin(u32),
+    /// The PTX, JIT-compiled by the driver.
+    Ptx,
+}
+
+impl std::fmt::Display for KernelImage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Cubin(arch) => write!(f, "cubin sm_{arch}"),
+            Self::Ptx => write!(f, "PTX (JIT-compiled by the driver)"),
+        }
+    }
+}
+
+/// The image for a GPU of compute capability `major.minor` among cubins for `archs`: a cubin
+/// runs on its own major version at the same or a higher minor version, so the newest such
+/// cubin; else the PTX. `force_ptx` always picks the PTX.
+pub fn select_image(archs: &[u32], major: u32, minor: u32, force_ptx: bool) -> KernelImage {
+    if force_ptx {
+        return KernelImage::Ptx;
+    }
+    let device = major * 10 + minor;
+    archs
+        .iter()
+        .copied()
+        .filter(|&arch| arch / 10 == major && arch <= device)
+        .max()
+        .map_or(KernelImage::Ptx, KernelImage::Cubin)
+}
+
+/// How many CUDA GPUs this machine has (0 without a driver).
+pub fn device_count() -> Result<usize> {
+    // SAFETY: only tries to dlopen the driver library.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return Ok(0);
+    }
+    CudaContext::device_count().map(|n| n as usize).context(|| "counting GPUs".into())
+}
+
+/// An open GPU: context, stream, the kernel module (loaded on first use), and a cache of
+/// function handles.
+pub struct Gpu {
+    ordinal: usize,
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    images: &'static KernelImages,
+    module: Mutex<Option<Arc<CudaModule>>>,
+    functions: Mutex<HashMap<&'static str, CudaFunction>>,
+    name: String,
+    image: KernelImage,
+}
+
+impl std::fmt::Debug for Gpu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gpu")
+            .field("ordinal", &self.ordinal)
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Gpu {
+    /// Opens GPU `ordinal` to run `images` (the cubin for its architecture if there is one,
+    /// else the PTX). Fails with [`Error::NoGpu`] when there is no driver or no such device,
+    /// without touching the driver when its library is absent.
+    pub fn open(ordinal: usize, images: &'static KernelImages) -> Result<Arc<Self>> {
+        Self::open_with(ordinal, images, false)
+    }
+
+    /// [`Gpu::open`], choosing the PTX even where a cubin matches when `force_ptx` is set (to
+    /// test the PTX path on a GPU that has a cubin).
+    pub fn open_with(ordinal: usize, images: &'static KernelImages, force_ptx: bool) -> Result<Arc<Self>> {
+        // SAFETY: only tries to dlopen the driver library.
+        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+            return Err(Error::NoGpu("the CUDA driver library (libcuda.so) was not found".into()));
+        }
+        let ctx = CudaContext::new(ordinal).map_err(|e| Error::NoGpu(format!("GPU {ordinal}: {e}")))?;
+        let name = ctx.name().context(|| "reading the GPU's name".into())?;
+        // Streams are ordered explicitly with events; cudarc's per-buffer event tracking
+        // would add work to every launch and cannot be captured into graphs.
+        // SAFETY: no stream or buffer exists yet.
+        unsafe { ctx.disable_event_tracking() };
+        // A stream of our own: the legacy default stream cannot be captured into a graph.
+        let stream = ctx.new_stream().context(|| "creating a stream".into())?;
+        let capability =
+            |attribute| ctx.attribute(attribute).context(|| "querying the compute capability".into());
+        let major = capability(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
+        let minor = capability(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
+        let archs: Vec<u32> = images.cubins.iter().map(|(arch, _)| *arch).collect();
+        let image = select_image(&archs, major as u32, minor as u32, force_ptx);
+        Ok(Arc::new(Self {
+            ordinal,
+            ctx,
+            stream,
+            images,
+            module: Mutex::new(None),
+            functions: Mutex::new(HashMap::new()),
+            name,
+            image,
+        }))
+    }
+
+    /// The device ordinal this GPU was opened with.
+    pub fn ordinal(&self) -> usize {
+        self.ordinal
+    }
+
+    /// The device's name, e.g. "NVIDIA H200".
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The kernel image this GPU loads (a cubin for its architecture, or the PTX).
+    pub fn image(&self) -> KernelImage {
+        self.image
+    }
+
+    /// The CUDA context (for streams, events and buffers of its own).
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    /// The stream [`Gpu::launch`] queues work on.
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// Free and total device memory, in bytes.
+    pub fn memory(&self) -> Result<(u64, u64)> {
+        let (free, total) = self.ctx.mem_get_info().context(|| "querying device memory".into())?;
+        Ok((free as u64, total as u64))
+    }
+
+    /// The loaded function of `kernel`, for queries such as occupancy (launch through
+    /// [`Gpu::launch`]). The module is loaded (JIT-compiled) the first time any kernel is asked
+    /// for; a kernel that declares more than 48 KiB of dynamic shared memory is allowed it.
+    pub fn function<K: Kernel>(&self, _kernel: K) -> Result<CudaFunction> {
+        let name = K::NAME;
+        let mut functions = self.functions.lock().expect("kernel cache lock");
+        if let Some(f) = functions.get(name) {
+            return Ok(f.clone());
+        }
+        let f = self.module()?.load_function(name).context(|| format!("looking up kernel {name}"))?;
+        if K::DYNAMIC_SHARED_BYTES > DEFAULT_SHARED_LIMIT {
+            f.set_attribute(
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                K::DYNAMIC_SHARED_BYTES as i32,
+            )
+            .context(|| format!("allowing {name} {} bytes of shared memory", K::DYNAMIC_SHARED_BYTES))?;
+        }
+        functions.insert(name, f.clone());
+        Ok(f)
+    }
+
+    /// Loads the kernel module now (from the cubin, or JIT-compiled from the PTX) instead of
+    /// at the first launch, e.g. on a thread while the program does other start-up work.
+    pub fn load_kernels(&self) -> Result<()> {
+        self.module().map(drop)
+    }
+
+    /// The kernel module, loaded on first use.
+    fn module(&self) -> Result<Arc<CudaModule>> {
+        let mut slot = self.module.lock().expect("module lock");
+        if let Some(m) = &*slot {
+            return Ok(m.clone());
+        }
+        let image = match self.image {
+            KernelImage::Cubin(arch) => {
+                let (_, cubin) =
+                    self.images.cubins.iter().find(|(a, _)| *a == arch).expect("selected from the cubins");
+                Ptx::from_binary(cubin.to_vec())
+            }
+            KernelImage::Ptx => Ptx::from_src(self.images.ptx),
+        };
+        let m = self.ctx.load_module(image).context(|| format!("loading the kernels ({})", self.image))?;
+        *slot = Some(m.clone());
+        Ok(m)
+    }
+
+    /// How many blocks of `block_threads` threads of `kernel`, each with the dynamic shared
+    /// memory it declares, the whole GPU holds at once (blocks per SM from the occupancy
+    /// calculator, times the SM count).
+    pub fn resident_blocks<K: Kernel>(&self, kernel: K, block_threads: u32) -> Result<u32> {
+        self.resident_blocks_with(kernel, block_threads, K::DYNAMIC_SHARED_BYTES)
+    }
+
+    /// [`resident_blocks`](Gpu::resident_blocks) for blocks launched with `shared_bytes` of
+    /// dynamic shared memory (a kernel whose block size sets its shared memory).
+    pub fn resident_blocks_with<K: Kernel>(
+        &self,
+        kernel: K,
+        block_threads: u32,
+        shared_bytes: u32,
+    ) -> Result<u32> {
+        let per_sm = self
+            .function(kernel)?
+            .occupancy_max_active_blocks_per_multiprocessor(block_threads, shared_bytes as usize, None)
+            .context(|| "querying occupancy".into())?;
+        let sms = self
+            .ctx
+            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+            .context(|| "querying the SM count".into())?;
+        Ok(per_sm.max(1) * sms.max(1) as u32)
+    }
+
+    /// The driver's CUDA version, e.g. "13.0".
+    pub fn driver_version(&self) -> String {
+        let mut version = 0;
+        // SAFETY: writes one int; the driver library is loaded (a context exists).
+        unsafe { sys::cuDriverGetVersion(&mut version) };
+        format!("{}.{}", version / 1000, version % 1000 / 10)
+    }
+
+    /// Waits for all queued work; reports any launch or execution error.
+    pub fn synchronize(&self) -> Result<()> {
+        self.stream.synchronize().context(|| "running kernels".into())
+    }
+}
+
+/// Times GPU work with a pair of device events on the GPU's stream.
+pub struct Timer<'a> {
+    gpu: &'a Gpu,
+    start: CudaEvent,
+}
+
+impl<'a> Timer<'a> {
+    /// Records the start event.
+    pub fn start(gpu: &'a Gpu) -> Result<Self> {
+        let start = gpu
+            .ctx
+            .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+            .context(|| "creating an event".into())?;
+        start.record(&gpu.stream).context(|| "recording an event".into())?;
+        Ok(Self { gpu, start })
+    }
+
+    /// Records the end event, waits for it, and returns the milliseconds between the two.
+    pub fn stop(self) -> Result<f32> {
+        let end = self
+            .gpu
+            .ctx
+            .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+            .context(|| "creating an event".into())?;
+        end.record(&self.gpu.stream).context(|| "recording an event".into())?;
+        end.synchronize().context(|| "waiting for timed work".into())?;
+        self.start.elapsed_ms(&end).context(|| "reading an event timer".into())
+    }
+}
+
+/// Launch shape for a 2-D grid of `width × height` cells, one thread per cell.
+pub fn grid_2d(width: u32, height: u32, block: (u32, u32)) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (width.div_ceil(block.0), height.div_ceil(block.1), 1),
+        block_dim: (block.0, block.1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// Launch shape for `n` items, one thread per item, in blocks of `block`.
+pub fn grid_1d(n: u32, block: u32) -> LaunchConfig {
+    LaunchConfig { grid_dim: (n.div_ceil(block), 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn newest_cubin_of_the_same_major_version_is_chosen() {
+        let archs = [90, 89, 86, 80];
+        assert_eq!(select_image(&archs, 9, 0, false), KernelImage::Cubin(90));
+        assert_eq!(select_image(&archs, 8, 9, false), KernelImage::Cubin(89));
+        assert_eq!(select_image(&archs, 8, 7, false), KernelImage::Cubin(86));
+        assert_eq!(select_image(&archs, 8, 0, false), KernelImage::Cubin(80));
+        assert_eq!(select_image(&archs, 7, 5, false), KernelImage::Ptx);
+        assert_eq!(select_image(&archs, 10, 0, false), KernelImage::Ptx);
+        assert_eq!(select_image(&archs, 9, 0, true), KernelImage::Ptx);
+        assert_eq!(select_image(&[], 9, 0, false), KernelImage::Ptx);
+    }
+}
