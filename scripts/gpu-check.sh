@@ -2,14 +2,15 @@
 # Runs on the GPU machine (no Rust toolchain there): the GPU tests, compute-sanitizer, the
 # default GIF job and the bench, from binaries staged in .gpu/ by scripts/stage-gpu.sh.
 # Logs go to $OUT. Usage: gpu-check.sh [tests] [sanitize] [gif] [bench] [heat] [physarum-tests]
-# [map] [outputs] [coldstart] [unit-sanitize] [profile] [physarum-sanitize] [physarum-gif] [physarum-bench]  (default: all)
+# [map] [outputs] [coldstart] [unit-sanitize] [profile] [physarum-sanitize] [physarum-gif] [physarum-bench]
+# [split]  (default: all)
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu-check}
 mkdir -p "$OUT"
 cd "$(dirname "$0")/.."
 B=$PWD/.gpu
 export XDG_CACHE_HOME=/tmp/cache
-parts=${*:-tests outputs coldstart sanitize unit-sanitize profile gif bench heat map physarum-tests physarum-sanitize physarum-gif physarum-bench}
+parts=${*:-tests outputs coldstart sanitize unit-sanitize profile gif bench heat map physarum-tests physarum-sanitize physarum-gif physarum-bench split}
 has() { [[ " $parts " == *" $1 "* ]]; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
 
@@ -190,4 +191,31 @@ if has physarum-bench; then
   echo "== bench physarum"
   $B/rust-gpu-sim bench physarum 2> "$OUT/bench-physarum.err" | tee "$OUT/bench-physarum.txt"
   tail -2 "$OUT/bench-physarum.err"
+fi
+
+if has split; then
+  echo "== split runs (--split on one GPU): bit-identical to one part and the CPU"
+  $B/gpu_split --ignored --test-threads=1 --nocapture > "$OUT/gpu-split-tests.log" 2>&1
+  grep -E "test result|panicked" "$OUT/gpu-split-tests.log"
+  grep -c "bit-identical to one part" "$OUT/gpu-split-tests.log" | sed 's/^/split configurations checked: /'
+  echo "== compute-sanitizer on split runs (4 parts, 333x301, 40 steps)"
+  for variant in fused temporal streaming; do
+    for tool in memcheck racecheck; do
+      compute-sanitizer --tool $tool --error-exitcode 9 $B/rust-gpu-sim grayscott --width 333 --size 301 --steps 40 \
+        --variant $variant --split 4 --no-autotune --save /tmp/split-$variant.npz > "$OUT/sanitize-split-$variant-$tool.log" 2>&1
+      echo "split $variant $tool: exit $? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-split-$variant-$tool.log" | tr '\n' ' '))"
+    done
+  done
+  echo "== CLI: a split run's output equals the unsplit run's; refusals"
+  mkdir -p /tmp/split && cd /tmp/split
+  $B/rust-gpu-sim grayscott --size 301 --steps 500 --variant streaming --save one.npz > /dev/null 2>&1
+  $B/rust-gpu-sim grayscott --size 301 --steps 500 --variant streaming --split 3 --save three.npz > /dev/null 2>&1
+  python3 -c "
+import numpy as np
+a, b = np.load('one.npz'), np.load('three.npz')
+same = all(np.array_equal(a[k].view(np.uint32), b[k].view(np.uint32)) for k in a.files if a[k].dtype == np.float32)
+print('--split 3 --save: arrays', a.files, 'bit-identical to one part' if same else 'DIFFER from one part')"
+  $B/rust-gpu-sim grayscott --gpus 2 --steps 10 2>&1 | tail -1; echo "exit $?"
+  $B/rust-gpu-sim physarum --split 2 2>&1 | tail -1
+  cd - > /dev/null
 fi

@@ -6,7 +6,7 @@ mkdir -p .gpu
 cargo build --release -p host --bin rust-gpu-sim --example grayscott_png
 cp target/release/rust-gpu-sim .gpu/rust-gpu-sim
 cp target/release/examples/grayscott_png .gpu/grayscott_png
-for t in gpu_grayscott gpu_heat gpu_physarum gpu_device_layer outputs_gpu; do
+for t in gpu_grayscott gpu_heat gpu_physarum gpu_device_layer outputs_gpu gpu_split; do
   exe=$(cargo test --release -p host --test "$t" --no-run --message-format=json 2>/dev/null | python3 -c '
 import json, sys
 for line in sys.stdin:

@@ -1,6 +1,7 @@
 //! GPU simulations with kernels written in Rust.
 //!
-//! - [`cuda`]: opening the GPU, the embedded PTX, kernel lookup and launch shapes.
+//! - [`cuda`]: the embedded kernels and the GPU opened with them (the toolkit's `ptxkit-host`).
+//! - [`decomposition`]: bands, halos, placement on GPUs and launcher ranks for split runs.
 //! - [`grayscott`]: Gray-Scott reaction-diffusion (CPU and CUDA backends).
 //! - [`heat`]: 3-D heat diffusion with RK4.
 //! - [`physarum`]: Physarum agents and trail, and its sensitivity analysis.
@@ -16,6 +17,7 @@ pub mod autotune;
 pub mod bench;
 pub mod checkpoint;
 pub mod cuda;
+pub mod decomposition;
 pub mod error;
 pub mod export;
 pub mod grayscott;

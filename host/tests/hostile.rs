@@ -292,7 +292,7 @@ const CASES: &[(&str, &str, Prepare)] = &[
         "--config c.toml: line 2: invalid type: string \"hot\"",
         config_wrong_type,
     ),
-    ("grayscott --config c.toml --gif o.gif", "holds settings of `host heat`", config_of_heat),
+    ("grayscott --config c.toml --gif o.gif", "holds settings of `rust-gpu-sim heat`", config_of_heat),
     ("grayscott --config missing.toml --gif o.gif", "cannot read --config missing.toml", nothing),
     ("grayscott --config sub --gif o.gif", "cannot read --config sub: it is a directory", sub_dir),
     ("physarum --config c.toml --gif o.gif", "unknown value 'far', expected one of: ", config_bad_values),

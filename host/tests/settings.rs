@@ -136,7 +136,9 @@ fn outputs_record_the_settings_print_config_prints() {
         assert!(!pngs.is_empty());
         for png in &pngs {
             let (text, _) = png_text_and_pixels(png);
-            assert!(text.contains(&("Software".into(), format!("host {}", env!("CARGO_PKG_VERSION")))));
+            assert!(
+                text.contains(&("Software".into(), format!("rust-gpu-sim {}", env!("CARGO_PKG_VERSION"))))
+            );
             assert_eq!(settings(&png_comment(png)), printed, "{}", png.display());
         }
     }

@@ -1,4 +1,4 @@
-//! `host bench encode`: the output encoders on their own, on any machine (no GPU needed).
+//! `rust-gpu-sim bench encode`: the output encoders on their own, on any machine (no GPU needed).
 //!
 //! The default Gray-Scott job's 200 frames (512², `coral`, one every 50 steps) are computed
 //! once (on the GPU if there is one), then encoded `repeats` times each into a temporary
@@ -28,7 +28,7 @@ const FRAMES: u32 = 200;
 const SIDE: u32 = 512;
 const FPS: u32 = 25;
 
-/// What `host bench encode` measured.
+/// What `rust-gpu-sim bench encode` measured.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct EncodeReport {
     /// `YYYY-MM-DD` (UTC).
@@ -57,7 +57,7 @@ pub struct EncodeRow {
 }
 
 impl EncodeReport {
-    /// The table printed by `host bench encode`.
+    /// The table printed by `rust-gpu-sim bench encode`.
     pub fn table(&self) -> String {
         let mut text = format!(
             "frames: {FRAMES} of {SIDE}x{SIDE} (the default Gray-Scott job, {} steps), computed on {} in {:.2} s ({})\n\
@@ -143,7 +143,7 @@ pub fn run(backend: BackendChoice, steps: Option<u32>, repeats: usize) -> Result
     })
 }
 
-/// The default `host grayscott --gif` job's frames: `coral` at 512², one frame every
+/// The default `rust-gpu-sim grayscott --gif` job's frames: `coral` at 512², one frame every
 /// `steps_between_frames` steps.
 fn default_job_frames(device: &Device, steps_between_frames: u32) -> Result<Vec<Vec<u8>>> {
     let preset = grayscott::preset("coral").expect("the coral preset");

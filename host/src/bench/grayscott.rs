@@ -1,4 +1,4 @@
-//! `host bench grayscott`: every Gray-Scott GPU variant at several sizes, against 16 bytes per
+//! `rust-gpu-sim bench grayscott`: every Gray-Scott GPU variant at several sizes, against 16 bytes per
 //! cell per step (read U and V, write U and V: the single-step minimum), plus the default GIF
 //! job end to end.
 
@@ -432,6 +432,111 @@ pub fn plot(report: &GrayScottReport, path: &std::path::Path) -> Result<()> {
         root.present().map_err(|e| fail(&e))?;
     }
     crate::render::chart::save_chart(&pixels, width, height, path)
+}
+
+/// Link bandwidth between two NVLink-connected H200s, one direction, as measured on a pair
+/// earlier (peer copies of large buffers); used only by the split bench's labelled model.
+pub const NVLINK_GBPS: f64 = 390.0;
+/// Time of one small peer copy between two H200s (a 600² f32 plane, measured earlier): the
+/// model's per-copy latency.
+pub const PEER_COPY_US: f64 = 5.9;
+
+/// `bench grayscott --split 1,2,4`: each variant at each size in each number of parts on this
+/// GPU (the same-process transport), time per step against one part, the exchange alone
+/// (bytes and time per step), and a model, labelled as such, of 2 and 8 NVLink-connected GPUs.
+pub fn split_table(
+    gpu: &Arc<Gpu>,
+    sizes: &[u32],
+    variants: &[Variant],
+    splits: &[u32],
+    repeats: usize,
+    autotune: bool,
+) -> Result<String> {
+    use crate::grayscott::parts::{LaunchSettings, PartedGrayScott};
+    let mut out = format!(
+        "{:>6} {:>10} {:>5} {:>4} {:>10} {:>8} {:>12} {:>12} {:>9} {:>9}\n",
+        "size",
+        "variant",
+        "parts",
+        "halo",
+        "us/step",
+        "vs 1",
+        "exch B/step",
+        "exch us/step",
+        "model x2",
+        "model x8"
+    );
+    for &size in sizes {
+        for &variant in variants {
+            let steps = steps_for(size, variant).max(16);
+            let mut one_part_us = None;
+            for &split in splits {
+                let settings = LaunchSettings::for_parts(gpu, variant, size, size, split, autotune)?;
+                // One part is the plain engine with the same settings.
+                let (us, halo, exchange_bytes, exchange_us) = if split == 1 {
+                    let mut sim = GrayScott::new(&setup(size), &Device::Cuda(gpu.clone()), variant)?;
+                    let e = sim.cuda_engine().expect("a GPU variant");
+                    e.set_fused_shape(settings.fused);
+                    e.set_temporal_steps(settings.temporal_steps);
+                    e.set_stream_shape(settings.stream);
+                    sim.step(steps)?;
+                    sim.synchronize()?;
+                    let t = time_per_step(gpu, repeats, steps, |n| sim.step(n))?;
+                    (t.median_ms * 1e3, 0, 0, 0.0)
+                } else {
+                    use crate::grayscott::Engine as _;
+                    let (u, v) = crate::grayscott::initial_fields(setup(size).init, size, size, 1);
+                    let gpus = std::slice::from_ref(gpu);
+                    let mut engine = PartedGrayScott::new(
+                        gpus,
+                        variant,
+                        size,
+                        size,
+                        setup(size).rates,
+                        split,
+                        settings,
+                        &u,
+                        &v,
+                    )?;
+                    engine.step(steps)?;
+                    engine.synchronize()?;
+                    let t = time_per_step(gpu, repeats, steps, |n| engine.step(n))?;
+                    let halo = engine.halo();
+                    let x = time_per_step(gpu, repeats, 50, |n| (0..n).try_for_each(|_| engine.exchange()))?;
+                    // One exchange per `halo` steps.
+                    let per_step = x.median_ms * 1e3 / f64::from(halo);
+                    (t.median_ms * 1e3, halo, engine.exchange_bytes() / u64::from(halo), per_step)
+                };
+                let base = *one_part_us.get_or_insert(us);
+                // Model (not measured): N GPUs each step one part of 1/N of the grid in the
+                // time one part took here (split time / parts), plus its exchange over NVLink,
+                // not hidden: four halo copies (2 fields, 2 sides), each latency + bytes/link.
+                let model = |gpus: f64| {
+                    if halo == 0 {
+                        return 1.0;
+                    }
+                    let copy_us =
+                        PEER_COPY_US + (exchange_bytes as f64 / f64::from(split) / 4.0) / (NVLINK_GBPS * 1e3);
+                    let per_gpu =
+                        us / f64::from(split) * (f64::from(split) / gpus) + 4.0 * copy_us / f64::from(halo);
+                    (base / gpus) / per_gpu
+                };
+                out.push_str(&format!(
+                    "{size:>6} {:>10} {split:>5} {halo:>4} {us:>10.2} {:>7.1}% {exchange_bytes:>12} {exchange_us:>12.2} {:>8.1}% {:>8.1}%\n",
+                    variant.name(),
+                    100.0 * (us / base - 1.0),
+                    100.0 * model(2.0),
+                    100.0 * model(8.0),
+                ));
+            }
+        }
+    }
+    out.push_str(&format!(
+        "(parts on one GPU share its stream; the exchange is not overlapped. \"model xN\": MODELLED, not measured: \
+         the efficiency expected on N NVLink GPUs at {NVLINK_GBPS} GB/s and {PEER_COPY_US} us per peer copy, \
+         from this GPU's split times)\n"
+    ));
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! `host bench heat`: every heat GPU variant, ms per RK4 step against the floor of 8 bytes per
+//! `rust-gpu-sim bench heat`: every heat GPU variant, ms per RK4 step against the floor of 8 bytes per
 //! cell per step (read and write u once) at the measured copy bandwidth.
 
 use std::sync::Arc;

@@ -1,4 +1,4 @@
-//! `host bench`: times each GPU variant with device events against the device-to-device copy
+//! `rust-gpu-sim bench`: times each GPU variant with device events against the device-to-device copy
 //! bandwidth measured in the same run (the practical roofline of a memory-bound stencil).
 //!
 //! Method: warm up (module load, JIT, graph capture), run a fixed number of steps between two
@@ -62,7 +62,7 @@ impl Machine {
 
 /// What one simulation's bench measured, printable as a table.
 pub trait Measurements {
-    /// The table printed by `host bench`, header included.
+    /// The table printed by `rust-gpu-sim bench`, header included.
     fn table(&self, machine: &Machine) -> String;
 }
 
@@ -77,7 +77,7 @@ pub struct Report<M> {
 }
 
 impl<M: Measurements + Serialize> Report<M> {
-    /// The table, as printed by `host bench`.
+    /// The table, as printed by `rust-gpu-sim bench`.
     pub fn table(&self) -> String {
         self.measured.table(&self.machine)
     }

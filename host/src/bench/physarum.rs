@@ -1,4 +1,4 @@
-//! `host bench physarum`: every Physarum GPU variant in agent-steps per second, and the
+//! `rust-gpu-sim bench physarum`: every Physarum GPU variant in agent-steps per second, and the
 //! write-up's tiny case end to end.
 
 use std::{sync::Arc, time::Instant};

@@ -1,4 +1,4 @@
-//! `host bench ...`: arguments checked before any GPU work, then the library's benches.
+//! `rust-gpu-sim bench ...`: arguments checked before any GPU work, then the library's benches.
 
 use std::{io::Write, path::PathBuf};
 
@@ -66,6 +66,11 @@ pub struct GrayScottBenchArgs {
     /// Use the fixed default launch shapes instead of tuned ones.
     #[arg(long)]
     no_autotune: bool,
+    /// Instead of the variant table: each variant split into these numbers of parts on this
+    /// GPU (e.g. 1,2,4), time per step against one part, the exchange alone, and a model of
+    /// several GPUs.
+    #[arg(long, value_delimiter = ',', value_name = "P,...", allow_hyphen_values = true)]
+    split: Vec<u32>,
     /// Skip the end-to-end GIF job.
     #[arg(long)]
     no_end_to_end: bool,
@@ -177,7 +182,23 @@ fn grayscott(args: GrayScottBenchArgs) -> Result<()> {
     }
     let plot: Vec<Target> = args.plot.iter().map(|p| Target::file("--plot", p)).collect();
     let json = args.common.check(&plot)?;
+    if args.split.iter().any(|&p| p == 0 || p > 64) {
+        bail!("--split must list part counts between 1 and 64");
+    }
     let gpu = open_gpu()?;
+    if !args.split.is_empty() {
+        let table = bench::grayscott::split_table(
+            &gpu,
+            &args.sizes,
+            &args.variants,
+            &args.split,
+            args.common.repeats,
+            !args.no_autotune,
+        )?;
+        say!("{}", bench::Machine::measure(&gpu)?.header("Gray-Scott split into parts on one GPU"));
+        say!("{table}");
+        return Ok(());
+    }
     let options = Options {
         sizes: args.sizes,
         repeats: args.common.repeats,
@@ -232,7 +253,10 @@ fn encode(args: EncodeBenchArgs) -> Result<()> {
 fn plot_saved(json: &std::path::Path, out: &std::path::Path) -> Result<()> {
     let text = std::fs::read_to_string(json).with_context(|| format!("cannot read {}", json.display()))?;
     let report = GrayScottReport::from_json(&text).map_err(|e| {
-        anyhow::anyhow!("{} is not a report written by `host bench grayscott --json`: {e}", json.display())
+        anyhow::anyhow!(
+            "{} is not a report written by `rust-gpu-sim bench grayscott --json`: {e}",
+            json.display()
+        )
     })?;
     options::check_targets(&[Target::file("--out", out)])?;
     bench::grayscott::plot(&report, out)?;

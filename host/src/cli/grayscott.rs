@@ -1,4 +1,4 @@
-//! `host grayscott`.
+//! `rust-gpu-sim grayscott`.
 
 mod map;
 
@@ -14,11 +14,15 @@ use host::{
     grayscott::{
         self, GrayScott, Init, PRESETS, Rates, Setup, Variant,
         cuda::{fused_shape_for, streaming_shape_for, temporal_steps_for},
+        parts::LaunchSettings,
     },
 };
 
 use super::{
-    options::{self, BackendArgs, OutputArgs, SeedArgs, Simulation, State, StateArgs, at_most, check_steps},
+    options::{
+        self, BackendArgs, OutputArgs, PartsArgs, SeedArgs, Simulation, State, StateArgs, at_most,
+        check_steps,
+    },
     settings::{ConfigArgs, Document, Given, Provenance, RunTable, Seed, by_name},
 };
 use crate::say;
@@ -95,6 +99,8 @@ pub struct GrayScottArgs {
     state: StateArgs,
     #[command(flatten)]
     backend: BackendArgs<GrayScottSim>,
+    #[command(flatten)]
+    parts: PartsArgs,
     /// Use the fixed default launch shape instead of the tuned (and cached) one.
     #[arg(long)]
     no_autotune: bool,
@@ -207,6 +213,7 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
 
     host::timeline::mark("options checked");
     let (device, variant) = args.backend.select()?;
+    let parted = args.parts.open(&device)?;
     host::timeline::mark("device open");
     // Open outputs before simulating, so an unwritable path fails now; they record the settings.
     let mut writer = if args.output.any() {
@@ -219,10 +226,25 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
     };
     host::timeline::mark("outputs open");
     let started = Instant::now();
-    let mut sim = GrayScott::new(&setup, &device, variant)?;
+    let mut sim = match &parted {
+        Some((gpus, split)) => {
+            let settings = LaunchSettings::for_parts(
+                &gpus[0],
+                variant,
+                setup.width,
+                setup.height,
+                *split,
+                !args.no_autotune,
+            )?;
+            GrayScott::new_parted(&setup, gpus, variant, *split, settings)?
+        }
+        None => GrayScott::new(&setup, &device, variant)?,
+    };
     host::timeline::mark("simulation set up");
-    // Tuned launch settings (timed once per GPU and size, then cached).
+    // Tuned launch settings (timed once per GPU and size, then cached); a split run's parts
+    // were tuned for their own size above.
     match (&device, variant) {
+        _ if parted.is_some() => {}
         (Device::Cuda(gpu), Variant::Fused) => {
             let (shape, _) = fused_shape_for(gpu, setup.width, setup.height, !args.no_autotune)?;
             sim.cuda_engine().expect("a CUDA run").set_fused_shape(shape);

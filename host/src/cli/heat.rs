@@ -1,4 +1,4 @@
-//! `host heat`.
+//! `rust-gpu-sim heat`.
 
 use std::{
     path::{Path, PathBuf},

@@ -422,6 +422,104 @@ impl<S: Simulation> BackendArgs<S> {
     }
 }
 
+/// `--gpus`: a count, or every GPU of the machine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GpuCount {
+    All,
+    Count(u32),
+}
+
+fn gpu_count(text: &str) -> std::result::Result<GpuCount, String> {
+    if text == "all" {
+        return Ok(GpuCount::All);
+    }
+    match text.parse::<u32>() {
+        Ok(0) => Err("must be at least 1 (or all)".into()),
+        Ok(n) => Ok(GpuCount::Count(n)),
+        Err(_) => Err(format!("{text:?} is not a number of GPUs (write e.g. 2, or all)")),
+    }
+}
+
+/// Splitting the grid into parts that exchange halos (Gray-Scott's bands of rows, heat's z
+/// slabs): on several GPUs of this process, or several parts on one GPU (which runs the whole
+/// decomposition: halos, exchanges, uneven parts). Results are bit-identical to one part.
+#[derive(Args, Debug)]
+pub struct PartsArgs {
+    /// GPUs of this process to spread the parts over: a number, or all (default 1).
+    #[arg(long, value_name = "N|all", value_parser = gpu_count)]
+    pub gpus: Option<GpuCount>,
+    /// Parts to split the grid into (default: one per GPU); parts beyond the GPUs share them.
+    #[arg(long, value_name = "P", allow_hyphen_values = true)]
+    pub split: Option<u32>,
+}
+
+impl PartsArgs {
+    /// The GPUs and the part count of a split run, opened (GPU 0 is `device`'s), or `None`
+    /// for a run in one part on one GPU. Refuses a CPU run, a split of zero and more GPUs
+    /// than the machine has.
+    pub fn open(&self, device: &Device) -> Result<Option<(Vec<std::sync::Arc<host::cuda::Gpu>>, u32)>> {
+        if self.gpus.is_none() && self.split.is_none() {
+            return Ok(None);
+        }
+        let Device::Cuda(first) = device else {
+            bail!("--gpus and --split split the grid over CUDA GPUs; this run is on the CPU");
+        };
+        let present = host::cuda::device_count()?;
+        let gpus = match self.gpus {
+            None => 1,
+            Some(GpuCount::All) => present,
+            Some(GpuCount::Count(n)) => n as usize,
+        };
+        if gpus > present {
+            bail!(
+                "--gpus {gpus}: this machine has {present} CUDA GPU{}",
+                if present == 1 { "" } else { "s" }
+            );
+        }
+        let split = self.split.unwrap_or(gpus as u32);
+        if split == 0 {
+            bail!("--split must be at least 1");
+        }
+        if (split as usize) < gpus {
+            bail!("--split {split} is fewer parts than --gpus {gpus}: each GPU needs at least one part");
+        }
+        if split == 1 {
+            return Ok(None);
+        }
+        let mut opened = vec![first.clone()];
+        for ordinal in 1..gpus {
+            opened.push(host::cuda::open_device(ordinal)?);
+        }
+        Ok(Some((opened, split)))
+    }
+}
+
+/// Physarum takes no `--gpus`/`--split`: its agents move anywhere on the plane each step and
+/// deposit where they land, so a split would exchange agents, not halos; it runs on one GPU.
+#[derive(Args, Debug)]
+pub struct OneGpuArgs {
+    /// Not for Physarum: its agents move anywhere each step (no halo to exchange), so it runs
+    /// on one GPU.
+    #[arg(long, value_name = "N")]
+    pub gpus: Option<String>,
+    /// Not for Physarum (see --gpus).
+    #[arg(long, value_name = "P")]
+    pub split: Option<String>,
+}
+
+impl OneGpuArgs {
+    /// Refuses either option with the reason.
+    pub fn check(&self) -> Result<()> {
+        if self.gpus.is_some() || self.split.is_some() {
+            bail!(
+                "physarum runs on one GPU: its agents move anywhere on the plane each step, so there are no \
+                 halos to exchange (--gpus and --split are for grayscott and heat)"
+            );
+        }
+        Ok(())
+    }
+}
+
 /// The seed of a run's random numbers.
 #[derive(Args, Debug)]
 pub struct SeedArgs {

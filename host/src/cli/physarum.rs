@@ -1,4 +1,4 @@
-//! `host physarum`: the simulation, `--sensitivity` and `--toy-model`.
+//! `rust-gpu-sim physarum`: the simulation, `--sensitivity` and `--toy-model`.
 
 use std::{
     io::Write,
@@ -19,7 +19,8 @@ use host::{
 
 use super::{
     options::{
-        self, BackendArgs, OutputArgs, SeedArgs, Simulation, State, StateArgs, Target, at_most, check_steps,
+        self, BackendArgs, OneGpuArgs, OutputArgs, SeedArgs, Simulation, State, StateArgs, Target, at_most,
+        check_steps,
     },
     settings::{ConfigArgs, Document, Given, Provenance, RunTable, Seed, by_name},
 };
@@ -119,6 +120,8 @@ pub struct PhysarumArgs {
     save_agents: bool,
     #[command(flatten)]
     backend: BackendArgs<PhysarumSim>,
+    #[command(flatten)]
+    one_gpu: OneGpuArgs,
     #[command(flatten)]
     config: ConfigArgs,
     /// Run a reference and a perturbed simulation side by side and fit the largest Lyapunov
@@ -280,6 +283,7 @@ fn check(args: &PhysarumArgs) -> Result<PhysarumSetup> {
 }
 
 pub fn run(mut args: PhysarumArgs, given: &Given) -> Result<()> {
+    args.one_gpu.check()?;
     if args.toy_model {
         if args.config.config.is_some() || args.config.print_config {
             bail!("--config and --print-config hold a simulation's settings; --toy-model has none");

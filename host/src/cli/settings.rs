@@ -56,7 +56,7 @@ impl ConfigArgs {
         let others: Vec<&str> = document.simulations().into_iter().filter(|&name| name != S::NAME).collect();
         if let Some(other) = others.first() {
             bail!(
-                "--config {} holds settings of `host {other}` ([{other}]), not of `host {}`",
+                "--config {} holds settings of `rust-gpu-sim {other}` ([{other}]), not of `rust-gpu-sim {}`",
                 path.display(),
                 S::NAME
             );
@@ -64,7 +64,7 @@ impl ConfigArgs {
         let version = document.provenance.as_ref().and_then(|p| p.version.as_deref());
         if let Some(version) = version.filter(|&v| v != env!("CARGO_PKG_VERSION")) {
             super::note(&format!(
-                "--config {} was written by host {version}, this is host {}; a different version may give \
+                "--config {} was written by rust-gpu-sim {version}, this is rust-gpu-sim {}; a different version may give \
                  a different output",
                 path.display(),
                 env!("CARGO_PKG_VERSION")
@@ -205,7 +205,7 @@ impl Document {
     pub fn to_toml(&self, simulation: &str) -> String {
         let body = toml::to_string(self).expect("settings are plain tables of numbers and strings");
         format!(
-            "# The settings of a `host {simulation}` run. Repeat it with `host {simulation} --config FILE`;\n\
+            "# The settings of a `rust-gpu-sim {simulation}` run. Repeat it with `rust-gpu-sim {simulation} --config FILE`;\n\
              # options given on the command line override the file. [provenance] is not read back.\n\n{body}"
         )
     }
@@ -314,7 +314,7 @@ mod tests {
     fn command_lines_quote_what_a_shell_would_split() {
         let args =
             ["rust-gpu-sim", "grayscott", "--gif", "my out.gif", "--palette", "it's", ""].map(Into::into);
-        assert_eq!(command_line(args), r#"host grayscott --gif 'my out.gif' --palette 'it'\''s' ''"#);
+        assert_eq!(command_line(args), r#"rust-gpu-sim grayscott --gif 'my out.gif' --palette 'it'\''s' ''"#);
     }
 
     #[test]

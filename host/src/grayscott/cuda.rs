@@ -666,6 +666,17 @@ impl CudaGrayScott {
 }
 
 impl CudaGrayScott {
+    /// The current U and V on the GPU (for halo exchanges between parts).
+    pub(crate) fn state(&self) -> (&CudaSlice<f32>, &CudaSlice<f32>) {
+        (&self.u, &self.v)
+    }
+
+    /// The current U and V, to overwrite rows in place (halo exchanges; captured step graphs
+    /// hold these addresses, so the buffers themselves never change).
+    pub(crate) fn state_mut(&mut self) -> (&mut CudaSlice<f32>, &mut CudaSlice<f32>) {
+        (&mut self.u, &mut self.v)
+    }
+
     /// Overwrites the current U and V (restoring a checkpoint). The copies go into the
     /// buffers in place, so captured step graphs, which hold their addresses, stay valid.
     pub fn upload_fields(&mut self, u: &[f32], v: &[f32]) -> Result<()> {

@@ -1,4 +1,4 @@
-//! The parameter map (`host grayscott --map`): the (F, k) plane as one image, a grid of small
+//! The parameter map (`rust-gpu-sim grayscott --map`): the (F, k) plane as one image, a grid of small
 //! tiles, each a Gray-Scott simulation with its own feed and kill rates, all advanced together.
 //!
 //! Tile `(i, j)` (column `i` along k, row `j` along F, `j = 0` the lowest F) has index

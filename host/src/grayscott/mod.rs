@@ -16,6 +16,7 @@ pub mod cpu;
 pub mod cuda;
 pub mod init;
 pub mod map;
+pub mod parts;
 
 use std::path::{Path, PathBuf};
 
@@ -380,6 +381,41 @@ impl GrayScott {
     }
 
     /// Advances by `steps` steps.
+    /// A CUDA run split into `split` bands of rows over `gpus` (see [`parts`]), each part
+    /// stepped with `settings`. Bit-identical to [`GrayScott::new`]'s run.
+    pub fn new_parted(
+        setup: &Setup,
+        gpus: &[std::sync::Arc<crate::cuda::Gpu>],
+        variant: Variant,
+        split: u32,
+        settings: parts::LaunchSettings,
+    ) -> Result<Self> {
+        setup.validate()?;
+        memory::check_host(setup.width, setup.height, 9 * setup.cells() as u64)?;
+        let (u, v) = match &setup.init_image {
+            Some(path) => init::fields_from_image(path, setup.width, setup.height)?,
+            None => initial_fields(setup.init, setup.width, setup.height, setup.seed),
+        };
+        let engine = parts::PartedGrayScott::new(
+            gpus,
+            variant,
+            setup.width,
+            setup.height,
+            setup.rates,
+            split,
+            settings,
+            &u,
+            &v,
+        )?;
+        Ok(Self {
+            engine: Box::new(engine),
+            width: setup.width,
+            height: setup.height,
+            rates: setup.rates,
+            steps_done: 0,
+        })
+    }
+
     pub fn step(&mut self, steps: u32) -> Result<()> {
         self.engine.step(steps)?;
         self.steps_done += u64::from(steps);

@@ -438,7 +438,7 @@ fn encode_png(
     encoder.set_filter(png::Filter::Adaptive);
     if let Some(text) = text {
         encoder
-            .add_text_chunk("Software".into(), format!("host {}", env!("CARGO_PKG_VERSION")))
+            .add_text_chunk("Software".into(), format!("rust-gpu-sim {}", env!("CARGO_PKG_VERSION")))
             .map_err(describe)?;
         encoder.add_itxt_chunk("Comment".into(), text.into()).map_err(describe)?;
     }

@@ -107,7 +107,7 @@ pub fn files_in(dir: &Path) -> Vec<String> {
     names
 }
 
-/// Runs a bad `host <subcommand>` line with `--backend cpu --gif out.gif`, adding each of
+/// Runs a bad `rust-gpu-sim <subcommand>` line with `--backend cpu --gif out.gif`, adding each of
 /// `defaults` (option, value) that `args` does not set: it must fail with one clear message
 /// containing `expected`, never panic, and leave its directory empty.
 pub fn refused(subcommand: &str, defaults: &[(&str, &str)], name: &str, args: &[&str], expected: &str) {

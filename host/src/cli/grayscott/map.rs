@@ -1,4 +1,4 @@
-//! `host grayscott --map`: the (F, k) parameter map.
+//! `rust-gpu-sim grayscott --map`: the (F, k) parameter map.
 
 use std::{path::PathBuf, time::Instant};
 
@@ -37,7 +37,7 @@ pub struct MapArgs {
         conflicts_with_all = [
             "size", "width", "height", "feed", "kill", "preset", "init_image", "gif", "mp4", "png_dir", "save",
             "save_every", "checkpoint", "checkpoint_every", "resume",
-            "frame_every", "fps", "variant", "no_autotune",
+            "frame_every", "fps", "variant", "no_autotune", "gpus", "split",
         ]
     )]
     pub map: Option<PathBuf>,

@@ -1,0 +1,198 @@
+//! Domain decomposition arithmetic, with no GPU: a grid split into bands (Gray-Scott: rows
+//! of the periodic plane; heat: z slabs), the halo each part needs, which GPU holds each
+//! part, and the rank and size a launcher (`mpirun`, `srun`) gives a process.
+//!
+//! A part holds its band plus `halo` rows copied from its neighbours on each side. A kernel
+//! run of `k ≤ halo` steps over the part as if it were the whole grid leaves the band exact:
+//! a cell's value after `s` steps depends only on cells at most `s` rows away, so the wrong
+//! values that enter at the part's edges (its wrap-around or boundary) reach at most `k`
+//! rows in, all inside the halo. The halos are then refreshed from the neighbours' bands.
+
+use crate::error::{Error, Result};
+
+/// One part's rows of the whole grid: `start .. start + len`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Band {
+    pub start: u32,
+    pub len: u32,
+}
+
+impl Band {
+    /// One past the last row.
+    pub fn end(&self) -> u32 {
+        self.start + self.len
+    }
+}
+
+/// Splits `n` rows into `parts` bands as even as possible: the first `n % parts` bands get
+/// one row more. Refuses zero parts and more parts than rows.
+pub fn bands(n: u32, parts: u32) -> Result<Vec<Band>> {
+    if parts == 0 {
+        return Err(Error::InvalidInput("--split must be at least 1".into()));
+    }
+    if parts > n {
+        return Err(Error::InvalidInput(format!(
+            "--split {parts} asks for more parts than the grid's {n} rows"
+        )));
+    }
+    let (base, extra) = (n / parts, n % parts);
+    let mut start = 0;
+    Ok((0..parts)
+        .map(|p| {
+            let len = base + u32::from(p < extra);
+            let band = Band { start, len };
+            start += len;
+            band
+        })
+        .collect())
+}
+
+/// Refuses a split whose thinnest part is thinner than its halo (its neighbours' halos would
+/// need rows it does not have).
+pub fn check_halo(bands: &[Band], halo: u32, what: &str) -> Result<()> {
+    let thinnest = bands.iter().map(|b| b.len).min().unwrap_or(0);
+    if bands.len() > 1 && thinnest < halo {
+        return Err(Error::InvalidInput(format!(
+            "--split {}: the thinnest part has {thinnest} {what}, fewer than its halo of {halo} {what} \
+             (the steps one exchange covers); use fewer parts",
+            bands.len()
+        )));
+    }
+    Ok(())
+}
+
+/// The parts before and after part `p` of `parts`: on a periodic axis the first and last are
+/// neighbours (with one part, the part is its own neighbour); otherwise the ends have none.
+pub fn neighbours(p: usize, parts: usize, periodic: bool) -> (Option<usize>, Option<usize>) {
+    let before = if p > 0 { Some(p - 1) } else { periodic.then_some(parts - 1) };
+    let after = if p + 1 < parts { Some(p + 1) } else { periodic.then_some(0) };
+    (before, after)
+}
+
+/// The GPU of each of `parts` parts spread over `gpus` GPUs: consecutive parts share a GPU
+/// (so most neighbours exchange on one device), the first `parts % gpus` GPUs take one more.
+pub fn placement(parts: usize, gpus: usize) -> Vec<usize> {
+    let gpus = gpus.clamp(1, parts.max(1));
+    let (base, extra) = (parts / gpus, parts % gpus);
+    (0..gpus).flat_map(|g| std::iter::repeat_n(g, base + usize::from(g < extra))).collect()
+}
+
+/// Rows `start .. start + count` of a periodic axis of length `n`, wrapped (a halo of the
+/// first or last band reaches around the edge).
+pub fn wrapped_rows(start: i64, count: u32, n: u32) -> impl Iterator<Item = u32> {
+    (0..i64::from(count)).map(move |i| (start + i).rem_euclid(i64::from(n)) as u32)
+}
+
+/// A process's place among the processes a launcher started.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchRank {
+    pub rank: usize,
+    pub size: usize,
+    /// Which launcher's variables said so.
+    pub launcher: &'static str,
+}
+
+/// The rank and size from the variables of Open MPI's `mpirun`, MPICH/Hydra's `mpiexec`
+/// (PMI) or Slurm's `srun`, read through `var`; `None` when none is set (a plain run).
+/// Refuses values that are not numbers or a rank outside the size.
+pub fn launch_rank(var: impl Fn(&str) -> Option<String>) -> Result<Option<LaunchRank>> {
+    const LAUNCHERS: [(&str, &str, &str); 3] = [
+        ("Open MPI", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"),
+        ("MPICH", "PMI_RANK", "PMI_SIZE"),
+        ("Slurm", "SLURM_PROCID", "SLURM_NTASKS"),
+    ];
+    for (launcher, rank_var, size_var) in LAUNCHERS {
+        let (Some(rank), Some(size)) = (var(rank_var), var(size_var)) else { continue };
+        let number = |name: &str, text: &str| {
+            text.trim()
+                .parse::<usize>()
+                .map_err(|_| Error::InvalidInput(format!("{launcher}: {name}={text:?} is not a number")))
+        };
+        let (rank, size) = (number(rank_var, &rank)?, number(size_var, &size)?);
+        if size == 0 || rank >= size {
+            return Err(Error::InvalidInput(format!(
+                "{launcher}: rank {rank} is outside a job of {size} processes ({rank_var}, {size_var})"
+            )));
+        }
+        return Ok(Some(LaunchRank { rank, size, launcher }));
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bands_cover_the_rows_unevenly_in_order() {
+        let b = bands(10, 3).unwrap();
+        assert_eq!(b, [Band { start: 0, len: 4 }, Band { start: 4, len: 3 }, Band { start: 7, len: 3 }]);
+        for (n, parts) in [(1, 1), (7, 7), (1000, 3), (777, 5), (64, 2)] {
+            let b = bands(n, parts).unwrap();
+            assert_eq!(b.len(), parts as usize);
+            assert_eq!(b[0].start, 0);
+            assert_eq!(b.last().unwrap().end(), n);
+            assert!(b.windows(2).all(|w| w[0].end() == w[1].start));
+            let (min, max) = (b.iter().map(|b| b.len).min().unwrap(), b.iter().map(|b| b.len).max().unwrap());
+            assert!(max - min <= 1, "{n}/{parts}: {min}..{max}");
+        }
+        assert!(bands(5, 0).is_err());
+        assert!(bands(5, 6).unwrap_err().to_string().contains("more parts than"));
+    }
+
+    #[test]
+    fn a_part_thinner_than_its_halo_is_refused() {
+        let b = bands(20, 3).unwrap(); // 7, 7, 6
+        assert!(check_halo(&b, 6, "rows").is_ok());
+        let e = check_halo(&b, 7, "rows").unwrap_err().to_string();
+        assert!(e.contains("6 rows") && e.contains("halo of 7"), "{e}");
+        // One part has no neighbour to serve.
+        assert!(check_halo(&bands(3, 1).unwrap(), 8, "rows").is_ok());
+    }
+
+    #[test]
+    fn neighbours_wrap_only_on_periodic_axes() {
+        assert_eq!(neighbours(0, 4, true), (Some(3), Some(1)));
+        assert_eq!(neighbours(3, 4, true), (Some(2), Some(0)));
+        assert_eq!(neighbours(0, 4, false), (None, Some(1)));
+        assert_eq!(neighbours(3, 4, false), (Some(2), None));
+        assert_eq!(neighbours(0, 1, true), (Some(0), Some(0)));
+        assert_eq!(neighbours(0, 1, false), (None, None));
+    }
+
+    #[test]
+    fn parts_are_spread_over_gpus_in_blocks() {
+        assert_eq!(placement(4, 1), [0, 0, 0, 0]);
+        assert_eq!(placement(4, 2), [0, 0, 1, 1]);
+        assert_eq!(placement(5, 2), [0, 0, 0, 1, 1]);
+        assert_eq!(placement(2, 4), [0, 1]);
+        assert_eq!(placement(3, 3), [0, 1, 2]);
+    }
+
+    #[test]
+    fn halo_rows_wrap_around_the_plane() {
+        assert_eq!(wrapped_rows(-2, 5, 10).collect::<Vec<_>>(), [8, 9, 0, 1, 2]);
+        assert_eq!(wrapped_rows(8, 4, 10).collect::<Vec<_>>(), [8, 9, 0, 1]);
+        assert_eq!(wrapped_rows(-3, 3, 2).collect::<Vec<_>>(), [1, 0, 1]);
+    }
+
+    #[test]
+    fn launcher_variables_give_rank_and_size() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string())
+        };
+        assert_eq!(launch_rank(env(&[])).unwrap(), None);
+        let ompi = launch_rank(env(&[("OMPI_COMM_WORLD_RANK", "1"), ("OMPI_COMM_WORLD_SIZE", "4")])).unwrap();
+        assert_eq!(ompi, Some(LaunchRank { rank: 1, size: 4, launcher: "Open MPI" }));
+        let mpich = launch_rank(env(&[("PMI_RANK", "0"), ("PMI_SIZE", "2")])).unwrap().unwrap();
+        assert_eq!((mpich.rank, mpich.size, mpich.launcher), (0, 2, "MPICH"));
+        let slurm = launch_rank(env(&[("SLURM_PROCID", "7"), ("SLURM_NTASKS", "8")])).unwrap().unwrap();
+        assert_eq!((slurm.rank, slurm.size, slurm.launcher), (7, 8, "Slurm"));
+        // Only one of the pair set: not this launcher.
+        assert_eq!(launch_rank(env(&[("SLURM_PROCID", "0")])).unwrap(), None);
+        for bad in [&[("PMI_RANK", "2"), ("PMI_SIZE", "2")][..], &[("PMI_RANK", "x"), ("PMI_SIZE", "2")]] {
+            let pairs: &'static [(&str, &str)] = Box::leak(bad.to_vec().into_boxed_slice());
+            assert!(launch_rank(env(pairs)).is_err());
+        }
+    }
+}

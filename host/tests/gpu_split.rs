@@ -1,0 +1,130 @@
+//! GPU tests of split runs (`--split`): Gray-Scott in 2, 3 and 5 uneven bands on one GPU,
+//! against the same run in one part and against the CPU, bit for bit, for every variant that
+//! takes parts; the frames and a checkpoint restored into the parts too. Run on a machine with
+//! a CUDA GPU: `cargo test --release --test gpu_split -- --ignored`.
+
+mod common;
+
+use common::gpu::gpu;
+use common::*;
+use host::{
+    Device,
+    grayscott::{GrayScott, Init, Setup, Variant, parts::LaunchSettings},
+};
+
+/// Odd sizes: uneven bands (97 rows in 2, 3 and 5 parts) and partial blocks in x.
+const W: u32 = 131;
+const H: u32 = 97;
+
+fn bits(field: &[f32]) -> Vec<u32> {
+    field.iter().map(|x| x.to_bits()).collect()
+}
+
+/// A simulation of `setup` restored to fresh random fields in [0, 1].
+fn restored(mut sim: GrayScott, seed: u64) -> GrayScott {
+    let mut checkpoint = sim.checkpoint().unwrap();
+    let cells = (W * H) as usize;
+    checkpoint.arrays = vec![
+        ("u".into(), random_field(cells, seed, 0.0, 1.0)),
+        ("v".into(), random_field(cells, seed + 1, 0.0, 1.0)),
+    ];
+    sim.restore(checkpoint).unwrap();
+    sim
+}
+
+/// 37 steps in three calls that are not multiples of any halo.
+fn run(sim: &mut GrayScott) -> (Vec<u32>, Vec<u32>) {
+    for steps in [13, 1, 23] {
+        sim.step(steps).unwrap();
+    }
+    let (u, v) = sim.fields().unwrap();
+    (bits(&u), bits(&v))
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn split_runs_match_one_part_and_the_cpu_bit_for_bit() {
+    let gpu = gpu();
+    let seed = fresh_seed();
+    let setup = Setup { init: Init::Spots, ..Setup::new(W, H, coral()) };
+    let cpu = run(&mut restored(GrayScott::new(&setup, &Device::Cpu, Variant::Cpu).unwrap(), seed));
+    for variant in
+        [Variant::Fused, Variant::Temporal, Variant::Streaming, Variant::Tiled, Variant::V1, Variant::V2]
+    {
+        let one =
+            run(&mut restored(GrayScott::new(&setup, &Device::Cuda(gpu.clone()), variant).unwrap(), seed));
+        assert!(one == cpu, "{}: one part differs from the CPU", variant.name());
+        for split in [2, 3, 5] {
+            // The tuned-for-parts defaults, and uneven halos for the multi-step variants.
+            let defaults = LaunchSettings::for_parts(&gpu, variant, W, H, split, false).unwrap();
+            let mut settings = vec![defaults];
+            if variant == Variant::Temporal {
+                settings.push(LaunchSettings { temporal_steps: 3, ..defaults });
+            }
+            if variant == Variant::Streaming {
+                let mut stream = defaults.stream;
+                stream.steps = 5;
+                settings.push(LaunchSettings { stream, ..defaults });
+            }
+            for s in settings {
+                let sim =
+                    GrayScott::new_parted(&setup, std::slice::from_ref(&gpu), variant, split, s).unwrap();
+                let described = sim.describe();
+                let parted = run(&mut restored(sim, seed));
+                assert!(parted.0 == cpu.0 && parted.1 == cpu.1, "{described}: differs from the CPU");
+                println!("{described}: bit-identical to one part and the CPU after 37 steps");
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn split_frames_and_checkpoints_match_one_part() {
+    let gpu = gpu();
+    let setup = Setup { init: Init::Spots, seed: fresh_seed(), ..Setup::new(W, H, coral()) };
+    let device = Device::Cuda(gpu.clone());
+    let mut one = GrayScott::new(&setup, &device, Variant::Streaming).unwrap();
+    let settings = LaunchSettings::for_parts(&gpu, Variant::Streaming, W, H, 4, false).unwrap();
+    let mut four =
+        GrayScott::new_parted(&setup, std::slice::from_ref(&gpu), Variant::Streaming, 4, settings).unwrap();
+    one.step(50).unwrap();
+    four.step(50).unwrap();
+    let cells = (W * H) as usize;
+    let (mut a, mut b) = (vec![0u8; cells], vec![0u8; cells]);
+    one.levels(&mut a).unwrap();
+    four.levels(&mut b).unwrap();
+    assert!(a == b, "frames of 4 parts differ from one part's");
+    // A checkpoint of 4 parts resumes in 1 part and the other way round, bit-identical.
+    let (from_four, from_one) = (four.checkpoint().unwrap(), one.checkpoint().unwrap());
+    let mut one_again = GrayScott::new(&setup, &device, Variant::Fused).unwrap();
+    one_again.restore(from_four).unwrap();
+    let mut four_again =
+        GrayScott::new_parted(&setup, std::slice::from_ref(&gpu), Variant::Streaming, 4, settings).unwrap();
+    four_again.restore(from_one).unwrap();
+    for sim in [&mut one, &mut four, &mut one_again, &mut four_again] {
+        sim.step(30).unwrap();
+    }
+    let reference = bits(&one.fields().unwrap().0);
+    for (name, sim) in [("4 parts", &mut four), ("1 from 4", &mut one_again), ("4 from 1", &mut four_again)] {
+        assert!(bits(&sim.fields().unwrap().0) == reference, "{name}: differs after resuming");
+        assert_eq!(sim.steps_done(), 80, "{name}");
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_part_thinner_than_its_halo_and_v0_are_refused() {
+    let gpu = gpu();
+    let setup = Setup::new(W, 20, coral());
+    let settings = LaunchSettings { temporal_steps: 8, ..LaunchSettings::default() };
+    let Err(e) = GrayScott::new_parted(&setup, std::slice::from_ref(&gpu), Variant::Temporal, 3, settings)
+    else {
+        panic!("6-row parts with a halo of 8 rows were accepted")
+    };
+    assert!(e.to_string().contains("halo of 8 rows"), "{e}");
+    let Err(e) = GrayScott::new_parted(&setup, &[gpu], Variant::V0, 2, settings) else {
+        panic!("v0 was split")
+    };
+    assert!(e.to_string().contains("v0"), "{e}");
+}
