@@ -1,4 +1,4 @@
-//! `host`: the command line. Parses it and dispatches to the subcommand; the options, their
+//! `rust-gpu-sim`: the command line. Parses it and dispatches to the subcommand; the options, their
 //! checks and the exit statuses live in [`cli`].
 
 mod cli;
@@ -14,6 +14,9 @@ fn main() -> ExitCode {
         Err(status) => return status,
     };
     if let Err(e) = cli::handle_signals() {
+        return cli::finish(Err(e));
+    }
+    if let Err(e) = cli::one_process_only() {
         return cli::finish(Err(e));
     }
     // The driver's start-up (about 0.2 s) overlaps with the command's checks and preparation.

@@ -316,3 +316,30 @@ fn bench_encode_times_both_encoders_without_a_gpu() {
         );
     }
 }
+
+#[test]
+fn several_launcher_processes_are_refused_with_one_line() {
+    let dir = common::scratch_dir("launcher");
+    for (rank, size) in [("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"), ("PMI_RANK", "PMI_SIZE")] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_rust-gpu-sim"))
+            .current_dir(&dir)
+            .args(["grayscott", "--backend", "cpu", "--size", "16", "--steps", "1", "--gif", "o.gif"])
+            .env(rank, "1")
+            .env(size, "2")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains("rank 1 of 2") && stderr.lines().count() == 1, "{stderr}");
+        assert!(common::files_in(&dir).is_empty());
+    }
+    // A job of one process runs.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rust-gpu-sim"))
+        .current_dir(&dir)
+        .args(["grayscott", "--backend", "cpu", "--size", "16", "--steps", "1", "--gif", "o.gif"])
+        .env("SLURM_PROCID", "0")
+        .env("SLURM_NTASKS", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}

@@ -201,6 +201,25 @@ pub fn rate(per_second: f64) -> String {
     }
 }
 
+/// Refuses to run as one of several processes of a launcher (`mpirun -np 2`, `srun -n 2`):
+/// one process per GPU needs the NCCL transport, which this build does not have, and several
+/// processes would each run the whole job and write the same outputs. One process drives
+/// several GPUs with `--gpus N` instead. A launcher job of one process runs as usual.
+pub fn one_process_only() -> anyhow::Result<()> {
+    if let Some(job) = host::decomposition::launch_rank(|name| std::env::var(name).ok())?
+        && job.size > 1
+    {
+        anyhow::bail!(
+            "started by {} as rank {} of {}: one process per GPU (NCCL) is not supported yet; run one process \
+             with --gpus N instead",
+            job.launcher,
+            job.rank,
+            job.size
+        );
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
