@@ -11,7 +11,9 @@
 //! // my-kernels/src/lib.rs
 //! #![no_std]
 //! #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
-//! use ptxkit_device::{kernel, thread};
+//! use ptxkit_device::kernel;
+//! #[cfg(target_arch = "nvptx64")] // the device half exists only in the device build
+//! use ptxkit_device::thread;
 //!
 //! /// y ← a·x + y. Thread mapping: one thread per element. Bytes per element: 12.
 //! #[kernel(launch_bounds(256))]
