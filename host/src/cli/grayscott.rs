@@ -23,7 +23,7 @@ use super::{
         self, BackendArgs, OutputArgs, PartsArgs, SeedArgs, Simulation, State, StateArgs, at_most,
         check_steps,
     },
-    settings::{ConfigArgs, Document, Given, Provenance, RunTable, Seed, by_name},
+    settings::{ConfigArgs, Document, Given, GrayScottTable, Provenance, RunTable, Seed},
 };
 use crate::say;
 
@@ -184,7 +184,7 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
     if args.output.list_palettes {
         return options::list_palettes();
     }
-    if let Some(document) = args.config.read::<GrayScottSim>()? {
+    if let Some(document) = args.config.read(GrayScottSim::NAME)? {
         apply(&mut args, document, given)?;
     }
     if args.map.any() {
@@ -332,25 +332,6 @@ impl State for GrayScott {
     fn save_checkpoint(&mut self, path: &Path) -> host::Result<PathBuf> {
         GrayScott::save_checkpoint(self, path)
     }
-}
-
-/// `[grayscott]` in a settings file: the options of the model, named as on the command line.
-#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct GrayScottTable {
-    preset: Option<String>,
-    width: Option<u32>,
-    height: Option<u32>,
-    steps: Option<u32>,
-    feed: Option<f32>,
-    kill: Option<f32>,
-    du: Option<f32>,
-    dv: Option<f32>,
-    dt: Option<f32>,
-    #[serde(default, with = "by_name")]
-    init: Option<Init>,
-    init_image: Option<PathBuf>,
-    seed: Option<Seed>,
 }
 
 /// Takes the options the command line did not give from a settings file. A `--preset` on the

@@ -17,7 +17,7 @@ use super::{
     options::{
         self, BackendArgs, OutputArgs, SeedArgs, Simulation, State, StateArgs, Target, at_most, check_steps,
     },
-    settings::{ConfigArgs, Document, Given, Provenance, RunTable, Seed, by_name},
+    settings::{ConfigArgs, Document, Given, HeatTable, Provenance, RunTable, Seed},
 };
 use crate::say;
 
@@ -150,7 +150,7 @@ pub fn run(mut args: HeatArgs, given: &Given) -> Result<()> {
     if args.output.list_palettes {
         return options::list_palettes();
     }
-    if let Some(document) = args.config.read::<HeatSim>()? {
+    if let Some(document) = args.config.read(HeatSim::NAME)? {
         apply(&mut args, document, given)?;
     }
     let palette = args.output.check()?;
@@ -257,23 +257,6 @@ impl State for Heat {
     fn save_checkpoint(&mut self, path: &Path) -> host::Result<PathBuf> {
         Heat::save_checkpoint(self, path)
     }
-}
-
-/// `[heat]` in a settings file: the options of the model, named as on the command line.
-#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct HeatTable {
-    nx: Option<u32>,
-    ny: Option<u32>,
-    nz: Option<u32>,
-    steps: Option<u32>,
-    alpha: Option<f32>,
-    h: Option<f32>,
-    dt: Option<f32>,
-    boundary_value: Option<f32>,
-    #[serde(default, with = "by_name")]
-    init: Option<HeatInit>,
-    seed: Option<Seed>,
 }
 
 /// Takes the options the command line did not give from a settings file. `--size` on the

@@ -22,7 +22,7 @@ use super::{
         self, BackendArgs, OneGpuArgs, OutputArgs, SeedArgs, Simulation, State, StateArgs, Target, at_most,
         check_steps,
     },
-    settings::{ConfigArgs, Document, Given, Provenance, RunTable, Seed, by_name},
+    settings::{ConfigArgs, Document, Given, PhysarumTable, Provenance, RunTable, Seed},
 };
 use crate::say;
 
@@ -293,7 +293,7 @@ pub fn run(mut args: PhysarumArgs, given: &Given) -> Result<()> {
     if args.output.list_palettes {
         return options::list_palettes();
     }
-    if let Some(document) = args.config.read::<PhysarumSim>()? {
+    if let Some(document) = args.config.read(PhysarumSim::NAME)? {
         apply(&mut args, document, given)?;
     }
     let palette = args.output.check()?;
@@ -484,32 +484,6 @@ fn run_sensitivity(args: &PhysarumArgs, setup: &PhysarumSetup) -> Result<()> {
         say!("-> {}", path.display());
     }
     Ok(())
-}
-
-/// `[physarum]` in a settings file: the options of the model, named as on the command line.
-#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PhysarumTable {
-    preset: Option<String>,
-    width: Option<u32>,
-    height: Option<u32>,
-    agents: Option<u32>,
-    steps: Option<u32>,
-    sensor_dist: Option<f32>,
-    sensor_angle: Option<f32>,
-    turn_angle: Option<f32>,
-    step_size: Option<f32>,
-    deposit: Option<f32>,
-    diffuse: Option<f32>,
-    decay: Option<f32>,
-    jitter: Option<f32>,
-    #[serde(default, with = "by_name")]
-    sensing: Option<Sensing>,
-    #[serde(default, with = "by_name")]
-    init: Option<AgentInit>,
-    init_image: Option<PathBuf>,
-    image_strength: Option<f32>,
-    seed: Option<Seed>,
 }
 
 /// Takes the options the command line did not give from a settings file. A `--preset` on the

@@ -16,10 +16,15 @@ use std::{collections::HashSet, path::PathBuf};
 
 use anyhow::{Result, bail};
 use clap::{ArgMatches, Args, ValueEnum, parser::ValueSource};
-use host::{BackendChoice, Device, render::output::describe_io};
 use serde::{Deserialize, Serialize};
 
-use super::{grayscott::GrayScottTable, heat::HeatTable, options::Simulation, physarum::PhysarumTable};
+use host::{
+    BackendChoice, Device,
+    grayscott::Init,
+    heat::HeatInit,
+    physarum::{AgentInit, Sensing},
+    render::output::describe_io,
+};
 
 /// `--config` and `--print-config`, flattened into every simulation.
 #[derive(Args, Debug)]
@@ -34,8 +39,9 @@ pub struct ConfigArgs {
 }
 
 impl ConfigArgs {
-    /// Reads `--config`, if given, and checks that it holds settings of simulation `S`.
-    pub fn read<S: Simulation>(&self) -> Result<Option<Document>> {
+    /// Reads `--config`, if given, and checks that it holds settings of `simulation` (its
+    /// subcommand's name, the name of its table).
+    pub fn read(&self, simulation: &str) -> Result<Option<Document>> {
         let Some(path) = &self.config else { return Ok(None) };
         let bytes = std::fs::read(path)
             .map_err(|e| anyhow::anyhow!("cannot read --config {}: {}", path.display(), describe_io(&e)))?;
@@ -53,12 +59,13 @@ impl ConfigArgs {
         };
         let document =
             Document::parse(&text).map_err(|e| anyhow::anyhow!("--config {}: {e}", path.display()))?;
-        let others: Vec<&str> = document.simulations().into_iter().filter(|&name| name != S::NAME).collect();
+        let others: Vec<&str> =
+            document.simulations().into_iter().filter(|&name| name != simulation).collect();
         if let Some(other) = others.first() {
             bail!(
                 "--config {} holds settings of `rust-gpu-sim {other}` ([{other}]), not of `rust-gpu-sim {}`",
                 path.display(),
-                S::NAME
+                simulation
             );
         }
         let version = document.provenance.as_ref().and_then(|p| p.version.as_deref());
@@ -209,6 +216,68 @@ impl Document {
              # options given on the command line override the file. [provenance] is not read back.\n\n{body}"
         )
     }
+}
+
+/// `[grayscott]` in a settings file: the options of the model, named as on the command line.
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GrayScottTable {
+    pub(crate) preset: Option<String>,
+    pub(crate) width: Option<u32>,
+    pub(crate) height: Option<u32>,
+    pub(crate) steps: Option<u32>,
+    pub(crate) feed: Option<f32>,
+    pub(crate) kill: Option<f32>,
+    pub(crate) du: Option<f32>,
+    pub(crate) dv: Option<f32>,
+    pub(crate) dt: Option<f32>,
+    #[serde(default, with = "by_name")]
+    pub(crate) init: Option<Init>,
+    pub(crate) init_image: Option<PathBuf>,
+    pub(crate) seed: Option<Seed>,
+}
+
+/// `[heat]` in a settings file: the options of the model, named as on the command line.
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HeatTable {
+    pub(crate) nx: Option<u32>,
+    pub(crate) ny: Option<u32>,
+    pub(crate) nz: Option<u32>,
+    pub(crate) steps: Option<u32>,
+    pub(crate) alpha: Option<f32>,
+    pub(crate) h: Option<f32>,
+    pub(crate) dt: Option<f32>,
+    pub(crate) boundary_value: Option<f32>,
+    #[serde(default, with = "by_name")]
+    pub(crate) init: Option<HeatInit>,
+    pub(crate) seed: Option<Seed>,
+}
+
+/// `[physarum]` in a settings file: the options of the model, named as on the command line.
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PhysarumTable {
+    pub(crate) preset: Option<String>,
+    pub(crate) width: Option<u32>,
+    pub(crate) height: Option<u32>,
+    pub(crate) agents: Option<u32>,
+    pub(crate) steps: Option<u32>,
+    pub(crate) sensor_dist: Option<f32>,
+    pub(crate) sensor_angle: Option<f32>,
+    pub(crate) turn_angle: Option<f32>,
+    pub(crate) step_size: Option<f32>,
+    pub(crate) deposit: Option<f32>,
+    pub(crate) diffuse: Option<f32>,
+    pub(crate) decay: Option<f32>,
+    pub(crate) jitter: Option<f32>,
+    #[serde(default, with = "by_name")]
+    pub(crate) sensing: Option<Sensing>,
+    #[serde(default, with = "by_name")]
+    pub(crate) init: Option<AgentInit>,
+    pub(crate) init_image: Option<PathBuf>,
+    pub(crate) image_strength: Option<f32>,
+    pub(crate) seed: Option<Seed>,
 }
 
 /// A seed as TOML holds it: an integer up to 2⁶³ − 1, a string of digits above (TOML integers
