@@ -198,6 +198,14 @@ if has split; then
   $B/gpu_split --ignored --test-threads=1 --nocapture > "$OUT/gpu-split-tests.log" 2>&1
   grep -E "test result|panicked" "$OUT/gpu-split-tests.log"
   grep -c "bit-identical to one part" "$OUT/gpu-split-tests.log" | sed 's/^/split configurations checked: /'
+  echo "== compute-sanitizer on heat in 3 slabs (37x29x61, 3 RK4 steps)"
+  for variant in naive fused single; do
+    for tool in memcheck racecheck; do
+      compute-sanitizer --tool $tool --error-exitcode 9 $B/rust-gpu-sim heat --nx 37 --ny 29 --nz 61 --steps 3 \
+        --variant $variant --split 3 --save /tmp/heat-split-$variant.npz > "$OUT/sanitize-heat-split-$variant-$tool.log" 2>&1
+      echo "heat split $variant $tool: exit $? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-heat-split-$variant-$tool.log" | tr '\n' ' '))"
+    done
+  done
   echo "== compute-sanitizer on split runs (4 parts, 333x301, 40 steps)"
   for variant in fused temporal streaming; do
     for tool in memcheck racecheck; do

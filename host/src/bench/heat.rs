@@ -113,3 +113,53 @@ impl Measurements for HeatBench {
         out
     }
 }
+
+/// `bench heat --split 1,2,4`: each variant at each size in each number of z slabs on this GPU,
+/// ms per RK4 step against one part, and the exchange alone (bytes and time per step).
+pub fn split_table(
+    gpu: &Arc<Gpu>,
+    sizes: &[u32],
+    variants: &[HeatVariant],
+    splits: &[u32],
+    repeats: usize,
+) -> Result<String> {
+    use crate::heat::{HeatEngine as _, initial_field, parts::PartedHeat};
+    let mut out = format!(
+        "{:>5} {:>8} {:>5} {:>10} {:>8} {:>12} {:>13}\n",
+        "n", "variant", "parts", "ms/step", "vs 1", "exch B/step", "exch ms/step"
+    );
+    for &n in sizes {
+        let cells = f64::from(n).powi(3);
+        let steps = ((2e10 / (cells * 68.0)) as u32).clamp(4, 2000);
+        let setup = HeatSetup::cube(n, HeatInit::Blobs);
+        for &variant in variants {
+            let mut base = None;
+            for &split in splits {
+                eprintln!("heat {} {n}³ in {split} part(s)...", variant.name());
+                let (ms, bytes, exchange_ms) = if split == 1 {
+                    let mut sim = Heat::new(&setup, &Device::Cuda(gpu.clone()), variant)?;
+                    sim.step(steps)?;
+                    sim.synchronize()?;
+                    (time_per_step(gpu, repeats, steps, |k| sim.step(k))?.median_ms, 0, 0.0)
+                } else {
+                    let gpus = std::slice::from_ref(gpu);
+                    let mut sim = PartedHeat::new(gpus, variant, &setup, split, &initial_field(&setup))?;
+                    sim.step(steps)?;
+                    sim.synchronize()?;
+                    let t = time_per_step(gpu, repeats, steps, |k| sim.step(k))?.median_ms;
+                    let x = time_per_step(gpu, repeats, 20, |k| (0..k).try_for_each(|_| sim.exchange()))?
+                        .median_ms;
+                    (t, sim.exchange_bytes(), x)
+                };
+                let base = *base.get_or_insert(ms);
+                out.push_str(&format!(
+                    "{n:>5} {:>8} {split:>5} {ms:>10.3} {:>7.1}% {bytes:>12} {exchange_ms:>13.4}\n",
+                    variant.name(),
+                    100.0 * (ms / base - 1.0)
+                ));
+            }
+        }
+    }
+    out.push_str("(all slabs on this GPU, sharing its stream; one exchange per RK4 step, not overlapped)\n");
+    Ok(out)
+}

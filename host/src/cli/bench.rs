@@ -87,6 +87,10 @@ pub struct HeatBenchArgs {
     /// Variants to time, comma-separated (GPU variants only).
     #[arg(long, value_enum, value_delimiter = ',', default_values_t = [HeatVariant::Naive, HeatVariant::Reuse, HeatVariant::Fused, HeatVariant::Tiled, HeatVariant::Single])]
     variants: Vec<HeatVariant>,
+    /// Instead of the variant table: each variant in these numbers of z slabs on this GPU
+    /// (e.g. 1,2,4), time per step against one part and the exchange alone.
+    #[arg(long, value_delimiter = ',', value_name = "P,...", allow_hyphen_values = true)]
+    split: Vec<u32>,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -222,8 +226,18 @@ fn heat(args: HeatBenchArgs) -> Result<()> {
     if let Some(v) = args.variants.iter().find(|v| **v == HeatVariant::Cpu) {
         bail!("bench times GPU variants; drop {} from --variants", v.name());
     }
+    if args.split.iter().any(|&p| p == 0 || p > 64) {
+        bail!("--split must list part counts between 1 and 64");
+    }
     let json = args.common.check(&[])?;
     let gpu = open_gpu()?;
+    if !args.split.is_empty() {
+        let table =
+            bench::heat::split_table(&gpu, &args.sizes, &args.variants, &args.split, args.common.repeats)?;
+        say!("{}", bench::Machine::measure(&gpu)?.header("heat split into z slabs on one GPU"));
+        say!("{table}");
+        return Ok(());
+    }
     report(&bench::heat::run(&gpu, &args.sizes, &args.variants, args.common.repeats)?, json)
 }
 

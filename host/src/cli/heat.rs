@@ -15,7 +15,8 @@ use host::{
 
 use super::{
     options::{
-        self, BackendArgs, OutputArgs, SeedArgs, Simulation, State, StateArgs, Target, at_most, check_steps,
+        self, BackendArgs, OutputArgs, PartsArgs, SeedArgs, Simulation, State, StateArgs, Target, at_most,
+        check_steps,
     },
     settings::{ConfigArgs, Document, Given, HeatTable, Provenance, RunTable, Seed},
 };
@@ -90,6 +91,8 @@ pub struct HeatArgs {
     state: StateArgs,
     #[command(flatten)]
     backend: BackendArgs<HeatSim>,
+    #[command(flatten)]
+    parts: PartsArgs,
     #[command(flatten)]
     config: ConfigArgs,
 }
@@ -171,6 +174,7 @@ pub fn run(mut args: HeatArgs, given: &Given) -> Result<()> {
 
     let [nx, ny, nz] = setup.n;
     let (device, variant) = args.backend.select()?;
+    let parted = args.parts.open(&device)?;
     // Every output records the settings.
     let run = BackendArgs::<HeatSim>::ran(&device, variant);
     let text = document(&args, &setup, run, Provenance::of_this_run(Some(&device))).to_toml(HeatSim::NAME);
@@ -180,7 +184,10 @@ pub fn run(mut args: HeatArgs, given: &Given) -> Result<()> {
         drop(AtomicFile::create(path)?); // writable; written at the end
     }
     let started = Instant::now();
-    let mut sim = Heat::new(&setup, &device, variant)?;
+    let mut sim = match &parted {
+        Some((gpus, split)) => Heat::new_parted(&setup, gpus, variant, *split)?,
+        None => Heat::new(&setup, &device, variant)?,
+    };
     // Colours span the initial range (and the boundary value), fixed over the run.
     let initial = host::heat::initial_field(&setup);
     let lo = initial.iter().copied().fold(setup.boundary, f32::min);

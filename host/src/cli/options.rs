@@ -513,7 +513,7 @@ impl OneGpuArgs {
         if self.gpus.is_some() || self.split.is_some() {
             bail!(
                 "physarum runs on one GPU: its agents move anywhere on the plane each step, so there are no \
-                 halos to exchange (--gpus and --split are for grayscott)"
+                 halos to exchange (--gpus and --split are for grayscott and heat)"
             );
         }
         Ok(())

@@ -124,6 +124,21 @@ impl CudaHeat {
 }
 
 impl CudaHeat {
+    /// The current field on the GPU (for halo exchanges between slabs).
+    pub(crate) fn state(&self) -> &CudaSlice<f32> {
+        &self.u
+    }
+
+    /// The current field, to overwrite planes in place (halo exchanges).
+    pub(crate) fn state_mut(&mut self) -> &mut CudaSlice<f32> {
+        &mut self.u
+    }
+
+    /// The stream the engine runs on.
+    pub(crate) fn stream(&self) -> &Arc<cudarc::driver::CudaStream> {
+        self.gpu.stream()
+    }
+
     /// Overwrites the current field (restoring a checkpoint). The stage buffers are fully
     /// rewritten by every step (their faces stay 0), so u is the whole state.
     pub fn upload_field(&mut self, u: &[f32]) -> Result<()> {

@@ -3,6 +3,7 @@
 
 pub mod cpu;
 pub mod cuda;
+pub mod parts;
 
 use std::path::{Path, PathBuf};
 
@@ -261,6 +262,24 @@ impl Heat {
             }
         };
         Ok(Self { engine, setup: setup.clone(), steps_done: 0 })
+    }
+
+    /// A CUDA run split into `split` slabs along z over `gpus` (see [`parts`]); bit-identical
+    /// to [`Heat::new`]'s run of the same variant.
+    pub fn new_parted(
+        setup: &HeatSetup,
+        gpus: &[std::sync::Arc<crate::cuda::Gpu>],
+        variant: HeatVariant,
+        split: u32,
+    ) -> Result<Self> {
+        setup.validate()?;
+        if variant == HeatVariant::Cpu {
+            return Err(Error::InvalidInput("--split and --gpus take a GPU variant, not cpu".into()));
+        }
+        let [nx, ny, nz] = setup.n;
+        memory::check_host(nx, ny * nz, 4 * setup.cells() as u64)?;
+        let engine = parts::PartedHeat::new(gpus, variant, setup, split, &initial_field(setup))?;
+        Ok(Self { engine: Box::new(engine), setup: setup.clone(), steps_done: 0 })
     }
 
     pub fn step(&mut self, steps: u32) -> Result<()> {
