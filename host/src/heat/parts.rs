@@ -5,7 +5,7 @@
 //!
 //! Why four planes: the kernels hold a slab's outer planes fixed, as faces, and give every
 //! stage 0 there. The four stages of an RK4 step each apply the Laplacian once (k1..k4 for
-//! `naive`/`reuse`, the powers ∇u..∇⁴u for `fused`/`tiled`/`single`), so a wrong value at
+//! `naive`/`reuse`, the powers Lu..L⁴u of the Laplacian L for `fused`/`tiled`/`single`), so a wrong value at
 //! the slab's edge reaches one plane further per stage: after one step the first four planes
 //! are wrong and the fifth is right. Every variant needs the same four planes per side.
 
