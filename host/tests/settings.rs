@@ -272,7 +272,7 @@ fn print_config_runs_nothing_and_another_version_gets_a_note() {
     std::fs::write(dir.join("old.toml"), text.replace(env!("CARGO_PKG_VERSION"), "0.0.1-old")).unwrap();
     let out = host(&dir, &["grayscott", "--config", "old.toml", "--print-config"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success() && stderr.contains("written by host 0.0.1-old"), "{stderr}");
+    assert!(out.status.success() && stderr.contains("written by rust-gpu-sim 0.0.1-old"), "{stderr}");
     let out = host(&dir, &["grayscott", "--config", "old.toml", "--steps", "3", "--size", "8"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
