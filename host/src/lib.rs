@@ -6,7 +6,9 @@
 //! - [`heat`]: 3-D heat diffusion with RK4.
 //! - [`physarum`]: Physarum agents and trail, and its sensitivity analysis.
 //! - [`render`]: palettes, the CPU colormap, GIF, PNG and MP4 writers.
-//! - [`export`]: raw fields as NumPy `.npy`/`.npz` and VTK `.vti`; files written whole or not at all.
+//! - [`export`]: raw fields as NumPy `.npy`/`.npz` and VTK `.vti`.
+//! - [`outfile`]: the rule every output file follows: written whole or not at all, nothing left
+//!   behind by an interrupted run.
 //! - [`checkpoint`]: versioned checkpoint files for bit-identical restarts.
 //! - [`timeline`]: where a run's start-up time goes (`RUST_GPU_SIM_TIMELINE=1`).
 //!
@@ -23,6 +25,7 @@ pub mod export;
 pub mod grayscott;
 pub mod heat;
 pub mod memory;
+pub mod outfile;
 pub mod physarum;
 pub mod render;
 pub mod rng;
