@@ -5,6 +5,7 @@
 //! - [`grayscott`]: Gray-Scott reaction-diffusion (CPU and CUDA backends).
 //! - [`heat`]: 3-D heat diffusion with RK4.
 //! - [`physarum`]: Physarum agents and trail, and its sensitivity analysis.
+//! - [`input`]: input images read whole (regular files, FIFOs, `<(...)`) and decoded.
 //! - [`render`]: palettes, the CPU colormap, GIF, PNG and MP4 writers.
 //! - [`export`]: raw fields as NumPy `.npy`/`.npz` and VTK `.vti`.
 //! - [`outfile`]: the rule every output file follows: written whole or not at all, nothing left
@@ -24,6 +25,7 @@ pub mod error;
 pub mod export;
 pub mod grayscott;
 pub mod heat;
+pub mod input;
 pub mod memory;
 pub mod outfile;
 pub mod physarum;

@@ -206,9 +206,7 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
     let resume = args.state.prepare()?;
     if let Some(path) = &setup.init_image {
         // Fail on an unreadable image before anything else starts.
-        image::ImageReader::open(path)
-            .and_then(|r| r.with_guessed_format())
-            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+        host::input::check_image(path)?;
     }
 
     host::timeline::mark("options checked");
