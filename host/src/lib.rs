@@ -23,6 +23,7 @@ pub mod cuda;
 pub mod decomposition;
 pub mod error;
 pub mod export;
+pub mod faults;
 pub mod grayscott;
 pub mod heat;
 pub mod input;
