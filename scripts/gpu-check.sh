@@ -3,14 +3,14 @@
 # default GIF job and the bench, from binaries staged in .gpu/ by scripts/stage-gpu.sh.
 # Logs go to $OUT. Usage: gpu-check.sh [tests] [sanitize] [gif] [bench] [heat] [physarum-tests]
 # [map] [outputs] [coldstart] [unit-sanitize] [profile] [physarum-sanitize] [physarum-gif] [physarum-bench]
-# [split]  (default: all)
+# [split] [faults] [load]  (default: all)
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu-check}
 mkdir -p "$OUT"
 cd "$(dirname "$0")/.."
 B=$PWD/.gpu
 export XDG_CACHE_HOME=/tmp/cache
-parts=${*:-tests outputs coldstart sanitize unit-sanitize profile gif bench heat map physarum-tests physarum-sanitize physarum-gif physarum-bench split}
+parts=${*:-tests outputs coldstart sanitize unit-sanitize profile gif bench heat map physarum-tests physarum-sanitize physarum-gif physarum-bench split faults load}
 has() { [[ " $parts " == *" $1 "* ]]; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
 
@@ -227,3 +227,61 @@ print('--split 3 --save: arrays', a.files, 'bit-identical to one part' if same e
   $B/rust-gpu-sim physarum --split 2 2>&1 | tail -1
   cd - > /dev/null
 fi
+
+# ---- issue 27 (faults helper): begin ----
+if has faults; then
+  echo "== faults: GPU memory taken after the check; a kernel fault mid-run (tests/faults_gpu.rs)"
+  $B/faults_gpu --ignored --test-threads=1 --nocapture > "$OUT/gpu-faults.log" 2>&1
+  grep -E "^test |test result|run's stderr|^hog:" "$OUT/gpu-faults.log"
+  # The GPU is usable afterwards (no stuck process holding it).
+  $B/rust-gpu-sim grayscott --size 256 --steps 100 > /dev/null 2>&1 && echo "faults: a later run: ok" || echo "faults: a later run: FAILED"
+fi
+
+if has load; then
+  echo "== load: 8 concurrent runs, one fresh shared autotune cache, each compared with the same run alone"
+  L=/tmp/load-check; rm -rf "$L"; mkdir -p "$L/together" "$L/alone"
+  # name|arguments: mixed simulations and variants; the grayscott ones tune on first use.
+  load_jobs=(
+    "gs-fused|grayscott --size 1024 --steps 600 --variant fused"
+    "gs-temporal|grayscott --size 768 --steps 600 --variant temporal"
+    "gs-streaming|grayscott --size 1536 --steps 400 --variant streaming"
+    "gs-fused-2k|grayscott --size 2048 --steps 300 --variant fused"
+    "heat-single|heat --size 96 --steps 60 --variant single"
+    "heat-fused|heat --size 64 --steps 100 --variant fused"
+    "physarum-optimized|physarum --size 512 --agents 200000 --steps 200 --variant optimized"
+    "physarum-fused|physarum --size 384 --agents 100000 --steps 200 --variant fused"
+  )
+  load_fail=0
+  pids=()
+  for job in "${load_jobs[@]}"; do
+    name=${job%%|*}; read -r -a cmd <<< "${job#*|}"
+    XDG_CACHE_HOME="$L/together/cache" $B/rust-gpu-sim "${cmd[@]}" --save "$L/together/$name.npz" \
+      > "$L/together/$name.log" 2>&1 &
+    pids+=($!)
+  done
+  for i in "${!pids[@]}"; do
+    wait "${pids[$i]}" || { echo "load: together ${load_jobs[$i]%%|*} exited $?: $(tail -1 "$L/together/${load_jobs[$i]%%|*}.log")"; load_fail=1; }
+  done
+  for job in "${load_jobs[@]}"; do
+    name=${job%%|*}; read -r -a cmd <<< "${job#*|}"
+    XDG_CACHE_HOME="$L/alone/cache" $B/rust-gpu-sim "${cmd[@]}" --save "$L/alone/$name.npz" > "$L/alone/$name.log" 2>&1 \
+      || { echo "load: alone $name failed: $(tail -1 "$L/alone/$name.log")"; load_fail=1; }
+  done
+  identical=0
+  for job in "${load_jobs[@]}"; do
+    name=${job%%|*}
+    if cmp -s "$L/together/$name.npz" "$L/alone/$name.npz"; then identical=$((identical + 1)); else
+      echo "load: $name differs between the concurrent run and the run alone"; load_fail=1; fi
+  done
+  # Every entry tuned by the runs alone (one after the other) is in the shared cache too.
+  keys() { cut -f1-5 "$1/cache/rust-gpu-sim/autotune.tsv" 2>/dev/null | sort -u; }
+  expected=$(keys "$L/alone" | wc -l)
+  missing=$(comm -23 <(keys "$L/alone") <(keys "$L/together") | wc -l)
+  cp "$L/together/cache/rust-gpu-sim/autotune.tsv" "$OUT/load-autotune-together.tsv" 2>/dev/null
+  cp "$L/alone/cache/rust-gpu-sim/autotune.tsv" "$OUT/load-autotune-alone.tsv" 2>/dev/null
+  if [[ $expected -eq 0 || $missing -ne 0 ]]; then load_fail=1; fi
+  ls -A "$L/together" | grep -E '^\.tmp' && { echo "load: stray temporary files"; load_fail=1; }
+  if [[ $load_fail -eq 0 ]]; then verdict=PASS; else verdict=FAIL; fi
+  echo "load: $verdict: $identical/${#load_jobs[@]} outputs bit-identical to the runs alone; cache: $((expected - missing))/$expected tuned entries kept"
+fi
+# ---- issue 27 (faults helper): end ----

@@ -6,15 +6,23 @@
 //! embedded PTX ([`ptx_hash`]), so a shape tuned for one build of the kernels is never used
 //! by another (entries of other builds stay in the file, for other checkouts sharing it).
 //! Lines that do not parse are ignored with a warning (lines of the older format without the
-//! hash silently), and the file is rewritten whole (atomically) on change.
+//! hash silently).
+//!
+//! Several runs may tune at once and share the file. Each change is merged into it under an
+//! exclusive advisory lock (`flock`) on `autotune.tsv.lock` beside it: the file is read again
+//! under the lock, this run's entries are added to what is there, and the whole is written to
+//! an anonymous file and renamed over the old one ([`AtomicFile`]), so readers never see
+//! half a file and no run loses another's entries. The lock file stays (removing it would let
+//! two runs lock two different files); a file system without `flock` merges without the lock.
 
 use std::{
     collections::BTreeMap,
+    fs::File,
     io::Write,
     path::{Path, PathBuf},
 };
 
-use crate::render::output::AtomicFile;
+use crate::outfile::AtomicFile;
 
 /// What a cached shape is for.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -59,24 +67,7 @@ impl Cache {
     /// Reads the cache at `path` for the kernels whose [`ptx_hash`] is `ptx`; a missing file
     /// is an empty cache, and malformed lines are skipped with a warning on stderr.
     pub fn load_for(path: &Path, ptx: &str) -> Self {
-        let mut entries = BTreeMap::new();
-        if let Ok(text) = std::fs::read_to_string(path) {
-            for (number, line) in text.lines().enumerate() {
-                match parse_line(line) {
-                    Some((hash, key, shape)) => {
-                        entries.insert((hash, key), shape);
-                    }
-                    // Blank, or written before entries carried the kernels' hash: stale.
-                    None if line.trim().is_empty() || line.split('\t').count() == 5 => {}
-                    None => eprintln!(
-                        "warning: ignoring malformed line {} of the autotune cache {}",
-                        number + 1,
-                        path.display()
-                    ),
-                }
-            }
-        }
-        Self { path: Some(path.to_owned()), ptx: ptx.to_owned(), entries }
+        Self { path: Some(path.to_owned()), ptx: ptx.to_owned(), entries: read_entries(path) }
     }
 
     /// The cached shape for `key`, tuned for these kernels.
@@ -84,30 +75,98 @@ impl Cache {
         self.entries.get(&(self.ptx.clone(), key.clone())).map(String::as_str)
     }
 
-    /// Records a shape and writes the file (a failure to write is only warned about: the
-    /// cache is an optimisation).
+    /// Records a shape and merges it into the file (a failure to write is only warned about:
+    /// the cache is an optimisation).
     pub fn put(&mut self, key: Key, shape: String) {
-        self.entries.insert((self.ptx.clone(), key), shape);
-        if let Some(path) = &self.path
-            && let Err(e) = self.save(path)
-        {
-            eprintln!("warning: could not write the autotune cache {}: {e}", path.display());
+        let entry = (self.ptx.clone(), key);
+        self.entries.insert(entry.clone(), shape.clone());
+        if let Some(path) = &self.path {
+            match merge_into_file(path, entry, shape) {
+                // What other runs tuned meanwhile is known from now on, too.
+                Ok(merged) => self.entries = merged,
+                Err(e) => eprintln!("warning: could not write the autotune cache {}: {e}", path.display()),
+            }
         }
     }
+}
 
-    fn save(&self, path: &Path) -> crate::Result<()> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| crate::Error::Output { path: dir.to_owned(), reason: e.to_string() })?;
+/// The entries of the cache file at `path`; a missing or unreadable file has none, and
+/// malformed lines are skipped with a warning on stderr.
+fn read_entries(path: &Path) -> BTreeMap<(String, Key), String> {
+    let mut entries = BTreeMap::new();
+    if let Ok(text) = std::fs::read_to_string(path) {
+        for (number, line) in text.lines().enumerate() {
+            match parse_line(line) {
+                Some((hash, key, shape)) => {
+                    entries.insert((hash, key), shape);
+                }
+                // Blank, or written before entries carried the kernels' hash: stale.
+                None if line.trim().is_empty() || line.split('\t').count() == 5 => {}
+                None => eprintln!(
+                    "warning: ignoring malformed line {} of the autotune cache {}",
+                    number + 1,
+                    path.display()
+                ),
+            }
         }
-        let mut file = AtomicFile::create(path)?;
-        for ((ptx, k), shape) in &self.entries {
-            writeln!(file, "{ptx}\t{}\t{}\t{}\t{}\t{shape}", k.gpu, k.kernel, k.width, k.height)
-                .map_err(|e| crate::Error::Output { path: path.to_owned(), reason: e.to_string() })?;
-        }
-        file.commit()?;
-        Ok(())
     }
+    entries
+}
+
+/// The lock file beside the cache `path` (`autotune.tsv.lock`).
+pub fn lock_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_owned();
+    name.push(".lock");
+    path.with_file_name(name)
+}
+
+/// An exclusive `flock` on a file, released when dropped (closing the file releases it).
+struct FileLock(#[allow(dead_code)] File);
+
+impl FileLock {
+    /// Waits for the exclusive lock on `path` (created if missing). `None` where the file
+    /// system does not support `flock`.
+    fn acquire(path: &Path) -> std::io::Result<Option<Self>> {
+        use std::os::fd::AsRawFd;
+        let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(path)?;
+        loop {
+            // SAFETY: flock on a descriptor this function owns.
+            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } == 0 {
+                return Ok(Some(Self(file)));
+            }
+            let e = std::io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::EINTR) => continue,
+                Some(libc::ENOLCK | libc::EOPNOTSUPP) => return Ok(None),
+                _ => return Err(e),
+            }
+        }
+    }
+}
+
+/// Adds `entry` to the cache file at `path` under its lock: reads the file again, inserts
+/// the entry, writes the whole atomically. Returns what the file now holds.
+fn merge_into_file(
+    path: &Path,
+    entry: (String, Key),
+    shape: String,
+) -> crate::Result<BTreeMap<(String, Key), String>> {
+    let fail = |e: std::io::Error| crate::Error::Output {
+        path: path.to_owned(),
+        reason: crate::outfile::describe_io(&e),
+    };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(fail)?;
+    }
+    let _lock = FileLock::acquire(&lock_path(path)).map_err(fail)?;
+    let mut entries = read_entries(path);
+    entries.insert(entry, shape);
+    let mut file = AtomicFile::create(path)?;
+    for ((ptx, k), shape) in &entries {
+        writeln!(file, "{ptx}\t{}\t{}\t{}\t{}\t{shape}", k.gpu, k.kernel, k.width, k.height).map_err(fail)?;
+    }
+    file.commit()?;
+    Ok(entries)
 }
 
 fn parse_line(line: &str) -> Option<(String, Key, String)> {

@@ -7,9 +7,9 @@
 //! belongs to another simulation, grid, parameter set or format version, or that is
 //! truncated or damaged, with a message saying which.
 //!
-//! A checkpoint is written to a temporary file beside its target and renamed over it only
-//! once complete (see [`crate::export`]), so the last good checkpoint survives a run killed
-//! while writing the next one.
+//! A checkpoint is written through [`AtomicFile::create_synced`]: flushed to disk and given
+//! its name only once complete, so the last good checkpoint survives a run killed while
+//! writing the next one.
 //!
 //! # Format (version 1), little-endian
 //!
@@ -29,13 +29,13 @@
 //! can name the parameter that differs and both values.
 
 use std::{
-    io::{BufReader, BufWriter, Read, Write},
+    io::{BufReader, Read, Write},
     path::{Path, PathBuf},
 };
 
 use crate::{
     error::{Error, Result},
-    export::{output_error, persist, temp_for},
+    outfile::{AtomicFile, output_error},
 };
 
 /// The first eight bytes of every checkpoint.
@@ -101,14 +101,13 @@ impl Checkpoint {
     /// Writes the checkpoint to `path`: to a temporary file beside it, renamed over `path`
     /// only once complete and flushed to disk.
     pub fn write(&self, path: &Path) -> Result<PathBuf> {
-        let file = temp_for(path)?;
-        let mut out = Crc32Writer { inner: BufWriter::new(file), crc: crc32fast::Hasher::new() };
+        let file = AtomicFile::create_synced(path)?;
+        let mut out = Crc32Writer { inner: file, crc: crc32fast::Hasher::new() };
         self.write_body(&mut out).map_err(|e| output_error(path, e))?;
         let crc = out.crc.finalize();
         let mut inner = out.inner;
         inner.write_all(&crc.to_le_bytes()).map_err(|e| output_error(path, e))?;
-        let file = inner.into_inner().map_err(|e| output_error(path, e.error()))?;
-        persist(file, path)
+        inner.commit()
     }
 
     fn write_body(&self, out: &mut impl Write) -> std::io::Result<()> {

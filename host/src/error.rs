@@ -33,6 +33,36 @@ pub enum Error {
     #[error("cannot read {}: {reason}", .path.display())]
     Input { path: PathBuf, reason: String },
 
+    /// An allocation failed although the check before the run found room: another process
+    /// took the memory in between (or the pinned host memory limit was reached).
+    #[error("{}", out_of_memory_line(.what, .memory, *.need, *.free))]
+    OutOfMemory {
+        /// What was being allocated ("allocating fields").
+        what: String,
+        /// Which memory: "GPU" or "pinned host".
+        memory: &'static str,
+        /// The run's grid and need as checked before it started: (width, height, need, free then).
+        need: Option<(u32, u32, u64, u64)>,
+        /// Free and total bytes of that memory when the allocation failed, if known.
+        free: Option<(u64, u64)>,
+    },
+
+    /// A kernel faulted (an illegal address, a failed `device_assert!`, ...): the process's
+    /// CUDA context is lost, so the run stops. Faults are reported at the next
+    /// synchronisation, so the kernel named is the one launched last; with
+    /// `CUDA_LAUNCH_BLOCKING=1` each launch waits, and it is the one at fault.
+    #[error(
+        "a GPU kernel failed{}: {source}; the run stopped (outputs of earlier steps are kept, \
+         unfinished ones removed)",
+        kernel.map(|k| format!(" (the last launched was {k}; CUDA_LAUNCH_BLOCKING=1 names the one at fault)")).unwrap_or_default()
+    )]
+    KernelFault {
+        /// The kernel launched last before the fault was reported.
+        kernel: Option<&'static str>,
+        #[source]
+        source: cudarc::driver::DriverError,
+    },
+
     /// Writing an output file failed.
     #[error("cannot write {}: {reason}", .path.display())]
     Output { path: PathBuf, reason: String },
@@ -57,19 +87,124 @@ impl From<ptxkit_host::Error> for Error {
     fn from(e: ptxkit_host::Error) -> Self {
         match e {
             ptxkit_host::Error::NoGpu(why) => Error::NoGpu(why),
-            ptxkit_host::Error::Driver { context, source } => Error::Cuda { context, source },
+            ptxkit_host::Error::Driver { context, source } => classify(context, source),
             ptxkit_host::Error::InvalidLaunch(why) => Error::InvalidInput(why),
         }
     }
 }
 
-/// Attaches a description of the failing step to a CUDA driver error.
+/// The one line for [`Error::OutOfMemory`].
+fn out_of_memory_line(
+    what: &str,
+    memory: &str,
+    need: Option<(u32, u32, u64, u64)>,
+    free: Option<(u64, u64)>,
+) -> String {
+    let mut line = format!("out of {memory} memory while {what}");
+    if let Some((width, height, need, free_then)) = need.filter(|_| memory == "GPU") {
+        line += &format!(
+            ": the {width}x{height} run needs {} ({} was free when it started)",
+            human_bytes(need),
+            human_bytes(free_then)
+        );
+    }
+    match free {
+        Some((free, total)) => {
+            line += &format!(", but only {} of {} is free now", human_bytes(free), human_bytes(total))
+        }
+        None => line += ", and it cannot be had now",
+    }
+    line + "; another process is using it: run again when it is free, or use a smaller --size"
+}
+
+/// Whether `e` reports a kernel's fault, after which the context cannot be used.
+fn is_kernel_fault(e: &cudarc::driver::DriverError) -> bool {
+    use cudarc::driver::sys::CUresult::*;
+    matches!(
+        e.0,
+        CUDA_ERROR_ILLEGAL_ADDRESS
+            | CUDA_ERROR_ASSERT
+            | CUDA_ERROR_LAUNCH_FAILED
+            | CUDA_ERROR_ILLEGAL_INSTRUCTION
+            | CUDA_ERROR_MISALIGNED_ADDRESS
+            | CUDA_ERROR_INVALID_ADDRESS_SPACE
+            | CUDA_ERROR_INVALID_PC
+            | CUDA_ERROR_HARDWARE_STACK_ERROR
+            | CUDA_ERROR_LAUNCH_TIMEOUT
+    )
+}
+
+fn is_out_of_memory(e: &cudarc::driver::DriverError) -> bool {
+    e.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY
+}
+
+/// A driver error of the step `context` (device work or a device allocation): out of memory
+/// becomes [`Error::OutOfMemory`] with the run's need and what is free now, a kernel's fault
+/// [`Error::KernelFault`] naming the kernel launched last, anything else [`Error::Cuda`].
+fn classify(context: String, source: cudarc::driver::DriverError) -> Error {
+    if is_out_of_memory(&source) {
+        // The failing call made the context current on this thread.
+        let free = cudarc::driver::result::mem_get_info().ok().map(|(f, t)| (f as u64, t as u64));
+        let need = crate::memory::checked_gpu_need();
+        return Error::OutOfMemory { what: context, memory: "GPU", need, free };
+    }
+    if is_kernel_fault(&source) {
+        return Error::KernelFault { kernel: ptxkit_host::last_launched(), source };
+    }
+    Error::Cuda { context, source }
+}
+
+/// Attaches a description of the failing step to a CUDA driver error ([`classify`]).
 pub(crate) trait CudaContext<T> {
+    /// For device work and device allocations.
     fn context(self, what: impl FnOnce() -> String) -> Result<T>;
+    /// For pinned (page-locked) host allocations.
+    fn pinned_context(self, what: impl FnOnce() -> String) -> Result<T>;
 }
 
 impl<T> CudaContext<T> for std::result::Result<T, cudarc::driver::DriverError> {
     fn context(self, what: impl FnOnce() -> String) -> Result<T> {
-        self.map_err(|source| Error::Cuda { context: what(), source })
+        self.map_err(|source| classify(what(), source))
+    }
+
+    fn pinned_context(self, what: impl FnOnce() -> String) -> Result<T> {
+        self.map_err(|source| {
+            if is_out_of_memory(&source) {
+                let free = crate::memory::available_host_bytes().zip(crate::memory::total_host_bytes());
+                return Error::OutOfMemory { what: what(), memory: "pinned host", need: None, free };
+            }
+            Error::Cuda { context: what(), source }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn out_of_memory_is_one_line_with_the_need_and_what_is_free() {
+        let e = Error::OutOfMemory {
+            what: "allocating fields".into(),
+            memory: "GPU",
+            need: Some((4096, 4096, 3 << 28, 70 << 30)),
+            free: Some((300 << 20, 80 << 30)),
+        };
+        assert_eq!(
+            e.to_string(),
+            "out of GPU memory while allocating fields: the 4096x4096 run needs 768.0 MiB (70.0 GiB was \
+             free when it started), but only 300.0 MiB of 80.0 GiB is free now; another process is using \
+             it: run again when it is free, or use a smaller --size"
+        );
+        let pinned = Error::OutOfMemory {
+            what: "allocating pinned host memory for frames".into(),
+            memory: "pinned host",
+            need: None,
+            free: None,
+        };
+        assert!(!pinned.to_string().contains('\n'));
+        assert!(
+            pinned.to_string().starts_with("out of pinned host memory while allocating pinned host memory")
+        );
     }
 }

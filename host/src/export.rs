@@ -1,7 +1,7 @@
 //! Raw data out: a simulation's fields as NumPy `.npy`/`.npz` (read with `numpy.load`) or
-//! VTK image data `.vti` (opened by ParaView), and the rule every output file follows: it is
-//! written to a temporary file in its target's directory and renamed over the target only once
-//! it is whole, so an interrupted run leaves the previous file (or nothing), never half a file.
+//! VTK image data `.vti` (opened by ParaView). Each file is written through
+//! [`AtomicFile::create_synced`]: flushed to disk and given its name only once whole, so an
+//! interrupted run leaves the previous file (or nothing), never half a file.
 //!
 //! ```no_run
 //! use host::{Device, export::{Fields, save}, grayscott::{GrayScott, Setup, Variant, preset}};
@@ -24,12 +24,12 @@ use std::{
 };
 
 use npyz::WriterBuilder;
-use tempfile::NamedTempFile;
 
 use crate::{
     error::{Error, Result},
     grayscott::GrayScott,
     heat::Heat,
+    outfile::{self, AtomicFile, output_error},
     physarum::Physarum,
 };
 
@@ -108,7 +108,7 @@ pub fn save(path: &Path, fields: &Fields) -> Result<Vec<PathBuf>> {
             let paths: Vec<PathBuf> =
                 fields.arrays.iter().map(|a| path.with_file_name(format!("{stem}_{}.npy", a.name))).collect();
             // Check every directory first, so a failure writes nothing.
-            paths.iter().try_for_each(|p| temp_for(p).map(drop))?;
+            paths.iter().try_for_each(|p| outfile::probe(p))?;
             fields.arrays.iter().zip(&paths).map(|(a, p)| write_npy(p, a)).collect()
         }
         Some("vti") => Ok(vec![write_vti(path, fields)?]),
@@ -131,17 +131,14 @@ pub fn numbered(path: &Path, step: u64) -> PathBuf {
 
 /// Writes one array as a `.npy` file (`float32`, C order).
 pub fn write_npy(path: &Path, array: &Array) -> Result<PathBuf> {
-    let file = temp_for(path)?;
-    let mut out = BufWriter::new(file);
+    let mut out = AtomicFile::create_synced(path)?;
     npy_into(&mut out, array).map_err(|e| output_error(path, e))?;
-    let file = out.into_inner().map_err(|e| output_error(path, e.error()))?;
-    persist(file, path)
+    out.commit()
 }
 
 /// Writes arrays as entries `NAME.npy` of a deflated `.npz` archive.
 pub fn write_npz(path: &Path, arrays: &[Array]) -> Result<PathBuf> {
-    let file = temp_for(path)?;
-    let mut zip = zip::ZipWriter::new(BufWriter::new(file));
+    let mut zip = zip::ZipWriter::new(AtomicFile::create_synced(path)?);
     for array in arrays {
         let bytes = 4 * array.data.len() as u64 + 1024;
         let options = zip::write::SimpleFileOptions::default()
@@ -152,9 +149,7 @@ pub fn write_npz(path: &Path, arrays: &[Array]) -> Result<PathBuf> {
         let mut entry = BufWriter::with_capacity(1 << 16, &mut zip);
         npy_into(&mut entry, array).and_then(|()| entry.flush()).map_err(|e| output_error(path, e))?;
     }
-    let out = zip.finish().map_err(|e| output_error(path, e))?;
-    let file = out.into_inner().map_err(|e| output_error(path, e.error()))?;
-    persist(file, path)
+    zip.finish().map_err(|e| output_error(path, e))?.commit()
 }
 
 fn npy_into(out: &mut impl Write, array: &Array) -> std::io::Result<()> {
@@ -223,9 +218,8 @@ pub fn write_vti(path: &Path, fields: &Fields) -> Result<PathBuf> {
         offset += 8 + 4 * a.data.len() as u64;
     }
     header += "</PointData>\n<CellData/>\n</Piece>\n</ImageData>\n<AppendedData encoding=\"raw\">\n_";
-    let file = temp_for(path)?;
-    let mut out = BufWriter::new(file);
-    let write = |out: &mut BufWriter<NamedTempFile>| -> std::io::Result<()> {
+    let mut out = AtomicFile::create_synced(path)?;
+    let write = |out: &mut AtomicFile| -> std::io::Result<()> {
         out.write_all(header.as_bytes())?;
         for a in &fields.arrays {
             out.write_all(&(4 * a.data.len() as u64).to_le_bytes())?;
@@ -237,51 +231,7 @@ pub fn write_vti(path: &Path, fields: &Fields) -> Result<PathBuf> {
         out.write_all(b"\n</AppendedData>\n</VTKFile>\n")
     };
     write(&mut out).map_err(|e| output_error(path, e))?;
-    let file = out.into_inner().map_err(|e| output_error(path, e.error()))?;
-    persist(file, path)
-}
-
-/// A temporary file next to `dest` (same directory, so the final rename is atomic). Fails
-/// with a message naming `dest` if its directory is missing or not writable.
-pub fn temp_for(dest: &Path) -> Result<NamedTempFile> {
-    let dir = match dest.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => Path::new("."),
-    };
-    if !dir.is_dir() {
-        return Err(Error::Output {
-            path: dest.to_owned(),
-            reason: format!("the directory {} does not exist", dir.display()),
-        });
-    }
-    let mut builder = tempfile::Builder::new();
-    // Temporaries are private (0600) by default; the finished file should be readable like
-    // any other output.
-    #[cfg(unix)]
-    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
-    builder.tempfile_in(dir).map_err(|e| output_error(dest, e))
-}
-
-/// Flushes `file` to disk, then renames it to `dest`, replacing any file there: after a
-/// power loss `dest` is the old file or the new one, whole. For data worth the wait
-/// (checkpoints, saved fields); pictures and videos use [`rename_into_place`].
-pub fn persist(file: NamedTempFile, dest: &Path) -> Result<PathBuf> {
-    file.as_file().sync_all().map_err(|e| output_error(dest, e))?;
-    rename_into_place(file, dest)
-}
-
-/// Renames `file` to `dest`, replacing any file there, without waiting for the disk: other
-/// processes (and this one, after an error or a signal) see the old file or the new one,
-/// whole; only a power loss right after could leave less. Flushing a 31 MB GIF to disk took
-/// 24-41 ms of the run on the build machine (strace).
-pub fn rename_into_place(file: NamedTempFile, dest: &Path) -> Result<PathBuf> {
-    file.persist(dest).map_err(|e| output_error(dest, e.error))?;
-    Ok(dest.to_owned())
-}
-
-/// An [`Error::Output`] for `path`.
-pub(crate) fn output_error(path: &Path, e: impl std::fmt::Display) -> Error {
-    Error::Output { path: path.to_owned(), reason: e.to_string() }
+    out.commit()
 }
 
 fn input_error(path: &Path, e: impl std::fmt::Display) -> Error {

@@ -5,8 +5,11 @@
 //! - [`grayscott`]: Gray-Scott reaction-diffusion (CPU and CUDA backends).
 //! - [`heat`]: 3-D heat diffusion with RK4.
 //! - [`physarum`]: Physarum agents and trail, and its sensitivity analysis.
+//! - [`input`]: input images read whole (regular files, FIFOs, `<(...)`) and decoded.
 //! - [`render`]: palettes, the CPU colormap, GIF, PNG and MP4 writers.
-//! - [`export`]: raw fields as NumPy `.npy`/`.npz` and VTK `.vti`; files written whole or not at all.
+//! - [`export`]: raw fields as NumPy `.npy`/`.npz` and VTK `.vti`.
+//! - [`outfile`]: the rule every output file follows: written whole or not at all, nothing left
+//!   behind by an interrupted run.
 //! - [`checkpoint`]: versioned checkpoint files for bit-identical restarts.
 //! - [`timeline`]: where a run's start-up time goes (`RUST_GPU_SIM_TIMELINE=1`).
 //!
@@ -20,9 +23,12 @@ pub mod cuda;
 pub mod decomposition;
 pub mod error;
 pub mod export;
+pub mod faults;
 pub mod grayscott;
 pub mod heat;
+pub mod input;
 pub mod memory;
+pub mod outfile;
 pub mod physarum;
 pub mod render;
 pub mod rng;

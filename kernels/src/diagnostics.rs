@@ -43,3 +43,15 @@ pub unsafe fn gray_scott_exact_forms(
         *laplacians.add(2 * i + 1) = laplacian5(x, y, x, y, x);
     }
 }
+
+/// Writes `value` `(offset << 20) × 4` bytes past `out`: with a large `offset` (the host's
+/// fault test passes `u32::MAX`, about 16 PiB past, beyond any mapping) an illegal address,
+/// which stops the kernel and leaves the process's CUDA context unusable. With `offset` 0,
+/// writes `out[0]`.
+///
+/// Thread mapping: launch one thread. Bytes: 4 written.
+#[kernel]
+pub unsafe fn fault_illegal_address(out: *mut u32, offset: u32, value: u32) {
+    // SAFETY: none, on purpose for offsets other than 0: the write is meant to fault.
+    unsafe { core::ptr::write_volatile(out.wrapping_add((offset as usize) << 20), value) };
+}

@@ -206,9 +206,7 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
     let resume = args.state.prepare()?;
     if let Some(path) = &setup.init_image {
         // Fail on an unreadable image before anything else starts.
-        image::ImageReader::open(path)
-            .and_then(|r| r.with_guessed_format())
-            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+        host::input::check_image(path)?;
     }
 
     host::timeline::mark("options checked");
@@ -271,6 +269,7 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
     while sim.steps_done() < u64::from(steps) {
         let chunk = args.state.next_chunk(sim.steps_done(), steps, args.output.frame_every);
         sim.step(chunk)?;
+        host::faults::inject_if_asked(&device, sim.steps_done())?;
         let (done, last) = (sim.steps_done(), sim.steps_done() == u64::from(steps));
         match &mut writer {
             Some(writer) if last || done.is_multiple_of(u64::from(args.output.frame_every)) => {

@@ -626,7 +626,7 @@ impl StateArgs {
     /// directory fails now), and reads `--resume`'s checkpoint, refusing a damaged file.
     pub fn prepare(&self) -> Result<Option<Checkpoint>> {
         for target in self.targets() {
-            export::temp_for(&target.path).map_err(|e| anyhow::anyhow!("{}: {e}", target.option))?;
+            host::outfile::probe(&target.path).map_err(|e| anyhow::anyhow!("{}: {e}", target.option))?;
         }
         let Some(path) = &self.resume else { return Ok(None) };
         let checkpoint = Checkpoint::read(path).map_err(|e| anyhow::anyhow!("--resume: {e}"))?;

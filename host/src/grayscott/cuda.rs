@@ -821,7 +821,7 @@ impl AsyncFrames {
                 levels: stream.alloc_zeros::<u8>(cells).context(|| "allocating a frame".into())?,
                 // SAFETY: every byte is written by a copy before it is read.
                 host: unsafe { ctx.alloc_pinned_with_flags::<u8>(cells, 0) }
-                    .context(|| "allocating pinned host memory".into())?,
+                    .pinned_context(|| "allocating pinned host memory for frames".into())?,
                 rendered: ctx.new_event(None).context(|| "creating an event".into())?,
                 copied: ctx.new_event(None).context(|| "creating an event".into())?,
             });

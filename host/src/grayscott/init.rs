@@ -2,10 +2,7 @@
 
 use std::path::Path;
 
-use crate::{
-    error::{Error, Result},
-    rng::SplitMix64,
-};
+use crate::{error::Result, rng::SplitMix64};
 
 /// Built-in starting patterns (`--init`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -84,8 +81,7 @@ pub fn initial_fields(init: Init, width: u32, height: u32, seed: u64) -> (Vec<f3
 /// Seeds V from an image's luminance L in [0, 1], resized to the grid: V = L/4 and
 /// U = 1 − L/2, so white cells start fully seeded (U = 1/2, V = 1/4) and black cells empty.
 pub fn fields_from_image(path: &Path, width: u32, height: u32) -> Result<(Vec<f32>, Vec<f32>)> {
-    let image =
-        image::open(path).map_err(|e| Error::Input { path: path.to_owned(), reason: e.to_string() })?;
+    let image = crate::input::read_image(path)?;
     let luma =
         image::imageops::resize(&image.to_luma32f(), width, height, image::imageops::FilterType::Triangle);
     let lum: Vec<f32> = luma.into_raw().into_iter().map(|l| l.clamp(0.0, 1.0)).collect();

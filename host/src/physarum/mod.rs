@@ -384,8 +384,7 @@ pub fn initial_trail(setup: &PhysarumSetup) -> Result<Vec<f32>> {
 
 /// An image's luminance in [0, 1], resized to `width × height`.
 pub fn luminance(path: &Path, width: u32, height: u32) -> Result<Vec<f32>> {
-    let image =
-        image::open(path).map_err(|e| Error::Input { path: path.to_owned(), reason: e.to_string() })?;
+    let image = crate::input::read_image(path)?;
     let luma =
         image::imageops::resize(&image.to_luma32f(), width, height, image::imageops::FilterType::Lanczos3);
     Ok(luma.into_raw().into_iter().map(|l| l.clamp(0.0, 1.0)).collect())

@@ -23,7 +23,6 @@
 
 use std::{
     collections::VecDeque,
-    io::BufWriter,
     path::{Path, PathBuf},
     sync::{
         Arc,
@@ -39,12 +38,11 @@ use openh264::{
     },
     formats::YUVSlices,
 };
-use tempfile::NamedTempFile;
 
 use super::Palette;
 use crate::{
     error::{Error, Result},
-    export::{output_error, rename_into_place, temp_for},
+    outfile::{AtomicFile, output_error},
 };
 
 /// The largest frame OpenH264 encodes (H.264 level 5.2): 3840 pixels on the long side, 2160
@@ -269,7 +267,7 @@ pub struct Mp4Encoder {
     dest: PathBuf,
     converter: Arc<Converter>,
     config: EncoderConfig,
-    muxer: mp4::Mp4Writer<BufWriter<NamedTempFile>>,
+    muxer: mp4::Mp4Writer<AtomicFile>,
     fps: u32,
     /// Frames per group of pictures.
     gop: usize,
@@ -345,15 +343,14 @@ impl Mp4Encoder {
         // Frames are queued as levels (1 byte a pixel) or RGB (3): count 3.
         let group_bytes = gop * 3 * width as usize * height as usize;
         let parallel = rayon::current_num_threads().min(QUEUE_BYTES / group_bytes.max(1)).max(1);
-        let file = temp_for(dest)?;
+        let file = AtomicFile::create(dest)?;
         let mp4_config = mp4::Mp4Config {
             major_brand: fourcc(b"isom"),
             minor_version: 512,
             compatible_brands: [b"isom", b"iso2", b"avc1", b"mp41"].map(fourcc).to_vec(),
             timescale: 1000,
         };
-        let muxer = mp4::Mp4Writer::write_start(BufWriter::new(file), &mp4_config)
-            .map_err(|e| output_error(dest, e))?;
+        let muxer = mp4::Mp4Writer::write_start(file, &mp4_config).map_err(|e| output_error(dest, e))?;
         Ok(Self {
             dest: dest.to_owned(),
             converter: Arc::new(converter),
@@ -509,8 +506,7 @@ impl Mp4Encoder {
         }
         self.flush_pending()?;
         self.muxer.write_end().map_err(|e| output_error(&self.dest, e))?;
-        let file = self.muxer.into_writer().into_inner().map_err(|e| output_error(&self.dest, e.error()))?;
-        rename_into_place(file, &self.dest)
+        self.muxer.into_writer().commit()
     }
 }
 

@@ -20,6 +20,18 @@ use bytemuck::{Pod, TransparentWrapper};
 use cudarc::driver::{
     CudaSlice, CudaStream, CudaView, CudaViewMut, DeviceRepr, LaunchArgs, LaunchConfig, PushKernelArg,
 };
+use std::sync::Mutex;
+
+/// The kernel launched last by this process, on any GPU and thread.
+static LAST_LAUNCHED: Mutex<Option<&'static str>> = Mutex::new(None);
+
+/// The name of the kernel launched last by this process (on any GPU and thread), if any. A
+/// kernel's fault is reported by a later call (a synchronisation, the next launch), so this
+/// names the likely culprit; with `CUDA_LAUNCH_BLOCKING=1` every launch waits for its kernel
+/// and it is exactly the faulting one.
+pub fn last_launched() -> Option<&'static str> {
+    *LAST_LAUNCHED.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
 
 /// A host value that may be passed for a kernel parameter of type `P`.
 #[diagnostic::on_unimplemented(
@@ -149,6 +161,9 @@ impl Gpu {
         // compile time; `#[kernel]` derives the parameter list and the PTX entry from one
         // signature), the block respects the launch bounds and the dynamic shared memory is at least what the
         // kernel declares. Buffer lengths against the grid are each launcher's contract.
+        // Noted first: a fault reported by this launch itself (as with CUDA_LAUNCH_BLOCKING=1)
+        // then names this kernel.
+        *LAST_LAUNCHED.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(K::NAME);
         unsafe { launch.launch(cfg) }.context(|| format!("launching {}", K::NAME))?;
         Ok(())
     }

@@ -38,7 +38,7 @@ mod launch;
 
 /// The `cudarc` this crate is built on (buffers, streams and events are its types).
 pub use cudarc;
-pub use launch::{KernelArg, KernelArgs};
+pub use launch::{KernelArg, KernelArgs, last_launched};
 pub use ptxkit_device::{Kernel, KernelInfo, LaunchBounds, Param};
 
 use std::{
