@@ -26,10 +26,16 @@ pub struct Server {
 }
 
 impl Server {
-    /// Starts the server with `extra` options and waits (at most 60 s) for its address line.
+    /// Starts the server on the CPU with `extra` options and waits (at most 60 s) for its
+    /// address line.
     pub fn start(extra: &[&str]) -> Server {
+        Self::start_on("cpu", extra)
+    }
+
+    /// [`Server::start`] on `backend`.
+    pub fn start_on(backend: &str, extra: &[&str]) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_rust-gpu-sim"))
-            .args(["serve", "--backend", "cpu", "--port", "0"])
+            .args(["serve", "--backend", backend, "--port", "0"])
             .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
