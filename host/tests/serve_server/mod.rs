@@ -34,7 +34,10 @@ impl Server {
 
     /// [`Server::start`] on `backend`.
     pub fn start_on(backend: &str, extra: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_rust-gpu-sim"))
+        // SERVE_BIN: the staged binary on the GPU machine (scripts/gpu-check.sh).
+        let program =
+            std::env::var_os("SERVE_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_rust-gpu-sim").into());
+        let mut child = Command::new(program)
             .args(["serve", "--backend", backend, "--port", "0"])
             .args(extra)
             .stdout(Stdio::piped())
