@@ -3,14 +3,14 @@
 # default GIF job and the bench, from binaries staged in .gpu/ by scripts/stage-gpu.sh.
 # Logs go to $OUT. Usage: gpu-check.sh [tests] [sanitize] [gif] [bench] [heat] [physarum-tests]
 # [map] [outputs] [coldstart] [unit-sanitize] [profile] [physarum-sanitize] [physarum-gif] [physarum-bench]
-# [split] [faults] [load]  (default: all)
+# [split] [faults] [load] [serve]  (default: all)
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu-check}
 mkdir -p "$OUT"
 cd "$(dirname "$0")/.."
 B=$PWD/.gpu
 export XDG_CACHE_HOME=/tmp/cache
-parts=${*:-tests outputs coldstart sanitize unit-sanitize profile gif bench heat map physarum-tests physarum-sanitize physarum-gif physarum-bench split faults load}
+parts=${*:-tests outputs coldstart sanitize unit-sanitize profile gif bench heat map physarum-tests physarum-sanitize physarum-gif physarum-bench split faults load serve}
 has() { [[ " $parts " == *" $1 "* ]]; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
 
@@ -285,3 +285,11 @@ if has load; then
   echo "load: $verdict: $identical/${#load_jobs[@]} outputs bit-identical to the runs alone; cache: $((expected - missing))/$expected tuned entries kept"
 fi
 # ---- issue 27 (faults helper): end ----
+# --- serve (issue 25) ---------------------------------------------------------------------
+if has serve; then
+  echo "== serve, CUDA backend: live rate changes bit-identical to the CPU; then a frame-timestamping"
+  echo "   client on this host: frames/s delivered and parameter-change latency (change sent -> first frame with it)"
+  SERVE_BIN=$B/rust-gpu-sim $B/serve_gpu --ignored --test-threads=1 --nocapture > "$OUT/serve.log" 2>&1
+  grep -E "test result|panicked|^serve on|^case|^grayscott|^physarum" "$OUT/serve.log"
+fi
+# --- end serve ----------------------------------------------------------------------------

@@ -43,3 +43,22 @@ if scripts/nasm.sh -v 2>/dev/null; then
 else
     echo "setup: no nasm could be installed; --mp4 will encode with OpenH264's plain C code (about twice the CPU time)" >&2
 fi
+
+# chromium and chromedriver (Debian's chromium and chromium-driver), for `serve`'s browser test
+# (host/tests/serve_browser.rs), which CI runs: installed with apt-get when missing and this
+# runs as root. Nothing else is tried; without them that test fails and says to run this.
+if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+    if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+        install_chromium() {
+            DEBIAN_FRONTEND=noninteractive timeout 900 apt-get install -y -qq --no-install-recommends \
+                chromium chromium-driver fonts-liberation >/dev/null 2>&1
+        }
+        # Fetch the package lists only when they lack the packages.
+        install_chromium || { timeout 300 apt-get update -qq >/dev/null 2>&1; install_chromium; } || true
+    fi
+    if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then
+        echo "setup: installed $(chromium --version 2>/dev/null)"
+    else
+        echo "setup: chromium and chromium-driver could not be installed (needs apt-get as root); the browser test of serve will fail" >&2
+    fi
+fi

@@ -6,7 +6,7 @@ mkdir -p .gpu
 cargo build --release -p host --bin rust-gpu-sim --example grayscott_png
 cp target/release/rust-gpu-sim .gpu/rust-gpu-sim
 cp target/release/examples/grayscott_png .gpu/grayscott_png
-for t in gpu_grayscott gpu_heat gpu_physarum gpu_device_layer outputs_gpu gpu_split faults_gpu; do
+for t in gpu_grayscott gpu_heat gpu_physarum gpu_device_layer outputs_gpu gpu_split faults_gpu serve_gpu; do
   exe=$(cargo test --release -p host --test "$t" --no-run --message-format=json 2>/dev/null | python3 -c '
 import json, sys
 for line in sys.stdin:
@@ -15,7 +15,7 @@ for line in sys.stdin:
         print(m["executable"])' "$t")
   cp "$exe" ".gpu/$t"
 done
-strip .gpu/rust-gpu-sim .gpu/grayscott_png .gpu/gpu_* .gpu/outputs_gpu .gpu/faults_gpu
+strip .gpu/rust-gpu-sim .gpu/grayscott_png .gpu/gpu_* .gpu/outputs_gpu .gpu/faults_gpu .gpu/serve_gpu
 # The H100/H200 cubin on its own, for scripts/cuda-floor.py (the driver's start-up without us).
 cp "$(ls -t target/release/build/host/*/out/kernels.sm_90.cubin | head -1)" .gpu/kernels.sm_90.cubin
 ls -la .gpu

@@ -2,6 +2,7 @@
 //! checks and the exit statuses live in [`cli`].
 
 mod cli;
+mod serve;
 
 use std::process::ExitCode;
 
@@ -29,6 +30,7 @@ fn main() -> ExitCode {
         Command::Heat(args) => cli::heat::run(*args, &given),
         Command::Physarum(args) => cli::physarum::run(*args, &given),
         Command::Bench { what } => cli::bench::run(what),
+        Command::Serve(args) => serve::run(*args),
     });
     // A run that failed its checks never took the GPU: let the thread leave the driver first.
     host::cuda::settle_background_open();

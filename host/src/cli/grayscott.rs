@@ -144,7 +144,7 @@ fn list_presets() -> Result<()> {
 
 /// Checks everything that can be checked before any work; returns the setup and the step
 /// count.
-fn check(args: &GrayScottArgs) -> Result<(Setup, u32)> {
+pub(crate) fn check(args: &GrayScottArgs) -> Result<(Setup, u32)> {
     let preset = grayscott::preset(&args.preset).with_context(|| {
         let names: Vec<_> = PRESETS.iter().map(|p| p.name).collect();
         format!("unknown preset '{}'; valid presets: {}", args.preset, names.join(", "))
@@ -365,7 +365,7 @@ fn apply(args: &mut GrayScottArgs, document: Document, given: &Given) -> Result<
 }
 
 /// The resolved settings of a run.
-fn document(
+pub(crate) fn document(
     args: &GrayScottArgs,
     setup: &Setup,
     steps: u32,

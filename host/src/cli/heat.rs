@@ -98,7 +98,7 @@ pub struct HeatArgs {
 }
 
 /// Checks everything that can be checked before any work; returns the setup.
-fn check(args: &HeatArgs) -> Result<HeatSetup> {
+pub(crate) fn check(args: &HeatArgs) -> Result<HeatSetup> {
     check_steps(args.steps)?;
     let n = [args.nx.unwrap_or(args.size), args.ny.unwrap_or(args.size), args.nz.unwrap_or(args.size)];
     for (option, value) in [("--alpha", args.alpha), ("--h", args.h)] {
@@ -291,7 +291,12 @@ fn apply(args: &mut HeatArgs, document: Document, given: &Given) -> Result<()> {
 }
 
 /// The resolved settings of a run.
-fn document(args: &HeatArgs, setup: &HeatSetup, run: RunTable, provenance: Provenance) -> Document {
+pub(crate) fn document(
+    args: &HeatArgs,
+    setup: &HeatSetup,
+    run: RunTable,
+    provenance: Provenance,
+) -> Document {
     let [nx, ny, nz] = setup.n;
     let table = HeatTable {
         nx: Some(nx),

@@ -11,6 +11,7 @@ pub mod grayscott;
 pub mod heat;
 pub mod options;
 pub mod physarum;
+pub mod serve;
 pub mod settings;
 
 use std::{
@@ -44,6 +45,9 @@ pub enum Command {
         #[command(subcommand)]
         what: bench::BenchCommand,
     },
+    /// Watch and steer simulations from a browser: serves a page on 127.0.0.1:8080 (a token
+    /// is required on any other address).
+    Serve(Box<serve::ServeArgs>),
 }
 
 impl Command {
@@ -55,6 +59,7 @@ impl Command {
             Self::Heat(args) => args.may_use_gpu(),
             Self::Physarum(args) => args.may_use_gpu(),
             Self::Bench { .. } => false,
+            Self::Serve(args) => args.backend != host::BackendChoice::Cpu,
         }
     }
 }

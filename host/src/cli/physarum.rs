@@ -206,7 +206,7 @@ fn run_toy_model(args: &PhysarumArgs) -> Result<()> {
 }
 
 /// Checks everything that can be checked before any work; returns the setup.
-fn check(args: &PhysarumArgs) -> Result<PhysarumSetup> {
+pub(crate) fn check(args: &PhysarumArgs) -> Result<PhysarumSetup> {
     check_steps(args.steps)?;
     let preset = host::physarum::physarum_preset(&args.preset).with_context(|| {
         let names: Vec<_> = host::physarum::PHYSARUM_PRESETS.iter().map(|p| p.name).collect();
@@ -524,7 +524,12 @@ fn apply(args: &mut PhysarumArgs, document: Document, given: &Given) -> Result<(
 }
 
 /// The resolved settings of a run.
-fn document(args: &PhysarumArgs, setup: &PhysarumSetup, run: RunTable, provenance: Provenance) -> Document {
+pub(crate) fn document(
+    args: &PhysarumArgs,
+    setup: &PhysarumSetup,
+    run: RunTable,
+    provenance: Provenance,
+) -> Document {
     let table = PhysarumTable {
         preset: Some(args.preset.clone()),
         width: Some(setup.width),

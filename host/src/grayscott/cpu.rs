@@ -128,6 +128,10 @@ impl Engine for CpuGrayScott {
         Ok(())
     }
 
+    fn set_rates(&mut self, rates: Rates) {
+        self.rates = rates;
+    }
+
     fn describe(&self) -> String {
         format!("cpu ({} threads)", rayon::current_num_threads())
     }

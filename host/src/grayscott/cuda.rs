@@ -765,6 +765,12 @@ impl Engine for CudaGrayScott {
         self.upload_fields(u, v)
     }
 
+    /// The captured step graphs hold the old rates as launch parameters: they go.
+    fn set_rates(&mut self, rates: Rates) {
+        self.rates = rates;
+        self.graphs.clear();
+    }
+
     fn synchronize(&mut self) -> Result<()> {
         Ok(self.gpu.synchronize()?)
     }

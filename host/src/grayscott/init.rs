@@ -19,8 +19,8 @@ pub enum Init {
 }
 
 /// The seeded state inside a pattern: U = 1/2, V = 1/4.
-const SEED_U: f32 = 0.5;
-const SEED_V: f32 = 0.25;
+pub(crate) const SEED_U: f32 = 0.5;
+pub(crate) const SEED_V: f32 = 0.25;
 
 /// The (U, V) fields of a `width × height` grid for `init`. Seeded cells get ±1% noise so
 /// that symmetric starts break symmetry; `seed` makes it reproducible.

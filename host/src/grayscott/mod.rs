@@ -223,6 +223,28 @@ impl Setup {
     }
 }
 
+/// The cells (row-major indices) of a periodic `width × height` grid whose centres lie within
+/// `radius` of (`x`, `y`); the disc is clipped to one period of the grid.
+pub fn disc_cells(width: u32, height: u32, x: f32, y: f32, radius: f32) -> Vec<usize> {
+    let (w, h) = (i64::from(width), i64::from(height));
+    let r = radius.min(width.max(height) as f32);
+    let span = |c: f32, side: i64| {
+        let lo = ((c - r - 0.5).floor() as i64).max(-side);
+        (lo, ((c + r - 0.5).ceil() as i64).min(lo + side - 1))
+    };
+    let ((x0, x1), (y0, y1)) = (span(x, w), span(y, h));
+    let mut cells = Vec::new();
+    for cy in y0..=y1 {
+        for cx in x0..=x1 {
+            let (dx, dy) = (cx as f32 + 0.5 - x, cy as f32 + 0.5 - y);
+            if dx * dx + dy * dy <= r * r {
+                cells.push((cy.rem_euclid(h) * w + cx.rem_euclid(w)) as usize);
+            }
+        }
+    }
+    cells
+}
+
 /// A running Gray-Scott simulation on some backend.
 pub struct GrayScott {
     engine: Box<dyn Engine>,
@@ -246,6 +268,8 @@ pub trait Engine {
     fn fields(&mut self) -> Result<(Vec<f32>, Vec<f32>)>;
     /// Replaces the current U and V fields (restoring a checkpoint).
     fn set_fields(&mut self, u: &[f32], v: &[f32]) -> Result<()>;
+    /// Replaces the rates the next steps use (checked by [`GrayScott::set_rates`]).
+    fn set_rates(&mut self, rates: Rates);
     /// Waits for queued work.
     fn synchronize(&mut self) -> Result<()> {
         Ok(())
@@ -445,6 +469,37 @@ impl GrayScott {
     /// Waits for all queued work (for timing).
     pub fn synchronize(&mut self) -> Result<()> {
         self.engine.synchronize()
+    }
+
+    /// Changes the rates from the next step on (a live parameter change); the state and the
+    /// step count stay. Refuses rates that [`Setup::validate`] refuses.
+    pub fn set_rates(&mut self, rates: Rates) -> Result<()> {
+        Setup::new(self.width, self.height, rates).validate()?;
+        self.engine.set_rates(rates);
+        self.rates = rates;
+        Ok(())
+    }
+
+    /// The rates the steps use.
+    pub fn rates(&self) -> Rates {
+        self.rates
+    }
+
+    /// Paints a disc of `radius` cells centred on cell (`x`, `y`) with the seed state of the
+    /// starting patterns (U = 0.5, V = 0.25), wrapping around the edges like the field (the
+    /// brush of `serve`). Copies the fields out and back in: one round trip per call.
+    pub fn paint(&mut self, x: f32, y: f32, radius: f32) -> Result<()> {
+        if !(x.is_finite() && y.is_finite() && radius.is_finite() && radius >= 0.0) {
+            return Err(Error::InvalidInput(format!(
+                "a brush needs a finite centre and radius, got ({x}, {y}) and {radius}"
+            )));
+        }
+        let (mut u, mut v) = self.fields()?;
+        for cell in disc_cells(self.width, self.height, x, y, radius) {
+            u[cell] = init::SEED_U;
+            v[cell] = init::SEED_V;
+        }
+        self.engine.set_fields(&u, &v)
     }
 
     /// The CUDA engine, to tune it (launch shapes, graphs); `None` on the CPU.

@@ -284,6 +284,12 @@ impl Engine for PartedGrayScott {
         Ok(())
     }
 
+    fn set_rates(&mut self, rates: Rates) {
+        for part in &mut self.parts {
+            part.engine.set_rates(rates);
+        }
+    }
+
     fn describe(&self) -> String {
         let gpus = self.streams.len();
         format!(

@@ -95,6 +95,10 @@ impl PhysarumEngine for CpuPhysarum {
         Ok(())
     }
 
+    fn set_params(&mut self, params: Params) {
+        self.params = params;
+    }
+
     fn describe(&self) -> String {
         format!("cpu ({} threads)", rayon::current_num_threads())
     }

@@ -263,6 +263,12 @@ impl PhysarumEngine for CudaPhysarum {
         self.upload_state(agents, trail, step)
     }
 
+    /// The launches take the parameters by value at each step, and the grid (which sizes
+    /// the optimized variant's bins) stays: only the parameters change.
+    fn set_params(&mut self, params: Params) {
+        self.params = params;
+    }
+
     fn synchronize(&mut self) -> Result<()> {
         Ok(self.gpu.synchronize()?)
     }

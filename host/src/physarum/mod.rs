@@ -417,6 +417,9 @@ pub trait PhysarumEngine {
     /// Replaces the agents, the trail and the step counter that seeds the per-step random
     /// numbers (restoring a checkpoint).
     fn set_state(&mut self, agents: &Agents, trail: &[f32], step: u32) -> Result<()>;
+    /// Replaces the model parameters the next steps use (same grid; checked by
+    /// [`Physarum::set_model`]).
+    fn set_params(&mut self, params: Params);
     /// Waits for queued work.
     fn synchronize(&mut self) -> Result<()> {
         Ok(())
@@ -433,6 +436,8 @@ pub struct Physarum {
     engine: Box<dyn PhysarumEngine>,
     setup: PhysarumSetup,
     steps_done: u64,
+    /// Agents moved by [`Physarum::drop_agents`] so far (modulo the agent count).
+    dropped: usize,
 }
 
 impl Physarum {
@@ -487,7 +492,7 @@ impl Physarum {
                 )));
             }
         };
-        Ok(Self { engine, setup: setup.clone(), steps_done: 0 })
+        Ok(Self { engine, setup: setup.clone(), steps_done: 0, dropped: 0 })
     }
 
     pub fn step(&mut self, steps: u32) -> Result<()> {
@@ -518,6 +523,55 @@ impl Physarum {
 
     pub fn describe(&self) -> String {
         self.engine.describe()
+    }
+
+    /// Changes the model (sensors, turns, deposit, diffusion, decay, jitter, sensing) from the
+    /// next step on; the agents, trail and step count stay. Refuses a setup that
+    /// [`PhysarumSetup::validate`] refuses, or one with another grid, agent count or seed
+    /// (those need a new simulation).
+    pub fn set_model(&mut self, setup: &PhysarumSetup) -> Result<()> {
+        setup.validate()?;
+        let old = &self.setup;
+        if (setup.width, setup.height, setup.agents, setup.seed)
+            != (old.width, old.height, old.agents, old.seed)
+        {
+            return Err(Error::InvalidInput(
+                "the grid, the agent count and the seed are fixed for a simulation; start a new one to change them"
+                    .into(),
+            ));
+        }
+        self.engine.set_params(setup.params());
+        self.setup = setup.clone();
+        Ok(())
+    }
+
+    /// Moves `count` agents (at most all) into a disc of `radius` cells around (`x`, `y`),
+    /// with random headings (the brush of `serve`): the agents moved are the next ones after
+    /// those the previous call moved, so repeated drops cycle through all of them. Copies the
+    /// agents and the trail out and back in.
+    pub fn drop_agents(&mut self, x: f32, y: f32, radius: f32, count: u32) -> Result<()> {
+        if !(x.is_finite() && y.is_finite() && radius.is_finite() && radius >= 0.0) {
+            return Err(Error::InvalidInput(format!(
+                "a brush needs a finite centre and radius, got ({x}, {y}) and {radius}"
+            )));
+        }
+        let (w, h) = (self.setup.width as f32, self.setup.height as f32);
+        let mut agents = self.agents()?;
+        let trail = self.trail()?;
+        let n = agents.len();
+        let count = (count as usize).min(n);
+        let salt = mix32(self.steps_done as u32 ^ 0x2c1b_3c6d);
+        for k in 0..count {
+            let i = (self.dropped + k) % n;
+            let base = mix32(salt ^ mix32(i as u32));
+            let u = |j: u32| unit_f32(mix32(base.wrapping_add(j.wrapping_mul(0x9e37_79b9))));
+            let (r, angle) = (radius * u(1).sqrt(), u(2) * TAU);
+            agents.y[i] = kernels::physarum::wrap_coord(y + r * angle.sin(), h);
+            agents.x[i] = kernels::physarum::wrap_coord(x + r * angle.cos(), w);
+            agents.heading[i] = u(3) * TAU;
+        }
+        self.dropped = (self.dropped + count) % n.max(1);
+        self.engine.set_state(&agents, &trail, self.steps_done as u32)
     }
 
     pub fn engine(&mut self) -> &mut dyn PhysarumEngine {

@@ -15,5 +15,5 @@ mod writer;
 
 pub use palette::{PALETTES, Palette, palette};
 pub use writer::{
-    FrameWriter, Outputs, check_png_dir, gif_delay, recorded_text, write_png, write_png_with_text,
+    FrameWriter, Outputs, check_png_dir, gif_delay, png_bytes, recorded_text, write_png, write_png_with_text,
 };

@@ -448,6 +448,20 @@ fn encode_png(
     out.flush().map_err(|e| describe_io(&e))
 }
 
+/// One frame of palette levels as the bytes of an RGB PNG, recording `text` as
+/// [`write_png_with_text`] does (for a PNG sent over the network, never written here).
+pub fn png_bytes(
+    levels: &[u8],
+    width: u32,
+    height: u32,
+    palette: &Palette,
+    text: Option<&str>,
+) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    encode_png(&mut out, levels, width, height, palette, text).map_err(Error::InvalidInput)?;
+    Ok(out)
+}
+
 /// Writes one frame of palette levels as an RGB PNG, atomically.
 pub fn write_png(path: &Path, levels: &[u8], width: u32, height: u32, palette: &Palette) -> Result<()> {
     write_png_with_text(path, levels, width, height, palette, None)
