@@ -145,7 +145,7 @@ fn classify(context: String, source: cudarc::driver::DriverError) -> Error {
     if is_out_of_memory(&source) {
         // The failing call made the context current on this thread.
         let free = cudarc::driver::result::mem_get_info().ok().map(|(f, t)| (f as u64, t as u64));
-        let need = crate::memory::checked_gpu_need();
+        let need = crate::resources::checked_gpu_need();
         return Error::OutOfMemory { what: context, memory: "GPU", need, free };
     }
     if is_kernel_fault(&source) {
@@ -170,7 +170,7 @@ impl<T> CudaContext<T> for std::result::Result<T, cudarc::driver::DriverError> {
     fn pinned_context(self, what: impl FnOnce() -> String) -> Result<T> {
         self.map_err(|source| {
             if is_out_of_memory(&source) {
-                let free = crate::memory::available_host_bytes().zip(crate::memory::total_host_bytes());
+                let free = crate::resources::available_host_bytes().zip(crate::resources::total_host_bytes());
                 return Error::OutOfMemory { what: what(), memory: "pinned host", need: None, free };
             }
             Error::Cuda { context: what(), source }

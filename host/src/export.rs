@@ -27,10 +27,7 @@ use npyz::WriterBuilder;
 
 use crate::{
     error::{Error, Result},
-    grayscott::GrayScott,
-    heat::Heat,
     outfile::{self, AtomicFile, output_error},
-    physarum::Physarum,
 };
 
 /// One named array, C order (last index fastest).
@@ -48,7 +45,8 @@ impl Array {
     }
 }
 
-/// A simulation's state as named arrays, with the grid they live on.
+/// A simulation's state as named arrays, with the grid they live on (each simulation hands
+/// out its own: `GrayScott::export_fields`, `Heat::export_fields`, `Physarum::export_fields`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Fields {
     /// Cells along x, y, z (z = 1 for the 2-D simulations).
@@ -56,42 +54,6 @@ pub struct Fields {
     /// Grid spacing (for `.vti`).
     pub spacing: f32,
     pub arrays: Vec<Array>,
-}
-
-impl Fields {
-    /// Gray-Scott: `u` and `v`, shape `[height, width]`.
-    pub fn grayscott(sim: &mut GrayScott) -> Result<Self> {
-        let (w, h) = (sim.width(), sim.height());
-        let (u, v) = sim.fields()?;
-        let shape = [u64::from(h), u64::from(w)];
-        Ok(Self {
-            grid: [w, h, 1],
-            spacing: 1.0,
-            arrays: vec![Array::new("u", &shape, u), Array::new("v", &shape, v)],
-        })
-    }
-
-    /// Physarum: `trail`, shape `[height, width]`; with `agents`, also `agent_y`, `agent_x`
-    /// and `agent_heading` (radians), shape `[agents]`, by agent id.
-    pub fn physarum(sim: &mut Physarum, agents: bool) -> Result<Self> {
-        let (w, h) = (sim.setup().width, sim.setup().height);
-        let mut arrays = vec![Array::new("trail", &[u64::from(h), u64::from(w)], sim.trail()?)];
-        if agents {
-            let a = sim.agents()?;
-            let n = [a.len() as u64];
-            arrays.push(Array::new("agent_y", &n, a.y));
-            arrays.push(Array::new("agent_x", &n, a.x));
-            arrays.push(Array::new("agent_heading", &n, a.heading));
-        }
-        Ok(Self { grid: [w, h, 1], spacing: 1.0, arrays })
-    }
-
-    /// Heat: `u`, shape `[nz, ny, nx]`.
-    pub fn heat(sim: &mut Heat) -> Result<Self> {
-        let (n, spacing) = (sim.setup().n, sim.setup().h);
-        let shape = [n[2], n[1], n[0]].map(u64::from);
-        Ok(Self { grid: n, spacing, arrays: vec![Array::new("u", &shape, sim.field()?)] })
-    }
 }
 
 /// Writes `fields` by `path`'s extension and returns the files written:

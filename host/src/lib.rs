@@ -31,6 +31,7 @@ pub mod memory;
 pub mod outfile;
 pub mod physarum;
 pub mod render;
+pub mod resources;
 pub mod rng;
 pub mod timeline;
 

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use common::files_in;
 use host::{
     Device,
-    export::{Array, Fields, numbered, read_npy, read_npz, save},
+    export::{Array, numbered, read_npy, read_npz, save},
     grayscott::{GrayScott, Setup, Variant, preset},
     heat::{Heat, HeatInit, HeatSetup, HeatVariant},
     physarum::{Physarum, PhysarumSetup, PhysarumVariant},
@@ -62,7 +62,7 @@ fn grayscott_npz_holds_u_and_v_as_height_by_width() {
     let mut sim = grayscott(24, 16, 30);
     let (u, v) = sim.fields().unwrap();
     let path = dir.join("state.npz");
-    assert_eq!(save(&path, &Fields::grayscott(&mut sim).unwrap()).unwrap(), vec![path.clone()]);
+    assert_eq!(save(&path, &sim.export_fields().unwrap()).unwrap(), vec![path.clone()]);
     assert_eq!(files_in(&dir), ["state.npz"], "no temporary left");
     let arrays = read_npz(&path).unwrap();
     assert_eq!(arrays, vec![Array::new("u", &[16, 24], u.clone()), Array::new("v", &[16, 24], v.clone())]);
@@ -80,7 +80,7 @@ fn npy_with_several_arrays_writes_one_file_each() {
     let dir = scratch("gs-npy");
     let mut sim = grayscott(10, 7, 5);
     let (u, v) = sim.fields().unwrap();
-    let written = save(&dir.join("final.npy"), &Fields::grayscott(&mut sim).unwrap()).unwrap();
+    let written = save(&dir.join("final.npy"), &sim.export_fields().unwrap()).unwrap();
     assert_eq!(written, vec![dir.join("final_u.npy"), dir.join("final_v.npy")]);
     assert_eq!(files_in(&dir), ["final_u.npy", "final_v.npy"]);
     let back_u = read_npy(&dir.join("final_u.npy")).unwrap();
@@ -103,7 +103,7 @@ fn physarum_trail_and_agents_by_id() {
     let (trail, agents) = (sim.trail().unwrap(), sim.agents().unwrap());
 
     let path = dir.join("slime.npz");
-    save(&path, &Fields::physarum(&mut sim, true).unwrap()).unwrap();
+    save(&path, &sim.export_fields(true).unwrap()).unwrap();
     let arrays = read_npz(&path).unwrap();
     let names: Vec<&str> = arrays.iter().map(|a| a.name.as_str()).collect();
     assert_eq!(names, ["trail", "agent_y", "agent_x", "agent_heading"]);
@@ -116,11 +116,10 @@ fn physarum_trail_and_agents_by_id() {
     }
 
     // Without agents the trail alone; agents do not fit a VTK image.
-    let trail_only = Fields::physarum(&mut sim, false).unwrap();
+    let trail_only = sim.export_fields(false).unwrap();
     assert_eq!(trail_only.arrays.len(), 1);
     save(&dir.join("trail.vti"), &trail_only).unwrap();
-    let err =
-        save(&dir.join("agents.vti"), &Fields::physarum(&mut sim, true).unwrap()).unwrap_err().to_string();
+    let err = save(&dir.join("agents.vti"), &sim.export_fields(true).unwrap()).unwrap_err().to_string();
     assert!(err.contains("agent_y") && err.contains(".npz"), "{err}");
     assert!(!dir.join("agents.vti").exists());
 }
@@ -165,7 +164,7 @@ fn heat_is_a_z_y_x_array_and_a_vti_image() {
     let mut sim = Heat::new(&setup, &Device::Cpu, HeatVariant::Cpu).unwrap();
     sim.step(3).unwrap();
     let u = sim.field().unwrap();
-    let fields = Fields::heat(&mut sim).unwrap();
+    let fields = sim.export_fields().unwrap();
 
     save(&dir.join("heat.npy"), &fields).unwrap();
     let back = read_npy(&dir.join("heat.npy")).unwrap();
@@ -182,7 +181,7 @@ fn heat_is_a_z_y_x_array_and_a_vti_image() {
     // Two arrays in one image (Gray-Scott): each at its own offset.
     let mut gs = grayscott(9, 4, 3);
     let (gu, gv) = gs.fields().unwrap();
-    save(&dir.join("gs.vti"), &Fields::grayscott(&mut gs).unwrap()).unwrap();
+    save(&dir.join("gs.vti"), &gs.export_fields().unwrap()).unwrap();
     let (extent, _, arrays) = read_vti(&dir.join("gs.vti"));
     assert_eq!(extent, "0 8 0 3 0 0");
     assert_eq!(arrays, vec![("u".to_owned(), gu), ("v".to_owned(), gv)]);
@@ -191,7 +190,7 @@ fn heat_is_a_z_y_x_array_and_a_vti_image() {
 #[test]
 fn bad_targets_fail_with_a_message_and_leave_nothing() {
     let dir = scratch("bad");
-    let fields = Fields::grayscott(&mut grayscott(8, 8, 1)).unwrap();
+    let fields = grayscott(8, 8, 1).export_fields().unwrap();
     for name in ["missing/state.npz", "missing/state.npy", "missing/state.vti"] {
         let err = save(&dir.join(name), &fields).unwrap_err().to_string();
         assert!(err.contains("does not exist") && err.contains("missing"), "{name}: {err}");

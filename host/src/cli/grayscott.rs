@@ -325,7 +325,7 @@ impl State for GrayScott {
     }
 
     fn fields(&mut self) -> host::Result<export::Fields> {
-        export::Fields::grayscott(self)
+        self.export_fields()
     }
 
     fn save_checkpoint(&mut self, path: &Path) -> host::Result<PathBuf> {

@@ -258,7 +258,7 @@ impl State for Heat {
     }
 
     fn fields(&mut self) -> host::Result<export::Fields> {
-        export::Fields::heat(self)
+        self.export_fields()
     }
 
     fn save_checkpoint(&mut self, path: &Path) -> host::Result<PathBuf> {

@@ -393,7 +393,7 @@ impl State for WithAgents<'_> {
     }
 
     fn fields(&mut self) -> host::Result<export::Fields> {
-        export::Fields::physarum(self.sim, self.agents)
+        self.sim.export_fields(self.agents)
     }
 
     fn save_checkpoint(&mut self, path: &Path) -> host::Result<PathBuf> {

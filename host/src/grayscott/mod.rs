@@ -512,6 +512,19 @@ impl GrayScott {
         self.engine.fields()
     }
 
+    /// `u` and `v` as named arrays of shape `[height, width]`, for `--save`.
+    pub fn export_fields(&mut self) -> Result<crate::export::Fields> {
+        use crate::export::{Array, Fields};
+        let (w, h) = (self.width, self.height);
+        let (u, v) = self.fields()?;
+        let shape = [u64::from(h), u64::from(w)];
+        Ok(Fields {
+            grid: [w, h, 1],
+            spacing: 1.0,
+            arrays: vec![Array::new("u", &shape, u), Array::new("v", &shape, v)],
+        })
+    }
+
     pub fn width(&self) -> u32 {
         self.width
     }

@@ -306,6 +306,14 @@ impl Heat {
         self.steps_done as f64 * f64::from(self.setup.dt)
     }
 
+    /// `u` as a named array of shape `[nz, ny, nx]` with the grid spacing, for `--save`.
+    pub fn export_fields(&mut self) -> Result<crate::export::Fields> {
+        use crate::export::{Array, Fields};
+        let (n, spacing) = (self.setup.n, self.setup.h);
+        let shape = [n[2], n[1], n[0]].map(u64::from);
+        Ok(Fields { grid: n, spacing, arrays: vec![Array::new("u", &shape, self.field()?)] })
+    }
+
     pub fn steps_done(&self) -> u64 {
         self.steps_done
     }

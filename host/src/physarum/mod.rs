@@ -517,6 +517,22 @@ impl Physarum {
         self.steps_done
     }
 
+    /// `trail` of shape `[height, width]`; with `agents`, also `agent_y`, `agent_x` and
+    /// `agent_heading` (radians), shape `[agents]`, by agent id; for `--save`.
+    pub fn export_fields(&mut self, agents: bool) -> Result<crate::export::Fields> {
+        use crate::export::{Array, Fields};
+        let (w, h) = (self.setup().width, self.setup().height);
+        let mut arrays = vec![Array::new("trail", &[u64::from(h), u64::from(w)], self.trail()?)];
+        if agents {
+            let a = self.agents()?;
+            let n = [a.len() as u64];
+            arrays.push(Array::new("agent_y", &n, a.y));
+            arrays.push(Array::new("agent_x", &n, a.x));
+            arrays.push(Array::new("agent_heading", &n, a.heading));
+        }
+        Ok(Fields { grid: [w, h, 1], spacing: 1.0, arrays })
+    }
+
     pub fn setup(&self) -> &PhysarumSetup {
         &self.setup
     }
