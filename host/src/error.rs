@@ -52,15 +52,15 @@ pub enum Error {
     /// synchronisation, so the kernel named is the one launched last; with
     /// `CUDA_LAUNCH_BLOCKING=1` each launch waits, and it is the one at fault.
     #[error(
-        "a GPU kernel failed{}: {source}; the run stopped (outputs of earlier steps are kept, \
+        "a GPU kernel failed{}: {driver}; the run stopped (outputs of earlier steps are kept, \
          unfinished ones removed)",
         kernel.map(|k| format!(" (the last launched was {k}; CUDA_LAUNCH_BLOCKING=1 names the one at fault)")).unwrap_or_default()
     )]
     KernelFault {
         /// The kernel launched last before the fault was reported.
         kernel: Option<&'static str>,
-        #[source]
-        source: cudarc::driver::DriverError,
+        /// The driver's error (in the message itself, so it is not repeated as a cause).
+        driver: cudarc::driver::DriverError,
     },
 
     /// Writing an output file failed.
@@ -149,7 +149,7 @@ fn classify(context: String, source: cudarc::driver::DriverError) -> Error {
         return Error::OutOfMemory { what: context, memory: "GPU", need, free };
     }
     if is_kernel_fault(&source) {
-        return Error::KernelFault { kernel: ptxkit_host::last_launched(), source };
+        return Error::KernelFault { kernel: ptxkit_host::last_launched(), driver: source };
     }
     Error::Cuda { context, source }
 }

@@ -175,7 +175,8 @@ fn a_kernel_fault_stops_the_run_in_one_line_and_keeps_earlier_outputs() {
     eprintln!("run's stderr: {stderr}");
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
-    assert!(stderr.starts_with("error: a GPU kernel failed (fault_illegal_address"), "{stderr}");
+    // Faults surface at the next synchronisation: the kernel named is the last one launched.
+    assert!(stderr.starts_with("error: a GPU kernel failed (the last launched was "), "{stderr}");
     assert!(stderr.contains("ILLEGAL_ADDRESS"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(names(dir.path()), ["out.gif", "state.ckpt"], "no stray file");
@@ -204,4 +205,19 @@ fn a_kernel_fault_stops_the_run_in_one_line_and_keeps_earlier_outputs() {
     let out = finish(start(dir.path(), &args, &[]), Duration::from_secs(120));
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(dir.path().join("after.npz").is_file());
+
+    // With every launch waited for, the kernel named is the one at fault.
+    let blocking = scratch("fault-blocking");
+    let args = ["grayscott", "--backend", "cuda", "--size", "256", "--steps", "100", "--save", "s.npz"];
+    let env = [(INJECT_FAULT_VAR, "50"), ("CUDA_LAUNCH_BLOCKING", "1")];
+    let out = finish(start(blocking.path(), &args, &env), Duration::from_secs(120));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    eprintln!("blocking run's stderr: {stderr}");
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    assert!(
+        stderr.starts_with("error: a GPU kernel failed (the last launched was fault_illegal_address"),
+        "{stderr}"
+    );
+    assert!(names(blocking.path()).is_empty(), "no output: {:?}", names(blocking.path()));
 }
