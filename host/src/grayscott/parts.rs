@@ -148,27 +148,9 @@ impl PartedGrayScott {
         self.parts.len() as u64 * 2 * 2 * u64::from(self.halo) * u64::from(self.width) * 4
     }
 
-    /// Makes every GPU's stream wait for the work queued on every other (several GPUs only).
-    fn join_streams(&self) -> Result<()> {
-        if self.streams.len() < 2 {
-            return Ok(());
-        }
-        let events = self
-            .streams
-            .iter()
-            .map(|s| s.record_event(None).context(|| "recording an exchange event".into()))
-            .collect::<Result<Vec<_>>>()?;
-        for stream in &self.streams {
-            for event in &events {
-                stream.wait(event).context(|| "ordering an exchange".into())?;
-            }
-        }
-        Ok(())
-    }
-
     /// Refreshes every part's halos from its neighbours' bands (the same-process transport).
     pub fn exchange(&mut self) -> Result<()> {
-        self.join_streams()?;
+        crate::cuda::join_streams(&self.streams)?;
         let (h, w) = (self.halo as usize, self.width as usize);
         let n = self.parts.len();
         for p in 0..n {
@@ -181,7 +163,7 @@ impl PartedGrayScott {
             let dst_rows = h + self.parts[p].band.len as usize;
             copy_rows(&mut self.parts, after, h, p, dst_rows, h, w)?;
         }
-        self.join_streams()
+        crate::cuda::join_streams(&self.streams)
     }
 }
 

@@ -89,28 +89,10 @@ impl PartedHeat {
         self.n[0] as usize * self.n[1] as usize
     }
 
-    /// Makes every GPU's stream wait for the work queued on every other (several GPUs only).
-    fn join_streams(&self) -> Result<()> {
-        if self.streams.len() < 2 {
-            return Ok(());
-        }
-        let events = self
-            .streams
-            .iter()
-            .map(|s| s.record_event(None).context(|| "recording an exchange event".into()))
-            .collect::<Result<Vec<_>>>()?;
-        for stream in &self.streams {
-            for event in &events {
-                stream.wait(event).context(|| "ordering an exchange".into())?;
-            }
-        }
-        Ok(())
-    }
-
     /// Refreshes every slab's halos from its neighbours' slabs (the same-process transport):
     /// 2 copies of [`HALO`] planes per inner boundary.
     pub fn exchange(&mut self) -> Result<()> {
-        self.join_streams()?;
+        crate::cuda::join_streams(&self.streams)?;
         let (plane, h) = (self.plane(), HALO as usize);
         for p in 0..self.parts.len().saturating_sub(1) {
             let (a, b) = self.parts.split_at_mut(p + 1);
@@ -122,7 +104,7 @@ impl PartedHeat {
             let to = (lower.below + lower.band.len) as usize;
             copy_planes(&upper.engine, upper.below as usize, &mut lower.engine, to, h, plane)?;
         }
-        self.join_streams()
+        crate::cuda::join_streams(&self.streams)
     }
 
     /// Bytes one exchange copies (each inner boundary: both directions).
