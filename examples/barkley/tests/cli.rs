@@ -56,7 +56,7 @@ fn an_unwritable_output_is_refused() {
     }
     let link = dir.path().join("dangling.png");
     std::os::unix::fs::symlink(dir.path().join("nothing"), &link).unwrap();
-    let (ok, _, stderr) = barkley(&["-o", link.to_str().unwrap()]);
+    let (ok, _, stderr) = barkley(&["--width", "8", "--height", "8", "-o", link.to_str().unwrap()]);
     assert!(!ok && stderr.contains("a symbolic link to nothing"), "{stderr}");
     assert_eq!(entries(dir.path()), ["dangling.png"], "a stray file");
 }

@@ -31,26 +31,29 @@ fn differences(gpu: &[f32], cpu: &[f32]) -> Vec<(usize, f32, f32)> {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn gpu_steps_are_bit_identical_to_the_cpu() {
-    let gpu = Gpu::open(0, &IMAGES).expect("a CUDA GPU");
-    println!("{} ({})", gpu.name(), gpu.image());
     let coefficients = Model::default().coefficients();
-    // Odd sizes: partial blocks in both directions, and every edge of the no-flux boundary.
-    for (width, height, steps) in [(257, 131, 1000), (33, 9, 1001), (8, 300, 777)] {
-        let mut on_cpu = noisy_broken_wave(width, height);
-        let mut on_gpu = on_cpu.clone();
-        step_cpu(&mut on_cpu, &coefficients, steps);
-        step_gpu(&gpu, &mut on_gpu, &coefficients, steps).unwrap();
-        let excited = on_cpu.u.iter().filter(|&&u| u > 0.5).count();
-        println!("{width}x{height}, {steps} steps: {excited} excited cells");
-        assert!(excited > 0 || width < 100, "the waves died out: the comparison would be trivial");
-        for (name, g, c) in [("u", &on_gpu.u, &on_cpu.u), ("v", &on_gpu.v, &on_cpu.v)] {
-            let wrong = differences(g, c);
-            assert!(
-                wrong.is_empty(),
-                "{name}: {} cells differ, first (index, gpu, cpu) {:?}",
-                wrong.len(),
-                &wrong[..3.min(wrong.len())]
-            );
+    // The cubin for this GPU (where there is one), then the PTX the driver compiles.
+    for force_ptx in [false, true] {
+        let gpu = Gpu::open_with(0, &IMAGES, force_ptx).expect("a CUDA GPU");
+        println!("{} ({})", gpu.name(), gpu.image());
+        // Odd sizes: partial blocks in both directions, and every edge of the no-flux boundary.
+        for (width, height, steps) in [(257, 131, 1000), (33, 9, 1001), (8, 300, 777)] {
+            let mut on_cpu = noisy_broken_wave(width, height);
+            let mut on_gpu = on_cpu.clone();
+            step_cpu(&mut on_cpu, &coefficients, steps);
+            step_gpu(&gpu, &mut on_gpu, &coefficients, steps).unwrap();
+            let excited = on_cpu.u.iter().filter(|&&u| u > 0.5).count();
+            println!("{width}x{height}, {steps} steps: {excited} excited cells");
+            assert!(excited > 0 || width < 100, "the waves died out: the comparison would be trivial");
+            for (name, g, c) in [("u", &on_gpu.u, &on_cpu.u), ("v", &on_gpu.v, &on_cpu.v)] {
+                let wrong = differences(g, c);
+                let first = &wrong[..3.min(wrong.len())];
+                assert!(
+                    wrong.is_empty(),
+                    "{name}: {} cells differ, first (index, gpu, cpu): {first:?}",
+                    wrong.len()
+                );
+            }
         }
     }
 }
@@ -58,10 +61,12 @@ fn gpu_steps_are_bit_identical_to_the_cpu() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn the_command_draws_the_same_picture_on_the_gpu_as_on_the_cpu() {
+    // BARKLEY_BIN: where the command was copied to (scripts/stage-gpu.sh), else where cargo built it.
+    let binary = std::env::var_os("BARKLEY_BIN").unwrap_or(env!("CARGO_BIN_EXE_barkley").into());
     let dir = tempfile::tempdir().unwrap();
     let run = |extra: &[&str], name: &str| {
         let path = dir.path().join(name);
-        let out = Command::new(env!("CARGO_BIN_EXE_barkley"))
+        let out = Command::new(&binary)
             .args(["--width", "301", "--height", "203", "--steps", "3000", "-o"])
             .arg(&path)
             .args(extra)
