@@ -3,14 +3,14 @@
 # default GIF job and the bench, from binaries staged in .gpu/ by scripts/stage-gpu.sh.
 # Logs go to $OUT. Usage: gpu-check.sh [tests] [sanitize] [gif] [bench] [heat] [physarum-tests]
 # [map] [outputs] [coldstart] [unit-sanitize] [profile] [physarum-sanitize] [physarum-gif] [physarum-bench]
-# [split] [faults] [load] [serve]  (default: all)
+# [split] [faults] [load] [serve] [example]  (default: all)
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu-check}
 mkdir -p "$OUT"
 cd "$(dirname "$0")/.."
 B=$PWD/.gpu
 export XDG_CACHE_HOME=/tmp/cache
-parts=${*:-tests outputs coldstart sanitize unit-sanitize profile gif bench heat map physarum-tests physarum-sanitize physarum-gif physarum-bench split faults load serve}
+parts=${*:-tests outputs coldstart sanitize unit-sanitize profile gif bench heat map physarum-tests physarum-sanitize physarum-gif physarum-bench split faults load serve example}
 has() { [[ " $parts " == *" $1 "* ]]; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
 
@@ -293,3 +293,19 @@ if has serve; then
   grep -E "test result|panicked|^serve on|^case|^grayscott|^physarum" "$OUT/serve.log"
 fi
 # --- end serve ----------------------------------------------------------------------------
+# --- example: examples/barkley (issue 24 part 3) ------------------------------------------
+if has example; then
+  echo "== examples/barkley: GPU against CPU bit for bit (cubin and PTX), the command on the GPU"
+  BARKLEY_BIN=$B/barkley $B/barkley_gpu --ignored --test-threads=1 --nocapture > "$OUT/barkley-gpu-tests.log" 2>&1
+  grep -E "test result|NVIDIA|excited|differ|steps of|panicked" "$OUT/barkley-gpu-tests.log"
+  echo "== compute-sanitizer on the barkley GPU test and the barkley command (301x203, 50 steps)"
+  for tool in memcheck racecheck; do
+    timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 $B/barkley_gpu --ignored --test-threads=1 \
+      gpu_steps_are_bit_identical_to_the_cpu > "$OUT/san-$tool-barkley-test.log" 2>&1
+    echo "barkley test $tool: exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|test result' "$OUT/san-$tool-barkley-test.log" | tr '\n' ' ')"
+    compute-sanitizer --tool $tool --error-exitcode 9 $B/barkley --width 301 --height 203 --steps 50 \
+      -o /tmp/barkley-san.png > "$OUT/san-$tool-barkley.log" 2>&1
+    echo "barkley command $tool: exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|steps of' "$OUT/san-$tool-barkley.log" | tr '\n' ' ')"
+  done
+fi
+# --- end example --------------------------------------------------------------------------

@@ -15,7 +15,17 @@ for line in sys.stdin:
         print(m["executable"])' "$t")
   cp "$exe" ".gpu/$t"
 done
-strip .gpu/rust-gpu-sim .gpu/grayscott_png .gpu/gpu_* .gpu/outputs_gpu .gpu/faults_gpu .gpu/serve_gpu
+# examples/barkley: its command and its GPU test (run with BARKLEY_BIN=.gpu/barkley).
+cargo build --release -p barkley --bin barkley
+cp target/release/barkley .gpu/barkley
+exe=$(cargo test --release -p barkley --test gpu --no-run --message-format=json 2>/dev/null | python3 -c '
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "gpu" and m.get("executable"):
+        print(m["executable"])')
+cp "$exe" .gpu/barkley_gpu
+strip .gpu/rust-gpu-sim .gpu/grayscott_png .gpu/gpu_* .gpu/outputs_gpu .gpu/faults_gpu .gpu/serve_gpu .gpu/barkley .gpu/barkley_gpu
 # The H100/H200 cubin on its own, for scripts/cuda-floor.py (the driver's start-up without us).
 cp "$(ls -t target/release/build/host/*/out/kernels.sm_90.cubin | head -1)" .gpu/kernels.sm_90.cubin
 ls -la .gpu

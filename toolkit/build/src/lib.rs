@@ -30,7 +30,8 @@
 //! -Zbuild-std=core --crate-type cdylib` with fat LTO, in a target directory of its own (so the nested cargo
 //! never waits for the lock of the outer build), with the cargo variables of the outer build
 //! removed from its environment. Cargo is told to re-run the build script when any file of the
-//! kernel crate (or of its path dependencies) changes.
+//! kernel crate changes, or any source file of its path dependencies (such as `ptxkit-device`
+//! in this repository, or a crate of shared math), which the nested build's dep-info lists.
 
 use std::{
     env, fmt, fs,
@@ -149,8 +150,8 @@ impl PtxBuilder {
         self
     }
 
-    /// Another directory whose changes must re-run the build (path dependencies are found
-    /// automatically only if they sit inside the kernel crate).
+    /// Another directory whose changes must re-run the build (the kernel crate and the source
+    /// files of its path dependencies are watched without it).
     pub fn watch(mut self, dir: impl Into<PathBuf>) -> Self {
         self.watch.push(dir.into());
         self
@@ -311,6 +312,13 @@ impl PtxBuilder {
         if !ptx.is_file() {
             return Err(BuildError::MissingPtx(ptx));
         }
+        // Every source file of the crate and of its path dependencies, as cargo's dep-info lists
+        // them (not the sysroot's): a change to any re-runs the build script.
+        if let Ok(dep_info) = fs::read_to_string(ptx.with_extension("d")) {
+            for source in dep_info_sources(&dep_info) {
+                println!("cargo::rerun-if-changed={}", source.display());
+            }
+        }
         // The launch bounds go into a copy: cargo's own output stays as rustc wrote it, so a
         // build that finds the crate fresh does not add them twice.
         let text = fs::read_to_string(&ptx).map_err(|e| BuildError::Io(ptx.clone(), e))?;
@@ -319,6 +327,28 @@ impl PtxBuilder {
         write_if_changed(&finished, &with_bounds)?;
         Ok(finished)
     }
+}
+
+/// The prerequisites of the first rule of a Makefile-style dep-info file
+/// (`target: a.rs b\ c.rs ...`, a space in a name escaped by a backslash).
+pub fn dep_info_sources(dep_info: &str) -> Vec<PathBuf> {
+    let first_rule = dep_info.lines().next().unwrap_or_default();
+    let Some((_, prerequisites)) = first_rule.split_once(": ") else { return Vec::new() };
+    let mut sources = Vec::new();
+    let mut name = String::new();
+    let mut chars = prerequisites.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&' ') => name.push(chars.next().unwrap_or(' ')),
+            ' ' if !name.is_empty() => sources.push(PathBuf::from(std::mem::take(&mut name))),
+            ' ' => {}
+            c => name.push(c),
+        }
+    }
+    if !name.is_empty() {
+        sources.push(PathBuf::from(name));
+    }
+    sources
 }
 
 /// The architectures a cubin variable names: `None` when it is unset (use the default), an
@@ -489,6 +519,16 @@ fn package_name(manifest: &Path) -> String {
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn dep_info_lists_the_sources_of_the_first_rule() {
+        let dep_info =
+            "/t/k.ptx: /w/k/src/lib.rs /w/my\\ dir/device.rs  /w/macros/lib.rs\n\n/w/k/src/lib.rs:\n";
+        let sources: Vec<PathBuf> =
+            ["/w/k/src/lib.rs", "/w/my dir/device.rs", "/w/macros/lib.rs"].map(PathBuf::from).into();
+        assert_eq!(dep_info_sources(dep_info), sources);
+        assert!(dep_info_sources("").is_empty() && dep_info_sources("/t/k.ptx:\n").is_empty());
+    }
 
     #[test]
     fn cubin_variable_is_parsed_and_checked() {

@@ -1,0 +1,222 @@
+//! Barkley's spiral waves, written only through the ptxkit toolkit: the kernel crate
+//! (`kernels/`, on `ptxkit-device`), `build.rs` (`ptxkit-build`) and this crate
+//! (`ptxkit-host`). [`step_gpu`] and [`step_cpu`] call the same per-cell functions, so they
+//! give the same bits.
+
+use std::{
+    fs,
+    io::{self, Write},
+    path::{Path, PathBuf},
+};
+
+pub use barkley_kernels::Coefficients;
+use barkley_kernels::{barkley_step, laplacian_no_flux};
+use ptxkit_host::{Gpu, KernelImages, grid_2d};
+
+/// The PTX and cubins of `kernels/`, built by `build.rs`.
+pub static IMAGES: KernelImages = ptxkit_host::include_kernels!("barkley");
+
+/// What can go wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Gpu(#[from] ptxkit_host::Error),
+    #[error("cannot write {}: {source}", path.display())]
+    Output { path: PathBuf, source: io::Error },
+    #[error("cannot encode the picture: {0}")]
+    Png(#[from] png::EncodingError),
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Barkley's parameters, in the units of the equations.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Model {
+    pub a: f32,
+    pub b: f32,
+    pub epsilon: f32,
+    /// The diffusion coefficient D.
+    pub diffusion: f32,
+    /// The grid spacing h.
+    pub spacing: f32,
+    pub dt: f32,
+}
+
+impl Default for Model {
+    /// Rigidly rotating spirals (a = 0.75, b = 0.02, ε = 0.02, D = 1) at h = 0.5,
+    /// dt = 0.02 (D·dt/h² = 0.08, inside the explicit step's limit of 1/4).
+    fn default() -> Self {
+        Self { a: 0.75, b: 0.02, epsilon: 0.02, diffusion: 1.0, spacing: 0.5, dt: 0.02 }
+    }
+}
+
+impl Model {
+    /// The coefficients of one step.
+    pub fn coefficients(&self) -> Coefficients {
+        Coefficients {
+            inv_a: 1.0 / self.a,
+            b: self.b,
+            dt_over_eps: self.dt / self.epsilon,
+            diffusion: self.diffusion * self.dt / (self.spacing * self.spacing),
+            dt: self.dt,
+        }
+    }
+}
+
+/// The two fields of a `width × height` grid, row-major.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Field {
+    pub width: u32,
+    pub height: u32,
+    pub u: Vec<f32>,
+    pub v: Vec<f32>,
+}
+
+impl Field {
+    /// A wave that is broken at the centre, where it curls into a spiral: u = 1 (excited) in
+    /// the right half, v = a/2 (refractory) in the bottom half.
+    pub fn broken_wave(width: u32, height: u32, model: &Model) -> Self {
+        let cells = (0..height).flat_map(|y| (0..width).map(move |x| (x, y)));
+        let (u, v) = cells
+            .map(|(x, y)| {
+                let u = if x >= width / 2 { 1.0 } else { 0.0 };
+                (u, if y >= height / 2 { model.a / 2.0 } else { 0.0 })
+            })
+            .unzip();
+        Self { width, height, u, v }
+    }
+
+    /// The flat index of cell (x, y).
+    pub fn index(&self, x: u32, y: u32) -> usize {
+        y as usize * self.width as usize + x as usize
+    }
+}
+
+/// Runs `steps` steps on the CPU.
+pub fn step_cpu(field: &mut Field, coefficients: &Coefficients, steps: u32) {
+    let (width, height) = (field.width, field.height);
+    let mut next = field.clone();
+    for _ in 0..steps {
+        for y in 0..height {
+            for x in 0..width {
+                let i = field.index(x, y);
+                let laplacian = laplacian_no_flux(|j| field.u[j], x, y, width, height);
+                (next.u[i], next.v[i]) = coefficients.step(field.u[i], field.v[i], laplacian);
+            }
+        }
+        std::mem::swap(field, &mut next);
+    }
+}
+
+/// Runs `steps` steps on `gpu`: one launch per step, ping-ponging two pairs of fields.
+pub fn step_gpu(gpu: &Gpu, field: &mut Field, coefficients: &Coefficients, steps: u32) -> Result<()> {
+    let stream = gpu.stream();
+    let upload =
+        |data: &[f32]| stream.clone_htod(data).map_err(ptxkit_host::Error::driver("uploading a field"));
+    let (mut u, mut v) = (upload(&field.u)?, upload(&field.v)?);
+    let (mut u_next, mut v_next) = (upload(&field.u)?, upload(&field.v)?);
+    let (width, height) = (field.width, field.height);
+    let shape = grid_2d(width, height, (32, 8));
+    for _ in 0..steps {
+        let args = (&u, &v, &mut u_next, &mut v_next, width, height, *coefficients);
+        gpu.launch(barkley_step, shape, args)?;
+        std::mem::swap(&mut u, &mut u_next);
+        std::mem::swap(&mut v, &mut v_next);
+    }
+    field.u = stream.clone_dtoh(&u).map_err(ptxkit_host::Error::driver("downloading u"))?;
+    field.v = stream.clone_dtoh(&v).map_err(ptxkit_host::Error::driver("downloading v"))?;
+    Ok(gpu.synchronize()?)
+}
+
+/// The picture of a field as a PNG: resting cells dark blue, the excited ones (u) yellow,
+/// the recovering ones (v) red.
+pub fn encode_png(field: &Field) -> Result<Vec<u8>> {
+    let level = |x: f32| (x.clamp(0.0, 1.0) * 255.0).round() as u8;
+    let pixels: Vec<u8> = field
+        .u
+        .iter()
+        .zip(&field.v)
+        .flat_map(|(&u, &v)| [level(u + v), level(u), level(0.3 - u - v)])
+        .collect();
+    let mut bytes = Vec::new();
+    let mut encoder = png::Encoder::new(&mut bytes, field.width, field.height);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    encoder.write_header()?.write_image_data(&pixels)?;
+    Ok(bytes)
+}
+
+/// How an output path is written.
+enum Target {
+    /// A new or regular file (a symbolic link's target): written under a temporary name in its
+    /// directory and renamed over it when whole.
+    Replace(PathBuf),
+    /// Another existing target (a FIFO, a device such as /dev/stdout): written directly,
+    /// never replaced.
+    Direct,
+}
+
+fn output_error(path: &Path, why: &str) -> Error {
+    Error::Output { path: path.to_owned(), source: io::Error::other(why) }
+}
+
+fn target(path: &Path) -> Result<Target> {
+    let fail = |source| Error::Output { path: path.to_owned(), source };
+    let target = match fs::metadata(path) {
+        Ok(m) if m.is_dir() => return Err(output_error(path, "it is a directory")),
+        Ok(m) if m.is_file() => Target::Replace(fs::canonicalize(path).map_err(fail)?),
+        Ok(_) => Target::Direct,
+        Err(_) if fs::symlink_metadata(path).is_ok() => {
+            return Err(output_error(path, "it is a symbolic link to nothing"));
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Target::Replace(path.to_owned()),
+        Err(e) => return Err(fail(e)),
+    };
+    if let Target::Replace(file) = &target
+        && !directory_of(file).is_dir()
+    {
+        return Err(output_error(path, "its directory does not exist"));
+    }
+    Ok(target)
+}
+
+fn directory_of(file: &Path) -> &Path {
+    file.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))
+}
+
+/// A temporary file beside `file`, created with the permissions a new file gets.
+fn temporary_beside(file: &Path) -> io::Result<tempfile::NamedTempFile> {
+    use std::os::unix::fs::PermissionsExt;
+    let directory = directory_of(file);
+    let creating = |e: io::Error| {
+        io::Error::new(e.kind(), format!("cannot create a file in {}: {}", directory.display(), e.kind()))
+    };
+    tempfile::Builder::new()
+        .prefix(".tmp")
+        .permissions(fs::Permissions::from_mode(0o666))
+        .tempfile_in(directory)
+        .map_err(creating)
+}
+
+/// Fails now if `path` could not be written (a directory, a missing or read-only directory),
+/// so a mistake is reported before a long run rather than after it.
+pub fn check_output(path: &Path) -> Result<()> {
+    if let Target::Replace(file) = target(path)? {
+        temporary_beside(&file).map_err(|source| Error::Output { path: path.to_owned(), source })?;
+    }
+    Ok(())
+}
+
+/// Writes `bytes` to `path`, whole or not at all (see [`Target`]); an existing path that is
+/// not a regular file is never replaced, and a directory is refused.
+pub fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {
+    let fail = |source| Error::Output { path: path.to_owned(), source };
+    match target(path)? {
+        Target::Direct => fs::OpenOptions::new().write(true).open(path).and_then(|mut f| f.write_all(bytes)),
+        Target::Replace(file) => temporary_beside(&file).and_then(|mut temporary| {
+            temporary.write_all(bytes)?;
+            temporary.persist(&file).map(drop).map_err(|e| e.error)
+        }),
+    }
+    .map_err(fail)
+}
