@@ -4,11 +4,11 @@
 //! interrupted run leaves the previous file (or nothing), never half a file.
 //!
 //! ```no_run
-//! use host::{Device, export::{Fields, save}, grayscott::{GrayScott, Setup, Variant, preset}};
+//! use host::{Device, export::save, grayscott::{GrayScott, Setup, Variant, preset}};
 //! let setup = Setup::new(128, 128, preset("coral").unwrap().rates());
 //! let mut sim = GrayScott::new(&setup, &Device::Cpu, Variant::Cpu)?;
 //! sim.step(100)?;
-//! save("state.npz".as_ref(), &Fields::grayscott(&mut sim)?)?; // arrays "u" and "v", [128, 128]
+//! save("state.npz".as_ref(), &sim.export_fields()?)?; // arrays "u" and "v", [128, 128]
 //! # Ok::<(), host::Error>(())
 //! ```
 //!

@@ -6,7 +6,7 @@ use std::process::Command;
 use barkley::{Field, IMAGES, Model, step_cpu, step_gpu};
 use ptxkit_host::Gpu;
 
-/// The broken wave with noise of ±0.1 from a fresh seed (xorshift64*) on every value, so
+/// The broken wave with noise in [−0.05, 0.05) from a fresh seed (xorshift64*) on every value, so
 /// each run compares new inputs; prints the seed.
 fn noisy_broken_wave(width: u32, height: u32) -> Field {
     let mut seed = std::time::SystemTime::UNIX_EPOCH.elapsed().unwrap().as_nanos() as u64 | 1;
@@ -15,7 +15,7 @@ fn noisy_broken_wave(width: u32, height: u32) -> Field {
         seed ^= seed >> 12;
         seed ^= seed << 25;
         seed ^= seed >> 27;
-        (seed.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 40) as f32 / (1u64 << 23) as f32 * 0.1 - 0.1
+        (seed.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 40) as f32 / (1u64 << 24) as f32 * 0.1 - 0.05
     };
     let mut field = Field::broken_wave(width, height, &Model::default());
     field.u.iter_mut().chain(&mut field.v).for_each(|x| *x += noise());
@@ -38,11 +38,20 @@ fn gpu_steps_are_bit_identical_to_the_cpu() {
         println!("{} ({})", gpu.name(), gpu.image());
         // Odd sizes: partial blocks in both directions, and every edge of the no-flux boundary.
         for (width, height, steps) in [(257, 131, 1000), (33, 9, 1001), (8, 300, 777)] {
-            let mut on_cpu = noisy_broken_wave(width, height);
-            let mut on_gpu = on_cpu.clone();
-            step_cpu(&mut on_cpu, &coefficients, steps);
+            // A fresh start whose waves survive (noise can, rarely, extinguish them).
+            let (mut on_cpu, mut on_gpu, mut excited) = (None, None, 0);
+            for _ in 0..5 {
+                let start = noisy_broken_wave(width, height);
+                let mut cpu = start.clone();
+                step_cpu(&mut cpu, &coefficients, steps);
+                excited = cpu.u.iter().filter(|&&u| u > 0.5).count();
+                (on_cpu, on_gpu) = (Some(cpu), Some(start));
+                if excited > 0 || width < 100 {
+                    break;
+                }
+            }
+            let (on_cpu, mut on_gpu) = (on_cpu.unwrap(), on_gpu.unwrap());
             step_gpu(&gpu, &mut on_gpu, &coefficients, steps).unwrap();
-            let excited = on_cpu.u.iter().filter(|&&u| u > 0.5).count();
             println!("{width}x{height}, {steps} steps: {excited} excited cells");
             assert!(excited > 0 || width < 100, "the waves died out: the comparison would be trivial");
             for (name, g, c) in [("u", &on_gpu.u, &on_cpu.u), ("v", &on_gpu.v, &on_cpu.v)] {
