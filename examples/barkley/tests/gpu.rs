@@ -6,7 +6,7 @@ use std::process::Command;
 use barkley::{Field, IMAGES, Model, step_cpu, step_gpu};
 use ptxkit_host::Gpu;
 
-/// The broken wave with noise in [−0.05, 0.05) from a fresh seed (xorshift64*) on every value, so
+/// The broken wave with noise in [−0.05, 0.05) (clamped to u in [0, 1], v ≥ 0) from a fresh seed (xorshift64*) on every value, so
 /// each run compares new inputs; prints the seed.
 fn noisy_broken_wave(width: u32, height: u32) -> Field {
     let mut seed = std::time::SystemTime::UNIX_EPOCH.elapsed().unwrap().as_nanos() as u64 | 1;
@@ -18,7 +18,10 @@ fn noisy_broken_wave(width: u32, height: u32) -> Field {
         (seed.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 40) as f32 / (1u64 << 24) as f32 * 0.1 - 0.05
     };
     let mut field = Field::broken_wave(width, height, &Model::default());
-    field.u.iter_mut().chain(&mut field.v).for_each(|x| *x += noise());
+    // Clamped to the model's range: an excitable medium pushed below u = 0 by the explicit
+    // step's stiff reaction term (dt/ε = 1) loses its waves.
+    field.u.iter_mut().for_each(|x| *x = (*x + noise()).clamp(0.0, 1.0));
+    field.v.iter_mut().for_each(|x| *x = (*x + noise()).max(0.0));
     field
 }
 
