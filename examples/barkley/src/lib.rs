@@ -207,7 +207,7 @@ pub fn check_output(path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Writes `bytes` to `path`, whole or not at all (see [`Target`]); an existing path that is
+/// Writes `bytes` to `path`, whole or not at all (see `Target`); an existing path that is
 /// not a regular file is never replaced, and a directory is refused.
 pub fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {
     let fail = |source| Error::Output { path: path.to_owned(), source };
