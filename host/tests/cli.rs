@@ -120,6 +120,7 @@ fn bad_input_is_refused_without_output() {
     refused("gpus-cpu", &["--gpus", "all"], "split the grid over CUDA GPUs; this run is on the CPU");
     refused("gpus0", &["--gpus", "0"], "must be at least 1 (or all)");
     refused("gpus-word", &["--gpus", "two"], "is not a number of GPUs");
+    refused("gpus-negative", &["--gpus", "-1"], "is not a number of GPUs");
     common::refused(
         "physarum",
         &[("--size", "32"), ("--steps", "2")],

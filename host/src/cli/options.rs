@@ -446,7 +446,7 @@ fn gpu_count(text: &str) -> std::result::Result<GpuCount, String> {
 #[derive(Args, Debug)]
 pub struct PartsArgs {
     /// GPUs of this process to spread the parts over: a number, or all (default 1).
-    #[arg(long, value_name = "N|all", value_parser = gpu_count)]
+    #[arg(long, value_name = "N|all", value_parser = gpu_count, allow_hyphen_values = true)]
     pub gpus: Option<GpuCount>,
     /// Parts to split the grid into (default: one per GPU); parts beyond the GPUs share them.
     #[arg(long, value_name = "P", allow_hyphen_values = true)]
