@@ -3,14 +3,14 @@
 # default GIF job and the bench, from binaries staged in .gpu/ by scripts/stage-gpu.sh.
 # Logs go to $OUT. Usage: gpu-check.sh [tests] [sanitize] [gif] [bench] [heat] [physarum-tests]
 # [map] [outputs] [coldstart] [unit-sanitize] [profile] [physarum-sanitize] [physarum-gif] [physarum-bench]
-# [split] [faults] [load] [serve] [example]  (default: all)
+# [split] [nccl] [faults] [load] [serve] [example]  (default: all)
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu-check}
 mkdir -p "$OUT"
 cd "$(dirname "$0")/.."
 B=$PWD/.gpu
 export XDG_CACHE_HOME=/tmp/cache
-parts=${*:-tests outputs coldstart sanitize unit-sanitize profile gif bench heat map physarum-tests physarum-sanitize physarum-gif physarum-bench split faults load serve example}
+parts=${*:-tests outputs coldstart sanitize unit-sanitize profile gif bench heat map physarum-tests physarum-sanitize physarum-gif physarum-bench split nccl faults load serve example}
 has() { [[ " $parts " == *" $1 "* ]]; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
 
@@ -229,6 +229,54 @@ print('--split 3 --save: arrays', a.files, 'bit-identical to one part' if same e
 fi
 
 # ---- issue 27 (faults helper): begin ----
+if has nccl; then
+  # Open MPI refuses root without these; the GPU machine runs as root.
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  echo "== NCCL transport, one rank (periodic self-exchange through NCCL): GPU tests"
+  $B/gpu_split --ignored --test-threads=1 --nocapture nccl > "$OUT/gpu-nccl-tests.log" 2>&1
+  grep -E "test result|panicked|bit-identical" "$OUT/gpu-nccl-tests.log"
+  echo "== mpirun -np 1 --transport nccl against a plain run (--save arrays and the GIF, bit for bit)"
+  same() { python3 -c "import numpy as n,sys; a,b=n.load(sys.argv[1]),n.load(sys.argv[2]); print('identical' if all(n.array_equal(a[k].view(n.uint32),b[k].view(n.uint32)) for k in a.files) and a.files==b.files else 'DIFFERENT')" "$1" "$2"; }
+  for variant in fused temporal streaming; do
+    args="grayscott --width 333 --size 301 --steps 40 --variant $variant --no-autotune --frame-every 10"
+    $B/rust-gpu-sim $args --save /tmp/plain-$variant.npz --gif /tmp/plain-$variant.gif > "$OUT/nccl-plain-$variant.log" 2>&1
+    mpirun -np 1 $B/rust-gpu-sim $args --transport nccl --save /tmp/mpi-$variant.npz --gif /tmp/mpi-$variant.gif > "$OUT/nccl-mpi-$variant.log" 2>&1
+    echo "grayscott $variant: exit $?, arrays $(same /tmp/plain-$variant.npz /tmp/mpi-$variant.npz), gif frames $(python3 scripts/same-gif.py /tmp/plain-$variant.gif /tmp/mpi-$variant.gif); $(grep -o 'on cuda.*NCCL[^)]*processes' "$OUT/nccl-mpi-$variant.log")"
+  done
+  args="heat --nx 37 --ny 29 --nz 61 --steps 9 --variant single"
+  $B/rust-gpu-sim $args --save /tmp/plain-heat.npz > "$OUT/nccl-plain-heat.log" 2>&1
+  mpirun -np 1 $B/rust-gpu-sim $args --transport nccl --save /tmp/mpi-heat.npz > "$OUT/nccl-mpi-heat.log" 2>&1
+  echo "heat single: exit $?, arrays $(same /tmp/plain-heat.npz /tmp/mpi-heat.npz)"
+  echo "== compute-sanitizer on the NCCL self-exchange (streaming, 333x301, 40 steps)"
+  for tool in memcheck racecheck; do
+    compute-sanitizer --tool $tool --error-exitcode 9 $B/rust-gpu-sim grayscott --width 333 --size 301 --steps 40 \
+      --variant streaming --no-autotune --transport nccl --save /tmp/nccl-san.npz > "$OUT/sanitize-nccl-$tool.log" 2>&1
+    echo "nccl streaming $tool: exit $? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-nccl-$tool.log" | tr '\n' ' '))"
+  done
+  echo "== mpirun -np 2 on this one GPU: refused with one line, no hang, no output"
+  rm -f /tmp/two.gif
+  start=$(date +%s.%N)
+  timeout 120 mpirun -np 2 $B/rust-gpu-sim grayscott --size 256 --steps 10 --gif /tmp/two.gif > "$OUT/nccl-two.log" 2>&1
+  echo "exit $? after $(python3 -c "print(f'{$(date +%s.%N)-$start:.1f}')") s; our lines: $(grep -c '^error' "$OUT/nccl-two.log"); gif: $(ls /tmp/two.gif 2>/dev/null || echo none)"
+  grep '^error' "$OUT/nccl-two.log"
+  echo "== the same with each rank shown GPU 0 (CUDA_VISIBLE_DEVICES) and NCCL_COMM_ID: NCCL's duplicate-GPU refusal"
+  start=$(date +%s.%N)
+  timeout 120 mpirun -np 2 -x CUDA_VISIBLE_DEVICES=0 -x NCCL_COMM_ID=127.0.0.1:29511 $B/rust-gpu-sim grayscott --size 256 \
+    --steps 10 --gif /tmp/two.gif > "$OUT/nccl-two-visible.log" 2>&1
+  echo "exit $? after $(python3 -c "print(f'{$(date +%s.%N)-$start:.1f}')") s; our lines: $(grep -c '^error' "$OUT/nccl-two-visible.log"); gif: $(ls /tmp/two.gif 2>/dev/null || echo none)"
+  grep '^error' "$OUT/nccl-two-visible.log"
+  echo "== ranks that never come: each alone, --peer-timeout 5"
+  for who in "0 NCCL_COMM_ID=127.0.0.1:29512" "1 NCCL_COMM_ID=127.0.0.1:29513" "1 --nccl-id-file /tmp/never-written.id"; do
+    set -- $who
+    rank=$1; shift
+    if [[ $1 == NCCL_COMM_ID=* ]]; then envs=("$1"); opts=(); else envs=(); opts=("$@"); fi
+    start=$(date +%s.%N)
+    env OMPI_COMM_WORLD_RANK=$rank OMPI_COMM_WORLD_SIZE=2 "${envs[@]}" timeout 60 $B/rust-gpu-sim grayscott --size 256 \
+      --steps 10 --peer-timeout 5 "${opts[@]}" --gif /tmp/never.gif > "$OUT/nccl-never-$rank.log" 2>&1
+    echo "rank $rank of 2 ($who): exit $? after $(python3 -c "print(f'{$(date +%s.%N)-$start:.1f}')") s, gif: $(ls /tmp/never.gif 2>/dev/null || echo none): $(grep -v '^note' "$OUT/nccl-never-$rank.log" | tail -1)"
+  done
+fi
+
 if has faults; then
   echo "== faults: GPU memory taken after the check; a kernel fault mid-run (tests/faults_gpu.rs)"
   $B/faults_gpu --ignored --test-threads=1 --nocapture > "$OUT/gpu-faults.log" 2>&1

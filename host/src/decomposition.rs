@@ -88,6 +88,9 @@ pub fn wrapped_rows(start: i64, count: u32, n: u32) -> impl Iterator<Item = u32>
 pub struct LaunchRank {
     pub rank: usize,
     pub size: usize,
+    /// The rank among this host's processes and their number, where the launcher says
+    /// (which GPU of the host a process takes).
+    pub local: Option<(usize, usize)>,
     /// Which launcher's variables said so.
     pub launcher: &'static str,
 }
@@ -96,12 +99,19 @@ pub struct LaunchRank {
 /// (PMI) or Slurm's `srun`, read through `var`; `None` when none is set (a plain run).
 /// Refuses values that are not numbers or a rank outside the size.
 pub fn launch_rank(var: impl Fn(&str) -> Option<String>) -> Result<Option<LaunchRank>> {
-    const LAUNCHERS: [(&str, &str, &str); 3] = [
-        ("Open MPI", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"),
-        ("MPICH", "PMI_RANK", "PMI_SIZE"),
-        ("Slurm", "SLURM_PROCID", "SLURM_NTASKS"),
+    // (launcher, rank, size, local rank, local size)
+    const LAUNCHERS: [(&str, &str, &str, &str, &str); 3] = [
+        (
+            "Open MPI",
+            "OMPI_COMM_WORLD_RANK",
+            "OMPI_COMM_WORLD_SIZE",
+            "OMPI_COMM_WORLD_LOCAL_RANK",
+            "OMPI_COMM_WORLD_LOCAL_SIZE",
+        ),
+        ("MPICH", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS"),
+        ("Slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NTASKS_PER_NODE"),
     ];
-    for (launcher, rank_var, size_var) in LAUNCHERS {
+    for (launcher, rank_var, size_var, local_rank_var, local_size_var) in LAUNCHERS {
         let (Some(rank), Some(size)) = (var(rank_var), var(size_var)) else { continue };
         let number = |name: &str, text: &str| {
             text.trim()
@@ -114,9 +124,40 @@ pub fn launch_rank(var: impl Fn(&str) -> Option<String>) -> Result<Option<Launch
                 "{launcher}: rank {rank} is outside a job of {size} processes ({rank_var}, {size_var})"
             )));
         }
-        return Ok(Some(LaunchRank { rank, size, launcher }));
+        // The local pair only where both are plain numbers and consistent (Slurm's tasks per
+        // node can read "2(x3)" on uneven jobs: then the local size is unknown).
+        let local = match (var(local_rank_var), var(local_size_var)) {
+            (Some(r), Some(n)) => match (r.trim().parse::<usize>(), n.trim().parse::<usize>()) {
+                (Ok(r), Ok(n)) if r < n && n <= size => Some((r, n)),
+                _ => None,
+            },
+            _ => None,
+        };
+        return Ok(Some(LaunchRank { rank, size, local, launcher }));
     }
     Ok(None)
+}
+
+/// The GPU (ordinal among the `devices` this process sees) that a process of a launcher job
+/// takes: its local rank. Refuses more processes on a host than it has GPUs: NCCL takes one
+/// process per GPU. Where the launcher hides all but one GPU from each process
+/// (`CUDA_VISIBLE_DEVICES` set, one device visible) each takes that one; NCCL itself
+/// refuses two ranks on one GPU if that binding was wrong.
+pub fn gpu_for_rank(job: &LaunchRank, devices: usize, visible_set: bool) -> Result<usize> {
+    if devices == 1 && visible_set {
+        return Ok(0);
+    }
+    match job.local {
+        Some((_, local_size)) if local_size > devices => Err(Error::SameOnEveryRank(format!(
+            "{local_size} processes of this {} job share this host, which has {devices} CUDA GPU{}: NCCL takes \
+             one process per GPU (start at most {devices} per host; --split runs several parts on one GPU in one \
+             process)",
+            job.launcher,
+            if devices == 1 { "" } else { "s" },
+        ))),
+        Some((local_rank, _)) => Ok(local_rank),
+        None => Ok(job.rank % devices.max(1)),
+    }
 }
 
 #[cfg(test)]
@@ -177,13 +218,44 @@ mod tests {
     }
 
     #[test]
+    fn each_process_takes_its_local_gpu() {
+        let job = |rank, size, local| LaunchRank { rank, size, local, launcher: "Open MPI" };
+        assert_eq!(gpu_for_rank(&job(5, 8, Some((1, 4))), 4, false).unwrap(), 1);
+        assert_eq!(gpu_for_rank(&job(0, 1, Some((0, 1))), 1, false).unwrap(), 0);
+        // Two processes, one GPU: refused up front, naming both counts.
+        let e = gpu_for_rank(&job(1, 2, Some((1, 2))), 1, false).unwrap_err().to_string();
+        assert!(e.contains("2 processes") && e.contains("1 CUDA GPU:"), "{e}");
+        // One GPU made visible to each process by the launcher.
+        assert_eq!(gpu_for_rank(&job(1, 2, Some((1, 2))), 1, true).unwrap(), 0);
+        assert_eq!(gpu_for_rank(&job(6, 8, None), 4, false).unwrap(), 2);
+    }
+
+    #[test]
     fn launcher_variables_give_rank_and_size() {
         let env = |pairs: &'static [(&'static str, &'static str)]| {
             move |name: &str| pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string())
         };
         assert_eq!(launch_rank(env(&[])).unwrap(), None);
         let ompi = launch_rank(env(&[("OMPI_COMM_WORLD_RANK", "1"), ("OMPI_COMM_WORLD_SIZE", "4")])).unwrap();
-        assert_eq!(ompi, Some(LaunchRank { rank: 1, size: 4, launcher: "Open MPI" }));
+        assert_eq!(ompi, Some(LaunchRank { rank: 1, size: 4, local: None, launcher: "Open MPI" }));
+        let ompi = launch_rank(env(&[
+            ("OMPI_COMM_WORLD_RANK", "3"),
+            ("OMPI_COMM_WORLD_SIZE", "4"),
+            ("OMPI_COMM_WORLD_LOCAL_RANK", "1"),
+            ("OMPI_COMM_WORLD_LOCAL_SIZE", "2"),
+        ]))
+        .unwrap()
+        .unwrap();
+        assert_eq!(ompi.local, Some((1, 2)));
+        let slurm = launch_rank(env(&[
+            ("SLURM_PROCID", "2"),
+            ("SLURM_NTASKS", "5"),
+            ("SLURM_LOCALID", "0"),
+            ("SLURM_NTASKS_PER_NODE", "2(x2),1"),
+        ]))
+        .unwrap()
+        .unwrap();
+        assert_eq!(slurm.local, None, "an uneven Slurm layout gives no local size");
         let mpich = launch_rank(env(&[("PMI_RANK", "0"), ("PMI_SIZE", "2")])).unwrap().unwrap();
         assert_eq!((mpich.rank, mpich.size, mpich.launcher), (0, 2, "MPICH"));
         let slurm = launch_rank(env(&[("SLURM_PROCID", "7"), ("SLURM_NTASKS", "8")])).unwrap().unwrap();

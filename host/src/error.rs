@@ -9,6 +9,11 @@ pub enum Error {
     #[error("{0}")]
     InvalidInput(String),
 
+    /// A refusal that every process of a launcher job (`mpirun`, `srun`) finds alike, such as
+    /// more processes on a host than it has GPUs: only rank 0 reports it.
+    #[error("{0}")]
+    SameOnEveryRank(String),
+
     /// The run would need more memory than the device has.
     #[error(
         "a {width}x{height} grid needs {need} of {device} memory, but only {available} is free; use a smaller --size",

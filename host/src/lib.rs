@@ -28,12 +28,14 @@ pub mod grayscott;
 pub mod heat;
 pub mod input;
 pub mod memory;
+pub mod nccl;
 pub mod outfile;
 pub mod physarum;
 pub mod render;
 pub mod resources;
 pub mod rng;
 pub mod timeline;
+pub mod transport;
 
 use std::sync::Arc;
 

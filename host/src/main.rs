@@ -17,7 +17,7 @@ fn main() -> ExitCode {
     if let Err(e) = cli::handle_signals() {
         return cli::finish(Err(e));
     }
-    if let Err(e) = cli::one_process_only() {
+    if let Err(e) = cli::one_process_only(&cli.command) {
         return cli::finish(Err(e));
     }
     // The driver's start-up (about 0.2 s) overlaps with the command's checks and preparation.

@@ -318,23 +318,91 @@ fn bench_encode_times_both_encoders_without_a_gpu() {
     }
 }
 
+/// Runs the binary in `dir` as rank `rank` of an Open MPI job of `size` processes.
+fn as_rank(dir: &std::path::Path, rank: u32, size: u32, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_rust-gpu-sim"))
+        .current_dir(dir)
+        .args(args)
+        .env("OMPI_COMM_WORLD_RANK", rank.to_string())
+        .env("OMPI_COMM_WORLD_SIZE", size.to_string())
+        .output()
+        .unwrap()
+}
+
 #[test]
-fn several_launcher_processes_are_refused_with_one_line() {
+fn launcher_jobs_that_cannot_run_give_one_line_from_rank_0() {
     let dir = common::scratch_dir("launcher");
-    for (rank, size) in [("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"), ("PMI_RANK", "PMI_SIZE")] {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_rust-gpu-sim"))
-            .current_dir(&dir)
-            .args(["grayscott", "--backend", "cpu", "--size", "16", "--steps", "1", "--gif", "o.gif"])
-            .env(rank, "1")
-            .env(size, "2")
-            .output()
-            .unwrap();
+    let gif = ["--gif", "o.gif"];
+    let cases: [(&[&str], &str); 4] = [
+        (&["physarum", "--backend", "cpu", "--steps", "1"], "only grayscott and heat"),
+        (
+            &["grayscott", "--backend", "cpu", "--size", "16", "--steps", "1", "--gpus", "3"],
+            "--gpus 3 disagrees with the 2",
+        ),
+        (
+            &["heat", "--backend", "cpu", "--size", "16", "--steps", "1", "--split", "4"],
+            "--split 4 disagrees",
+        ),
+        (
+            &["grayscott", "--backend", "cpu", "--size", "16", "--steps", "1", "--transport", "local"],
+            "--transport local keeps",
+        ),
+    ];
+    for (args, expected) in cases {
+        let args = [args, &gif[..]].concat();
+        let out = as_rank(&dir, 0, 2, &args);
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{stderr}");
-        assert!(stderr.contains("rank 1 of 2") && stderr.lines().count() == 1, "{stderr}");
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains(expected) && stderr.lines().count() == 1, "{args:?}: {stderr}");
+        // The other ranks find the same and leave the report to rank 0.
+        let out = as_rank(&dir, 1, 2, &args);
+        assert_eq!(out.status.code(), Some(1));
+        assert!(out.stderr.is_empty(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
         assert!(common::files_in(&dir).is_empty());
     }
-    // A job of one process runs.
+}
+
+#[test]
+fn the_nccl_transport_without_nccl_names_the_library() {
+    let dir = common::scratch_dir("no-nccl");
+    let args = [
+        "grayscott",
+        "--backend",
+        "cpu",
+        "--size",
+        "16",
+        "--steps",
+        "1",
+        "--transport",
+        "nccl",
+        "--gif",
+        "o.gif",
+    ];
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rust-gpu-sim"))
+        .current_dir(&dir)
+        .args(args)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    if host::nccl::check_library().is_err() {
+        assert!(stderr.contains("libnccl.so") && stderr.contains("LD_LIBRARY_PATH"), "{stderr}");
+    } else {
+        // NCCL is here (a GPU machine): without a GPU the run is on the CPU, which NCCL cannot
+        // split; with one this test is not the place.
+        assert!(stderr.contains("CUDA"), "{stderr}");
+    }
+    // Rank 1 of a job names itself in an error only it can have.
+    let out = as_rank(&dir, 1, 2, &args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.starts_with("error: rank 1 of 2: ") && stderr.lines().count() == 1, "{stderr}");
+    assert!(common::files_in(&dir).is_empty());
+}
+
+#[test]
+fn a_launcher_job_of_one_process_runs_as_usual() {
+    let dir = common::scratch_dir("launcher-one");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_rust-gpu-sim"))
         .current_dir(&dir)
         .args(["grayscott", "--backend", "cpu", "--size", "16", "--steps", "1", "--gif", "o.gif"])

@@ -175,3 +175,75 @@ fn heat_slabs_match_one_part_bit_for_bit() {
     };
     assert!(e.to_string().contains("halo of 4 z planes"), "{e}");
 }
+
+/// One NCCL rank: its own periodic neighbour, so every halo goes through NCCL's send to
+/// itself. An NCCL communicator of one rank on this GPU, as `--transport nccl` makes.
+fn one_rank(gpu: &std::sync::Arc<host::cuda::Gpu>) -> host::transport::Layout {
+    let bootstrap = host::nccl::Bootstrap { id_file: None, timeout: std::time::Duration::from_secs(60) };
+    let comm =
+        host::nccl::Communicator::connect(gpu.clone(), 0, 1, &bootstrap).expect("NCCL on this machine");
+    host::transport::Layout::Ranks(comm)
+}
+
+/// Gray-Scott through the NCCL transport (one rank, periodic self-exchange) against the CPU,
+/// which the same-process transport and one part match bit for bit above; the frames and
+/// the checkpoint go through the gather.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn nccl_self_exchange_matches_the_cpu_bit_for_bit() {
+    let gpu = gpu();
+    let seed = fresh_seed();
+    let setup = Setup { init: Init::Spots, ..Setup::new(W, H, coral()) };
+    let mut cpu_sim = restored(GrayScott::new(&setup, &Device::Cpu, Variant::Cpu).unwrap(), seed);
+    let cpu = run(&mut cpu_sim);
+    let mut cpu_frame = vec![0u8; (W * H) as usize];
+    cpu_sim.levels(&mut cpu_frame).unwrap();
+    for variant in [Variant::Fused, Variant::Temporal, Variant::Streaming] {
+        let defaults = LaunchSettings::for_parts(&gpu, variant, W, H, 1, false).unwrap();
+        let mut settings = vec![defaults];
+        if variant == Variant::Temporal {
+            settings.push(LaunchSettings { temporal_steps: 3, ..defaults });
+        }
+        if variant == Variant::Streaming {
+            let mut stream = defaults.stream;
+            stream.steps = 5;
+            settings.push(LaunchSettings { stream, ..defaults });
+        }
+        for s in settings {
+            let layout = one_rank(&gpu);
+            // Through NCCL's broadcast from rank 0 (here itself).
+            let agreed = LaunchSettings::for_layout(&layout, variant, W, H, false).unwrap();
+            assert_eq!(agreed.halo(variant), defaults.halo(variant));
+            let sim = GrayScott::new_in(&setup, layout, variant, s).unwrap();
+            let described = sim.describe();
+            assert!(described.contains("NCCL"), "{described}");
+            let mut sim = restored(sim, seed);
+            let parted = run(&mut sim);
+            assert!(parted.0 == cpu.0 && parted.1 == cpu.1, "{described}: differs from the CPU");
+            let mut frame = vec![0u8; (W * H) as usize];
+            sim.levels(&mut frame).unwrap();
+            assert!(frame == cpu_frame, "{described}: the gathered frame differs");
+            println!("{described}: bit-identical to the CPU after 37 steps");
+        }
+    }
+}
+
+/// Heat through the NCCL transport with one rank (no neighbour: the gathers of the field and
+/// of a slice) against the run in one part.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn nccl_heat_one_rank_matches_one_part() {
+    use host::heat::{Heat, HeatInit, HeatSetup, HeatVariant};
+    let gpu = gpu();
+    let mut setup = HeatSetup::cube(37, HeatInit::Blobs);
+    setup.n = [37, 29, 61];
+    setup.seed = fresh_seed();
+    let mut one = Heat::new(&setup, &Device::Cuda(gpu.clone()), HeatVariant::Single).unwrap();
+    let mut ranked = Heat::new_in(&setup, one_rank(&gpu), HeatVariant::Single).unwrap();
+    for sim in [&mut one, &mut ranked] {
+        sim.step(7).unwrap();
+    }
+    assert!(bits(&ranked.field().unwrap()) == bits(&one.field().unwrap()), "{}", ranked.describe());
+    assert!(bits(&ranked.middle_slice().unwrap()) == bits(&one.middle_slice().unwrap()));
+    println!("{}: bit-identical to one part after 7 RK4 steps", ranked.describe());
+}

@@ -486,14 +486,13 @@ pub fn split_table(
                 } else {
                     use crate::grayscott::Engine as _;
                     let (u, v) = crate::grayscott::initial_fields(setup(size).init, size, size, 1);
-                    let gpus = std::slice::from_ref(gpu);
+                    let layout = crate::transport::Layout::Local { gpus: vec![gpu.clone()], split };
                     let mut engine = PartedGrayScott::new(
-                        gpus,
+                        layout,
                         variant,
                         size,
                         size,
                         setup(size).rates,
-                        split,
                         settings,
                         &u,
                         &v,

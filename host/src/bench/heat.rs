@@ -142,8 +142,8 @@ pub fn split_table(
                     sim.synchronize()?;
                     (time_per_step(gpu, repeats, steps, |k| sim.step(k))?.median_ms, 0, 0.0)
                 } else {
-                    let gpus = std::slice::from_ref(gpu);
-                    let mut sim = PartedHeat::new(gpus, variant, &setup, split, &initial_field(&setup))?;
+                    let layout = crate::transport::Layout::Local { gpus: vec![gpu.clone()], split };
+                    let mut sim = PartedHeat::new(layout, variant, &setup, &initial_field(&setup))?;
                     sim.step(steps)?;
                     sim.synchronize()?;
                     let t = time_per_step(gpu, repeats, steps, |k| sim.step(k))?.median_ms;

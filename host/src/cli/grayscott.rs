@@ -16,6 +16,7 @@ use host::{
         cuda::{fused_shape_for, streaming_shape_for, temporal_steps_for},
         parts::LaunchSettings,
     },
+    transport::Layout,
 };
 
 use super::{
@@ -212,9 +213,11 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
     host::timeline::mark("options checked");
     let (device, variant) = args.backend.select()?;
     let parted = args.parts.open(&device)?;
+    let root = parted.as_ref().is_none_or(Layout::is_root);
     host::timeline::mark("device open");
     // Open outputs before simulating, so an unwritable path fails now; they record the settings.
-    let mut writer = if args.output.any() {
+    // Only rank 0 of an NCCL job writes; the other ranks send it their bands.
+    let mut writer = if args.output.any() && root {
         let run = BackendArgs::<GrayScottSim>::ran(&device, variant);
         let settings = document(&args, &setup, steps, run, Provenance::of_this_run(Some(&device)));
         let text = settings.to_toml(GrayScottSim::NAME);
@@ -224,17 +227,12 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
     };
     host::timeline::mark("outputs open");
     let started = Instant::now();
-    let mut sim = match &parted {
-        Some((gpus, split)) => {
-            let settings = LaunchSettings::for_parts(
-                &gpus[0],
-                variant,
-                setup.width,
-                setup.height,
-                *split,
-                !args.no_autotune,
-            )?;
-            GrayScott::new_parted(&setup, gpus, variant, *split, settings)?
+    let is_parted = parted.is_some();
+    let mut sim = match parted {
+        Some(layout) => {
+            let settings =
+                LaunchSettings::for_layout(&layout, variant, setup.width, setup.height, !args.no_autotune)?;
+            GrayScott::new_in(&setup, layout, variant, settings)?
         }
         None => GrayScott::new(&setup, &device, variant)?,
     };
@@ -242,7 +240,7 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
     // Tuned launch settings (timed once per GPU and size, then cached); a split run's parts
     // were tuned for their own size above.
     match (&device, variant) {
-        _ if parted.is_some() => {}
+        _ if is_parted => {}
         (Device::Cuda(gpu), Variant::Fused) => {
             let (shape, _) = fused_shape_for(gpu, setup.width, setup.height, !args.no_autotune)?;
             sim.cuda_engine().expect("a CUDA run").set_fused_shape(shape);
@@ -265,22 +263,27 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
     args.state.check_resumed(sim.steps_done(), steps)?;
     let first = sim.steps_done();
     let progress = super::progress_bar(steps - first as u32, "steps");
+    if !root {
+        progress.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
     let mut frames = 0u32;
     while sim.steps_done() < u64::from(steps) {
         let chunk = args.state.next_chunk(sim.steps_done(), steps, args.output.frame_every);
         sim.step(chunk)?;
         host::faults::inject_if_asked(&device, sim.steps_done())?;
         let (done, last) = (sim.steps_done(), sim.steps_done() == u64::from(steps));
-        match &mut writer {
-            Some(writer) if last || done.is_multiple_of(u64::from(args.output.frame_every)) => {
-                // Frames come back while the simulation goes on; hand each to the encoder.
-                sim.snapshot()?;
-                for frame in sim.collect(false)? {
+        // Every rank of an NCCL job takes the frames (they are gathered to rank 0).
+        if args.output.any() && (last || done.is_multiple_of(u64::from(args.output.frame_every))) {
+            // Frames come back while the simulation goes on; hand each to the encoder.
+            sim.snapshot()?;
+            for frame in sim.collect(false)? {
+                if let Some(writer) = &mut writer {
                     writer.push(frame)?;
                     frames += 1;
                 }
             }
-            _ => sim.synchronize()?,
+        } else {
+            sim.synchronize()?;
         }
         args.state.write_due(&mut sim)?;
         progress.inc(u64::from(chunk));
@@ -305,6 +308,9 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
     };
     host::timeline::mark("outputs finished");
     written.extend(saved);
+    if !root {
+        return Ok(());
+    }
     let seconds = started.elapsed().as_secs_f64();
     say!(
         "grayscott {}x{}: {} steps{}, {frames} frames on {} in {seconds:.2} s ({} steps/s) -> {}",
@@ -330,6 +336,10 @@ impl State for GrayScott {
 
     fn save_checkpoint(&mut self, path: &Path) -> host::Result<PathBuf> {
         GrayScott::save_checkpoint(self, path)
+    }
+
+    fn is_root(&self) -> bool {
+        GrayScott::is_root(self)
     }
 }
 

@@ -11,6 +11,7 @@ use host::{
     export,
     heat::{Heat, HeatInit, HeatSetup, HeatVariant},
     render::output::AtomicFile,
+    transport::Layout,
 };
 
 use super::{
@@ -175,17 +176,21 @@ pub fn run(mut args: HeatArgs, given: &Given) -> Result<()> {
     let [nx, ny, nz] = setup.n;
     let (device, variant) = args.backend.select()?;
     let parted = args.parts.open(&device)?;
+    // Only rank 0 of an NCCL job writes; the other ranks send it their slabs.
+    let root = parted.as_ref().is_none_or(Layout::is_root);
     // Every output records the settings.
     let run = BackendArgs::<HeatSim>::ran(&device, variant);
     let text = document(&args, &setup, run, Provenance::of_this_run(Some(&device))).to_toml(HeatSim::NAME);
     // Open outputs before simulating, so an unwritable path fails now.
-    let mut writer = args.output.open(nx, ny, palette, &text)?;
-    if let Some(path) = &args.png {
+    let mut writer = if root { args.output.open(nx, ny, palette, &text)? } else { None };
+    if let Some(path) = &args.png
+        && root
+    {
         drop(AtomicFile::create(path)?); // writable; written at the end
     }
     let started = Instant::now();
-    let mut sim = match &parted {
-        Some((gpus, split)) => Heat::new_parted(&setup, gpus, variant, *split)?,
+    let mut sim = match parted {
+        Some(layout) => Heat::new_in(&setup, layout, variant)?,
         None => Heat::new(&setup, &device, variant)?,
     };
     // Colours span the initial range (and the boundary value), fixed over the run.
@@ -203,17 +208,23 @@ pub fn run(mut args: HeatArgs, given: &Given) -> Result<()> {
     args.state.check_resumed(sim.steps_done(), args.steps)?;
     let (first, steps) = (sim.steps_done(), args.steps);
     let progress = super::progress_bar(steps - first as u32, "RK4 steps");
+    if !root {
+        progress.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
     let mut frames = 0u32;
     while sim.steps_done() < u64::from(steps) {
         let chunk = args.state.next_chunk(sim.steps_done(), steps, args.output.frame_every);
         sim.step(chunk)?;
         let (done, last) = (sim.steps_done(), sim.steps_done() == u64::from(steps));
-        match &mut writer {
-            Some(writer) if last || done.is_multiple_of(u64::from(args.output.frame_every)) => {
-                writer.push(to_levels(&sim.middle_slice()?))?;
+        // Every rank of an NCCL job takes the frames (gathered to rank 0).
+        if args.output.any() && (last || done.is_multiple_of(u64::from(args.output.frame_every))) {
+            let slice = sim.middle_slice()?;
+            if let Some(writer) = &mut writer {
+                writer.push(to_levels(&slice))?;
                 frames += 1;
             }
-            _ => sim.synchronize()?,
+        } else {
+            sim.synchronize()?;
         }
         args.state.write_due(&mut sim)?;
         progress.inc(u64::from(chunk));
@@ -224,6 +235,14 @@ pub fn run(mut args: HeatArgs, given: &Given) -> Result<()> {
         None => Vec::new(),
     };
     written.extend(args.state.write_final(&mut sim)?);
+    if !root {
+        // The gathers rank 0 makes below.
+        if args.png.is_some() {
+            sim.middle_slice()?;
+        }
+        sim.field()?;
+        return Ok(());
+    }
     if let Some(path) = &args.png {
         host::render::write_png_with_text(
             path,
@@ -263,6 +282,10 @@ impl State for Heat {
 
     fn save_checkpoint(&mut self, path: &Path) -> host::Result<PathBuf> {
         Heat::save_checkpoint(self, path)
+    }
+
+    fn is_root(&self) -> bool {
+        Heat::is_root(self)
     }
 }
 

@@ -114,7 +114,16 @@ pub fn finish(result: anyhow::Result<()>) -> ExitCode {
                 let _ = signal_hook::low_level::emulate_default_handler(signal_hook::consts::SIGPIPE);
                 return ExitCode::from(128 + signal_hook::consts::SIGPIPE as u8);
             }
-            error_line(&format!("{e:#}"));
+            // Under a launcher, rank 0 reports what every rank finds alike; the others name
+            // themselves in what only they hit.
+            match host::decomposition::launch_rank(|name| std::env::var(name).ok()) {
+                Ok(Some(job)) if job.size > 1 && job.rank > 0 => {
+                    if !matches!(e.downcast_ref::<host::Error>(), Some(host::Error::SameOnEveryRank(_))) {
+                        error_line(&format!("rank {} of {}: {e:#}", job.rank, job.size));
+                    }
+                }
+                _ => error_line(&format!("{e:#}")),
+            }
             ExitCode::FAILURE
         }
     }
@@ -206,21 +215,23 @@ pub fn rate(per_second: f64) -> String {
     }
 }
 
-/// Refuses to run as one of several processes of a launcher (`mpirun -np 2`, `srun -n 2`):
-/// one process per GPU needs the NCCL transport, which this build does not have, and several
-/// processes would each run the whole job and write the same outputs. One process drives
-/// several GPUs with `--gpus N` instead. A launcher job of one process runs as usual.
-pub fn one_process_only() -> anyhow::Result<()> {
+/// Refuses to run a command other than grayscott and heat as one of several processes of a
+/// launcher (`mpirun -np 2`, `srun -n 2`): only those split their grid over processes (NCCL);
+/// several processes of another command would each run the whole job and write the same
+/// outputs. A launcher job of one process runs as usual.
+pub fn one_process_only(command: &Command) -> anyhow::Result<()> {
+    if matches!(command, Command::Grayscott(_) | Command::Heat(_)) {
+        return Ok(());
+    }
     if let Some(job) = host::decomposition::launch_rank(|name| std::env::var(name).ok())?
         && job.size > 1
     {
-        anyhow::bail!(
-            "started by {} as rank {} of {}: one process per GPU (NCCL) is not supported yet; run one process \
-             with --gpus N instead",
-            job.launcher,
-            job.rank,
-            job.size
-        );
+        return Err(host::Error::SameOnEveryRank(format!(
+            "started by {} as one of {} processes: only grayscott and heat run as one process per GPU (NCCL); run \
+             this command as one process",
+            job.launcher, job.size
+        ))
+        .into());
     }
     Ok(())
 }

@@ -18,6 +18,7 @@ use host::{
     checkpoint::Checkpoint,
     export,
     render::{self, FrameWriter, PALETTES, Palette, mp4::Mp4Writer, output},
+    transport::Layout,
 };
 
 use super::settings::{FramesTable, Given, RunTable, name_of};
@@ -441,23 +442,70 @@ fn gpu_count(text: &str) -> std::result::Result<GpuCount, String> {
 }
 
 /// Splitting the grid into parts that exchange halos (Gray-Scott's bands of rows, heat's z
-/// slabs): on several GPUs of this process, or several parts on one GPU (which runs the whole
-/// decomposition: halos, exchanges, uneven parts). Results are bit-identical to one part.
+/// slabs): on several GPUs of this process, several parts on one GPU (which runs the whole
+/// decomposition: halos, exchanges, uneven parts), or one part per process under `mpirun` or
+/// `srun` through NCCL. Results are bit-identical to one part.
 #[derive(Args, Debug)]
 pub struct PartsArgs {
-    /// GPUs of this process to spread the parts over: a number, or all (default 1).
+    /// GPUs of this process to spread the parts over: a number, or all (default 1). Under a
+    /// launcher, the job's GPUs: one per process (if given, it must equal the processes).
     #[arg(long, value_name = "N|all", value_parser = gpu_count, allow_hyphen_values = true)]
     pub gpus: Option<GpuCount>,
     /// Parts to split the grid into (default: one per GPU); parts beyond the GPUs share them.
     #[arg(long, value_name = "P", allow_hyphen_values = true)]
     pub split: Option<u32>,
+    /// How halos travel: local (copies between parts of this process) or nccl (one part per
+    /// process, NCCL between them). Default: nccl when started by mpirun or srun as one of
+    /// several processes, else local. `--transport nccl` alone runs one rank whose periodic
+    /// neighbour is itself.
+    #[arg(long, value_enum, value_name = "HOW")]
+    pub transport: Option<Transport>,
+    /// With NCCL and several processes, and no NCCL_COMM_ID=HOST:PORT set: a file on a file
+    /// system every rank sees, through which rank 0 hands out NCCL's id (removed once all
+    /// are connected).
+    #[arg(long, value_name = "PATH")]
+    pub nccl_id_file: Option<PathBuf>,
+    /// With NCCL: seconds any wait on another process (connecting, an exchange, a gather) may
+    /// go without progress before this process stops with an error, so a rank that died or
+    /// never started cannot hang the others.
+    #[arg(long, value_name = "SECONDS", default_value_t = 120.0, allow_hyphen_values = true)]
+    pub peer_timeout: f64,
+}
+
+/// How the halos of a split run travel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Transport {
+    Local,
+    Nccl,
 }
 
 impl PartsArgs {
-    /// The GPUs and the part count of a split run, opened (GPU 0 is `device`'s), or `None`
-    /// for a run in one part on one GPU. Refuses a CPU run, a split of zero and more GPUs
-    /// than the machine has.
-    pub fn open(&self, device: &Device) -> Result<Option<(Vec<std::sync::Arc<host::cuda::Gpu>>, u32)>> {
+    /// The parts of a split run (GPU 0 is `device`'s in one process), or `None` for a run in
+    /// one part on one GPU. Refuses a CPU run, a split of zero, more GPUs than the machine
+    /// has, and under a launcher anything that disagrees with its processes.
+    pub fn open(&self, device: &Device) -> Result<Option<Layout>> {
+        let job = host::decomposition::launch_rank(|name| std::env::var(name).ok())?;
+        let several = job.is_some_and(|j| j.size > 1);
+        let nccl = match self.transport {
+            Some(Transport::Nccl) => true,
+            Some(Transport::Local) if several => {
+                let job = job.expect("several processes");
+                return Err(host::Error::SameOnEveryRank(format!(
+                    "--transport local keeps every part in one process, but {} started {} processes: leave it out \
+                     to use NCCL between them",
+                    job.launcher, job.size
+                ))
+                .into());
+            }
+            Some(Transport::Local) => false,
+            None => several,
+        };
+        if nccl {
+            return self.open_ranks(device, job).map(Some);
+        }
+        if self.nccl_id_file.is_some() {
+            bail!("--nccl-id-file is for NCCL runs of several processes (mpirun, srun)");
+        }
         if self.gpus.is_none() && self.split.is_none() {
             return Ok(None);
         }
@@ -490,7 +538,53 @@ impl PartsArgs {
         for ordinal in 1..gpus {
             opened.push(host::cuda::open_device(ordinal)?);
         }
-        Ok(Some((opened, split)))
+        Ok(Some(Layout::Local { gpus: opened, split }))
+    }
+
+    /// This process's part of an NCCL job (rank 0 of 1 without a launcher): its GPU chosen
+    /// by its rank on this host, connected to the others.
+    fn open_ranks(&self, device: &Device, job: Option<host::decomposition::LaunchRank>) -> Result<Layout> {
+        let (rank, size, launcher) = job.map_or((0, 1, "this command"), |j| (j.rank, j.size, j.launcher));
+        let disagree = |option: String| {
+            anyhow::Error::from(host::Error::SameOnEveryRank(format!(
+                "{option} disagrees with the {size} process{} {launcher} started: with NCCL each process holds one \
+                 part on one GPU",
+                if size == 1 { "" } else { "es" }
+            )))
+        };
+        match self.gpus {
+            Some(GpuCount::Count(n)) if n as usize != size => return Err(disagree(format!("--gpus {n}"))),
+            _ => {}
+        }
+        match self.split {
+            Some(p) if p as usize != size => return Err(disagree(format!("--split {p}"))),
+            _ => {}
+        }
+        if !(self.peer_timeout.is_finite() && self.peer_timeout > 0.0 && self.peer_timeout <= 86_400.0) {
+            return Err(host::Error::SameOnEveryRank(format!(
+                "--peer-timeout must be a number of seconds above 0, at most 86400, got {}",
+                self.peer_timeout
+            ))
+            .into());
+        }
+        host::nccl::check_library()?;
+        let Device::Cuda(first) = device else {
+            bail!("--transport nccl exchanges halos between CUDA GPUs; this run is on the CPU");
+        };
+        let ordinal = match job {
+            Some(job) => host::decomposition::gpu_for_rank(
+                &job,
+                host::cuda::device_count()?,
+                std::env::var_os("CUDA_VISIBLE_DEVICES").is_some(),
+            )?,
+            None => first.ordinal(),
+        };
+        let gpu = if ordinal == first.ordinal() { first.clone() } else { host::cuda::open_device(ordinal)? };
+        let bootstrap = host::nccl::Bootstrap {
+            id_file: self.nccl_id_file.clone(),
+            timeout: std::time::Duration::from_secs_f64(self.peer_timeout),
+        };
+        Ok(Layout::Ranks(host::nccl::Communicator::connect(gpu, rank, size, &bootstrap)?))
     }
 }
 
@@ -582,6 +676,11 @@ pub trait State {
     /// The fields `--save` writes.
     fn fields(&mut self) -> host::Result<export::Fields>;
     fn save_checkpoint(&mut self, path: &Path) -> host::Result<PathBuf>;
+    /// Whether this process writes the outputs. NCCL ranks other than 0 do not: they take
+    /// part in gathering the fields to rank 0 (through [`State::fields`]) and write nothing.
+    fn is_root(&self) -> bool {
+        true
+    }
 }
 
 impl StateArgs {
@@ -666,12 +765,15 @@ impl StateArgs {
         if let Some(path) = &self.save
             && due(self.save_every)
         {
-            export::save(&export::numbered(path, step), &sim.fields()?)?;
+            let fields = sim.fields()?;
+            if sim.is_root() {
+                export::save(&export::numbered(path, step), &fields)?;
+            }
         }
         if let Some(path) = &self.checkpoint
             && due(self.checkpoint_every)
         {
-            sim.save_checkpoint(path)?;
+            checkpoint_or_gather(sim, path)?;
         }
         Ok(())
     }
@@ -681,11 +783,24 @@ impl StateArgs {
     pub fn write_final(&self, sim: &mut impl State) -> Result<Vec<PathBuf>> {
         let mut written = Vec::new();
         if let Some(path) = &self.save {
-            written.extend(export::save(path, &sim.fields()?)?);
+            let fields = sim.fields()?;
+            if sim.is_root() {
+                written.extend(export::save(path, &fields)?);
+            }
         }
         if let Some(path) = &self.checkpoint {
-            written.push(sim.save_checkpoint(path)?);
+            written.extend(checkpoint_or_gather(sim, path)?);
         }
         Ok(written)
     }
+}
+
+/// Rank 0 (or the only process) writes the checkpoint; other ranks send it their part (the
+/// checkpoint's one gather of the fields).
+fn checkpoint_or_gather(sim: &mut impl State, path: &Path) -> Result<Option<PathBuf>> {
+    if sim.is_root() {
+        return Ok(Some(sim.save_checkpoint(path)?));
+    }
+    sim.fields()?;
+    Ok(None)
 }

@@ -276,6 +276,11 @@ pub trait Engine {
     }
     /// "cpu (2 threads)", "cuda fused (NVIDIA H200)", ...
     fn describe(&self) -> String;
+    /// Whether this process writes the outputs: false on NCCL ranks other than 0, which
+    /// take part in every gather but get empty fields and frames.
+    fn is_root(&self) -> bool {
+        true
+    }
     /// The CUDA engine behind this trait object, if it is one.
     fn as_cuda(&mut self) -> Option<&mut cuda::CudaGrayScott> {
         None
@@ -414,6 +419,19 @@ impl GrayScott {
         split: u32,
         settings: parts::LaunchSettings,
     ) -> Result<Self> {
+        let layout = crate::transport::Layout::Local { gpus: gpus.to_vec(), split };
+        Self::new_in(setup, layout, variant, settings)
+    }
+
+    /// A CUDA run in the parts of `layout` (in this process, or this process's part of an
+    /// NCCL job: every process builds the whole start and keeps its band), each part
+    /// stepped with `settings`. Bit-identical to [`GrayScott::new`]'s run.
+    pub fn new_in(
+        setup: &Setup,
+        layout: crate::transport::Layout,
+        variant: Variant,
+        settings: parts::LaunchSettings,
+    ) -> Result<Self> {
         setup.validate()?;
         memory::check_host(setup.width, setup.height, 9 * setup.cells() as u64)?;
         let (u, v) = match &setup.init_image {
@@ -421,12 +439,11 @@ impl GrayScott {
             None => initial_fields(setup.init, setup.width, setup.height, setup.seed),
         };
         let engine = parts::PartedGrayScott::new(
-            gpus,
+            layout,
             variant,
             setup.width,
             setup.height,
             setup.rates,
-            split,
             settings,
             &u,
             &v,
@@ -536,6 +553,11 @@ impl GrayScott {
     /// Steps taken so far.
     pub fn steps_done(&self) -> u64 {
         self.steps_done
+    }
+
+    /// Whether this process writes the outputs (false on NCCL ranks other than 0).
+    pub fn is_root(&self) -> bool {
+        self.engine.is_root()
     }
 
     /// Which backend runs the simulation, for messages.

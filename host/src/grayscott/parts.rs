@@ -4,10 +4,11 @@
 //! are neighbours: the plane is periodic). The kernels are the unsplit run's, unchanged; the
 //! results are bit-identical to it (see [`crate::decomposition`] for why).
 //!
-//! The exchange is the same-process transport: device-to-device copies on the receiving
+//! Two transports ([`Layout`]): in one process, device-to-device copies on the receiving
 //! part's stream (peer copies where the parts sit on different GPUs), after every part's
-//! steps; the GPUs' streams are joined with events around it. Exchange and computation are
-//! not overlapped: on one GPU every part shares one stream.
+//! steps, the GPUs' streams joined with events around it; between processes (one part each),
+//! NCCL's grouped send/receive on the part's stream, rank 0 gathering the fields for every
+//! output. Exchange and computation are not overlapped.
 
 use std::sync::Arc;
 
@@ -23,7 +24,9 @@ use crate::{
     cuda::Gpu,
     decomposition::{self, Band},
     error::{CudaContext as _, Error, Result},
+    nccl::{Communicator, Transfer},
     render::colormap,
+    transport::Layout,
 };
 
 /// The launch settings every part runs with (tuned for a part's size).
@@ -35,6 +38,35 @@ pub struct LaunchSettings {
 }
 
 impl LaunchSettings {
+    /// Settings for the parts of `layout` of a `width × height` grid: [`Self::for_parts`] on
+    /// this process's first GPU; rank 0's where the parts are processes (their halos must
+    /// agree, and each rank's tuning may choose differently).
+    pub fn for_layout(
+        layout: &Layout,
+        variant: Variant,
+        width: u32,
+        height: u32,
+        autotune: bool,
+    ) -> Result<Self> {
+        let settings = Self::for_parts(layout.first_gpu(), variant, width, height, layout.parts(), autotune)?;
+        let mut words = settings.to_words();
+        layout.agree(&mut words)?;
+        Ok(Self::from_words(words))
+    }
+
+    fn to_words(self) -> [u32; 8] {
+        let (f, s) = (self.fused, self.stream);
+        [f.block.0, f.block.1, f.rows, f.columns, self.temporal_steps, s.steps, s.warps, s.chunk]
+    }
+
+    fn from_words(w: [u32; 8]) -> Self {
+        Self {
+            fused: FusedShape { block: (w[0], w[1]), rows: w[2], columns: w[3] },
+            temporal_steps: w[4],
+            stream: StreamShape { steps: w[5], warps: w[6], chunk: w[7] },
+        }
+    }
+
     /// Settings for `split` bands of a `width × height` grid on `gpu`: each tuned (or taken
     /// from the cache, or the defaults without `autotune`) for one part with the largest
     /// halo, the size the parts really step.
@@ -79,29 +111,40 @@ struct Part {
     engine: CudaGrayScott,
 }
 
-/// Gray-Scott in bands of rows, each on a GPU of this process.
+/// How this process's parts exchange halos.
+enum Link {
+    /// Every part is here: one stream per GPU used, to join around exchanges.
+    Local(Vec<Arc<cudarc::driver::CudaStream>>),
+    /// One part here (`parts[0]`, the communicator's rank); NCCL to the others.
+    Nccl(Communicator),
+}
+
+/// Gray-Scott in bands of rows, on GPUs of this process or one band per process.
 pub struct PartedGrayScott {
     variant: Variant,
     width: u32,
     height: u32,
     halo: u32,
+    /// How many parts the whole run has (more than `parts` when the parts are processes).
+    total: usize,
     parts: Vec<Part>,
-    /// One stream per GPU used, to join around exchanges (one GPU: nothing to join).
-    streams: Vec<Arc<cudarc::driver::CudaStream>>,
+    link: Link,
     ready: Vec<Vec<u8>>,
+    /// Rank 0's buffer for the bands it gathers (allocated at the first gather).
+    gathered: Option<CudaSlice<f32>>,
 }
 
 impl PartedGrayScott {
-    /// Splits the `width × height` fields `u`, `v` into `split` bands spread over `gpus`.
-    /// Refuses v0 (its state lives on the host) and parts thinner than their halo.
+    /// Splits the `width × height` fields `u`, `v` as `layout` says (every process passes
+    /// the whole fields and keeps its band). Refuses v0 (its state lives on the host) and
+    /// parts thinner than their halo.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        gpus: &[Arc<Gpu>],
+        layout: Layout,
         variant: Variant,
         width: u32,
         height: u32,
         rates: Rates,
-        split: u32,
         settings: LaunchSettings,
         u: &[f32],
         v: &[f32],
@@ -112,25 +155,34 @@ impl PartedGrayScott {
                 variant.name()
             )));
         }
-        let bands = decomposition::bands(height, split)?;
+        let bands = decomposition::bands(height, layout.parts())?;
         let halo = settings.halo(variant);
         decomposition::check_halo(&bands, halo, "rows")?;
-        let placement = decomposition::placement(bands.len(), gpus.len());
-        let mut parts = Vec::with_capacity(bands.len());
-        for (band, &g) in bands.iter().zip(&placement) {
-            let (lu, lv) = (local(u, *band, halo, width, height), local(v, *band, halo, width, height));
+        let total = bands.len();
+        let part = |band: Band, gpu: &Arc<Gpu>| -> Result<Part> {
+            let (lu, lv) = (local(u, band, halo, width, height), local(v, band, halo, width, height));
             let mut engine =
-                CudaGrayScott::new(gpus[g].clone(), variant, width, band.len + 2 * halo, rates, &lu, &lv)?;
+                CudaGrayScott::new(gpu.clone(), variant, width, band.len + 2 * halo, rates, &lu, &lv)?;
             engine.set_fused_shape(settings.fused);
             engine.set_temporal_steps(settings.temporal_steps);
             engine.set_stream_shape(settings.stream);
-            parts.push(Part { band: *band, engine });
-        }
-        let mut streams: Vec<Arc<cudarc::driver::CudaStream>> = Vec::new();
-        for gpu in gpus.iter().take(placement.last().map_or(1, |g| g + 1)) {
-            streams.push(gpu.stream().clone());
-        }
-        Ok(Self { variant, width, height, halo, parts, streams, ready: Vec::new() })
+            Ok(Part { band, engine })
+        };
+        let (parts, link) = match layout {
+            Layout::Local { gpus, .. } => {
+                let placement = decomposition::placement(total, gpus.len());
+                let parts = bands
+                    .iter()
+                    .zip(&placement)
+                    .map(|(band, &g)| part(*band, &gpus[g]))
+                    .collect::<Result<Vec<_>>>()?;
+                let used = placement.last().map_or(1, |g| g + 1);
+                let streams = gpus.iter().take(used).map(|g| g.stream().clone()).collect();
+                (parts, Link::Local(streams))
+            }
+            Layout::Ranks(comm) => (vec![part(bands[comm.rank()], comm.gpu())?], Link::Nccl(comm)),
+        };
+        Ok(Self { variant, width, height, halo, total, parts, link, ready: Vec::new(), gathered: None })
     }
 
     /// The halo depth in rows (the steps between exchanges).
@@ -143,14 +195,28 @@ impl PartedGrayScott {
         self.parts.iter().map(|p| p.band).collect()
     }
 
-    /// Bytes one exchange copies: two fields, two halos per part.
+    /// Bytes one exchange copies: two fields, two halos per part (this process's parts).
     pub fn exchange_bytes(&self) -> u64 {
         self.parts.len() as u64 * 2 * 2 * u64::from(self.halo) * u64::from(self.width) * 4
     }
 
-    /// Refreshes every part's halos from its neighbours' bands (the same-process transport).
+    /// Whether this process writes the outputs (rank 0, or the only process).
+    pub fn is_root(&self) -> bool {
+        match &self.link {
+            Link::Local(_) => true,
+            Link::Nccl(comm) => comm.is_root(),
+        }
+    }
+
+    /// Refreshes every part's halos from its neighbours' bands.
     pub fn exchange(&mut self) -> Result<()> {
-        crate::cuda::join_streams(&self.streams)?;
+        let streams = match &self.link {
+            Link::Local(streams) => streams,
+            Link::Nccl(comm) => {
+                return exchange_nccl(comm, &self.parts[0], self.total, self.halo, self.width);
+            }
+        };
+        crate::cuda::join_streams(streams)?;
         let (h, w) = (self.halo as usize, self.width as usize);
         let n = self.parts.len();
         for p in 0..n {
@@ -163,8 +229,80 @@ impl PartedGrayScott {
             let dst_rows = h + self.parts[p].band.len as usize;
             copy_rows(&mut self.parts, after, h, p, dst_rows, h, w)?;
         }
-        crate::cuda::join_streams(&self.streams)
+        crate::cuda::join_streams(streams)
     }
+
+    /// Rank 0: the whole fields, its band and every other rank's gathered; other ranks send
+    /// their band and get empty fields.
+    fn gather(&mut self) -> Result<(Vec<f32>, Vec<f32>)> {
+        let Link::Nccl(comm) = &self.link else { unreachable!("gathering is for NCCL ranks") };
+        let _watch = comm.watch("gathering the fields on rank 0");
+        let (w, h) = (self.width as usize, self.halo as usize);
+        let part = &mut self.parts[0];
+        let stream = part.engine.stream().clone();
+        let rows = part.band.len as usize;
+        if !comm.is_root() {
+            let (u, v) = part.engine.state();
+            let send = |f| Transfer::rows(f, &stream, h, rows, w, 0, true);
+            comm.exchange(&stream, &[send(u), send(v)])?;
+            stream.synchronize().context(|| "sending this rank's band to rank 0".into())?;
+            return Ok((Vec::new(), Vec::new()));
+        }
+        let cells = w * self.height as usize;
+        let (mut u, mut v) = (vec![0.0; cells], vec![0.0; cells]);
+        let (lu, lv) = part.engine.fields()?;
+        let (start, len) = (part.band.start as usize * w, rows * w);
+        u[start..start + len].copy_from_slice(&lu[h * w..h * w + len]);
+        v[start..start + len].copy_from_slice(&lv[h * w..h * w + len]);
+        let bands = decomposition::bands(self.height, self.total as u32)?;
+        let most = bands.iter().map(|b| b.len as usize).max().unwrap_or(0) * w;
+        if self.gathered.is_none() {
+            self.gathered =
+                Some(stream.alloc_zeros::<f32>(2 * most).context(|| "allocating the gather buffer".into())?);
+        }
+        let buffer = self.gathered.as_mut().expect("allocated above");
+        for (r, band) in bands.iter().enumerate().skip(1) {
+            let len = band.len as usize;
+            let recv_u = Transfer::rows(buffer, &stream, 0, len, w, r, false);
+            let recv_v = Transfer::rows(buffer, &stream, most / w, len, w, r, false);
+            comm.exchange(&stream, &[recv_u, recv_v])?;
+            let start = band.start as usize * w;
+            stream
+                .memcpy_dtoh(&buffer.slice(0..len * w), &mut u[start..start + len * w])
+                .context(|| "gathering U".into())?;
+            stream
+                .memcpy_dtoh(&buffer.slice(most..most + len * w), &mut v[start..start + len * w])
+                .context(|| "gathering V".into())?;
+            stream.synchronize().context(|| "gathering the fields".into())?;
+        }
+        Ok((u, v))
+    }
+}
+
+/// One NCCL exchange of a rank's halos: its last `halo` rows go down to the next rank's top
+/// halo, its first go up to the previous rank's bottom halo, both fields, in one group. The
+/// order of the transfers makes the n-th send from one rank to another meet the n-th receive
+/// there also when both neighbours are one rank (2 ranks) or this rank itself (1 rank).
+fn exchange_nccl(comm: &Communicator, part: &Part, total: usize, halo: u32, width: u32) -> Result<()> {
+    let (before, after) = decomposition::neighbours(comm.rank(), total, true);
+    let (before, after) = (before.expect("periodic"), after.expect("periodic"));
+    let (h, w, len) = (halo as usize, width as usize, part.band.len as usize);
+    let stream = part.engine.stream().clone();
+    let (u, v) = part.engine.state();
+    let rows = |f, row, peer, send| Transfer::rows(f, &stream, row, h, w, peer, send);
+    let transfers = [
+        // Down: the band's last rows to the next rank; the top halo from the previous.
+        rows(u, len, after, true),
+        rows(u, 0, before, false),
+        rows(v, len, after, true),
+        rows(v, 0, before, false),
+        // Up: the band's first rows to the previous rank; the bottom halo from the next.
+        rows(u, h, before, true),
+        rows(u, h + len, after, false),
+        rows(v, h, before, true),
+        rows(v, h + len, after, false),
+    ];
+    comm.exchange(&stream, &transfers)
 }
 
 /// Copies `count` rows of both fields from part `src` (from row `src_row`) to part `dst` (to
@@ -211,6 +349,12 @@ fn local(field: &[f32], band: Band, halo: u32, width: u32, height: u32) -> Vec<f
 
 impl Engine for PartedGrayScott {
     fn step(&mut self, steps: u32) -> Result<()> {
+        // A rank that stopped stalls the exchanges, and with them this loop once the launch
+        // queue is full: watched, with the clock restarted after each exchange queued.
+        let watch = match &self.link {
+            Link::Nccl(comm) => Some(comm.watch("the halo exchange")),
+            Link::Local(_) => None,
+        };
         let mut left = steps;
         while left > 0 {
             let k = left.min(self.halo);
@@ -218,14 +362,21 @@ impl Engine for PartedGrayScott {
                 part.engine.step(k)?;
             }
             self.exchange()?;
+            if let Some(watch) = &watch {
+                watch.progress();
+            }
             left -= k;
         }
         Ok(())
     }
 
-    /// Frames are gathered to the host and coloured there (the same levels as the GPU's).
+    /// Frames are gathered to the host and coloured there (the same levels as the GPU's);
+    /// NCCL ranks other than 0 only send their band.
     fn snapshot(&mut self) -> Result<()> {
         let (u, v) = self.fields()?;
+        if !self.is_root() {
+            return Ok(());
+        }
         let mut levels = vec![0u8; u.len()];
         colormap::levels_cpu(&u, &v, &mut levels);
         self.ready.push(levels);
@@ -237,6 +388,9 @@ impl Engine for PartedGrayScott {
     }
 
     fn fields(&mut self) -> Result<(Vec<f32>, Vec<f32>)> {
+        if matches!(self.link, Link::Nccl(_)) {
+            return self.gather();
+        }
         let (w, h) = (self.width as usize, self.halo as usize);
         let cells = w * self.height as usize;
         let (mut u, mut v) = (vec![0.0; cells], vec![0.0; cells]);
@@ -260,10 +414,18 @@ impl Engine for PartedGrayScott {
     }
 
     fn synchronize(&mut self) -> Result<()> {
+        let _watch = match &self.link {
+            Link::Nccl(comm) => Some(comm.watch("the halo exchange")),
+            Link::Local(_) => None,
+        };
         for part in &mut self.parts {
             part.engine.synchronize()?;
         }
         Ok(())
+    }
+
+    fn is_root(&self) -> bool {
+        PartedGrayScott::is_root(self)
     }
 
     fn set_rates(&mut self, rates: Rates) {
@@ -273,15 +435,20 @@ impl Engine for PartedGrayScott {
     }
 
     fn describe(&self) -> String {
-        let gpus = self.streams.len();
+        let bands = decomposition::bands(self.height, self.total as u32).unwrap_or_default();
+        let (thinnest, thickest) =
+            (bands.iter().map(|b| b.len).min().unwrap_or(0), bands.iter().map(|b| b.len).max().unwrap_or(0));
+        let place = match &self.link {
+            Link::Local(streams) => {
+                format!("on {} GPU{}", streams.len(), if streams.len() == 1 { "" } else { "s" })
+            }
+            Link::Nccl(comm) => format!("one per process over NCCL, {} processes", comm.size()),
+        };
         format!(
-            "cuda {} in {} parts of {}-{} rows (halo {}) on {gpus} GPU{}",
+            "cuda {} in {} parts of {thinnest}-{thickest} rows (halo {}) {place}",
             self.variant.name(),
-            self.parts.len(),
-            self.parts.iter().map(|p| p.band.len).min().unwrap_or(0),
-            self.parts.iter().map(|p| p.band.len).max().unwrap_or(0),
+            self.total,
             self.halo,
-            if gpus == 1 { "" } else { "s" }
         )
     }
 }

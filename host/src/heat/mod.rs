@@ -226,6 +226,11 @@ pub trait HeatEngine {
         Ok(())
     }
     fn describe(&self) -> String;
+    /// Whether this process writes the outputs: false on NCCL ranks other than 0, which
+    /// take part in every gather but get an empty field.
+    fn is_root(&self) -> bool {
+        true
+    }
 }
 
 /// A running heat simulation.
@@ -272,13 +277,20 @@ impl Heat {
         variant: HeatVariant,
         split: u32,
     ) -> Result<Self> {
+        Self::new_in(setup, crate::transport::Layout::Local { gpus: gpus.to_vec(), split }, variant)
+    }
+
+    /// A CUDA run in the slabs of `layout` (in this process, or this process's slab of an
+    /// NCCL job: every process builds the whole start and keeps its slab); bit-identical to
+    /// [`Heat::new`]'s run of the same variant.
+    pub fn new_in(setup: &HeatSetup, layout: crate::transport::Layout, variant: HeatVariant) -> Result<Self> {
         setup.validate()?;
         if variant == HeatVariant::Cpu {
             return Err(Error::InvalidInput("--split and --gpus take a GPU variant, not cpu".into()));
         }
         let [nx, ny, nz] = setup.n;
         memory::check_host(nx, ny * nz, 4 * setup.cells() as u64)?;
-        let engine = parts::PartedHeat::new(gpus, variant, setup, split, &initial_field(setup))?;
+        let engine = parts::PartedHeat::new(layout, variant, setup, &initial_field(setup))?;
         Ok(Self { engine: Box::new(engine), setup: setup.clone(), steps_done: 0 })
     }
 
@@ -362,5 +374,10 @@ impl Heat {
 
     pub fn describe(&self) -> String {
         self.engine.describe()
+    }
+
+    /// Whether this process writes the outputs (false on NCCL ranks other than 0).
+    pub fn is_root(&self) -> bool {
+        self.engine.is_root()
     }
 }

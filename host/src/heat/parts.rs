@@ -19,6 +19,8 @@ use crate::{
     decomposition::{self, Band},
     error::{CudaContext as _, Result},
     memory,
+    nccl::{Communicator, Transfer},
+    transport::Layout,
 };
 
 /// Planes of halo per side per RK4 step: one per stage.
@@ -32,33 +34,44 @@ struct Part {
     engine: CudaHeat,
 }
 
-/// Heat in slabs along z, each on a GPU of this process.
+/// How this process's slabs exchange halos.
+enum Link {
+    /// Every slab is here: one stream per GPU used, to join around exchanges.
+    Local(Vec<Arc<CudaStream>>),
+    /// One slab here (`parts[0]`, slab number `rank`); NCCL to the neighbouring ranks.
+    Nccl(Communicator),
+}
+
+/// Heat in slabs along z, on GPUs of this process or one slab per process.
 pub struct PartedHeat {
     variant: HeatVariant,
     n: [u32; 3],
+    /// Every slab of the run, in order (this process may hold only one).
+    bands: Vec<Band>,
     parts: Vec<Part>,
-    streams: Vec<Arc<CudaStream>>,
+    link: Link,
+    /// Rank 0's buffer for the slabs it gathers (allocated at the first gather).
+    gathered: Option<CudaSlice<f32>>,
 }
 
 impl PartedHeat {
-    /// Splits the field `u` of `setup` into `split` slabs spread over `gpus`. Refuses slabs
-    /// thinner than the halo.
-    pub fn new(
-        gpus: &[Arc<Gpu>],
-        variant: HeatVariant,
-        setup: &HeatSetup,
-        split: u32,
-        u: &[f32],
-    ) -> Result<Self> {
-        let bands = decomposition::bands(setup.n[2], split)?;
+    /// Splits the field `u` of `setup` into slabs as `layout` says (every process passes the
+    /// whole field and keeps its slab). Refuses slabs thinner than the halo.
+    pub fn new(layout: Layout, variant: HeatVariant, setup: &HeatSetup, u: &[f32]) -> Result<Self> {
+        let bands = decomposition::bands(setup.n[2], layout.parts())?;
         decomposition::check_halo(&bands, HALO, "z planes")?;
-        let placement = decomposition::placement(bands.len(), gpus.len());
+        let (gpus, mine): (Vec<Arc<Gpu>>, Vec<usize>) = match &layout {
+            Layout::Local { gpus, .. } => (gpus.clone(), (0..bands.len()).collect()),
+            Layout::Ranks(comm) => (vec![comm.gpu().clone()], vec![comm.rank()]),
+        };
+        let placement = decomposition::placement(mine.len(), gpus.len());
         let plane = setup.n[0] as usize * setup.n[1] as usize;
         let last = bands.len() - 1;
         // The memory check is per GPU: the planes of every slab it holds, halos included.
         for (g, gpu) in gpus.iter().enumerate() {
-            let planes: u32 = (0..bands.len())
-                .filter(|&p| placement[p] == g)
+            let planes: u32 = (0..mine.len())
+                .filter(|&i| placement[i] == g)
+                .map(|i| mine[i])
                 .map(|p| bands[p].len + if p > 0 { HALO } else { 0 } + if p < last { HALO } else { 0 })
                 .sum();
             let cells = plane as u64 * u64::from(planes);
@@ -71,8 +84,9 @@ impl PartedHeat {
                 "GPU",
             )?;
         }
-        let mut parts = Vec::with_capacity(bands.len());
-        for (p, (band, &g)) in bands.iter().zip(&placement).enumerate() {
+        let mut parts = Vec::with_capacity(mine.len());
+        for (&p, &g) in mine.iter().zip(&placement) {
+            let band = &bands[p];
             let below = if p > 0 { HALO } else { 0 };
             let above = if p < last { HALO } else { 0 };
             let (z0, z1) = ((band.start - below) as usize, (band.end() + above) as usize);
@@ -80,9 +94,137 @@ impl PartedHeat {
             let engine = CudaHeat::new(gpus[g].clone(), variant, &local, &u[z0 * plane..z1 * plane])?;
             parts.push(Part { band: *band, below, above, engine });
         }
-        let used = placement.last().map_or(1, |g| g + 1);
-        let streams = gpus.iter().take(used).map(|g| g.stream().clone()).collect();
-        Ok(Self { variant, n: setup.n, parts, streams })
+        let link = match layout {
+            Layout::Local { .. } => {
+                let used = placement.last().map_or(1, |g| g + 1);
+                Link::Local(gpus.iter().take(used).map(|g| g.stream().clone()).collect())
+            }
+            Layout::Ranks(comm) => Link::Nccl(comm),
+        };
+        Ok(Self { variant, n: setup.n, bands, parts, link, gathered: None })
+    }
+
+    /// Whether this process writes the outputs (rank 0, or the only process).
+    pub fn is_root(&self) -> bool {
+        match &self.link {
+            Link::Local(_) => true,
+            Link::Nccl(comm) => comm.is_root(),
+        }
+    }
+
+    /// The watch over a wait on other ranks, with NCCL.
+    fn watch(&self, what: &str) -> Option<crate::nccl::Watch> {
+        match &self.link {
+            Link::Nccl(comm) => Some(comm.watch(what)),
+            Link::Local(_) => None,
+        }
+    }
+
+    /// One NCCL exchange of this rank's halos with the ranks below and above (none beyond
+    /// the domain's faces), in one group.
+    fn exchange_nccl(comm: &Communicator, part: &Part, slabs: usize, plane: usize) -> Result<()> {
+        let (rank, h) = (comm.rank(), HALO as usize);
+        let (below, above) = decomposition::neighbours(rank, slabs, false);
+        let stream = part.engine.stream().clone();
+        let u = part.engine.state();
+        let planes = |at, peer, send| Transfer::rows(u, &stream, at, h, plane, peer, send);
+        let top = (part.below + part.band.len) as usize;
+        let mut transfers = Vec::with_capacity(4);
+        if let Some(peer) = below {
+            transfers.push(planes(part.below as usize, peer, true));
+            transfers.push(planes(0, peer, false));
+        }
+        if let Some(peer) = above {
+            transfers.push(planes(top - h, peer, true));
+            transfers.push(planes(top, peer, false));
+        }
+        comm.exchange(&stream, &transfers)
+    }
+
+    /// Rank 0: the whole field, its slab and every other rank's gathered; other ranks send
+    /// their slab (from plane `from` of the slab, `count` planes) and get an empty field.
+    fn gather(&mut self) -> Result<Vec<f32>> {
+        let plane = self.plane();
+        let Link::Nccl(comm) = &self.link else { unreachable!("gathering is for NCCL ranks") };
+        let _watch = comm.watch("gathering the field on rank 0");
+        let part = &mut self.parts[0];
+        let stream = part.engine.stream().clone();
+        if !comm.is_root() {
+            let send = Transfer::rows(
+                part.engine.state(),
+                &stream,
+                part.below as usize,
+                part.band.len as usize,
+                plane,
+                0,
+                true,
+            );
+            comm.exchange(&stream, &[send])?;
+            stream.synchronize().context(|| "sending this rank's slab to rank 0".into())?;
+            return Ok(Vec::new());
+        }
+        let mut u = vec![0.0; plane * self.n[2] as usize];
+        let local = part.engine.field()?;
+        let (start, len) = (part.band.start as usize * plane, part.band.len as usize * plane);
+        let skip = part.below as usize * plane;
+        u[start..start + len].copy_from_slice(&local[skip..skip + len]);
+        let most = self.bands.iter().map(|b| b.len as usize).max().unwrap_or(0) * plane;
+        if self.gathered.is_none() {
+            self.gathered =
+                Some(stream.alloc_zeros::<f32>(most).context(|| "allocating the gather buffer".into())?);
+        }
+        let buffer = self.gathered.as_mut().expect("allocated above");
+        for (r, band) in self.bands.iter().enumerate().skip(1) {
+            let len = band.len as usize * plane;
+            comm.exchange(
+                &stream,
+                &[Transfer::rows(buffer, &stream, 0, band.len as usize, plane, r, false)],
+            )?;
+            let start = band.start as usize * plane;
+            stream
+                .memcpy_dtoh(&buffer.slice(0..len), &mut u[start..start + len])
+                .context(|| "gathering u".into())?;
+            stream.synchronize().context(|| "gathering the field".into())?;
+        }
+        Ok(u)
+    }
+
+    /// Plane `z` on rank 0, sent by the rank whose slab holds it; other ranks get an empty
+    /// plane.
+    fn gather_slice(&mut self, z: u32) -> Result<Vec<f32>> {
+        let plane = self.plane();
+        let owner =
+            self.bands.iter().position(|b| (b.start..b.end()).contains(&z)).expect("z inside the grid");
+        let Link::Nccl(comm) = &self.link else { unreachable!("gathering is for NCCL ranks") };
+        let _watch = comm.watch("gathering a slice on rank 0");
+        let part = &mut self.parts[0];
+        let (rank, root) = (comm.rank(), comm.is_root());
+        let local_z = |part: &Part| z - part.band.start + part.below;
+        if owner == rank {
+            if root {
+                return part.engine.slice(local_z(part));
+            }
+            let stream = part.engine.stream().clone();
+            let send =
+                Transfer::rows(part.engine.state(), &stream, local_z(part) as usize, 1, plane, 0, true);
+            comm.exchange(&stream, &[send])?;
+            stream.synchronize().context(|| "sending a slice to rank 0".into())?;
+            return Ok(Vec::new());
+        }
+        if !root {
+            return Ok(Vec::new());
+        }
+        let stream = part.engine.stream().clone();
+        if self.gathered.as_ref().is_none_or(|b| b.len() < plane) {
+            self.gathered =
+                Some(stream.alloc_zeros::<f32>(plane).context(|| "allocating the gather buffer".into())?);
+        }
+        let buffer = self.gathered.as_mut().expect("allocated above");
+        comm.exchange(&stream, &[Transfer::rows(buffer, &stream, 0, 1, plane, owner, false)])?;
+        let mut out = vec![0.0; plane];
+        stream.memcpy_dtoh(&buffer.slice(0..plane), &mut out).context(|| "gathering a slice".into())?;
+        stream.synchronize().context(|| "gathering a slice".into())?;
+        Ok(out)
     }
 
     fn plane(&self) -> usize {
@@ -92,8 +234,12 @@ impl PartedHeat {
     /// Refreshes every slab's halos from its neighbours' slabs (the same-process transport):
     /// 2 copies of [`HALO`] planes per inner boundary.
     pub fn exchange(&mut self) -> Result<()> {
-        crate::cuda::join_streams(&self.streams)?;
         let (plane, h) = (self.plane(), HALO as usize);
+        let streams = match &self.link {
+            Link::Local(streams) => streams,
+            Link::Nccl(comm) => return Self::exchange_nccl(comm, &self.parts[0], self.bands.len(), plane),
+        };
+        crate::cuda::join_streams(streams)?;
         for p in 0..self.parts.len().saturating_sub(1) {
             let (a, b) = self.parts.split_at_mut(p + 1);
             let (lower, upper) = (&mut a[p], &mut b[0]);
@@ -104,12 +250,12 @@ impl PartedHeat {
             let to = (lower.below + lower.band.len) as usize;
             copy_planes(&upper.engine, upper.below as usize, &mut lower.engine, to, h, plane)?;
         }
-        crate::cuda::join_streams(&self.streams)
+        crate::cuda::join_streams(streams)
     }
 
     /// Bytes one exchange copies (each inner boundary: both directions).
     pub fn exchange_bytes(&self) -> u64 {
-        (self.parts.len() as u64).saturating_sub(1) * 2 * u64::from(HALO) * self.plane() as u64 * 4
+        (self.bands.len() as u64).saturating_sub(1) * 2 * u64::from(HALO) * self.plane() as u64 * 4
     }
 }
 
@@ -132,16 +278,24 @@ fn copy_planes(
 
 impl HeatEngine for PartedHeat {
     fn step(&mut self, steps: u32) -> Result<()> {
+        // Watched like Gray-Scott's: a rank that stopped stalls this loop.
+        let watch = self.watch("the halo exchange");
         for _ in 0..steps {
             for part in &mut self.parts {
                 part.engine.step(1)?;
             }
             self.exchange()?;
+            if let Some(watch) = &watch {
+                watch.progress();
+            }
         }
         Ok(())
     }
 
     fn field(&mut self) -> Result<Vec<f32>> {
+        if matches!(self.link, Link::Nccl(_)) {
+            return self.gather();
+        }
         let plane = self.plane();
         let mut u = vec![0.0; plane * self.n[2] as usize];
         for part in &mut self.parts {
@@ -154,6 +308,9 @@ impl HeatEngine for PartedHeat {
     }
 
     fn slice(&mut self, z: u32) -> Result<Vec<f32>> {
+        if matches!(self.link, Link::Nccl(_)) {
+            return self.gather_slice(z);
+        }
         let part = self
             .parts
             .iter_mut()
@@ -172,21 +329,30 @@ impl HeatEngine for PartedHeat {
     }
 
     fn synchronize(&mut self) -> Result<()> {
+        let _watch = self.watch("the halo exchange");
         for part in &mut self.parts {
             part.engine.synchronize()?;
         }
         Ok(())
     }
 
+    fn is_root(&self) -> bool {
+        PartedHeat::is_root(self)
+    }
+
     fn describe(&self) -> String {
-        let gpus = self.streams.len();
+        let place = match &self.link {
+            Link::Local(streams) => {
+                format!("on {} GPU{}", streams.len(), if streams.len() == 1 { "" } else { "s" })
+            }
+            Link::Nccl(comm) => format!("one per process over NCCL, {} processes", comm.size()),
+        };
         format!(
-            "cuda {} in {} z slabs of {}-{} planes (halo {HALO}) on {gpus} GPU{}",
+            "cuda {} in {} z slabs of {}-{} planes (halo {HALO}) {place}",
             self.variant.name(),
-            self.parts.len(),
-            self.parts.iter().map(|p| p.band.len).min().unwrap_or(0),
-            self.parts.iter().map(|p| p.band.len).max().unwrap_or(0),
-            if gpus == 1 { "" } else { "s" }
+            self.bands.len(),
+            self.bands.iter().map(|b| b.len).min().unwrap_or(0),
+            self.bands.iter().map(|b| b.len).max().unwrap_or(0),
         )
     }
 }

@@ -1,0 +1,434 @@
+//! The NCCL transport: halo exchanges between processes, one per GPU, started by `mpirun` or
+//! `srun` (or one process alone, whose periodic neighbour is itself). NCCL moves the bytes
+//! (NVLink or PCIe in a host, InfiniBand or sockets between hosts) through grouped
+//! send/receive on the part's own stream. The library is loaded at run time (cudarc's
+//! `dynamic-loading`): builds, CPU runs and runs in one process need no NCCL.
+//!
+//! No wait on another process is unbounded: a [`Watchdog`] ends the process with one line
+//! (exit 1, temporary outputs removed) when connecting, an exchange or a gather makes no
+//! progress for the peer timeout, because another rank died, hangs or never started.
+
+use std::{
+    ffi::CStr,
+    io::Write as _,
+    path::PathBuf,
+    sync::{Arc, Condvar, Mutex},
+    time::{Duration, Instant},
+};
+
+use cudarc::{
+    driver::{CudaSlice, CudaStream, DevicePtr},
+    nccl::{result, sys},
+};
+
+use crate::{
+    cuda::Gpu,
+    error::{CudaContext as _, Error, Result},
+};
+
+/// The library NCCL is loaded from, for messages.
+pub const LIBRARY: &str = "libnccl.so";
+
+/// How the processes of a job find each other.
+#[derive(Clone, Debug)]
+pub struct Bootstrap {
+    /// A file on a file system every rank sees, through which rank 0 hands out NCCL's id
+    /// (else `NCCL_COMM_ID=host:port` must be set, or the job must be of one process).
+    pub id_file: Option<PathBuf>,
+    /// How long any wait on another rank may go without progress.
+    pub timeout: Duration,
+}
+
+/// Refuses, with where to get it, when the NCCL library cannot be loaded.
+pub fn check_library() -> Result<()> {
+    // SAFETY: only tries to open the library by its candidate names.
+    if unsafe { sys::is_culib_present() } {
+        return Ok(());
+    }
+    Err(Error::InvalidInput(format!(
+        "the NCCL transport needs the NCCL library ({LIBRARY}, NCCL 2.x), which this process cannot load: install \
+         NVIDIA's libnccl2 and libnccl-dev packages (they come with the CUDA repositories), or the nvidia-nccl-cu12 \
+         Python wheel (its lib/ holds libnccl.so.2: link {LIBRARY} to it), and put its directory on LD_LIBRARY_PATH"
+    )))
+}
+
+/// One rank's NCCL communicator, on its GPU, with the watchdog of its waits.
+pub struct Communicator {
+    comm: sys::ncclComm_t,
+    rank: usize,
+    size: usize,
+    gpu: Arc<Gpu>,
+    watchdog: Watchdog,
+}
+
+// SAFETY: a communicator may be used from any thread, one at a time (NCCL's rule); `&mut`
+// access or a single owner guarantees that here.
+unsafe impl Send for Communicator {}
+
+impl std::fmt::Debug for Communicator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Communicator(rank {} of {} on GPU {})", self.rank, self.size, self.gpu.ordinal())
+    }
+}
+
+impl Communicator {
+    /// Joins the job as `rank` of `size` on `gpu`: shares NCCL's id as `bootstrap` says and
+    /// connects (the watchdog bounds the wait for ranks that never come).
+    pub fn connect(gpu: Arc<Gpu>, rank: usize, size: usize, bootstrap: &Bootstrap) -> Result<Self> {
+        check_library()?;
+        let watchdog = Watchdog::start(rank, size, bootstrap.timeout);
+        let id = {
+            let _watch = watchdog.watch("sharing NCCL's id");
+            unique_id(rank, size, bootstrap)?
+        };
+        gpu.context().bind_to_thread().context(|| "binding the GPU for NCCL".into())?;
+        let mut comm: sys::ncclComm_t = std::ptr::null_mut();
+        {
+            let _watch = watchdog.watch("connecting to the other ranks (NCCL)");
+            // SAFETY: `comm` is a valid out-pointer; the id is NCCL's own.
+            unsafe { result::comm_init_rank(&mut comm, size as i32, id, rank as i32) }
+                .map_err(|e| nccl_error("connecting the ranks", e, std::ptr::null_mut(), size))?;
+        }
+        if rank == 0
+            && size > 1
+            && let Some(path) = &bootstrap.id_file
+        {
+            // Everyone is connected: the id served its purpose.
+            let _ = std::fs::remove_file(path);
+        }
+        Ok(Self { comm, rank, size, gpu, watchdog })
+    }
+
+    pub fn rank(&self) -> usize {
+        self.rank
+    }
+
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    pub fn gpu(&self) -> &Arc<Gpu> {
+        &self.gpu
+    }
+
+    /// Whether this rank writes the outputs (rank 0).
+    pub fn is_root(&self) -> bool {
+        self.rank == 0
+    }
+
+    /// Watches a wait on other ranks until the returned guard is dropped (one at a time):
+    /// if it makes no progress for the peer timeout, the process ends with one line.
+    pub fn watch(&self, what: &str) -> Watch {
+        self.watchdog.watch(what)
+    }
+
+    /// Runs `transfers` as one NCCL group on `stream` (so sends and receives between two
+    /// ranks cannot wait on each other). Between two ranks, the n-th send of one is received
+    /// by the n-th receive of the other.
+    pub fn exchange(&self, stream: &CudaStream, transfers: &[Transfer]) -> Result<()> {
+        result::group_start().map_err(|e| nccl_error("starting a group", e, self.comm, self.size))?;
+        let mut failed = None;
+        for t in transfers {
+            let (ptr, count, peer) = (t.ptr as *mut std::ffi::c_void, t.count, t.peer as i32);
+            let f32s = sys::ncclDataType_t::ncclFloat32;
+            let cu_stream = stream.cu_stream() as sys::cudaStream_t;
+            // SAFETY: `ptr` and `count` come from live device buffers of this rank's GPU
+            // ([`Transfer::rows`]); the stream is that GPU's.
+            let outcome = unsafe {
+                if t.send {
+                    result::send(ptr, count, f32s, peer, self.comm, cu_stream)
+                } else {
+                    result::recv(ptr, count, f32s, peer, self.comm, cu_stream)
+                }
+            };
+            if let Err(e) = outcome {
+                failed = Some(e);
+                break;
+            }
+        }
+        let ended = result::group_end();
+        if let Some(e) = failed {
+            return Err(nccl_error("queuing a halo exchange", e, self.comm, self.size));
+        }
+        ended.map_err(|e| nccl_error("a halo exchange", e, self.comm, self.size))?;
+        Ok(())
+    }
+
+    /// Gives every rank rank 0's `values` (launch settings that must agree).
+    pub fn broadcast_u32s(&self, values: &mut [u32]) -> Result<()> {
+        let stream = self.gpu.stream();
+        let _watch = self.watch("agreeing on launch settings with rank 0");
+        let buffer = stream.clone_htod(values).context(|| "copying settings to the GPU".into())?;
+        {
+            let (ptr, _sync) = buffer.device_ptr(stream);
+            // SAFETY: in-place broadcast over a live buffer of `values.len()` u32s.
+            unsafe {
+                result::broadcast(
+                    ptr as *const _,
+                    ptr as *mut _,
+                    values.len(),
+                    sys::ncclDataType_t::ncclUint32,
+                    0,
+                    self.comm,
+                    stream.cu_stream() as sys::cudaStream_t,
+                )
+            }
+            .map_err(|e| nccl_error("broadcasting launch settings", e, self.comm, self.size))?;
+        }
+        stream.memcpy_dtoh(&buffer, values).context(|| "copying settings back".into())?;
+        stream.synchronize().context(|| "agreeing on launch settings".into())?;
+        Ok(())
+    }
+}
+
+impl Drop for Communicator {
+    fn drop(&mut self) {
+        // Abort, not finalize: it never waits on other ranks (one may be gone).
+        // SAFETY: the communicator is live and used by nobody else now.
+        let _ = unsafe { result::comm_abort(self.comm) };
+    }
+}
+
+/// One send or receive of `count` f32s at device address `ptr`, to or from rank `peer`.
+#[derive(Clone, Copy, Debug)]
+pub struct Transfer {
+    pub send: bool,
+    pub ptr: u64,
+    pub count: usize,
+    pub peer: usize,
+}
+
+impl Transfer {
+    /// Rows `row .. row + rows` of `width` f32s of `field`, sent to or received from `peer`.
+    pub fn rows(
+        field: &CudaSlice<f32>,
+        stream: &CudaStream,
+        row: usize,
+        rows: usize,
+        width: usize,
+        peer: usize,
+        send: bool,
+    ) -> Self {
+        assert!((row + rows) * width <= field.len(), "rows inside the field");
+        let (base, _sync) = field.device_ptr(stream);
+        Self { send, ptr: base + (row * width * 4) as u64, count: rows * width, peer }
+    }
+}
+
+/// The NCCL id every rank must pass: made here alone (one rank), derived by NCCL from
+/// `NCCL_COMM_ID` (where rank 0 listens), or handed out by rank 0 through the id file.
+fn unique_id(rank: usize, size: usize, bootstrap: &Bootstrap) -> Result<sys::ncclUniqueId> {
+    let make =
+        || result::get_uniqueid().map_err(|e| nccl_error("making NCCL's id", e, std::ptr::null_mut(), size));
+    if size == 1 || std::env::var_os("NCCL_COMM_ID").is_some() {
+        return make();
+    }
+    let Some(path) = &bootstrap.id_file else {
+        return Err(Error::InvalidInput(format!(
+            "a job of {size} processes must share NCCL's id: set NCCL_COMM_ID=HOST:PORT (rank 0's host and a free \
+             port) for every rank, or give --nccl-id-file PATH on a file system every rank sees"
+        )));
+    };
+    let key = job_key();
+    if rank == 0 {
+        let id = make()?;
+        let mut file = crate::outfile::AtomicFile::create(path)?;
+        let fail = |e: std::io::Error| crate::outfile::output_error(path, crate::outfile::describe_io(&e));
+        writeln!(file, "{}", id_text(&key, &id)).map_err(fail)?;
+        file.commit()?;
+        return Ok(id);
+    }
+    // Wait for rank 0's file of this job (an older job's file is not ours).
+    loop {
+        if let Ok(text) = std::fs::read_to_string(path)
+            && let Some(id) = parse_id(&key, &text)
+        {
+            return Ok(id);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// What tells this job's id file from another's: the launcher's job (and step) id.
+fn job_key() -> String {
+    ["OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE", "SLURM_JOB_ID", "SLURM_STEP_ID", "PMI_KVSNAME"]
+        .iter()
+        .filter_map(|name| std::env::var(name).ok())
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+fn id_text(key: &str, id: &sys::ncclUniqueId) -> String {
+    let hex: String = id.internal.iter().map(|b| format!("{:02x}", *b as u8)).collect();
+    format!("rust-gpu-sim nccl-id 1 job={key} {hex}")
+}
+
+fn parse_id(key: &str, text: &str) -> Option<sys::ncclUniqueId> {
+    let mut words = text.split_whitespace();
+    let header = [words.next()?, words.next()?, words.next()?];
+    if header != ["rust-gpu-sim", "nccl-id", "1"] || words.next()? != format!("job={key}") {
+        return None;
+    }
+    let hex = words.next()?;
+    let mut internal = [0 as std::ffi::c_char; 128];
+    if hex.len() != 2 * internal.len() {
+        return None;
+    }
+    for (i, byte) in internal.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok()? as std::ffi::c_char;
+    }
+    Some(sys::ncclUniqueId { internal })
+}
+
+/// One line for an NCCL failure: what was being done, NCCL's own words, and what it means.
+fn nccl_error(doing: &str, e: result::NcclError, comm: sys::ncclComm_t, size: usize) -> Error {
+    // SAFETY: NCCL returns static or thread-local NUL-terminated strings (never null for a
+    // valid result code; checked anyway).
+    let text = |p: *const std::ffi::c_char| {
+        (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_string_lossy().trim().to_string())
+    };
+    let name = text(unsafe { sys::ncclGetErrorString(e.0) }).unwrap_or_else(|| format!("{:?}", e.0));
+    let detail = text(unsafe { sys::ncclGetLastError(comm) }).filter(|d| !d.is_empty());
+    let mut line = format!("NCCL failed {doing}: {name}");
+    if let Some(detail) = &detail {
+        line.push_str(&format!(" ({detail})"));
+    }
+    if detail.as_deref().is_some_and(|d| d.contains("Duplicate GPU")) {
+        line.push_str(&format!(
+            "; NCCL takes one process per GPU, and ranks of these {size} share one: start one process per GPU \
+             (--split runs several parts on one GPU in one process)"
+        ));
+        // Every rank sees the duplicate.
+        return Error::SameOnEveryRank(line);
+    }
+    Error::InvalidInput(line)
+}
+
+/// Ends the process when a wait on other ranks makes no progress for the timeout: prints one
+/// line, removes temporary outputs, exits 1. One thread per communicator.
+struct Watchdog {
+    shared: Arc<(Mutex<WatchState>, Condvar)>,
+}
+
+struct WatchState {
+    /// When the wait being watched gives up, and what it is; `None` when nothing waits.
+    armed: Option<(Instant, String)>,
+    timeout: Duration,
+    stop: bool,
+}
+
+impl Watchdog {
+    fn start(rank: usize, size: usize, timeout: Duration) -> Self {
+        let shared = Arc::new((Mutex::new(WatchState { armed: None, timeout, stop: false }), Condvar::new()));
+        let watched = shared.clone();
+        std::thread::Builder::new()
+            .name("nccl-watchdog".into())
+            .spawn(move || {
+                let (lock, wake) = &*watched;
+                let mut state = lock.lock().unwrap_or_else(|p| p.into_inner());
+                loop {
+                    if state.stop {
+                        return;
+                    }
+                    let deadline = match &state.armed {
+                        None => None,
+                        Some((deadline, what)) => {
+                            if Instant::now() >= *deadline {
+                                give_up(rank, size, what, state.timeout);
+                            }
+                            Some(*deadline)
+                        }
+                    };
+                    state = match deadline {
+                        None => wake.wait(state).unwrap_or_else(|p| p.into_inner()),
+                        Some(deadline) => {
+                            let left = deadline.saturating_duration_since(Instant::now());
+                            wake.wait_timeout(state, left).unwrap_or_else(|p| p.into_inner()).0
+                        }
+                    };
+                }
+            })
+            .expect("spawning the NCCL watchdog thread");
+        Self { shared }
+    }
+
+    /// Arms the watchdog for a wait on other ranks until the returned guard is dropped;
+    /// [`Watch::progress`] restarts the clock.
+    fn watch(&self, what: &str) -> Watch {
+        let watch = Watch { shared: self.shared.clone() };
+        watch.set(Some(what.to_string()));
+        watch
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        let (lock, wake) = &*self.shared;
+        lock.lock().unwrap_or_else(|p| p.into_inner()).stop = true;
+        wake.notify_all();
+    }
+}
+
+/// A wait being watched; see [`Communicator::watch`].
+pub struct Watch {
+    shared: Arc<(Mutex<WatchState>, Condvar)>,
+}
+
+impl Watch {
+    /// The wait made progress: the timeout starts again.
+    pub fn progress(&self) {
+        let (lock, _) = &*self.shared;
+        let mut state = lock.lock().unwrap_or_else(|p| p.into_inner());
+        let timeout = state.timeout;
+        if let Some((deadline, _)) = &mut state.armed {
+            *deadline = Instant::now() + timeout;
+        }
+    }
+
+    fn set(&self, what: Option<String>) {
+        let (lock, wake) = &*self.shared;
+        let mut state = lock.lock().unwrap_or_else(|p| p.into_inner());
+        let deadline = Instant::now() + state.timeout;
+        state.armed = what.map(|w| (deadline, w));
+        wake.notify_all();
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        self.set(None);
+    }
+}
+
+/// The watchdog's end: one line, the temporary outputs removed, exit 1 at once (the main
+/// thread may be blocked inside NCCL or the driver, so no unwinding and no exit handlers).
+fn give_up(rank: usize, size: usize, what: &str, timeout: Duration) -> ! {
+    let line = format!(
+        "error: rank {rank} of {size}: {what} made no progress for {} s: another rank stopped, hangs or never \
+         started (see --peer-timeout)\n",
+        timeout.as_secs_f64()
+    );
+    let _ = std::io::stderr().write_all(line.as_bytes());
+    crate::outfile::remove_temporaries();
+    // SAFETY: ends the process; nothing after it runs.
+    unsafe { libc::_exit(1) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_id_round_trips_only_for_its_own_job() {
+        let mut internal = [0 as std::ffi::c_char; 128];
+        for (i, b) in internal.iter_mut().enumerate() {
+            *b = (i as u8).wrapping_mul(37) as std::ffi::c_char;
+        }
+        let id = sys::ncclUniqueId { internal };
+        let text = id_text("17.3", &id);
+        assert_eq!(parse_id("17.3", &text).map(|p| p.internal), Some(internal));
+        assert!(parse_id("18.0", &text).is_none(), "another job's id is not ours");
+        assert!(parse_id("17.3", &text[..text.len() - 2]).is_none(), "a truncated id is refused");
+        assert!(parse_id("17.3", "").is_none());
+    }
+}
