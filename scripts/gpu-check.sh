@@ -3,14 +3,14 @@
 # default GIF job and the bench, from binaries staged in .gpu/ by scripts/stage-gpu.sh.
 # Logs go to $OUT. Usage: gpu-check.sh [tests] [sanitize] [gif] [bench] [heat] [physarum-tests]
 # [map] [outputs] [coldstart] [unit-sanitize] [profile] [physarum-sanitize] [physarum-gif] [physarum-bench]
-# [split] [nccl] [faults] [load] [serve] [example]  (default: all)
+# [split] [nccl] [split-bench] [heat-size] [faults] [load] [serve] [example] [profile-full]  (default: all but profile-full)
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu-check}
 mkdir -p "$OUT"
 cd "$(dirname "$0")/.."
 B=$PWD/.gpu
 export XDG_CACHE_HOME=/tmp/cache
-parts=${*:-tests outputs coldstart sanitize unit-sanitize profile gif bench heat map physarum-tests physarum-sanitize physarum-gif physarum-bench split nccl faults load serve example}
+parts=${*:-tests outputs coldstart sanitize unit-sanitize profile gif bench heat map physarum-tests physarum-sanitize physarum-gif physarum-bench split nccl split-bench heat-size faults load serve example}
 has() { [[ " $parts " == *" $1 "* ]]; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
 
@@ -98,6 +98,26 @@ if has profile; then
       --section ComputeWorkloadAnalysis -k regex:gray_scott_$variant -s 3 -c 1 $B/rust-gpu-sim grayscott --variant $variant \
       --size 4096 --steps 64 --frame-every 64 --png-dir /tmp/prof/$variant > "$OUT/ncu-$variant.txt" 2>&1
     grep -E "gray_scott_|Duration|Registers Per|Achieved Occupancy|Theoretical Occupancy|Compute \(SM\) Throughput|Memory Throughput|Issue Slots Busy|Block Limit Registers|No Eligible|Executed Ipc A" "$OUT/ncu-$variant.txt" | head -16
+  done
+  cd - > /dev/null
+fi
+
+if has profile-full; then
+  # Full ncu reports (every section, source counters) of the kernels issue 26 works on, one
+  # launch each after warm-up: heat single 600^3, Physarum optimized 2048^2 with 10M agents,
+  # Gray-Scott streaming 4096^2 and 512^2.
+  echo "== ncu --set full: heat_rk4_single, physarum (optimized), gray_scott_streaming"
+  mkdir -p /tmp/prof && cd /tmp/prof
+  ncu --set full --import-source no -k regex:heat_rk4_single -s 2 -c 1 $B/rust-gpu-sim heat --size 600 --steps 4 \
+    --variant single > "$OUT/ncu-full-heat-single-600.txt" 2>&1
+  ncu --set full -k regex:"physarum_(agents|trail|bin_)" -s 40 -c 5 $B/rust-gpu-sim physarum --size 2048 \
+    --agents 10000000 --steps 12 --variant optimized > "$OUT/ncu-full-physarum-10m.txt" 2>&1
+  ncu --set full -k regex:gray_scott_streaming -s 3 -c 1 $B/rust-gpu-sim grayscott --variant streaming --size 4096 \
+    --steps 64 --frame-every 64 --png-dir /tmp/prof/full4096 > "$OUT/ncu-full-streaming-4096.txt" 2>&1
+  ncu --set full -k regex:gray_scott_streaming -s 20 -c 1 $B/rust-gpu-sim grayscott --variant streaming --size 512 \
+    --steps 400 --frame-every 400 --png-dir /tmp/prof/full512 > "$OUT/ncu-full-streaming-512.txt" 2>&1
+  for f in "$OUT"/ncu-full-*.txt; do
+    echo "$(basename "$f"): $(grep -cE '^  [a-z_]+.*\(' "$f") kernels; $(grep -E '^    Duration|Memory Throughput' "$f" | tr -s ' ' | head -4 | tr '\n' ';')"
   done
   cd - > /dev/null
 fi
@@ -240,18 +260,28 @@ if has nccl; then
   for variant in fused temporal streaming; do
     args="grayscott --width 333 --size 301 --steps 40 --variant $variant --no-autotune --frame-every 10"
     $B/rust-gpu-sim $args --save /tmp/plain-$variant.npz --gif /tmp/plain-$variant.gif > "$OUT/nccl-plain-$variant.log" 2>&1
-    mpirun -np 1 $B/rust-gpu-sim $args --transport nccl --save /tmp/mpi-$variant.npz --gif /tmp/mpi-$variant.gif > "$OUT/nccl-mpi-$variant.log" 2>&1
-    echo "grayscott $variant: exit $?, arrays $(same /tmp/plain-$variant.npz /tmp/mpi-$variant.npz), gif frames $(python3 scripts/same-gif.py /tmp/plain-$variant.gif /tmp/mpi-$variant.gif); $(grep -o 'on cuda.*NCCL[^)]*processes' "$OUT/nccl-mpi-$variant.log")"
+    for overlap in "" --no-overlap; do
+      mpirun -np 1 $B/rust-gpu-sim $args --transport nccl $overlap --save /tmp/mpi-$variant.npz --gif /tmp/mpi-$variant.gif > "$OUT/nccl-mpi-$variant.log" 2>&1
+      echo "grayscott $variant ${overlap:-(overlap)}: exit $?, arrays $(same /tmp/plain-$variant.npz /tmp/mpi-$variant.npz), gif frames $(python3 scripts/same-gif.py /tmp/plain-$variant.gif /tmp/mpi-$variant.gif); $(grep -o 'on cuda.*NCCL[^)]*processes[^)]*' "$OUT/nccl-mpi-$variant.log" | cut -c1-150)"
+    done
   done
   args="heat --nx 37 --ny 29 --nz 61 --steps 9 --variant single"
   $B/rust-gpu-sim $args --save /tmp/plain-heat.npz > "$OUT/nccl-plain-heat.log" 2>&1
   mpirun -np 1 $B/rust-gpu-sim $args --transport nccl --save /tmp/mpi-heat.npz > "$OUT/nccl-mpi-heat.log" 2>&1
   echo "heat single: exit $?, arrays $(same /tmp/plain-heat.npz /tmp/mpi-heat.npz)"
-  echo "== compute-sanitizer on the NCCL self-exchange (streaming, 333x301, 40 steps)"
-  for tool in memcheck racecheck; do
-    compute-sanitizer --tool $tool --error-exitcode 9 $B/rust-gpu-sim grayscott --width 333 --size 301 --steps 40 \
-      --variant streaming --no-autotune --transport nccl --save /tmp/nccl-san.npz > "$OUT/sanitize-nccl-$tool.log" 2>&1
-    echo "nccl streaming $tool: exit $? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-nccl-$tool.log" | tr '\n' ' '))"
+  # NCCL's initialisation probes its own kernels with cudaFuncGetAttributes and gets "no kernel
+  # image" for architectures it was not built for: API errors inside libnccl, not memory
+  # errors. --report-api-errors no leaves them out; every memory access is still checked.
+  echo "== compute-sanitizer on the NCCL self-exchange (streaming and fused, 333x301, 40 steps, overlapped or not)"
+  for variant in streaming fused; do
+    for overlap in "" --no-overlap; do
+      for tool in memcheck racecheck; do
+        compute-sanitizer --tool $tool --report-api-errors no --error-exitcode 9 $B/rust-gpu-sim grayscott --width 333 \
+          --size 301 --steps 40 --variant $variant --no-autotune --transport nccl $overlap --save /tmp/nccl-san.npz \
+          > "$OUT/sanitize-nccl-$variant$overlap-$tool.log" 2>&1
+        echo "nccl $variant ${overlap:-(overlap)} $tool: exit $? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-nccl-$variant$overlap-$tool.log" | tr '\n' ' '))"
+      done
+    done
   done
   echo "== mpirun -np 2 on this one GPU: refused with one line, no hang, no output"
   rm -f /tmp/two.gif
@@ -274,6 +304,27 @@ if has nccl; then
     env OMPI_COMM_WORLD_RANK=$rank OMPI_COMM_WORLD_SIZE=2 "${envs[@]}" timeout 60 $B/rust-gpu-sim grayscott --size 256 \
       --steps 10 --peer-timeout 5 "${opts[@]}" --gif /tmp/never.gif > "$OUT/nccl-never-$rank.log" 2>&1
     echo "rank $rank of 2 ($who): exit $? after $(python3 -c "print(f'{$(date +%s.%N)-$start:.1f}')") s, gif: $(ls /tmp/never.gif 2>/dev/null || echo none): $(grep -v '^note' "$OUT/nccl-never-$rank.log" | tail -1)"
+  done
+fi
+
+if has split-bench; then
+  echo "== bench of split runs on this GPU: Gray-Scott 16384^2 and 4096^2, heat 1200^3 (parts 1, 2, 4; NCCL one rank)"
+  $B/rust-gpu-sim bench grayscott --sizes 16384,4096 --variants fused,streaming --split 1,2,4 --repeats 5 \
+    2> "$OUT/bench-split.err" | tee "$OUT/bench-split.txt"
+  $B/rust-gpu-sim bench heat --sizes 1200 --variants single,fused --split 1,2,4 --repeats 5 \
+    2> "$OUT/bench-heat-split.err" | tee "$OUT/bench-heat-split.txt"
+fi
+
+if has heat-size; then
+  # The largest heat cube on this GPU with `single` (8 B a cell plus halos): runs at 2600^3 and
+  # 2640^3 in one part and in two slabs; 2700^3 is refused with the need and what is free.
+  echo "== heat size limits on this GPU (single, 2 RK4 steps)"
+  for size in 2600 2640 2700; do
+    for split in 1 2; do
+      /usr/bin/time -f "%e s, peak host RSS %M KB" $B/rust-gpu-sim heat --size $size --steps 2 --variant single --init sine \
+        --split $split > "$OUT/heat-size-$size-$split.log" 2>&1
+      echo "$size^3 --split $split: exit $?: $(grep -E '^heat|^error' "$OUT/heat-size-$size-$split.log" | cut -c1-230); $(tail -1 "$OUT/heat-size-$size-$split.log")"
+    done
   done
 fi
 

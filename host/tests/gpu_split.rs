@@ -209,11 +209,15 @@ fn nccl_self_exchange_matches_the_cpu_bit_for_bit() {
             stream.steps = 5;
             settings.push(LaunchSettings { stream, ..defaults });
         }
+        // Without and with the overlap (the band's edges stepped apart from the middle).
+        let settings: Vec<_> =
+            settings.iter().flat_map(|s| [*s, LaunchSettings { overlap: true, ..*s }]).collect();
         for s in settings {
             let layout = one_rank(&gpu);
             // Through NCCL's broadcast from rank 0 (here itself).
-            let agreed = LaunchSettings::for_layout(&layout, variant, W, H, false).unwrap();
+            let agreed = LaunchSettings::for_layout(&layout, variant, W, H, false, true).unwrap();
             assert_eq!(agreed.halo(variant), defaults.halo(variant));
+            assert!(agreed.overlap);
             let sim = GrayScott::new_in(&setup, layout, variant, s).unwrap();
             let described = sim.describe();
             assert!(described.contains("NCCL"), "{described}");

@@ -528,10 +528,57 @@ pub fn split_table(
                     100.0 * model(8.0),
                 ));
             }
+            // The NCCL transport with one rank: the grid in one part whose periodic
+            // neighbour is itself, every halo through NCCL's send to self.
+            if let (Some(base), Ok(())) = (one_part_us, crate::nccl::check_library()) {
+                for overlap in [false, true] {
+                    let settings = LaunchSettings {
+                        overlap,
+                        ..LaunchSettings::for_parts(gpu, variant, size, size, 1, autotune)?
+                    };
+                    let (u, v) = crate::grayscott::initial_fields(setup(size).init, size, size, 1);
+                    let bootstrap = crate::nccl::Bootstrap {
+                        id_file: None,
+                        timeout: std::time::Duration::from_secs(120),
+                    };
+                    let comm = crate::nccl::Communicator::connect(gpu.clone(), 0, 1, &bootstrap)?;
+                    let layout = crate::transport::Layout::Ranks(comm);
+                    let mut engine = PartedGrayScott::new(
+                        layout,
+                        variant,
+                        size,
+                        size,
+                        setup(size).rates,
+                        settings,
+                        &u,
+                        &v,
+                    )?;
+                    use crate::grayscott::Engine as _;
+                    engine.step(steps)?;
+                    engine.synchronize()?;
+                    let t = time_per_step(gpu, repeats, steps, |n| engine.step(n))?;
+                    let halo = engine.halo();
+                    let x = time_per_step(gpu, repeats, 50, |n| (0..n).try_for_each(|_| engine.exchange()))?;
+                    let us = t.median_ms * 1e3;
+                    out.push_str(&format!(
+                        "{size:>6} {:>10} {:>5} {halo:>4} {us:>10.2} {:>7.1}% {:>12} {:>12.2} {:>9} {:>9}\n",
+                        variant.name(),
+                        if overlap { "nccl1o" } else { "nccl1" },
+                        100.0 * (us / base - 1.0),
+                        engine.exchange_bytes() / u64::from(halo),
+                        x.median_ms * 1e3 / f64::from(halo),
+                        "-",
+                        "-",
+                    ));
+                }
+            }
         }
     }
     out.push_str(&format!(
-        "(parts on one GPU share its stream; the exchange is not overlapped. \"model xN\": MODELLED, not measured: \
+        "(parts on one GPU share its stream; the exchange is not overlapped. \"nccl1\": one NCCL rank, its halos \
+         sent to itself through NCCL (the transport between processes, measured on one GPU); \"nccl1o\": the same \
+         with the exchange overlapped (edge rows stepped first, exchanged while the middle is stepped; its exchange \
+         column also counts the copies between the pieces). \"model xN\": MODELLED, not measured: \
          the efficiency expected on N NVLink GPUs at {NVLINK_GBPS} GB/s and {PEER_COPY_US} us per peer copy, \
          from this GPU's split times)\n"
     ));

@@ -123,7 +123,7 @@ pub fn split_table(
     splits: &[u32],
     repeats: usize,
 ) -> Result<String> {
-    use crate::heat::{HeatEngine as _, initial_field, parts::PartedHeat};
+    use crate::heat::{HeatEngine as _, parts::PartedHeat};
     let mut out = format!(
         "{:>5} {:>8} {:>5} {:>10} {:>8} {:>12} {:>13}\n",
         "n", "variant", "parts", "ms/step", "vs 1", "exch B/step", "exch ms/step"
@@ -143,7 +143,7 @@ pub fn split_table(
                     (time_per_step(gpu, repeats, steps, |k| sim.step(k))?.median_ms, 0, 0.0)
                 } else {
                     let layout = crate::transport::Layout::Local { gpus: vec![gpu.clone()], split };
-                    let mut sim = PartedHeat::new(layout, variant, &setup, &initial_field(&setup))?;
+                    let mut sim = PartedHeat::new(layout, variant, &setup)?;
                     sim.step(steps)?;
                     sim.synchronize()?;
                     let t = time_per_step(gpu, repeats, steps, |k| sim.step(k))?.median_ms;

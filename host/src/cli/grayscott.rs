@@ -230,8 +230,14 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
     let is_parted = parted.is_some();
     let mut sim = match parted {
         Some(layout) => {
-            let settings =
-                LaunchSettings::for_layout(&layout, variant, setup.width, setup.height, !args.no_autotune)?;
+            let settings = LaunchSettings::for_layout(
+                &layout,
+                variant,
+                setup.width,
+                setup.height,
+                !args.no_autotune,
+                !args.parts.no_overlap,
+            )?;
             GrayScott::new_in(&setup, layout, variant, settings)?
         }
         None => GrayScott::new(&setup, &device, variant)?,

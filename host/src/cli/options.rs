@@ -470,6 +470,11 @@ pub struct PartsArgs {
     /// never started cannot hang the others.
     #[arg(long, value_name = "SECONDS", default_value_t = 120.0, allow_hyphen_values = true)]
     pub peer_timeout: f64,
+    /// With NCCL: do not overlap the exchange with computation (by default a rank steps the
+    /// first and last rows of its band first and exchanges them while it steps the middle;
+    /// Gray-Scott only).
+    #[arg(long)]
+    pub no_overlap: bool,
 }
 
 /// How the halos of a split run travel.

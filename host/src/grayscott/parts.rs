@@ -8,7 +8,9 @@
 //! part's stream (peer copies where the parts sit on different GPUs), after every part's
 //! steps, the GPUs' streams joined with events around it; between processes (one part each),
 //! NCCL's grouped send/receive on the part's stream, rank 0 gathering the fields for every
-//! output. Exchange and computation are not overlapped.
+//! output. Between processes the exchange is overlapped with computation: a rank steps the
+//! first and last `halo` rows of its band as pieces of their own, starts the exchange on a
+//! stream of its own, and steps the middle meanwhile ([`pieces`]). In one process it is not.
 
 use std::sync::Arc;
 
@@ -35,35 +37,53 @@ pub struct LaunchSettings {
     pub fused: FusedShape,
     pub temporal_steps: u32,
     pub stream: StreamShape,
+    /// NCCL ranks: step the band's edges first and overlap the exchange with the middle.
+    pub overlap: bool,
 }
 
 impl LaunchSettings {
     /// Settings for the parts of `layout` of a `width × height` grid: [`Self::for_parts`] on
     /// this process's first GPU; rank 0's where the parts are processes (their halos must
-    /// agree, and each rank's tuning may choose differently).
+    /// agree, and each rank's tuning may choose differently). `overlap` as
+    /// [`LaunchSettings::overlap`].
     pub fn for_layout(
         layout: &Layout,
         variant: Variant,
         width: u32,
         height: u32,
         autotune: bool,
+        overlap: bool,
     ) -> Result<Self> {
-        let settings = Self::for_parts(layout.first_gpu(), variant, width, height, layout.parts(), autotune)?;
+        let settings = Self {
+            overlap,
+            ..Self::for_parts(layout.first_gpu(), variant, width, height, layout.parts(), autotune)?
+        };
         let mut words = settings.to_words();
         layout.agree(&mut words)?;
         Ok(Self::from_words(words))
     }
 
-    fn to_words(self) -> [u32; 8] {
+    fn to_words(self) -> [u32; 9] {
         let (f, s) = (self.fused, self.stream);
-        [f.block.0, f.block.1, f.rows, f.columns, self.temporal_steps, s.steps, s.warps, s.chunk]
+        [
+            f.block.0,
+            f.block.1,
+            f.rows,
+            f.columns,
+            self.temporal_steps,
+            s.steps,
+            s.warps,
+            s.chunk,
+            u32::from(self.overlap),
+        ]
     }
 
-    fn from_words(w: [u32; 8]) -> Self {
+    fn from_words(w: [u32; 9]) -> Self {
         Self {
             fused: FusedShape { block: (w[0], w[1]), rows: w[2], columns: w[3] },
             temporal_steps: w[4],
             stream: StreamShape { steps: w[5], warps: w[6], chunk: w[7] },
+            overlap: w[8] != 0,
         }
     }
 
@@ -115,8 +135,23 @@ struct Part {
 enum Link {
     /// Every part is here: one stream per GPU used, to join around exchanges.
     Local(Vec<Arc<cudarc::driver::CudaStream>>),
-    /// One part here (`parts[0]`, the communicator's rank); NCCL to the others.
-    Nccl(Communicator),
+    /// This rank's band here, as [`pieces`] (in order); NCCL to the other ranks. With
+    /// `overlap`, the stream the exchange runs on while the middle piece is stepped.
+    Nccl { comm: Communicator, overlap: Option<Arc<cudarc::driver::CudaStream>> },
+}
+
+/// The pieces a rank steps its band in. With `overlap` (and a band of at least 3 halos): its
+/// first and last `halo` rows apart from the middle, so that their steps go first and the
+/// exchange with the neighbouring ranks runs while the middle is stepped; else the band whole.
+pub fn pieces(band: Band, halo: u32, overlap: bool) -> Vec<Band> {
+    if !overlap || band.len < 3 * halo {
+        return vec![band];
+    }
+    vec![
+        Band { start: band.start, len: halo },
+        Band { start: band.start + halo, len: band.len - 2 * halo },
+        Band { start: band.end() - halo, len: halo },
+    ]
 }
 
 /// Gray-Scott in bands of rows, on GPUs of this process or one band per process.
@@ -127,6 +162,8 @@ pub struct PartedGrayScott {
     halo: u32,
     /// How many parts the whole run has (more than `parts` when the parts are processes).
     total: usize,
+    /// Whether NCCL ranks step their bands in [`pieces`] to overlap the exchange.
+    overlap: bool,
     parts: Vec<Part>,
     link: Link,
     ready: Vec<Vec<u8>>,
@@ -180,9 +217,30 @@ impl PartedGrayScott {
                 let streams = gpus.iter().take(used).map(|g| g.stream().clone()).collect();
                 (parts, Link::Local(streams))
             }
-            Layout::Ranks(comm) => (vec![part(bands[comm.rank()], comm.gpu())?], Link::Nccl(comm)),
+            Layout::Ranks(comm) => {
+                let mine = pieces(bands[comm.rank()], halo, settings.overlap);
+                let parts = mine.iter().map(|band| part(*band, comm.gpu())).collect::<Result<Vec<_>>>()?;
+                let overlap = if parts.len() > 1 {
+                    Some(comm.gpu().stream().fork().context(|| "creating the exchange stream".into())?)
+                } else {
+                    None
+                };
+                (parts, Link::Nccl { comm, overlap })
+            }
         };
-        Ok(Self { variant, width, height, halo, total, parts, link, ready: Vec::new(), gathered: None })
+        let overlap = settings.overlap;
+        Ok(Self {
+            variant,
+            width,
+            height,
+            halo,
+            total,
+            overlap,
+            parts,
+            link,
+            ready: Vec::new(),
+            gathered: None,
+        })
     }
 
     /// The halo depth in rows (the steps between exchanges).
@@ -204,7 +262,7 @@ impl PartedGrayScott {
     pub fn is_root(&self) -> bool {
         match &self.link {
             Link::Local(_) => true,
-            Link::Nccl(comm) => comm.is_root(),
+            Link::Nccl { comm, .. } => comm.is_root(),
         }
     }
 
@@ -212,8 +270,10 @@ impl PartedGrayScott {
     pub fn exchange(&mut self) -> Result<()> {
         let streams = match &self.link {
             Link::Local(streams) => streams,
-            Link::Nccl(comm) => {
-                return exchange_nccl(comm, &self.parts[0], self.total, self.halo, self.width);
+            Link::Nccl { comm, .. } => {
+                let stream = self.parts[0].engine.stream().clone();
+                exchange_nccl(comm, &stream, &self.parts, self.total, self.halo, self.width)?;
+                return exchange_pieces(&mut self.parts, self.halo, self.width);
             }
         };
         crate::cuda::join_streams(streams)?;
@@ -232,28 +292,53 @@ impl PartedGrayScott {
         crate::cuda::join_streams(streams)
     }
 
+    /// One round of `k` steps through NCCL with the exchange overlapped: the boundary pieces
+    /// are stepped, the exchange with the neighbouring ranks starts on its own stream, the
+    /// middle piece is stepped meanwhile, then the pieces exchange among themselves and the
+    /// streams are joined.
+    fn step_overlapped(&mut self, k: u32, exchange: &Arc<cudarc::driver::CudaStream>) -> Result<()> {
+        let Link::Nccl { comm, .. } = &self.link else { unreachable!("overlap is for NCCL ranks") };
+        let last = self.parts.len() - 1;
+        self.parts[0].engine.step(k)?;
+        self.parts[last].engine.step(k)?;
+        let main = self.parts[0].engine.stream().clone();
+        exchange.join(&main).context(|| "ordering the exchange after the boundary steps".into())?;
+        exchange_nccl(comm, exchange, &self.parts, self.total, self.halo, self.width)?;
+        for part in &mut self.parts[1..last] {
+            part.engine.step(k)?;
+        }
+        exchange_pieces(&mut self.parts, self.halo, self.width)?;
+        main.join(exchange).context(|| "joining the exchange".into())
+    }
+
     /// Rank 0: the whole fields, its band and every other rank's gathered; other ranks send
-    /// their band and get empty fields.
+    /// their band (piece by piece) and get empty fields.
     fn gather(&mut self) -> Result<(Vec<f32>, Vec<f32>)> {
-        let Link::Nccl(comm) = &self.link else { unreachable!("gathering is for NCCL ranks") };
+        let Link::Nccl { comm, .. } = &self.link else { unreachable!("gathering is for NCCL ranks") };
         let _watch = comm.watch("gathering the fields on rank 0");
         let (w, h) = (self.width as usize, self.halo as usize);
-        let part = &mut self.parts[0];
-        let stream = part.engine.stream().clone();
-        let rows = part.band.len as usize;
+        let stream = self.parts[0].engine.stream().clone();
         if !comm.is_root() {
-            let (u, v) = part.engine.state();
-            let send = |f| Transfer::rows(f, &stream, h, rows, w, 0, true);
-            comm.exchange(&stream, &[send(u), send(v)])?;
+            let mut sends = Vec::new();
+            for field in 0..2 {
+                for part in &self.parts {
+                    let (u, v) = part.engine.state();
+                    let f = if field == 0 { u } else { v };
+                    sends.push(Transfer::rows(f, &stream, h, part.band.len as usize, w, 0, true));
+                }
+            }
+            comm.exchange(&stream, &sends)?;
             stream.synchronize().context(|| "sending this rank's band to rank 0".into())?;
             return Ok((Vec::new(), Vec::new()));
         }
         let cells = w * self.height as usize;
         let (mut u, mut v) = (vec![0.0; cells], vec![0.0; cells]);
-        let (lu, lv) = part.engine.fields()?;
-        let (start, len) = (part.band.start as usize * w, rows * w);
-        u[start..start + len].copy_from_slice(&lu[h * w..h * w + len]);
-        v[start..start + len].copy_from_slice(&lv[h * w..h * w + len]);
+        for part in &mut self.parts {
+            let (lu, lv) = part.engine.fields()?;
+            let (start, len) = (part.band.start as usize * w, part.band.len as usize * w);
+            u[start..start + len].copy_from_slice(&lu[h * w..h * w + len]);
+            v[start..start + len].copy_from_slice(&lv[h * w..h * w + len]);
+        }
         let bands = decomposition::bands(self.height, self.total as u32)?;
         let most = bands.iter().map(|b| b.len as usize).max().unwrap_or(0) * w;
         if self.gathered.is_none() {
@@ -262,16 +347,21 @@ impl PartedGrayScott {
         }
         let buffer = self.gathered.as_mut().expect("allocated above");
         for (r, band) in bands.iter().enumerate().skip(1) {
-            let len = band.len as usize;
-            let recv_u = Transfer::rows(buffer, &stream, 0, len, w, r, false);
-            let recv_v = Transfer::rows(buffer, &stream, most / w, len, w, r, false);
-            comm.exchange(&stream, &[recv_u, recv_v])?;
-            let start = band.start as usize * w;
+            // Rank r's pieces, as it sends them: U's, then V's.
+            let mut recvs = Vec::new();
+            for field in 0..2 {
+                for piece in pieces(*band, self.halo, self.overlap) {
+                    let row = field * most / w + (piece.start - band.start) as usize;
+                    recvs.push(Transfer::rows(buffer, &stream, row, piece.len as usize, w, r, false));
+                }
+            }
+            comm.exchange(&stream, &recvs)?;
+            let (start, len) = (band.start as usize * w, band.len as usize * w);
             stream
-                .memcpy_dtoh(&buffer.slice(0..len * w), &mut u[start..start + len * w])
+                .memcpy_dtoh(&buffer.slice(0..len), &mut u[start..start + len])
                 .context(|| "gathering U".into())?;
             stream
-                .memcpy_dtoh(&buffer.slice(most..most + len * w), &mut v[start..start + len * w])
+                .memcpy_dtoh(&buffer.slice(most..most + len), &mut v[start..start + len])
                 .context(|| "gathering V".into())?;
             stream.synchronize().context(|| "gathering the fields".into())?;
         }
@@ -279,30 +369,53 @@ impl PartedGrayScott {
     }
 }
 
-/// One NCCL exchange of a rank's halos: its last `halo` rows go down to the next rank's top
-/// halo, its first go up to the previous rank's bottom halo, both fields, in one group. The
-/// order of the transfers makes the n-th send from one rank to another meet the n-th receive
-/// there also when both neighbours are one rank (2 ranks) or this rank itself (1 rank).
-fn exchange_nccl(comm: &Communicator, part: &Part, total: usize, halo: u32, width: u32) -> Result<()> {
+/// One NCCL exchange of a rank's halos on `stream`: the last `halo` rows of its band (its
+/// last piece's) go down to the next rank's top halo, its first (its first piece's) go up to
+/// the previous rank's bottom halo, both fields, in one group. The order of the transfers
+/// makes the n-th send from one rank to another meet the n-th receive there also when both
+/// neighbours are one rank (2 ranks) or this rank itself (1 rank).
+fn exchange_nccl(
+    comm: &Communicator,
+    stream: &Arc<cudarc::driver::CudaStream>,
+    parts: &[Part],
+    total: usize,
+    halo: u32,
+    width: u32,
+) -> Result<()> {
     let (before, after) = decomposition::neighbours(comm.rank(), total, true);
     let (before, after) = (before.expect("periodic"), after.expect("periodic"));
-    let (h, w, len) = (halo as usize, width as usize, part.band.len as usize);
-    let stream = part.engine.stream().clone();
-    let (u, v) = part.engine.state();
-    let rows = |f, row, peer, send| Transfer::rows(f, &stream, row, h, w, peer, send);
+    let (h, w) = (halo as usize, width as usize);
+    let (first, last) = (&parts[0], &parts[parts.len() - 1]);
+    let (fu, fv) = first.engine.state();
+    let (lu, lv) = last.engine.state();
+    let len = last.band.len as usize;
+    let rows = |f, row, peer, send| Transfer::rows(f, stream, row, h, w, peer, send);
     let transfers = [
         // Down: the band's last rows to the next rank; the top halo from the previous.
-        rows(u, len, after, true),
-        rows(u, 0, before, false),
-        rows(v, len, after, true),
-        rows(v, 0, before, false),
+        rows(lu, len, after, true),
+        rows(fu, 0, before, false),
+        rows(lv, len, after, true),
+        rows(fv, 0, before, false),
         // Up: the band's first rows to the previous rank; the bottom halo from the next.
-        rows(u, h, before, true),
-        rows(u, h + len, after, false),
-        rows(v, h, before, true),
-        rows(v, h + len, after, false),
+        rows(fu, h, before, true),
+        rows(lu, h + len, after, false),
+        rows(fv, h, before, true),
+        rows(lv, h + len, after, false),
     ];
-    comm.exchange(&stream, &transfers)
+    comm.exchange(stream, &transfers)
+}
+
+/// The halos between consecutive pieces of one rank's band (not periodic: the band's own
+/// edges are NCCL's), copied on the receiving piece's stream.
+fn exchange_pieces(parts: &mut [Part], halo: u32, width: u32) -> Result<()> {
+    let (h, w) = (halo as usize, width as usize);
+    for p in 0..parts.len().saturating_sub(1) {
+        let len = parts[p].band.len as usize;
+        // The lower piece's bottom halo ← the upper piece's first rows, and back.
+        copy_rows(parts, p + 1, h, p, h + len, h, w)?;
+        copy_rows(parts, p, len, p + 1, 0, h, w)?;
+    }
+    Ok(())
 }
 
 /// Copies `count` rows of both fields from part `src` (from row `src_row`) to part `dst` (to
@@ -351,17 +464,21 @@ impl Engine for PartedGrayScott {
     fn step(&mut self, steps: u32) -> Result<()> {
         // A rank that stopped stalls the exchanges, and with them this loop once the launch
         // queue is full: watched, with the clock restarted after each exchange queued.
-        let watch = match &self.link {
-            Link::Nccl(comm) => Some(comm.watch("the halo exchange")),
-            Link::Local(_) => None,
+        let (watch, overlap) = match &self.link {
+            Link::Nccl { comm, overlap } => (Some(comm.watch("the halo exchange")), overlap.clone()),
+            Link::Local(_) => (None, None),
         };
         let mut left = steps;
         while left > 0 {
             let k = left.min(self.halo);
-            for part in &mut self.parts {
-                part.engine.step(k)?;
+            if let Some(exchange) = &overlap {
+                self.step_overlapped(k, exchange)?;
+            } else {
+                for part in &mut self.parts {
+                    part.engine.step(k)?;
+                }
+                self.exchange()?;
             }
-            self.exchange()?;
             if let Some(watch) = &watch {
                 watch.progress();
             }
@@ -388,7 +505,7 @@ impl Engine for PartedGrayScott {
     }
 
     fn fields(&mut self) -> Result<(Vec<f32>, Vec<f32>)> {
-        if matches!(self.link, Link::Nccl(_)) {
+        if matches!(self.link, Link::Nccl { .. }) {
             return self.gather();
         }
         let (w, h) = (self.width as usize, self.halo as usize);
@@ -415,7 +532,7 @@ impl Engine for PartedGrayScott {
 
     fn synchronize(&mut self) -> Result<()> {
         let _watch = match &self.link {
-            Link::Nccl(comm) => Some(comm.watch("the halo exchange")),
+            Link::Nccl { comm, .. } => Some(comm.watch("the halo exchange")),
             Link::Local(_) => None,
         };
         for part in &mut self.parts {
@@ -442,7 +559,11 @@ impl Engine for PartedGrayScott {
             Link::Local(streams) => {
                 format!("on {} GPU{}", streams.len(), if streams.len() == 1 { "" } else { "s" })
             }
-            Link::Nccl(comm) => format!("one per process over NCCL, {} processes", comm.size()),
+            Link::Nccl { comm, overlap } => format!(
+                "one per process over NCCL, {} processes{}",
+                comm.size(),
+                if overlap.is_some() { ", exchange overlapped with the middle rows" } else { "" }
+            ),
         };
         format!(
             "cuda {} in {} parts of {thinnest}-{thickest} rows (halo {}) {place}",

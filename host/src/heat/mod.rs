@@ -18,8 +18,35 @@ use crate::{
 /// RK4 is stable for λ·dt in [−2.785, 0] on the negative real axis.
 pub const RK4_REAL_STABILITY: f64 = 2.785;
 
-/// The largest grid side.
-pub const MAX_SIDE: u32 = 2048;
+/// The largest side of the box one part holds (its z extent with halos included), and of
+/// nx and ny always. Memory limits most boxes first (3000³ needs 216 GB with `single`).
+pub const MAX_SIDE: u32 = 4096;
+
+/// The largest z extent of a box split into slabs (`--split`, `--gpus`, NCCL ranks): each
+/// slab holds at most [`MAX_SIDE`] planes.
+pub const MAX_Z: u32 = 16 * MAX_SIDE;
+
+/// Refuses a part (one GPU's box, or a slab with its halos) that the kernels cannot index:
+/// more than [`MAX_SIDE`] z planes, or for the one-thread-per-cell variants (`naive`,
+/// `reuse`, which count cells in 32 bits) more than 2³² − 1 cells.
+pub fn check_part(variant: HeatVariant, n: [u32; 3], what: &str) -> Result<()> {
+    if n[2] > MAX_SIDE {
+        return Err(Error::InvalidInput(format!(
+            "{what} has {} z planes, above the {MAX_SIDE} one part holds: split the box along z with --split P \
+             or --gpus N (each slab at most {MAX_SIDE} planes with its halos)",
+            n[2]
+        )));
+    }
+    let cells = n.iter().map(|&s| u64::from(s)).product::<u64>();
+    if matches!(variant, HeatVariant::Naive | HeatVariant::Reuse) && cells > u64::from(u32::MAX) {
+        return Err(Error::InvalidInput(format!(
+            "{what} has {cells} cells, more than the {} variant indexes (2^32 - 1, one thread per cell): use fused, \
+             tiled or single, or more parts",
+            variant.name()
+        )));
+    }
+    Ok(())
+}
 
 /// Starting fields (`--init`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -111,10 +138,17 @@ impl HeatSetup {
 
     /// Checks sizes and parameters; the error names the option and its valid range.
     pub fn validate(&self) -> Result<()> {
-        for (name, n) in ["nx", "ny", "nz"].iter().zip(self.n) {
-            if !(3..=MAX_SIDE).contains(&n) {
+        for (name, n, most) in
+            [("nx", self.n[0], MAX_SIDE), ("ny", self.n[1], MAX_SIDE), ("nz", self.n[2], MAX_Z)]
+        {
+            if !(3..=most).contains(&n) {
+                let split = if name == "nz" {
+                    "; above 4096 the box is split into slabs: --split, --gpus"
+                } else {
+                    ""
+                };
                 return Err(Error::InvalidInput(format!(
-                    "--{name} must be between 3 and {MAX_SIDE} (faces included), got {n}"
+                    "--{name} must be between 3 and {most} (faces included{split}), got {n}"
                 )));
             }
         }
@@ -155,8 +189,15 @@ impl HeatSetup {
 
 /// The initial field of `setup` (faces at the boundary value).
 pub fn initial_field(setup: &HeatSetup) -> Vec<f32> {
+    initial_slab(setup, 0, setup.n[2])
+}
+
+/// Planes `z0 .. z1` of [`initial_field`] (a slab's share of the start, without the rest of
+/// the box: a split run's parts build only their own), computed in parallel over planes.
+pub fn initial_slab(setup: &HeatSetup, z0: u32, z1: u32) -> Vec<f32> {
+    use rayon::prelude::*;
     let [nx, ny, nz] = setup.n.map(|n| n as usize);
-    let mut u = vec![0.0f32; nx * ny * nz];
+    let mut u = vec![0.0f32; nx * ny * (z1 - z0) as usize];
     let mut rng = SplitMix64::new(setup.seed);
     let blobs: Vec<[f32; 4]> = (0..6)
         .map(|_| {
@@ -164,12 +205,13 @@ pub fn initial_field(setup: &HeatSetup) -> Vec<f32> {
             [rng.unit(), rng.unit(), rng.unit(), r]
         })
         .collect();
-    for z in 0..nz {
+    u.par_chunks_mut(nx * ny).enumerate().for_each(|(dz, plane)| {
+        let z = z0 as usize + dz;
         for y in 0..ny {
             for x in 0..nx {
                 let p = [x as f32 / (nx - 1) as f32, y as f32 / (ny - 1) as f32, z as f32 / (nz - 1) as f32];
                 let face = x == 0 || y == 0 || z == 0 || x == nx - 1 || y == ny - 1 || z == nz - 1;
-                u[(z * ny + y) * nx + x] = if face {
+                plane[y * nx + x] = if face {
                     setup.boundary
                 } else {
                     match setup.init {
@@ -193,7 +235,7 @@ pub fn initial_field(setup: &HeatSetup) -> Vec<f32> {
                 };
             }
         }
-    }
+    });
     u
 }
 
@@ -245,6 +287,7 @@ impl Heat {
     /// much it needs and how much is free), and uploads the initial field.
     pub fn new(setup: &HeatSetup, device: &Device, variant: HeatVariant) -> Result<Self> {
         setup.validate()?;
+        check_part(variant, setup.n, "the box")?;
         let cells = setup.cells() as u64;
         let [nx, ny, nz] = setup.n;
         let (w, h) = (nx, ny * nz);
@@ -288,9 +331,7 @@ impl Heat {
         if variant == HeatVariant::Cpu {
             return Err(Error::InvalidInput("--split and --gpus take a GPU variant, not cpu".into()));
         }
-        let [nx, ny, nz] = setup.n;
-        memory::check_host(nx, ny * nz, 4 * setup.cells() as u64)?;
-        let engine = parts::PartedHeat::new(layout, variant, setup, &initial_field(setup))?;
+        let engine = parts::PartedHeat::new(layout, variant, setup)?;
         Ok(Self { engine: Box::new(engine), setup: setup.clone(), steps_done: 0 })
     }
 
@@ -379,5 +420,47 @@ impl Heat {
     /// Whether this process writes the outputs (false on NCCL ranks other than 0).
     pub fn is_root(&self) -> bool {
         self.engine.is_root()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_part_is_limited_by_its_z_planes_and_32_bit_cell_counts() {
+        assert!(check_part(HeatVariant::Single, [4096, 4096, 4096], "the box").is_ok());
+        let e = check_part(HeatVariant::Single, [64, 64, 4097], "slab 2 of 3").unwrap_err().to_string();
+        assert!(e.starts_with("slab 2 of 3 has 4097 z planes") && e.contains("--split"), "{e}");
+        // 2^32 cells is one more than naive and reuse count.
+        assert!(check_part(HeatVariant::Naive, [2048, 2048, 1023], "the box").is_ok());
+        let e = check_part(HeatVariant::Reuse, [2048, 2048, 1024], "the box").unwrap_err().to_string();
+        assert!(e.contains("4294967296 cells") && e.contains("reuse"), "{e}");
+        assert!(check_part(HeatVariant::Fused, [2048, 2048, 1024], "the box").is_ok());
+    }
+
+    #[test]
+    fn only_a_split_box_goes_past_4096_planes() {
+        let mut setup = HeatSetup::cube(16, HeatInit::Blobs);
+        setup.n = [16, 16, MAX_Z];
+        assert!(setup.validate().is_ok());
+        setup.n = [16, 16, MAX_Z + 1];
+        let e = setup.validate().unwrap_err().to_string();
+        assert!(e.contains("--nz must be between 3 and 65536") && e.contains("--split"), "{e}");
+        setup.n = [4097, 16, 16];
+        assert!(setup.validate().unwrap_err().to_string().contains("--nx must be between 3 and 4096"));
+    }
+
+    #[test]
+    fn slabs_of_the_start_are_the_start() {
+        for init in [HeatInit::Blobs, HeatInit::Sine, HeatInit::HotCube] {
+            let mut setup = HeatSetup::cube(9, init);
+            setup.n = [7, 5, 11];
+            let whole = initial_field(&setup);
+            let plane = 7 * 5;
+            for (z0, z1) in [(0, 4), (3, 11), (5, 6)] {
+                assert_eq!(initial_slab(&setup, z0, z1), whole[z0 as usize * plane..z1 as usize * plane]);
+            }
+        }
     }
 }

@@ -17,7 +17,7 @@ use super::{HeatEngine, HeatSetup, HeatVariant, cuda::CudaHeat};
 use crate::{
     cuda::Gpu,
     decomposition::{self, Band},
-    error::{CudaContext as _, Result},
+    error::{CudaContext as _, Error, Result, human_bytes},
     memory,
     nccl::{Communicator, Transfer},
     transport::Layout,
@@ -55,9 +55,11 @@ pub struct PartedHeat {
 }
 
 impl PartedHeat {
-    /// Splits the field `u` of `setup` into slabs as `layout` says (every process passes the
-    /// whole field and keeps its slab). Refuses slabs thinner than the halo.
-    pub fn new(layout: Layout, variant: HeatVariant, setup: &HeatSetup, u: &[f32]) -> Result<Self> {
+    /// Splits the box of `setup` into slabs as `layout` says, each starting from its share of
+    /// [`super::initial_field`] (built slab by slab: a process holds only its own). Refuses
+    /// slabs thinner than the halo, slabs the kernels cannot index and GPUs without the
+    /// memory for their slabs.
+    pub fn new(layout: Layout, variant: HeatVariant, setup: &HeatSetup) -> Result<Self> {
         let bands = decomposition::bands(setup.n[2], layout.parts())?;
         decomposition::check_halo(&bands, HALO, "z planes")?;
         let (gpus, mine): (Vec<Arc<Gpu>>, Vec<usize>) = match &layout {
@@ -67,22 +69,44 @@ impl PartedHeat {
         let placement = decomposition::placement(mine.len(), gpus.len());
         let plane = setup.n[0] as usize * setup.n[1] as usize;
         let last = bands.len() - 1;
-        // The memory check is per GPU: the planes of every slab it holds, halos included.
+        // Each slab must fit the kernels, and the memory check is per GPU: the planes of
+        // every slab it holds, halos included.
+        let planes_of =
+            |p: usize| bands[p].len + if p > 0 { HALO } else { 0 } + if p < last { HALO } else { 0 };
+        for &p in &mine {
+            let what = format!(
+                "slab {} of {} (z {}..{}, halos included)",
+                p + 1,
+                bands.len(),
+                bands[p].start,
+                bands[p].end()
+            );
+            super::check_part(variant, [setup.n[0], setup.n[1], planes_of(p)], &what)?;
+        }
         for (g, gpu) in gpus.iter().enumerate() {
-            let planes: u32 = (0..mine.len())
-                .filter(|&i| placement[i] == g)
-                .map(|i| mine[i])
-                .map(|p| bands[p].len + if p > 0 { HALO } else { 0 } + if p < last { HALO } else { 0 })
-                .sum();
+            let held: Vec<usize> = (0..mine.len()).filter(|&i| placement[i] == g).map(|i| mine[i]).collect();
+            let planes: u32 = held.iter().map(|&p| planes_of(p)).sum();
             let cells = plane as u64 * u64::from(planes);
+            let need = variant.bytes_per_cell() * cells + (64 << 20);
             let (free, _) = gpu.memory()?;
-            memory::require(
-                setup.n[0],
-                setup.n[1] * planes,
-                variant.bytes_per_cell() * cells + (64 << 20),
-                free,
-                "GPU",
-            )?;
+            if let Err(Error::TooBig { need, available, .. }) =
+                memory::require(setup.n[0], setup.n[1] * planes, need, free, "GPU")
+            {
+                return Err(Error::InvalidInput(format!(
+                    "GPU {} would hold {} slab{} of this {}x{}x{} box, {planes} z planes with halos: {} needs {} of \
+                     GPU memory there, but only {} is free; use more GPUs (--gpus, or processes under mpirun) or a \
+                     smaller box",
+                    gpu.ordinal(),
+                    held.len(),
+                    if held.len() == 1 { "" } else { "s" },
+                    setup.n[0],
+                    setup.n[1],
+                    setup.n[2],
+                    variant.name(),
+                    human_bytes(need),
+                    human_bytes(available),
+                )));
+            }
         }
         let mut parts = Vec::with_capacity(mine.len());
         for (&p, &g) in mine.iter().zip(&placement) {
@@ -91,7 +115,13 @@ impl PartedHeat {
             let above = if p < last { HALO } else { 0 };
             let (z0, z1) = ((band.start - below) as usize, (band.end() + above) as usize);
             let local = HeatSetup { n: [setup.n[0], setup.n[1], (z1 - z0) as u32], ..setup.clone() };
-            let engine = CudaHeat::new(gpus[g].clone(), variant, &local, &u[z0 * plane..z1 * plane])?;
+            memory::check_host(
+                setup.n[0],
+                setup.n[1] * local.n[2],
+                4 * plane as u64 * u64::from(local.n[2]),
+            )?;
+            let start = super::initial_slab(setup, z0 as u32, z1 as u32);
+            let engine = CudaHeat::new(gpus[g].clone(), variant, &local, &start)?;
             parts.push(Part { band: *band, below, above, engine });
         }
         let link = match layout {
