@@ -218,7 +218,8 @@ const CASES: &[(&str, &str, Prepare)] = &[
     ("grayscott --gif file.txt/", "ends with '/'", plain_file),
     // Heat values.
     ("heat --size 2", "--nx must be between 3", nothing),
-    ("heat --nz 5000", "--nz must be between 3", nothing),
+    ("heat --nz 70000", "--nz must be between 3 and 65536", nothing),
+    ("heat --nz 5000", "the box has 5000 z planes, above the 4096 one part holds", nothing),
     ("heat --alpha -1", "--alpha must be a finite number above 0", nothing),
     ("heat --alpha nan", "--alpha must be a finite number above 0", nothing),
     ("heat --h 0", "--h must be a finite number above 0", nothing),

@@ -236,7 +236,7 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
                 setup.width,
                 setup.height,
                 !args.no_autotune,
-                !args.parts.no_overlap,
+                args.parts.overlap,
             )?;
             GrayScott::new_in(&setup, layout, variant, settings)?
         }

@@ -470,11 +470,12 @@ pub struct PartsArgs {
     /// never started cannot hang the others.
     #[arg(long, value_name = "SECONDS", default_value_t = 120.0, allow_hyphen_values = true)]
     pub peer_timeout: f64,
-    /// With NCCL: do not overlap the exchange with computation (by default a rank steps the
-    /// first and last rows of its band first and exchanges them while it steps the middle;
-    /// Gray-Scott only).
+    /// With NCCL (Gray-Scott): overlap the exchange with computation: each rank steps the first
+    /// and last rows of its band apart, exchanges them while it steps the middle. Off by
+    /// default: on one H200 the extra launches and copies cost more than they hide (see
+    /// docs/multi-gpu.md).
     #[arg(long)]
-    pub no_overlap: bool,
+    pub overlap: bool,
 }
 
 /// How the halos of a split run travel.

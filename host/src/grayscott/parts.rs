@@ -8,9 +8,10 @@
 //! part's stream (peer copies where the parts sit on different GPUs), after every part's
 //! steps, the GPUs' streams joined with events around it; between processes (one part each),
 //! NCCL's grouped send/receive on the part's stream, rank 0 gathering the fields for every
-//! output. Between processes the exchange is overlapped with computation: a rank steps the
-//! first and last `halo` rows of its band as pieces of their own, starts the exchange on a
-//! stream of its own, and steps the middle meanwhile ([`pieces`]). In one process it is not.
+//! output. Between processes the exchange can be overlapped with computation (`--overlap`):
+//! a rank steps the first and last `halo` rows of its band as pieces of their own, starts the
+//! exchange on a stream of its own, and steps the middle meanwhile ([`pieces`]). In one
+//! process it is not.
 
 use std::sync::Arc;
 
