@@ -201,3 +201,90 @@ fn sine_mode_decays_as_the_exact_solution_on_the_gpu() {
         assert!(rel < 1e-4, "{}: {rel}", variant.name());
     }
 }
+
+/// `steps` RK4 steps of `kernel` from `u`, between two buffers.
+fn single_kernel_field(
+    gpu: &host::cuda::Gpu,
+    kernel: cuda::SingleKernel,
+    setup: &HeatSetup,
+    u: &[f32],
+    steps: u32,
+) -> Vec<f32> {
+    let pass = cuda::SinglePass::of_kernel(gpu, setup.n, kernel).unwrap();
+    let (mut u, mut next) = (upload(gpu, u), upload(gpu, &vec![f32::NAN; u.len()]));
+    for _ in 0..steps {
+        pass.launch(gpu, &u, &mut next, setup.n, setup.a(), setup.dt).unwrap();
+        std::mem::swap(&mut u, &mut next);
+    }
+    download(gpu, &u)
+}
+
+/// Every single-pass kernel (`single` and the candidates of issue 26) against the CPU: 3 steps
+/// on grids smaller than each tile, odd and spanning several tiles and runs; 10 steps on the
+/// odd grid of the other tests.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn single_pass_candidates_match_cpu() {
+    let gpu = gpu();
+    for kernel in cuda::SingleKernel::ALL {
+        for (n, steps) in [([3, 3, 3], 3), ([5, 4, 7], 3), ([33, 9, 70], 3), ([131, 67, 45], 3), (N, 10)] {
+            let mut setup = HeatSetup::cube(8, HeatInit::Blobs);
+            setup.n = n;
+            setup.boundary = 0.5;
+            setup.seed = fresh_seed();
+            let u = host::heat::initial_field(&setup);
+            let mut cpu_sim = cpu::CpuHeat::new(&setup, u.clone());
+            for _ in 0..steps {
+                cpu_sim.step_once();
+            }
+            let got = single_kernel_field(&gpu, kernel, &setup, &u, steps);
+            let diff = max_abs_diff(&got, &cpu_sim.field().unwrap());
+            eprintln!("{} {n:?}: max |Δu| after {steps} steps {diff:e}", kernel.name());
+            assert!(diff <= 2e-6, "{} {n:?}: {diff}", kernel.name());
+        }
+    }
+}
+
+/// Every single-pass kernel with its work cut into runs that start and end mid-column and span
+/// several tile columns (one plane, 7, 50, one block for everything), against one CPU step.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn single_pass_candidates_runs_may_cross_tile_columns() {
+    let (gpu, seed) = (gpu(), fresh_seed());
+    let mut setup = HeatSetup::cube(8, HeatInit::Blobs);
+    setup.n = [133, 69, 23];
+    setup.boundary = 0.5;
+    setup.seed = seed;
+    let u = host::heat::initial_field(&setup);
+    let mut cpu_sim = cpu::CpuHeat::new(&setup, u.clone());
+    cpu_sim.step_once();
+    let want = cpu_sim.field().unwrap();
+    for kernel in cuda::SingleKernel::ALL {
+        let work = cuda::single_work(kernel.shape(), setup.n);
+        for planes_per_block in [1, 7, 50, work] {
+            let mut out = upload(&gpu, &vec![f32::NAN; u.len()]);
+            let pass = cuda::SinglePass::with_kernel_work(
+                kernel,
+                (work.div_ceil(planes_per_block), planes_per_block),
+            );
+            pass.launch(&gpu, &upload(&gpu, &u), &mut out, setup.n, setup.a(), setup.dt).unwrap();
+            let diff = max_abs_diff(&download(&gpu, &out), &want);
+            assert!(diff <= 2e-6, "{} with {planes_per_block} planes per block: {diff}", kernel.name());
+        }
+    }
+}
+
+/// Every single-pass kernel keeps the accuracy against the exact sine mode.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn single_pass_candidates_decay_as_the_exact_solution() {
+    let gpu = gpu();
+    let setup = HeatSetup::cube(33, HeatInit::Sine);
+    let u = host::heat::initial_field(&setup);
+    for kernel in cuda::SingleKernel::ALL {
+        let field = single_kernel_field(&gpu, kernel, &setup, &u, 100);
+        let (_, rel) = host::heat::sine_error(&setup, &field, 100.0 * f64::from(setup.dt)).unwrap();
+        eprintln!("{}: relative error {rel:e}", kernel.name());
+        assert!(rel < 1e-4, "{}: {rel}", kernel.name());
+    }
+}
