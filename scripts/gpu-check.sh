@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (no Rust toolchain there): the GPU tests, compute-sanitizer, the
-# default GIF job and the bench, from binaries staged in .gpu/ by scripts/stage-gpu.sh.
+# default GIF job and the bench, from binaries staged (compressed) in .gpu/ by scripts/stage-gpu.sh.
 # Logs go to $OUT. Usage: gpu-check.sh [tests] [sanitize] [gif] [bench] [heat] [physarum-tests]
 # [map] [outputs] [coldstart] [unit-sanitize] [profile] [physarum-sanitize] [physarum-gif] [physarum-bench]
 # [split] [nccl] [split-bench] [heat-size] [faults] [load] [serve] [example] [heat-candidates] [profile-full]  (default: all but profile-full)
@@ -8,7 +8,13 @@ set -uo pipefail
 OUT=${OUT:-/tmp/gpu-check}
 mkdir -p "$OUT"
 cd "$(dirname "$0")/.."
-B=$PWD/.gpu
+# The binaries travel compressed (scripts/stage-gpu.sh); unpacked once per run.
+B=/tmp/rust-gpu-sim-bin
+mkdir -p "$B"
+for f in .gpu/*.gz; do
+  gunzip -c "$f" > "$B/$(basename "${f%.gz}")"
+  chmod +x "$B/$(basename "${f%.gz}")"
+done
 export XDG_CACHE_HOME=/tmp/cache
 parts=${*:-tests outputs coldstart sanitize unit-sanitize profile gif bench heat map physarum-tests physarum-sanitize physarum-gif physarum-bench split nccl split-bench heat-size faults load serve example heat-candidates}
 has() { [[ " $parts " == *" $1 "* ]]; }

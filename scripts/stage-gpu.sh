@@ -2,6 +2,7 @@
 # Builds release binaries here and copies them into .gpu/ (git-ignored) for the GPU machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+rm -rf .gpu
 mkdir -p .gpu
 cargo build --release -p host --bin rust-gpu-sim --example grayscott_png
 cp target/release/rust-gpu-sim .gpu/rust-gpu-sim
@@ -28,4 +29,7 @@ cp "$exe" .gpu/barkley_gpu
 strip .gpu/rust-gpu-sim .gpu/grayscott_png .gpu/gpu_* .gpu/outputs_gpu .gpu/faults_gpu .gpu/serve_gpu .gpu/barkley .gpu/barkley_gpu
 # The H100/H200 cubin on its own, for scripts/cuda-floor.py (the driver's start-up without us).
 cp "$(ls -t target/release/build/host/*/out/kernels.sm_90.cubin | head -1)" .gpu/kernels.sm_90.cubin
+# Compressed: what travels to the GPU machine is limited to 64 MiB; gpu-check.sh unpacks.
+rm -f .gpu/*.gz
+for f in .gpu/*; do gzip -9 "$f"; done
 ls -la .gpu
