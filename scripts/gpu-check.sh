@@ -3,7 +3,7 @@
 # default GIF job and the bench, from binaries staged (compressed) in .gpu/ by scripts/stage-gpu.sh.
 # Logs go to $OUT. Usage: gpu-check.sh [tests] [sanitize] [gif] [bench] [heat] [physarum-tests]
 # [map] [outputs] [coldstart] [unit-sanitize] [profile] [physarum-sanitize] [physarum-gif] [physarum-bench]
-# [split] [nccl] [split-bench] [heat-size] [faults] [load] [serve] [example] [heat-candidates] [profile-full]  (default: all but profile-full)
+# [split] [nccl] [split-bench] [heat-size] [faults] [load] [serve] [example] [profile-full]  (default: all but profile-full)
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu-check}
 mkdir -p "$OUT"
@@ -16,7 +16,7 @@ for f in .gpu/*.gz; do
   chmod +x "$B/$(basename "${f%.gz}")"
 done
 export XDG_CACHE_HOME=/tmp/cache
-parts=${*:-tests outputs coldstart sanitize unit-sanitize profile gif bench heat map physarum-tests physarum-sanitize physarum-gif physarum-bench split nccl split-bench heat-size faults load serve example heat-candidates}
+parts=${*:-tests outputs coldstart sanitize unit-sanitize profile gif bench heat map physarum-tests physarum-sanitize physarum-gif physarum-bench split nccl split-bench heat-size faults load serve example}
 has() { [[ " $parts " == *" $1 "* ]]; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
 
@@ -75,15 +75,6 @@ if has sanitize; then
       echo "heat $variant $tool: exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/san-$tool-heat-$variant.log" | tr '\n' ' ')"
     done
   done
-  # The single pass's candidate kernels (issue 26) are no --variant: sanitize their GPU test
-  # (here unless the heat-candidates part, which does the same, runs too).
-  if ! has heat-candidates; then
-    for tool in memcheck racecheck; do
-      timeout 480 compute-sanitizer --tool $tool --error-exitcode 9 $B/gpu_heat --ignored --test-threads=1 \
-        single_pass_candidates_runs_may_cross_tile_columns > "$OUT/san-$tool-heat-candidates.log" 2>&1
-      echo "heat single-pass candidates $tool: exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|test result' "$OUT/san-$tool-heat-candidates.log" | tr '\n' ' ')"
-    done
-  fi
   for variant in fused v1 v2 tiled temporal streaming v0; do
     for tool in memcheck racecheck; do
       compute-sanitizer --tool $tool --error-exitcode 9 $B/rust-gpu-sim grayscott --width 333 --size 300 --steps 200 \
@@ -423,23 +414,3 @@ if has example; then
   done
 fi
 # --- end example --------------------------------------------------------------------------
-# --- heat-candidates: issue 26, the single pass's candidate kernels --------------------------
-if has heat-candidates; then
-  echo "== heat single-pass candidates: GPU tests against the CPU (every kernel, odd sizes, split runs, sine mode)"
-  $B/gpu_heat --ignored --test-threads=1 --nocapture single_pass_candidates > "$OUT/gpu-heat-candidates.log" 2>&1
-  grep -E "test result|panicked|relative error" "$OUT/gpu-heat-candidates.log"
-  grep -E "after 10 steps" "$OUT/gpu-heat-candidates.log"
-  echo "== compute-sanitizer on the candidates (runs crossing tile columns)"
-  for tool in memcheck racecheck; do
-    timeout 480 compute-sanitizer --tool $tool --error-exitcode 9 $B/gpu_heat --ignored --test-threads=1 \
-      single_pass_candidates_runs_may_cross_tile_columns > "$OUT/san-$tool-heat-candidates.log" 2>&1
-    echo "heat candidates $tool: exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|test result' "$OUT/san-$tool-heat-candidates.log" | tr '\n' ' ')"
-  done
-  echo "== bench heat 600^3: single and every candidate (RUST_GPU_SIM_HEAT_CANDIDATES=all)"
-  RUST_GPU_SIM_HEAT_CANDIDATES=all $B/rust-gpu-sim bench heat --sizes 600 --variants single \
-    --json "$OUT/bench-heat-candidates.json" 2> "$OUT/bench-heat-candidates.err" > "$OUT/bench-heat-candidates.txt"
-  echo "bench exit $?; $(tail -1 "$OUT/bench-heat-candidates.err")"
-  # The short table last: ms per step, against single, max |Δu| from single's field.
-  sed -n '/^candidate/,$p' "$OUT/bench-heat-candidates.txt"
-fi
-# --- end heat-candidates ------------------------------------------------------------------

@@ -168,16 +168,9 @@ fn assemble(arch: &str) {
 /// Spill bytes (stores or loads) a kernel may have on `arch`: none, except the single-pass
 /// heat kernel on Volta. It runs 1024 threads per block, so 64 registers a thread, which
 /// Hopper's uniform registers (for the loop counter and pointers) make fit; Volta has none
-/// and spills a few values. The single pass's candidate kernels of issue 26 (4 or 8 rows per
-/// thread, timed against it by `bench heat` with RUST_GPU_SIM_HEAT_CANDIDATES) spill up to
-/// 372 bytes on Hopper and 688 on Volta: they are under evaluation, not used by any variant;
-/// one that is kept must fit (and this allowance go).
+/// and spills a few values.
 fn spill_allowance(arch: &str, name: &str) -> u32 {
-    match (arch, name) {
-        ("sm_70", "heat_rk4_single") => 64,
-        (_, candidate) if candidate.starts_with("heat_rk4_single_") => 768,
-        _ => 0,
-    }
+    if arch == "sm_70" && name == "heat_rk4_single" { 64 } else { 0 }
 }
 
 #[test]

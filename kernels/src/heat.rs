@@ -326,89 +326,24 @@ pub unsafe fn heat_poly_update_tiled(
     };
 }
 
-/// The shape of a single-pass kernel ([`heat_rk4_single`] and its candidates): blocks of
-/// `tx × ty` threads, each owning one column (x) and `rows` consecutive rows (y) of a
-/// `tx × (ty·rows)` xy tile, whose outer [`SINGLE_HALO`] rings are halo.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SingleShape {
-    pub tx: u32,
-    pub ty: u32,
-    pub rows: u32,
-}
-
-impl SingleShape {
-    /// Threads per block.
-    pub const fn threads(self) -> u32 {
-        self.tx * self.ty
-    }
-
-    /// The tile's height (rows of cells).
-    pub const fn tile_h(self) -> u32 {
-        self.ty * self.rows
-    }
-
-    /// Outputs per tile along x and y: the tile less its halo.
-    pub const fn out_w(self) -> u32 {
-        self.tx - 2 * SINGLE_HALO
-    }
-
-    pub const fn out_h(self) -> u32 {
-        self.tile_h() - 2 * SINGLE_HALO
-    }
-
-    /// A level's plane in shared memory: the tile with a one-cell pad all round (read, never
-    /// written, by the tile's edge cells, whose values are not used).
-    pub const fn pitch(self) -> u32 {
-        self.tx + 2
-    }
-
-    pub const fn span(self) -> u32 {
-        self.pitch() * (self.tile_h() + 2)
-    }
-
-    /// Dynamic shared memory per block: two buffers of the four levels' planes.
-    pub const fn shared_bytes(self) -> u32 {
-        2 * 4 * self.span() * 4
-    }
-
-    /// Cells computed per output cell in an xy plane (tile over outputs): the halo's overhead.
-    pub fn tile_per_output(self) -> f64 {
-        f64::from(self.tx * self.tile_h()) / f64::from(self.out_w() * self.out_h())
-    }
-}
-
-/// The halo: four stencil levels deep, so a tile yields `out_w × out_h` outputs.
+/// Block shape of [`heat_rk4_single`]: `SINGLE_TX × SINGLE_TY` threads, each owning one
+/// column (x) and `SINGLE_ROWS` consecutive rows (y) of a `SINGLE_TX × SINGLE_TILE_H` xy tile.
+pub const SINGLE_TX: u32 = 64;
+pub const SINGLE_TY: u32 = 16;
+pub const SINGLE_ROWS: usize = 2;
+pub const SINGLE_TILE_H: u32 = SINGLE_TY * SINGLE_ROWS as u32;
+/// The halo: four stencil levels deep, so a tile yields `SINGLE_OUT_W × SINGLE_OUT_H` outputs.
 pub const SINGLE_HALO: u32 = 4;
+pub const SINGLE_OUT_W: u32 = SINGLE_TX - 2 * SINGLE_HALO;
+pub const SINGLE_OUT_H: u32 = SINGLE_TILE_H - 2 * SINGLE_HALO;
+/// A level's plane in shared memory: the tile with a one-cell pad all round (read, never
+/// written, by the tile's edge cells, whose values are not used).
+pub const SINGLE_PITCH: u32 = SINGLE_TX + 2;
+pub const SINGLE_SPAN: u32 = SINGLE_PITCH * (SINGLE_TILE_H + 2);
+/// Dynamic shared memory of [`heat_rk4_single`]: two buffers of the four levels' planes.
+pub const SINGLE_SHARED_BYTES: u32 = 2 * 4 * SINGLE_SPAN * 4;
 /// Extra planes a chunk computes below and above its outputs (the pipeline's depth).
 pub const SINGLE_LAG: u32 = 4;
-
-/// [`heat_rk4_single`]'s shape: 64 × 16 threads, 2 rows each, a 64 × 32 tile (56 × 24
-/// outputs).
-pub const SINGLE: SingleShape = SingleShape { tx: 64, ty: 16, rows: 2 };
-pub const SINGLE_TX: u32 = SINGLE.tx;
-pub const SINGLE_TY: u32 = SINGLE.ty;
-pub const SINGLE_ROWS: usize = SINGLE.rows as usize;
-pub const SINGLE_TILE_H: u32 = SINGLE.tile_h();
-pub const SINGLE_OUT_W: u32 = SINGLE.out_w();
-pub const SINGLE_OUT_H: u32 = SINGLE.out_h();
-pub const SINGLE_PITCH: u32 = SINGLE.pitch();
-pub const SINGLE_SPAN: u32 = SINGLE.span();
-/// Dynamic shared memory of [`heat_rk4_single`]: two buffers of the four levels' planes.
-pub const SINGLE_SHARED_BYTES: u32 = SINGLE.shared_bytes();
-
-/// Candidate shapes of the single pass (issue 26), timed beside [`SINGLE`] by `bench heat`
-/// with `RUST_GPU_SIM_HEAT_CANDIDATES`; each has its own kernel (below), the same code as
-/// [`heat_rk4_single`] for another shape.
-///
-/// 64 × 64 tile (56 × 56 outputs, 1.31 cells per output against 1.52): 1024 threads of 4 rows.
-pub const SINGLE_64X64: SingleShape = SingleShape { tx: 64, ty: 16, rows: 4 };
-/// 128 × 32 tile (120 × 24 outputs, 1.42 cells per output): 1024 threads of 4 rows.
-pub const SINGLE_128X32: SingleShape = SingleShape { tx: 128, ty: 8, rows: 4 };
-/// Today's 64 × 32 tile with 4 rows per thread: 512-thread blocks, two per SM (fewer shared
-/// loads per cell for the y neighbours, half the per-thread overhead per cell).
-pub const SINGLE_64X32_R4: SingleShape = SingleShape { tx: 64, ty: 8, rows: 4 };
-/// 64 × 64 tile with 8 rows per thread: 512-thread blocks, one per SM (128 registers).
-pub const SINGLE_64X64_R8: SingleShape = SingleShape { tx: 64, ty: 8, rows: 8 };
 
 /// The 7-point Laplacian with a fused multiply-add for the centre term: one instruction fewer
 /// than [`laplacian7`], rounding once less (the single pass is instruction-bound).
@@ -436,62 +371,52 @@ impl Rk4Terms {
     }
 }
 
-/// One column of the single pass's pipeline: per level, the plane below and the current
-/// plane of this thread's `R` cells, and the polynomial's partial sums.
+/// One column of [`heat_rk4_single`]'s pipeline: per level, the plane below and the current
+/// plane of this thread's `SINGLE_ROWS` cells, and the polynomial's partial sums.
 #[cfg(target_arch = "nvptx64")]
 #[derive(Clone, Copy)]
-struct Pipeline<const R: usize, const D: usize> {
-    /// u of the plane being entered and of the next D − 1, loaded D steps ahead.
-    ahead: [[f32; R]; D],
+struct Pipeline {
+    /// u of the plane being entered and of the next, loaded two steps ahead.
+    ahead: [[f32; SINGLE_ROWS]; 2],
     /// Per level (u, v1, v2, v3): `[below, here]`.
-    level: [[[f32; R]; 2]; 4],
+    level: [[[f32; SINGLE_ROWS]; 2]; 4],
     /// u + dt·v1 (two planes back), + dt²/2·v2 (three back), + dt³/6·v3 (four back).
-    acc: [[f32; R]; 3],
-    /// Plane t+D of u, the next to load, and plane t−4 of u_next, the next to write
+    acc: [[f32; SINGLE_ROWS]; 3],
+    /// Plane t+1 of u, the next to load, and plane t−4 of u_next, the next to write
     /// (wrapping: they may lie outside the grid while unused).
     load: *const f32,
     store: *mut f32,
 }
 
-/// `coefficient·∇²` of one level at the `R` cells of one column: the centres are this
-/// thread's registers (also stored in the shared plane at `index`, row 0; rows `pitch`
-/// apart), x neighbours and the y neighbours past the ends come from the shared plane, the z
-/// neighbour above from registers, the one below from registers (`below: Some`) or, as this
-/// thread stored it one plane earlier, from the previous plane's buffer at `previous`.
+/// `coefficient·∇²` of one level at the `SINGLE_ROWS` cells of one column: the centres are
+/// this thread's registers (also stored in the shared plane at `index`, row 0), x neighbours
+/// and the y neighbours past the ends come from the shared plane, z neighbours from registers.
 ///
 /// # Safety
-/// The shared plane must hold this level's current plane, written before a barrier; with
-/// `below: None`, the previous plane's buffer must hold this thread's cells of the plane below.
+/// The shared plane must hold this level's current plane, written before a barrier.
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
-unsafe fn column_stencil<const R: usize>(
+unsafe fn column_stencil(
     plane: ptxkit_device::SharedF32,
     index: u32,
-    previous: u32,
-    pitch: u32,
-    below: Option<&[f32; R]>,
-    centre: &[f32; R],
-    above: &[f32; R],
-    coefficient: &[f32; R],
-) -> [f32; R] {
-    let mut out = [0.0; R];
+    [below, centre]: &[[f32; SINGLE_ROWS]; 2],
+    above: &[f32; SINGLE_ROWS],
+    coefficient: &[f32; SINGLE_ROWS],
+) -> [f32; SINGLE_ROWS] {
+    let mut out = [0.0; SINGLE_ROWS];
     unsafe {
-        let north = plane.load(index - pitch);
-        let south = plane.load(index + R as u32 * pitch);
-        for r in 0..R {
-            let i = index + r as u32 * pitch;
+        let north = plane.load(index - SINGLE_PITCH);
+        let south = plane.load(index + SINGLE_ROWS as u32 * SINGLE_PITCH);
+        for r in 0..SINGLE_ROWS {
+            let i = index + r as u32 * SINGLE_PITCH;
             let y_minus = if r == 0 { north } else { centre[r - 1] };
-            let y_plus = if r == R - 1 { south } else { centre[r + 1] };
-            let z_minus = match below {
-                Some(below) => below[r],
-                None => plane.load(previous + r as u32 * pitch),
-            };
+            let y_plus = if r == SINGLE_ROWS - 1 { south } else { centre[r + 1] };
             out[r] = coefficient[r]
                 * laplacian7_fma(
                     centre[r],
                     [plane.load(i - 1), plane.load(i + 1)],
                     [y_minus, y_plus],
-                    [z_minus, above[r]],
+                    [below[r], above[r]],
                 );
         }
     }
@@ -521,7 +446,6 @@ unsafe fn column_stencil<const R: usize>(
 /// mostly L2 hits), write u_next once: 8 B from DRAM, the floor. Shared-memory traffic per
 /// cell and level: one store, 3 loads. u_next must not alias u.
 /// Measured at 600³: 1.134 ms per step on an H200 (2.75× the copy floor), 1.243 ms on an H100.
-/// The same code runs other shapes ([`SingleShape`]): the candidates below.
 // 1024 threads per block: at most 64 registers a thread.
 #[kernel(launch_bounds(1024, 1), dynamic_shared = SINGLE_SHARED_BYTES)]
 #[allow(clippy::too_many_arguments)]
@@ -535,153 +459,40 @@ pub unsafe fn heat_rk4_single(
     terms: Rk4Terms,
     planes_per_block: u32,
 ) {
-    unsafe { single_pass::<64, 16, 2, 2, false>(u, u_next, [nx, ny, nz], a, terms, planes_per_block) }
-}
-
-/// [`heat_rk4_single`] with each level's plane below read back from shared memory (where
-/// this thread stored it one plane earlier) instead of kept in registers: 4 registers fewer
-/// per row, one shared load more per cell and level. The other candidates do the same, which
-/// is what lets them hold 4 or 8 rows per thread.
-#[kernel(launch_bounds(1024, 1), dynamic_shared = SINGLE_SHARED_BYTES)]
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn heat_rk4_single_below_shared(
-    u: *const f32,
-    u_next: *mut f32,
-    nx: u32,
-    ny: u32,
-    nz: u32,
-    a: f32,
-    terms: Rk4Terms,
-    planes_per_block: u32,
-) {
-    unsafe { single_pass::<64, 16, 2, 2, true>(u, u_next, [nx, ny, nz], a, terms, planes_per_block) }
-}
-
-/// [`heat_rk4_single`] on a 64 × 64 tile ([`SINGLE_64X64`]: 1024 threads of 4 rows).
-#[kernel(launch_bounds(1024, 1), dynamic_shared = SINGLE_64X64.shared_bytes())]
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn heat_rk4_single_64x64(
-    u: *const f32,
-    u_next: *mut f32,
-    nx: u32,
-    ny: u32,
-    nz: u32,
-    a: f32,
-    terms: Rk4Terms,
-    planes_per_block: u32,
-) {
-    unsafe { single_pass::<64, 16, 4, 1, true>(u, u_next, [nx, ny, nz], a, terms, planes_per_block) }
-}
-
-/// [`heat_rk4_single`] on a 128 × 32 tile ([`SINGLE_128X32`]: 1024 threads of 4 rows).
-#[kernel(launch_bounds(1024, 1), dynamic_shared = SINGLE_128X32.shared_bytes())]
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn heat_rk4_single_128x32(
-    u: *const f32,
-    u_next: *mut f32,
-    nx: u32,
-    ny: u32,
-    nz: u32,
-    a: f32,
-    terms: Rk4Terms,
-    planes_per_block: u32,
-) {
-    unsafe { single_pass::<128, 8, 4, 1, true>(u, u_next, [nx, ny, nz], a, terms, planes_per_block) }
-}
-
-/// [`heat_rk4_single`]'s 64 × 32 tile with 4 rows per thread ([`SINGLE_64X32_R4`]: 512
-/// threads, two blocks per SM).
-#[kernel(launch_bounds(512, 2), dynamic_shared = SINGLE_64X32_R4.shared_bytes())]
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn heat_rk4_single_64x32_r4(
-    u: *const f32,
-    u_next: *mut f32,
-    nx: u32,
-    ny: u32,
-    nz: u32,
-    a: f32,
-    terms: Rk4Terms,
-    planes_per_block: u32,
-) {
-    unsafe { single_pass::<64, 8, 4, 1, true>(u, u_next, [nx, ny, nz], a, terms, planes_per_block) }
-}
-
-/// [`heat_rk4_single`] on a 64 × 64 tile with 8 rows per thread ([`SINGLE_64X64_R8`]: 512
-/// threads, one block per SM, up to 128 registers).
-#[kernel(launch_bounds(512, 1), dynamic_shared = SINGLE_64X64_R8.shared_bytes())]
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn heat_rk4_single_64x64_r8(
-    u: *const f32,
-    u_next: *mut f32,
-    nx: u32,
-    ny: u32,
-    nz: u32,
-    a: f32,
-    terms: Rk4Terms,
-    planes_per_block: u32,
-) {
-    unsafe { single_pass::<64, 8, 8, 1, true>(u, u_next, [nx, ny, nz], a, terms, planes_per_block) }
-}
-
-/// The single pass for blocks of `TX × TY` threads of `R` rows each (see
-/// [`heat_rk4_single`]).
-///
-/// # Safety
-/// Launched as a kernel with blocks of exactly `TX × TY` threads and at least
-/// `SingleShape { tx: TX, ty: TY, rows: R }.shared_bytes()` of dynamic shared memory; `u`
-/// and `u_next` hold the whole grid and do not alias.
-#[cfg(target_arch = "nvptx64")]
-#[inline(always)]
-unsafe fn single_pass<
-    const TX: u32,
-    const TY: u32,
-    const R: usize,
-    const D: usize,
-    const BELOW_SHARED: bool,
->(
-    u: *const f32,
-    u_next: *mut f32,
-    [nx, ny, nz]: [u32; 3],
-    a: f32,
-    terms: Rk4Terms,
-    planes_per_block: u32,
-) {
-    let shape = SingleShape { tx: TX, ty: TY, rows: R as u32 };
-    let (tile_h, out_w, out_h, pitch, span) =
-        (shape.tile_h(), shape.out_w(), shape.out_h(), shape.pitch(), shape.span());
+    const R: usize = SINGLE_ROWS;
     if nx < 3 || ny < 3 || nz < 3 {
         return;
     }
     let planes = ptxkit_device::dynamic_shared_f32!(heat_single_planes);
     let (tx, ty) = (thread::thread_idx_x(), thread::thread_idx_y());
     // Zero the planes once, pads included, so no value is ever read uninitialised.
-    let mut k = ty * TX + tx;
-    while k < 2 * 4 * span {
+    let mut k = ty * SINGLE_TX + tx;
+    while k < 2 * 4 * SINGLE_SPAN {
         unsafe { planes.store(k, 0.0) };
-        k += TX * TY;
+        k += SINGLE_TX * SINGLE_TY;
     }
 
     let (nx_i, ny_i, nz_i) = (nx as i32, ny as i32, nz as i32);
     let plane = nx as usize * ny as usize;
     // (`max(1)`: nonzero for the compiler too, so the division has no panic path.)
-    let tiles_x = nx.div_ceil(out_w).max(1);
-    let work = tiles_x * ny.div_ceil(out_h) * nz;
+    let tiles_x = nx.div_ceil(SINGLE_OUT_W).max(1);
+    let work = tiles_x * ny.div_ceil(SINGLE_OUT_H) * nz;
     // Level L is valid only L rows inside the tile, so a row of threads whose rows all lie
     // nearer the tile's y edges skips the levels it cannot use (a warp-uniform branch).
     // `inset`: the largest distance of one of this thread's rows from those edges.
-    let middle = (ty * R as u32).max((tile_h - 1) / 2).min(ty * R as u32 + R as u32 - 1);
-    let inset = middle.min(tile_h - 1 - middle);
-    let index = (ty * R as u32 + 1) * pitch + tx + 1;
+    let middle = (ty * R as u32).max((SINGLE_TILE_H - 1) / 2).min(ty * R as u32 + R as u32 - 1);
+    let inset = middle.min(SINGLE_TILE_H - 1 - middle);
+    let index = (ty * R as u32 + 1) * SINGLE_PITCH + tx + 1;
     let Rk4Terms { dt, dt2, dt3, dt4 } = terms;
     let lag = SINGLE_LAG as i32;
 
     // Marches tile `tile` (row-major over the xy tiles) from output plane z0 to z1.
     let march = #[inline(always)]
     |tile: u32, z0: i32, z1: i32| {
-        let (x0, y0) = ((tile % tiles_x) * out_w, (tile / tiles_x) * out_h);
+        let (x0, y0) = ((tile % tiles_x) * SINGLE_OUT_W, (tile / tiles_x) * SINGLE_OUT_H);
         let gx = (x0 + tx) as i32 - SINGLE_HALO as i32;
         let gy0 = (y0 + ty * R as u32) as i32 - SINGLE_HALO as i32;
-        let owns_output_x = tx >= SINGLE_HALO && tx < TX - SINGLE_HALO && gx < nx_i;
+        let owns_output_x = tx >= SINGLE_HALO && tx < SINGLE_TX - SINGLE_HALO && gx < nx_i;
         // Per row: the cell's offset in its plane, clamped into the grid (cells outside it
         // feed only discarded values), the stencil's coefficient (a inside, 0 on the faces
         // and outside: the stages are 0 on the faces; a product, not a select, so the
@@ -696,7 +507,7 @@ unsafe fn single_pass<
             offset[r] = gy.max(0).min(ny_i - 1) as u32 * nx + clamped_x;
             let interior_xy = gx > 0 && gx < nx_i - 1 && gy > 0 && gy < ny_i - 1;
             coefficient[r] = if interior_xy { a } else { 0.0 };
-            writes[r] = owns_output_x && row >= SINGLE_HALO && row < tile_h - SINGLE_HALO && gy < ny_i;
+            writes[r] = owns_output_x && row >= SINGLE_HALO && row < SINGLE_TILE_H - SINGLE_HALO && gy < ny_i;
         }
         // A level at plane p is zeroed on the z faces; `masked` is false where the caller
         // knows p is inside.
@@ -705,44 +516,31 @@ unsafe fn single_pass<
             let inside = if masked & ((p <= 0) | (p >= nz_i - 1)) { 0.0 } else { 1.0 };
             v.map(|x| x * inside)
         };
-        // One plane: start loading u(t+D), store each level's current plane, then compute
+        // One plane: start loading u(t+2), store each level's current plane, then compute
         // v1(t−1), v2(t−2), v3(t−3), A v3(t−4) and write the output plane t−4. `masked`:
         // whether a z face may occur (the unmasked copy serves the planes away from them).
         let step = #[inline(always)]
-        |t: i32, s: Pipeline<R, D>, masked: bool| -> Pipeline<R, D> {
-            let mut loaded = [0.0f32; R];
-            if (t + D as i32 >= 0) & (t + (D as i32) < nz_i) {
+        |t: i32, s: Pipeline, masked: bool| -> Pipeline {
+            let mut ahead = [0.0f32; R];
+            if (t + 2 >= 0) & (t + 2 < nz_i) {
                 for r in 0..R {
-                    loaded[r] = unsafe { *s.load.add(offset[r] as usize) };
+                    ahead[r] = unsafe { *s.load.add(offset[r] as usize) };
                 }
             }
-            let u_new = s.ahead[0];
+            let [u_new, u_next_plane] = s.ahead;
             // A thread writing plane t+2's buffer has passed plane t+1's barrier, which every
             // thread reaches only after its reads of plane t: one barrier per plane suffices.
-            let buffer = (t & 1) as u32 * 4 * span + index;
+            let buffer = (t & 1) as u32 * 4 * SINGLE_SPAN + index;
             for l in 0..4 {
                 for r in 0..R {
-                    let i = buffer + l as u32 * span + r as u32 * pitch;
+                    let i = buffer + l as u32 * SINGLE_SPAN + r as u32 * SINGLE_PITCH;
                     unsafe { planes.store(i, s.level[l][1][r]) };
                 }
             }
             thread::sync_threads();
-            // The other buffer: plane t−1, where this thread stored its own cells (only this
-            // thread writes them, next at plane t+1: no other thread's barrier is needed).
-            let previous = (!t & 1) as u32 * 4 * span + index;
             let stencil = #[inline(always)]
-            |l: u32, [below, centre]: &[[f32; R]; 2], above: &[f32; R]| unsafe {
-                let below = if BELOW_SHARED { None } else { Some(below) };
-                column_stencil(
-                    planes,
-                    buffer + l * span,
-                    previous + l * span,
-                    pitch,
-                    below,
-                    centre,
-                    above,
-                    &coefficient,
-                )
+            |l: u32, levels: &[[f32; R]; 2], above: &[f32; R]| unsafe {
+                column_stencil(planes, buffer + l * SINGLE_SPAN, levels, above, &coefficient)
             };
             let v1 = on_face(stencil(0, &s.level[0], &u_new), t - 1, masked);
             let v2 = if inset >= 2 { on_face(stencil(1, &s.level[1], &v1), t - 2, masked) } else { [0.0; R] };
@@ -764,7 +562,7 @@ unsafe fn single_pass<
             }
             let [u_here, v1_here, v2_here, v3_here] = s.level.map(|[_, here]| here);
             Pipeline {
-                ahead: core::array::from_fn(|k| if k + 1 < D { s.ahead[k + 1] } else { loaded }),
+                ahead: [u_next_plane, ahead],
                 level: [[u_here, u_new], [v1_here, v1], [v2_here, v2], [v3_here, v3]],
                 acc,
                 load: s.load.wrapping_add(plane),
@@ -773,7 +571,7 @@ unsafe fn single_pass<
         };
         // Steps t..t+3 meet no z face when planes t−4 .. t+2 are all interior.
         let step3 = #[inline(always)]
-        |t: i32, s: Pipeline<R, D>| -> Pipeline<R, D> {
+        |t: i32, s: Pipeline| -> Pipeline {
             if t - 4 > 0 && t + 2 < nz_i - 1 {
                 step(t + 2, step(t + 1, step(t, s, false), false), false)
             } else {
@@ -784,13 +582,13 @@ unsafe fn single_pass<
         let (mut t, end) = (z0 - lag, z1 + lag);
         let at = |z: i32| (z as isize).wrapping_mul(plane as isize);
         let mut state = Pipeline {
-            ahead: [[0.0; R]; D],
+            ahead: [[0.0; R]; 2],
             level: [[[0.0; R]; 2]; 4],
             acc: [[0.0; R]; 3],
-            load: u.wrapping_offset(at(t + D as i32)),
+            load: u.wrapping_offset(at(t + 2)),
             store: u_next.wrapping_offset(at(t - lag)),
         };
-        // Prime the pipeline with u(t) .. u(t+D−1).
+        // Prime the pipeline with u(t) and u(t+1).
         for (k, ahead) in state.ahead.iter_mut().enumerate() {
             let z = t + k as i32;
             if z >= 0 && z < nz_i {

@@ -1,10 +1,5 @@
 //! `rust-gpu-sim bench heat`: every heat GPU variant, ms per RK4 step against the floor of 8 bytes per
 //! cell per step (read and write u once) at the measured copy bandwidth.
-//!
-//! With `RUST_GPU_SIM_HEAT_CANDIDATES=all` (or a comma list of names, see
-//! [`SingleKernel`]) it also times the single pass's candidate kernels of issue 26, each right
-//! after `single` at the same size, and says how far each lands from `single`'s field after
-//! the same steps from the same start.
 
 use std::sync::Arc;
 
@@ -14,13 +9,8 @@ use super::{Machine, Measurements, Report, time_per_step};
 use crate::{
     Device,
     cuda::Gpu,
-    error::{CudaContext as _, Error},
     error::{Result, human_bytes},
-    heat::{
-        Heat, HeatInit, HeatSetup, HeatVariant,
-        cuda::{SingleKernel, SinglePass},
-        initial_field,
-    },
+    heat::{Heat, HeatInit, HeatSetup, HeatVariant},
 };
 
 /// A heat bench run.
@@ -49,16 +39,11 @@ pub struct HeatRow {
     /// Time over the floor `8·cells / copy bandwidth`.
     pub times_floor: f64,
     pub device_bytes: u64,
-    /// Candidate kernels only: the largest |Δu| from `single`'s field after the same RK4
-    /// steps from the same start (0 where they round alike).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_diff_from_single: Option<f32>,
 }
 
 /// Times each heat variant at `n³` for each size (RK4 steps between two events, median of
 /// `repeats`), against the copy bandwidth measured first.
 pub fn run(gpu: &Arc<Gpu>, sizes: &[u32], variants: &[HeatVariant], repeats: usize) -> Result<HeatReport> {
-    let candidates = SingleKernel::from_env().map_err(|e| Error::InvalidInput(e.to_string()))?;
     let machine = Machine::measure(gpu)?;
     let mut rows = Vec::new();
     for &n in sizes {
@@ -83,89 +68,22 @@ pub fn run(gpu: &Arc<Gpu>, sizes: &[u32], variants: &[HeatVariant], repeats: usi
                 effective_gbps: 8.0 * cells / ms / 1e6,
                 times_floor: ms / floor_ms,
                 device_bytes: variant.bytes_per_cell() * cells as u64,
-                max_diff_from_single: None,
-            });
-        }
-        if candidates.is_empty() {
-            continue;
-        }
-        let setup = HeatSetup::cube(n, HeatInit::Blobs);
-        let reference = Candidate::new(gpu, &setup, SingleKernel::Single)?.field_after(gpu, 4)?;
-        for &kernel in &candidates {
-            eprintln!("heat {} {n}³...", kernel.name());
-            let mut run = Candidate::new(gpu, &setup, kernel)?;
-            let diff = run
-                .field_after(gpu, 4)?
-                .iter()
-                .zip(&reference)
-                .map(|(a, b)| (a - b).abs())
-                .fold(0.0, f32::max);
-            run.step(gpu, steps)?;
-            gpu.synchronize()?;
-            let timing = time_per_step(gpu, repeats, steps, |k| run.step(gpu, k))?;
-            let ms = timing.median_ms;
-            let floor_ms = 8.0 * cells / (machine.copy_gbps * 1e6);
-            rows.push(HeatRow {
-                variant: kernel.name().into(),
-                n,
-                steps,
-                ms_per_step: ms,
-                min_ms: timing.min_ms,
-                max_ms: timing.max_ms,
-                effective_gbps: 8.0 * cells / ms / 1e6,
-                times_floor: ms / floor_ms,
-                device_bytes: HeatVariant::Single.bytes_per_cell() * cells as u64,
-                max_diff_from_single: Some(diff),
             });
         }
     }
     Ok(Report { machine, measured: HeatBench { rows } })
 }
 
-/// A single-pass kernel stepping a field between two buffers (what the `single` variant
-/// does, for kernels that are no variant).
-struct Candidate {
-    pass: SinglePass,
-    setup: HeatSetup,
-    u: cudarc::driver::CudaSlice<f32>,
-    u_next: cudarc::driver::CudaSlice<f32>,
-}
-
-impl Candidate {
-    fn new(gpu: &Gpu, setup: &HeatSetup, kernel: SingleKernel) -> Result<Self> {
-        let stream = gpu.stream();
-        let u = stream.clone_htod(&initial_field(setup)).context(|| "uploading the field".into())?;
-        let u_next = stream.alloc_zeros::<f32>(u.len()).context(|| "allocating the next field".into())?;
-        Ok(Self { pass: SinglePass::of_kernel(gpu, setup.n, kernel)?, setup: setup.clone(), u, u_next })
-    }
-
-    fn step(&mut self, gpu: &Gpu, steps: u32) -> Result<()> {
-        for _ in 0..steps {
-            self.pass.launch(gpu, &self.u, &mut self.u_next, self.setup.n, self.setup.a(), self.setup.dt)?;
-            std::mem::swap(&mut self.u, &mut self.u_next);
-        }
-        Ok(())
-    }
-
-    /// The field after `steps` RK4 steps.
-    fn field_after(&mut self, gpu: &Gpu, steps: u32) -> Result<Vec<f32>> {
-        self.step(gpu, steps)?;
-        let u = gpu.stream().clone_dtoh(&self.u).context(|| "downloading the field".into())?;
-        gpu.synchronize()?;
-        Ok(u)
-    }
-}
-
 impl Measurements for HeatBench {
     fn table(&self, machine: &Machine) -> String {
         let mut out = machine.header("floor = 8 B/cell/RK4 step at that rate");
         out += &format!(
-            "{:<14} {:>5} {:>6} {:>10} {:>13} {:>9} {:>8} {:>10}\n",
+            "{:<7} {:>5} {:>6} {:>10} {:>13} {:>9} {:>8} {:>10}\n",
             "variant", "n", "steps", "ms/step", "(min-max)", "GB/s eff", "× floor", "memory"
         );
         for r in &self.rows {
             out += &format!(
-                "{:<14} {:>5} {:>6} {:>10.3} {:>13} {:>9.0} {:>8.2} {:>10}\n",
+                "{:<7} {:>5} {:>6} {:>10.3} {:>13} {:>9.0} {:>8.2} {:>10}\n",
                 r.variant,
                 r.n,
                 r.steps,
@@ -189,24 +107,6 @@ impl Measurements for HeatBench {
                     best.variant,
                     best.times_floor,
                     naive.ms_per_step / best.ms_per_step
-                );
-            }
-        }
-        // The candidates against `single`, last: the comparison issue 26 asks for.
-        if self.rows.iter().any(|r| r.max_diff_from_single.is_some()) {
-            out += &format!(
-                "{:<14} {:>5} {:>10} {:>9} {:>14}\n",
-                "candidate", "n", "ms/step", "vs single", "max|Δu| single"
-            );
-            for r in self.rows.iter().filter(|r| r.variant == "single" || r.max_diff_from_single.is_some()) {
-                let single = self.rows.iter().find(|s| s.variant == "single" && s.n == r.n);
-                let versus = single.map_or("-".to_string(), |s| {
-                    format!("{:+.1}%", 100.0 * (r.ms_per_step / s.ms_per_step - 1.0))
-                });
-                let diff = r.max_diff_from_single.map_or("-".to_string(), |d| format!("{d:.1e}"));
-                out += &format!(
-                    "{:<14} {:>5} {:>10.3} {:>9} {:>14}\n",
-                    r.variant, r.n, r.ms_per_step, versus, diff
                 );
             }
         }

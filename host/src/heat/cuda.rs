@@ -5,11 +5,9 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, LaunchConfig};
 use kernels::heat::{
-    MARCH_DEPTH, MARCH_H, MARCH_W, Rk4Terms, SINGLE, SINGLE_64X32_R4, SINGLE_64X64, SINGLE_64X64_R8,
-    SINGLE_128X32, SingleShape, heat_laplacian, heat_laplacian_tiled, heat_poly_update,
-    heat_poly_update_tiled, heat_rk4_single, heat_rk4_single_64x32_r4, heat_rk4_single_64x64,
-    heat_rk4_single_64x64_r8, heat_rk4_single_128x32, heat_rk4_single_below_shared, heat_rk4_update,
-    heat_stage_naive, heat_stage_reuse,
+    MARCH_DEPTH, MARCH_H, MARCH_W, Rk4Terms, SINGLE_OUT_H, SINGLE_OUT_W, SINGLE_TX, SINGLE_TY,
+    heat_laplacian, heat_laplacian_tiled, heat_poly_update, heat_poly_update_tiled, heat_rk4_single,
+    heat_rk4_update, heat_stage_naive, heat_stage_reuse,
 };
 
 use super::{HeatEngine, HeatSetup, HeatVariant};
@@ -285,165 +283,23 @@ pub fn launch_poly_update_tiled(
     Ok(gpu.launch(heat_poly_update_tiled, grid_march(n), (u, v1, v2, v3, n[0], n[1], n[2], a, dt))?)
 }
 
-/// A single-pass kernel: `heat_rk4_single` (the `single` variant) and the candidates of
-/// issue 26 (other tile shapes and register budgets of the same code), which `bench heat`
-/// times beside it when `RUST_GPU_SIM_HEAT_CANDIDATES` is set (see [`SingleKernel::from_env`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SingleKernel {
-    /// `heat_rk4_single`: 64 × 32 tile, 2 rows per thread, the plane below in registers.
-    Single,
-    /// The same with the plane below read back from shared memory.
-    BelowShared,
-    /// 64 × 64 tile, 1024 threads of 4 rows (plane below from shared memory, u one plane
-    /// ahead).
-    Tile64x64,
-    /// 128 × 32 tile, 1024 threads of 4 rows (as `Tile64x64`).
-    Tile128x32,
-    /// 64 × 32 tile, 512 threads of 4 rows, two blocks per SM.
-    Tile64x32Rows4,
-    /// 64 × 64 tile, 512 threads of 8 rows, one block per SM.
-    Tile64x64Rows8,
-}
-
-/// `$body` with `$k` bound to the kernel handle of `$kernel` (each is its own type).
-macro_rules! with_single_kernel {
-    ($kernel:expr, |$k:ident| $body:expr) => {
-        match $kernel {
-            SingleKernel::Single => {
-                let $k = heat_rk4_single;
-                $body
-            }
-            SingleKernel::BelowShared => {
-                let $k = heat_rk4_single_below_shared;
-                $body
-            }
-            SingleKernel::Tile64x64 => {
-                let $k = heat_rk4_single_64x64;
-                $body
-            }
-            SingleKernel::Tile128x32 => {
-                let $k = heat_rk4_single_128x32;
-                $body
-            }
-            SingleKernel::Tile64x32Rows4 => {
-                let $k = heat_rk4_single_64x32_r4;
-                $body
-            }
-            SingleKernel::Tile64x64Rows8 => {
-                let $k = heat_rk4_single_64x64_r8;
-                $body
-            }
-        }
-    };
-}
-
-/// Why [`SingleKernel::from_env`] refused its variable.
-#[derive(Debug, thiserror::Error)]
-#[error(
-    "RUST_GPU_SIM_HEAT_CANDIDATES: unknown single-pass kernel {0:?}; use `all` or a comma list of {names}",
-    names = SingleKernel::ALL.map(SingleKernel::name).join(", ")
-)]
-pub struct UnknownSingleKernel(pub String);
-
-impl SingleKernel {
-    /// Every single-pass kernel, `single` first.
-    pub const ALL: [Self; 6] = [
-        Self::Single,
-        Self::BelowShared,
-        Self::Tile64x64,
-        Self::Tile128x32,
-        Self::Tile64x32Rows4,
-        Self::Tile64x64Rows8,
-    ];
-
-    /// The environment variable that makes `bench heat` time candidates.
-    pub const ENV: &str = "RUST_GPU_SIM_HEAT_CANDIDATES";
-
-    /// Its name in bench tables (and in `RUST_GPU_SIM_HEAT_CANDIDATES`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Single => "single",
-            Self::BelowShared => "single-below",
-            Self::Tile64x64 => "single-64x64",
-            Self::Tile128x32 => "single-128x32",
-            Self::Tile64x32Rows4 => "single-64x32r4",
-            Self::Tile64x64Rows8 => "single-64x64r8",
-        }
-    }
-
-    /// Its block and tile.
-    pub fn shape(self) -> SingleShape {
-        match self {
-            Self::Single | Self::BelowShared => SINGLE,
-            Self::Tile64x64 => SINGLE_64X64,
-            Self::Tile128x32 => SINGLE_128X32,
-            Self::Tile64x32Rows4 => SINGLE_64X32_R4,
-            Self::Tile64x64Rows8 => SINGLE_64X64_R8,
-        }
-    }
-
-    /// The kernels named by `RUST_GPU_SIM_HEAT_CANDIDATES` (`all`, or a comma list of
-    /// names; unset or empty: none), without `single` (the bench times it as a variant).
-    pub fn from_env() -> std::result::Result<Vec<Self>, UnknownSingleKernel> {
-        let value = std::env::var(Self::ENV).unwrap_or_default();
-        Self::parse_list(&value)
-    }
-
-    /// As [`SingleKernel::from_env`], from the variable's value.
-    pub fn parse_list(value: &str) -> std::result::Result<Vec<Self>, UnknownSingleKernel> {
-        let mut kernels = Vec::new();
-        for name in value.split(',').map(str::trim).filter(|name| !name.is_empty()) {
-            let named: Vec<Self> = if name == "all" {
-                Self::ALL.to_vec()
-            } else {
-                vec![
-                    Self::ALL
-                        .into_iter()
-                        .find(|k| k.name() == name)
-                        .ok_or_else(|| UnknownSingleKernel(name.to_string()))?,
-                ]
-            };
-            for kernel in named {
-                if kernel != Self::Single && !kernels.contains(&kernel) {
-                    kernels.push(kernel);
-                }
-            }
-        }
-        Ok(kernels)
-    }
-}
-
-/// A single-pass kernel, prepared once: the split of the grid into runs of planes (the
-/// kernel's dynamic shared memory comes from its `#[kernel(dynamic_shared = ...)]`
-/// declaration).
+/// `heat_rk4_single`, prepared once: the split of the grid into runs of planes (the kernel's
+/// dynamic shared memory comes from its `#[kernel(dynamic_shared = ...)]` declaration).
 pub struct SinglePass {
-    kernel: SingleKernel,
     /// Blocks, and planes each marches.
     work: (u32, u32),
 }
 
 impl SinglePass {
-    /// `heat_rk4_single` for an `n` grid on this GPU: one wave of resident blocks (see
-    /// [`split_march`]).
+    /// For an `n` grid on this GPU: one wave of resident blocks (see [`split_march`]).
     pub fn new(gpu: &Gpu, n: [u32; 3]) -> Result<Self> {
-        Self::of_kernel(gpu, n, SingleKernel::Single)
+        let resident = gpu.resident_blocks(heat_rk4_single, SINGLE_TX * SINGLE_TY)?;
+        Ok(Self::with_work(split_march(n, resident)))
     }
 
-    /// `kernel` for an `n` grid on this GPU, one wave of resident blocks.
-    pub fn of_kernel(gpu: &Gpu, n: [u32; 3], kernel: SingleKernel) -> Result<Self> {
-        let shape = kernel.shape();
-        let resident = with_single_kernel!(kernel, |k| gpu.resident_blocks(k, shape.threads())?);
-        Ok(Self { kernel, work: split_march_shape(shape, n, resident) })
-    }
-
-    /// `heat_rk4_single` with a given split: `work.0` blocks each marching `work.1` planes.
+    /// With a given split: `work.0` blocks each marching `work.1` planes.
     pub fn with_work(work: (u32, u32)) -> Self {
-        Self::with_kernel_work(SingleKernel::Single, work)
-    }
-
-    /// `kernel` with a given split.
-    pub fn with_kernel_work(kernel: SingleKernel, work: (u32, u32)) -> Self {
-        Self { kernel, work }
+        Self { work }
     }
 
     /// One whole RK4 step from `u` into `u_next` (must not alias).
@@ -457,83 +313,39 @@ impl SinglePass {
         dt: f32,
     ) -> Result<()> {
         let (blocks, planes_per_block) = self.work;
-        let shape = self.kernel.shape();
-        // Blocks of exactly the shape's threads; distinct buffers.
+        // Blocks of exactly SINGLE_TX × SINGLE_TY threads; distinct buffers.
         let cfg = LaunchConfig {
             grid_dim: (blocks, 1, 1),
-            block_dim: (shape.tx, shape.ty, 1),
+            block_dim: (SINGLE_TX, SINGLE_TY, 1),
             shared_mem_bytes: 0,
         };
         let args = (u, u_next, n[0], n[1], n[2], a, Rk4Terms::new(dt), planes_per_block);
-        with_single_kernel!(self.kernel, |k| gpu.launch(k, cfg, args)?);
-        Ok(())
+        Ok(gpu.launch(heat_rk4_single, cfg, args)?)
     }
 }
 
-/// Cuts `heat_rk4_single`'s work (tile columns × nz planes) into at most `resident` equal
-/// runs: (blocks, planes per block).
+/// Cuts the single pass's work (tile columns × nz planes) into at most `resident` equal runs:
+/// (blocks, planes per block).
 pub fn split_march(n: [u32; 3], resident: u32) -> (u32, u32) {
-    split_march_shape(SINGLE, n, resident)
-}
-
-/// [`split_march`] for a kernel of another shape.
-pub fn split_march_shape(shape: SingleShape, n: [u32; 3], resident: u32) -> (u32, u32) {
-    let work = single_work(shape, n);
+    let work = n[0].div_ceil(SINGLE_OUT_W) * n[1].div_ceil(SINGLE_OUT_H) * n[2];
     let planes_per_block = work.div_ceil(resident.max(1));
     (work.div_ceil(planes_per_block), planes_per_block)
-}
-
-/// A single-pass kernel's work at `n`: tile columns × planes.
-pub fn single_work(shape: SingleShape, n: [u32; 3]) -> u32 {
-    n[0].div_ceil(shape.out_w()) * n[1].div_ceil(shape.out_h()) * n[2]
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The runs cover the work exactly once, with no more blocks than are resident, for every
-    /// kernel's shape.
+    /// The runs cover the work exactly once, with no more blocks than are resident.
     #[test]
     fn split_march_covers_the_work_in_one_wave() {
-        for kernel in SingleKernel::ALL {
-            let shape = kernel.shape();
-            for (n, resident) in
-                [([600u32, 600, 600], 132), ([37, 41, 43], 132), ([3, 3, 3], 264), ([130, 60, 43], 7)]
-            {
-                let work = n[0].div_ceil(shape.out_w()) * n[1].div_ceil(shape.out_h()) * n[2];
-                let (blocks, planes) = split_march_shape(shape, n, resident);
-                assert!(blocks <= resident, "{}: {n:?}: {blocks} blocks", kernel.name());
-                assert!(
-                    blocks * planes >= work && (blocks - 1) * planes < work,
-                    "{}: {n:?}: {blocks} × {planes}",
-                    kernel.name()
-                );
-            }
-        }
-        assert_eq!(split_march([600, 600, 600], 132), split_march_shape(SINGLE, [600, 600, 600], 132));
-    }
-
-    /// The candidates' list: `all`, names, duplicates and `single` dropped, unknown refused.
-    #[test]
-    fn candidate_lists_parse() {
-        assert_eq!(SingleKernel::parse_list("").unwrap(), vec![]);
-        assert_eq!(SingleKernel::parse_list("all").unwrap(), SingleKernel::ALL[1..].to_vec());
-        assert_eq!(
-            SingleKernel::parse_list(" single-64x64,single,single-64x64 ").unwrap(),
-            vec![SingleKernel::Tile64x64]
-        );
-        let error = SingleKernel::parse_list("single-64x64,bogus").unwrap_err().to_string();
-        assert!(error.contains("\"bogus\"") && error.contains("single-128x32"), "{error}");
-    }
-
-    /// Every shape's shared memory fits an H100/H200 block (227 KiB), and its tile has outputs.
-    #[test]
-    fn candidate_shapes_fit_a_hopper_block() {
-        for kernel in SingleKernel::ALL {
-            let shape = kernel.shape();
-            assert!(shape.shared_bytes() <= 227 * 1024, "{}: {} B", kernel.name(), shape.shared_bytes());
-            assert!(shape.threads() <= 1024 && shape.out_w() > 0 && shape.out_h() > 0, "{}", kernel.name());
+        for (n, resident) in
+            [([600u32, 600, 600], 132), ([37, 41, 43], 132), ([3, 3, 3], 264), ([130, 60, 43], 7)]
+        {
+            let work = n[0].div_ceil(SINGLE_OUT_W) * n[1].div_ceil(SINGLE_OUT_H) * n[2];
+            let (blocks, planes) = split_march(n, resident);
+            assert!(blocks <= resident, "{n:?}: {blocks} blocks");
+            assert!(blocks * planes >= work && (blocks - 1) * planes < work, "{n:?}: {blocks} × {planes}");
         }
     }
 }
