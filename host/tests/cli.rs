@@ -363,6 +363,32 @@ fn launcher_jobs_that_cannot_run_give_one_line_from_rank_0() {
 }
 
 #[test]
+fn overlap_is_refused_where_there_is_no_nccl_exchange_to_hide() {
+    let dir = common::scratch_dir("overlap");
+    for (args, expected) in [
+        (
+            &["heat", "--backend", "cpu", "--size", "16", "--steps", "1", "--overlap"][..],
+            "--overlap is for Gray-Scott",
+        ),
+        (
+            &["grayscott", "--backend", "cpu", "--size", "16", "--steps", "1", "--overlap"],
+            "it needs --transport nccl",
+        ),
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_rust-gpu-sim"))
+            .current_dir(&dir)
+            .args(args)
+            .args(["--gif", "o.gif"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains(expected) && stderr.lines().count() == 1, "{args:?}: {stderr}");
+        assert!(common::files_in(&dir).is_empty());
+    }
+}
+
+#[test]
 fn the_nccl_transport_without_nccl_names_the_library() {
     let dir = common::scratch_dir("no-nccl");
     let args = [

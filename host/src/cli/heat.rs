@@ -175,6 +175,11 @@ pub fn run(mut args: HeatArgs, given: &Given) -> Result<()> {
 
     let [nx, ny, nz] = setup.n;
     let (device, variant) = args.backend.select()?;
+    if args.parts.overlap {
+        anyhow::bail!(
+            "--overlap is for Gray-Scott; heat's exchange (4 planes per RK4 step) is not overlapped"
+        );
+    }
     let parted = args.parts.open(&device)?;
     // Only rank 0 of an NCCL job writes; the other ranks send it their slabs.
     let root = parted.as_ref().is_none_or(Layout::is_root);

@@ -509,6 +509,11 @@ impl PartsArgs {
         if nccl {
             return self.open_ranks(device, job).map(Some);
         }
+        if self.overlap {
+            bail!(
+                "--overlap overlaps the NCCL exchange between processes: it needs --transport nccl or a launcher job"
+            );
+        }
         if self.nccl_id_file.is_some() {
             bail!("--nccl-id-file is for NCCL runs of several processes (mpirun, srun)");
         }
