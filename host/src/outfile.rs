@@ -20,7 +20,12 @@
 //!   power loss costs no more than a rerun; flushing a 31 MB GIF took 24-41 ms of the run).
 //! - Every named temporary file and staging directory of the run is listed in one registry,
 //!   so that [`remove_temporaries`] (called on SIGINT, SIGTERM and SIGHUP) leaves no stray
-//!   file; anonymous files need no listing (closing them frees them).
+//!   file; anonymous files need no listing (closing them frees them). Holding the registry
+//!   (`hold_outputs`) makes that clean-up wait, so several files can be put in place as one
+//!   step as far as those signals are concerned (the `--png-dir` frames).
+//! - Data that waits for an output but never gets a name of its own (the `--png-dir` frames
+//!   until the run completes) goes to an anonymous scratch file in the destination's file
+//!   system ([`anonymous_scratch_file`]).
 
 use std::{
     fs::File,
@@ -721,6 +726,32 @@ mod tests {
         file.write_all(b"head").unwrap();
         file.commit().unwrap();
         assert_eq!(std::fs::read(&dest).unwrap(), b"head tail");
+    }
+
+    #[test]
+    fn put_file_names_only_a_whole_file_and_replaces_like_rename() {
+        let dir = tempfile::tempdir().unwrap();
+        let [new, old, link, elsewhere] =
+            ["new.png", "old.png", "link.png", "elsewhere"].map(|name| dir.path().join(name));
+        std::fs::write(&old, b"old").unwrap();
+        std::fs::write(&elsewhere, b"elsewhere").unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &link).unwrap();
+        let held = hold_outputs();
+        for dest in [&new, &old, &link] {
+            held.put_file(dest, |file| file.write_all(b"frame")).unwrap();
+        }
+        // A fill that fails leaves nothing, and the name as it was.
+        let failed = held
+            .put_file(&old, |file| file.write_all(b"half").and(Err(std::io::Error::other("full"))))
+            .unwrap_err();
+        drop(held);
+        assert_eq!(failed.to_string(), "full");
+        assert_eq!(names(dir.path()), ["elsewhere", "link.png", "new.png", "old.png"]);
+        for dest in [&new, &old, &link] {
+            assert_eq!(std::fs::read(dest).unwrap(), b"frame", "{dest:?}");
+        }
+        assert!(!std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link is replaced");
+        assert_eq!(std::fs::read(&elsewhere).unwrap(), b"elsewhere", "not followed");
     }
 
     #[test]

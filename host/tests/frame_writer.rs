@@ -123,8 +123,8 @@ fn assert_frames(dir: &Path, first: usize, count: usize) {
     let want: Vec<String> = (0..count).map(|i| format!("frame_{i:05}.png")).collect();
     assert_eq!(names, want, "{dir:?}");
     let lut = palette("viridis").unwrap().lut();
-    for i in 0..count {
-        let png = image::open(dir.join(&want[i])).unwrap().to_rgb8();
+    for (i, name) in want.iter().enumerate() {
+        let png = image::open(dir.join(name)).unwrap().to_rgb8();
         let pixels: Vec<u8> = frame(first + i, 32, 16).iter().flat_map(|&l| lut[l as usize]).collect();
         assert_eq!(png.into_raw(), pixels, "PNG frame {i}");
     }

@@ -131,21 +131,23 @@ fn sigkill_mid_run_leaves_the_earlier_runs_frames_as_they_were() {
     assert_eq!(common::files_in(&frames), ["frame_00000.png", "frame_00001.png"]);
 }
 
+/// How many frames the named fallback has staged in a `.tmp*` directory in `frames`, if any.
+fn staged_frames(frames: &Path) -> Option<u64> {
+    let staging = std::fs::read_dir(frames)
+        .ok()?
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with(".tmp"))?;
+    let count = std::fs::read_dir(staging.path()).ok()?.count() as u64;
+    (count > 0).then_some(count)
+}
+
 /// The named fallback cannot do as well: SIGKILL leaves its staging directory inside
 /// `--png-dir`, and the next run refuses the directory, naming it.
 #[test]
 fn with_named_staging_sigkill_leaves_the_staging_directory() {
     let dir = scratch_dir("png-sigkill-named");
     let frames = dir.join("frames");
-    let staged = |_pid: u32| -> Option<u64> {
-        let staging = std::fs::read_dir(&frames)
-            .ok()?
-            .flatten()
-            .find(|e| e.file_name().to_string_lossy().starts_with(".tmp"))?;
-        let count = std::fs::read_dir(staging.path()).ok()?.count() as u64;
-        (count > 0).then_some(count)
-    };
-    kill_once_frames_are_written(start_long_run(&dir, true), staged);
+    kill_once_frames_are_written(start_long_run(&dir, true), |_| staged_frames(&frames));
     let left = common::files_in(&frames);
     assert_eq!(left.len(), 1, "{left:?}");
     assert!(left[0].starts_with(".tmp"), "{left:?}");
@@ -154,6 +156,30 @@ fn with_named_staging_sigkill_leaves_the_staging_directory() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains(&format!("it holds {} besides frames", left[0])), "{stderr}");
+}
+
+/// A catchable signal does remove the fallback's staging directory (and a directory the run
+/// created).
+#[test]
+fn with_named_staging_sigterm_leaves_the_directory_as_it_was() {
+    let dir = scratch_dir("png-sigterm-named");
+    let frames = dir.join("frames");
+    for earlier in [false, true] {
+        if earlier {
+            complete_run(&dir, "10", true);
+        }
+        let before = snapshot(&dir);
+        let mut child = start_long_run(&dir, true);
+        let started = Instant::now();
+        while !staged_frames(&frames).is_some_and(|count| count > 2) {
+            assert!(started.elapsed() < Duration::from_secs(60), "never saw the run staging frames");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let sent = Command::new("kill").arg("-TERM").arg(child.id().to_string()).status().unwrap();
+        assert!(sent.success());
+        assert_eq!(child.wait().unwrap().code(), Some(143));
+        assert!(snapshot(&dir) == before, "earlier frames: {earlier}: {:?}", common::files_in(&dir));
+    }
 }
 
 /// The anonymous path and the named fallback give the same frames, replace an earlier run's
