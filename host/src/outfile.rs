@@ -20,7 +20,12 @@
 //!   power loss costs no more than a rerun; flushing a 31 MB GIF took 24-41 ms of the run).
 //! - Every named temporary file and staging directory of the run is listed in one registry,
 //!   so that [`remove_temporaries`] (called on SIGINT, SIGTERM and SIGHUP) leaves no stray
-//!   file; anonymous files need no listing (closing them frees them).
+//!   file; anonymous files need no listing (closing them frees them). Holding the registry
+//!   (`hold_outputs`) makes that clean-up wait, so several files can be put in place as one
+//!   step as far as those signals are concerned (the `--png-dir` frames).
+//! - Data that waits for an output but never gets a name of its own (the `--png-dir` frames
+//!   until the run completes) goes to an anonymous scratch file in the destination's file
+//!   system ([`anonymous_scratch_file`]).
 
 use std::{
     fs::File,
@@ -375,7 +380,7 @@ fn open_temporary(dest: &Path, staging: Staging) -> std::io::Result<(File, Backi
     let dir = parent_dir(dest);
     if staging == Staging::Anonymous
         && proc_fd_available()
-        && let Some(file) = open_anonymous(dir)?
+        && let Some(file) = open_anonymous(dir, Access::WriteOnly)?
     {
         return Ok((file, Backing::Anonymous));
     }
@@ -393,13 +398,22 @@ fn open_temporary(dest: &Path, staging: Staging) -> std::io::Result<(File, Backi
     Ok((file, Backing::Named(path)))
 }
 
+/// How an anonymous file is opened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Access {
+    WriteOnly,
+    ReadWrite,
+}
+
 /// An anonymous file (`O_TMPFILE`) in `dir`; `None` where the file system (or the kernel)
 /// does not offer them.
 #[cfg(target_os = "linux")]
-fn open_anonymous(dir: &Path) -> std::io::Result<Option<File>> {
+fn open_anonymous(dir: &Path, access: Access) -> std::io::Result<Option<File>> {
     use std::os::unix::fs::OpenOptionsExt;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).read(access == Access::ReadWrite);
     // Mode as `File::create`: read-write for all, less the umask.
-    match std::fs::OpenOptions::new().write(true).custom_flags(libc::O_TMPFILE).mode(0o666).open(dir) {
+    match options.custom_flags(libc::O_TMPFILE).mode(0o666).open(dir) {
         Ok(file) => Ok(Some(file)),
         // EOPNOTSUPP: the file system has no O_TMPFILE; EISDIR or EINVAL: the kernel (or a
         // seccomp filter) does not know the flag.
@@ -411,8 +425,67 @@ fn open_anonymous(dir: &Path) -> std::io::Result<Option<File>> {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn open_anonymous(_dir: &Path) -> std::io::Result<Option<File>> {
+fn open_anonymous(_dir: &Path, _access: Access) -> std::io::Result<Option<File>> {
     Ok(None)
+}
+
+/// An anonymous file (`O_TMPFILE`) in `dir`, open for reading and writing: scratch space on
+/// that file system which never gets a name and vanishes when closed, even after SIGKILL or
+/// a power cut. `None` where outputs are staged under names instead: the file system has no
+/// `O_TMPFILE`, `/proc` is not mounted (so nothing written anonymously could be linked in
+/// later), or `staging` is [`Staging::Named`].
+pub fn anonymous_scratch_file(dir: &Path, staging: Staging) -> std::io::Result<Option<File>> {
+    if staging == Staging::Named || !proc_fd_available() {
+        return Ok(None);
+    }
+    open_anonymous(dir, Access::ReadWrite)
+}
+
+/// The registry held: a signal's clean-up ([`remove_temporaries`]) waits until it is released,
+/// so several files put in place under one hold appear all together as far as SIGINT,
+/// SIGTERM and SIGHUP are concerned (SIGKILL can still stop it between two files).
+/// Creating or committing an [`AtomicFile`] while holding it would wait for ever.
+pub(crate) struct HeldOutputs {
+    _list: MutexGuard<'static, Vec<Temporary>>,
+}
+
+/// Takes the registry (waits while another thread holds it).
+pub(crate) fn hold_outputs() -> HeldOutputs {
+    HeldOutputs { _list: registry() }
+}
+
+impl HeldOutputs {
+    /// Writes a new file with `fill` and gives it the name `dest`, replacing whatever is
+    /// there as a rename does (a symbolic link is replaced, not followed): the file is
+    /// anonymous until `fill` has written all of it, then linked in (on Linux with
+    /// `O_TMPFILE`; elsewhere, or where it is refused, under a named temporary file beside
+    /// `dest`, removed again on failure). `dest` is not checked ([`check_target`]): the
+    /// caller knows what it replaces.
+    pub(crate) fn put_file(
+        &self,
+        dest: &Path,
+        fill: impl FnOnce(&mut File) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        let dir = parent_dir(dest);
+        if proc_fd_available()
+            && let Some(mut file) = open_anonymous(dir, Access::WriteOnly)?
+        {
+            fill(&mut file)?;
+            return link_into_place(&file, dest);
+        }
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(".tmp");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            builder.permissions(std::fs::Permissions::from_mode(0o666));
+        }
+        // Not listed in the registry: it is held, so no clean-up runs before this file is
+        // renamed or (dropped on an error) removed.
+        let mut named = builder.tempfile_in(dir)?;
+        fill(named.as_file_mut())?;
+        named.persist(dest).map(drop).map_err(|e| e.error)
+    }
 }
 
 /// Gives the anonymous `file` the name `dest`: linked straight to `dest` if nothing is
@@ -653,6 +726,32 @@ mod tests {
         file.write_all(b"head").unwrap();
         file.commit().unwrap();
         assert_eq!(std::fs::read(&dest).unwrap(), b"head tail");
+    }
+
+    #[test]
+    fn put_file_names_only_a_whole_file_and_replaces_like_rename() {
+        let dir = tempfile::tempdir().unwrap();
+        let [new, old, link, elsewhere] =
+            ["new.png", "old.png", "link.png", "elsewhere"].map(|name| dir.path().join(name));
+        std::fs::write(&old, b"old").unwrap();
+        std::fs::write(&elsewhere, b"elsewhere").unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &link).unwrap();
+        let held = hold_outputs();
+        for dest in [&new, &old, &link] {
+            held.put_file(dest, |file| file.write_all(b"frame")).unwrap();
+        }
+        // A fill that fails leaves nothing, and the name as it was.
+        let failed = held
+            .put_file(&old, |file| file.write_all(b"half").and(Err(std::io::Error::other("full"))))
+            .unwrap_err();
+        drop(held);
+        assert_eq!(failed.to_string(), "full");
+        assert_eq!(names(dir.path()), ["elsewhere", "link.png", "new.png", "old.png"]);
+        for dest in [&new, &old, &link] {
+            assert_eq!(std::fs::read(dest).unwrap(), b"frame", "{dest:?}");
+        }
+        assert!(!std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link is replaced");
+        assert_eq!(std::fs::read(&elsewhere).unwrap(), b"elsewhere", "not followed");
     }
 
     #[test]

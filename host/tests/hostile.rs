@@ -2,6 +2,8 @@
 //! outputs, special files, signals, closed pipes. Each refusal is one `error:` line, exit
 //! status 1, before any work, and the directory is left exactly as it was.
 
+mod common;
+
 use std::{
     io::Read,
     os::unix::{fs::FileTypeExt, process::ExitStatusExt},
@@ -452,13 +454,11 @@ fn wait_for(mut ready: impl FnMut() -> bool) {
     }
 }
 
-/// Whether a staged frame has been written (a `.tmp*` directory in `frames` holding a file).
-fn first_frame_written(frames: &Path) -> bool {
-    let Ok(entries) = std::fs::read_dir(frames) else { return false };
-    entries.flatten().any(|e| {
-        e.file_name().to_string_lossy().starts_with(".tmp")
-            && std::fs::read_dir(e.path()).is_ok_and(|mut d| d.next().is_some())
-    })
+/// Whether process `pid` has encoded a frame for `frames`: its anonymous spill file (in
+/// `frames`, or in its parent while `frames` does not exist) holds bytes.
+fn first_frame_written(pid: u32, frames: &Path) -> bool {
+    let spill_dir = if frames.is_dir() { frames } else { frames.parent().unwrap() };
+    common::spill_file_size(&pid.to_string(), spill_dir).is_some_and(|bytes| bytes > 0)
 }
 
 #[test]
@@ -492,7 +492,7 @@ fn signals_remove_the_runs_temporaries_and_give_the_conventional_status() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-            wait_for(|| first_frame_written(&dir.join(png_dir)));
+            wait_for(|| first_frame_written(child.id(), &dir.join(png_dir)));
             let sent =
                 Command::new("kill").arg(format!("-{signal}")).arg(child.id().to_string()).status().unwrap();
             assert!(sent.success());

@@ -11,9 +11,9 @@ pub mod lzw;
 pub mod mp4;
 pub mod output;
 pub mod palette;
+mod png_dir;
 mod writer;
 
 pub use palette::{PALETTES, Palette, palette};
-pub use writer::{
-    FrameWriter, Outputs, check_png_dir, gif_delay, png_bytes, recorded_text, write_png, write_png_with_text,
-};
+pub use png_dir::check_png_dir;
+pub use writer::{FrameWriter, Outputs, gif_delay, png_bytes, recorded_text, write_png, write_png_with_text};

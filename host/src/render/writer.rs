@@ -2,10 +2,10 @@
 //! runs, compresses each batch of frames in parallel (GIF LZW, PNG deflate) and writes them
 //! in order.
 //!
-//! PNG frames are staged in a temporary directory inside the `--png-dir` directory and moved
-//! into it only when the run completes, replacing the `frame_*.png` files of an earlier run:
-//! the directory never mixes two runs' frames, and a failed or interrupted run leaves it as
-//! it was (a directory the run created is removed again).
+//! PNG frames wait (in one anonymous spill file, or a named staging directory) until the run
+//! completes and only then appear in the `--png-dir` directory, replacing the `frame_*.png`
+//! files of an earlier run; a failed or interrupted run leaves the directory as it was
+//! ([`super::png_dir`]).
 
 use std::{
     path::{Path, PathBuf},
@@ -17,7 +17,8 @@ use rayon::prelude::*;
 
 use super::{
     Palette,
-    output::{self, AtomicFile, describe_io},
+    output::{AtomicFile, describe_io},
+    png_dir::PngDir,
 };
 use crate::error::{Error, Result};
 
@@ -189,14 +190,10 @@ impl Encoder {
     fn write_batch(&mut self, batch: Vec<Vec<u8>>) -> Result<()> {
         let first_index = self.frames;
         self.frames += batch.len();
-        if let Some(dir) = &self.png_dir {
+        if let Some(dir) = &mut self.png_dir {
             let (w, h, palette, text) = (self.width, self.height, self.palette, self.text.as_deref());
-            batch.par_iter().enumerate().try_for_each(|(i, levels)| {
-                let name = format!("frame_{:05}.png", first_index + i);
-                let file = std::fs::File::create(dir.staging.join(&name))
-                    .map_err(|e| Error::Output { path: dir.target.join(&name), reason: describe_io(&e) })?;
-                encode_png(std::io::BufWriter::new(file), levels, w, h, palette, text)
-                    .map_err(|reason| Error::Output { path: dir.target.join(&name), reason })
+            dir.write_batch(first_index, &batch, &|levels, out| {
+                encode_png(out, levels, w, h, palette, text)
             })?;
         }
         if let Some(gif) = &mut self.gif {
@@ -314,106 +311,6 @@ fn open_gif(
         encoder.write_raw_extension(GIF_COMMENT, &[text.as_bytes()]).map_err(|e| gif_error(path, e))?;
     }
     Ok(encoder)
-}
-
-/// Whether `name` is a frame this writer writes (`frame_00042.png`).
-fn is_frame_name(name: &str) -> bool {
-    name.strip_prefix("frame_")
-        .and_then(|rest| rest.strip_suffix(".png"))
-        .is_some_and(|digits| digits.len() >= 5 && digits.bytes().all(|b| b.is_ascii_digit()))
-}
-
-/// Checks, without touching anything, that `dir` can take PNG frames: an existing directory
-/// holding only frames of an earlier run (they are replaced), or a new one whose parent
-/// exists.
-pub fn check_png_dir(dir: &Path) -> Result<()> {
-    let fail = |reason: String| Error::Output { path: dir.to_owned(), reason };
-    match std::fs::metadata(dir) {
-        Ok(meta) if !meta.is_dir() => Err(fail("it exists and is not a directory".into())),
-        Ok(_) => {
-            let entries = std::fs::read_dir(dir).map_err(|e| fail(describe_io(&e)))?;
-            for entry in entries {
-                let name = entry.map_err(|e| fail(describe_io(&e)))?.file_name();
-                if !name.to_str().is_some_and(is_frame_name) {
-                    return Err(fail(format!(
-                        "it holds {} besides frames; --png-dir takes a new directory, or one with only \
-                         the frame_*.png files of an earlier run (which are replaced)",
-                        name.to_string_lossy()
-                    )));
-                }
-            }
-            Ok(())
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let parent = output::parent_dir(dir);
-            if !parent.is_dir() {
-                return Err(fail(format!("the directory {} does not exist", parent.display())));
-            }
-            Ok(())
-        }
-        Err(e) => Err(fail(describe_io(&e))),
-    }
-}
-
-/// A `--png-dir` being written: frames go to `staging` until the run completes.
-struct PngDir {
-    target: PathBuf,
-    staging: PathBuf,
-    /// Whether this run created `target` (removed again if the run does not complete).
-    created: bool,
-    committed: bool,
-}
-
-impl PngDir {
-    /// Creates the directory if needed and the staging directory inside it.
-    fn prepare(dir: &Path) -> Result<Self> {
-        let fail = |e: std::io::Error| Error::Output { path: dir.to_owned(), reason: describe_io(&e) };
-        check_png_dir(dir)?;
-        let created = !dir.is_dir();
-        if created {
-            output::create_output_dir(dir).map_err(fail)?;
-        }
-        let staging = match output::staging_dir(dir) {
-            Ok(staging) => staging,
-            Err(e) => {
-                if created {
-                    output::remove_created_dir(dir);
-                }
-                return Err(fail(e));
-            }
-        };
-        Ok(Self { target: dir.to_owned(), staging, created, committed: false })
-    }
-
-    /// Replaces the earlier run's frames with this run's.
-    fn commit(mut self) -> Result<PathBuf> {
-        self.committed = true;
-        let (target, staging) = (&self.target, &self.staging);
-        let created = self.created.then_some(target.as_path());
-        output::commit_staged(staging, created, || {
-            for entry in std::fs::read_dir(target)? {
-                let name = entry?.file_name();
-                if name.to_str().is_some_and(is_frame_name) {
-                    std::fs::remove_file(target.join(&name))?;
-                }
-            }
-            for entry in std::fs::read_dir(staging)? {
-                let name = entry?.file_name();
-                std::fs::rename(staging.join(&name), target.join(&name))?;
-            }
-            std::fs::remove_dir(staging)
-        })
-        .map_err(|e| Error::Output { path: target.clone(), reason: describe_io(&e) })?;
-        Ok(self.target.clone())
-    }
-}
-
-impl Drop for PngDir {
-    fn drop(&mut self) {
-        if !self.committed {
-            output::abandon_staged(&self.staging, self.created.then_some(self.target.as_path()));
-        }
-    }
 }
 
 /// PNG-encodes one frame of palette levels into `out` (fast deflate, adaptive filters: the

@@ -126,3 +126,26 @@ pub fn refused(subcommand: &str, defaults: &[(&str, &str)], name: &str, args: &[
     assert!(!stderr.contains("panicked"), "{name}: {stderr}");
     assert!(files_in(&dir).is_empty(), "{name}: left {:?}", files_in(&dir));
 }
+
+/// The size of the `--png-dir` spill file that process `pid` (a number, or `self`) has open
+/// in `dir`: an anonymous file there (`/proc/PID/fd/N -> DIR/#INODE (deleted)`) opened for
+/// reading and writing (anonymous outputs such as a GIF are write-only). `None` if there is
+/// none.
+pub fn spill_file_size(pid: &str, dir: &Path) -> Option<u64> {
+    for entry in std::fs::read_dir(format!("/proc/{pid}/fd")).ok()?.flatten() {
+        let Ok(target) = std::fs::read_link(entry.path()) else { continue };
+        if target.parent() != Some(dir) || !target.to_string_lossy().ends_with(" (deleted)") {
+            continue;
+        }
+        let fd = entry.file_name();
+        let Ok(info) = std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{}", fd.to_string_lossy())) else {
+            continue;
+        };
+        let flags = info.lines().find_map(|l| l.strip_prefix("flags:")).map(str::trim);
+        let read_write = flags.and_then(|f| u32::from_str_radix(f, 8).ok()).is_some_and(|f| f & 0o3 == 0o2);
+        if read_write {
+            return std::fs::metadata(entry.path()).ok().map(|m| m.len());
+        }
+    }
+    None
+}
