@@ -41,6 +41,20 @@ fn run(sim: &mut GrayScott) -> (Vec<u32>, Vec<u32>) {
     (bits(&u), bits(&v))
 }
 
+/// The tuned-for-parts `defaults`, and an uneven halo for the multi-step variants.
+fn settings_to_try(variant: Variant, defaults: LaunchSettings) -> Vec<LaunchSettings> {
+    let mut settings = vec![defaults];
+    if variant == Variant::Temporal {
+        settings.push(LaunchSettings { temporal_steps: 3, ..defaults });
+    }
+    if variant == Variant::Streaming {
+        let mut stream = defaults.stream;
+        stream.steps = 5;
+        settings.push(LaunchSettings { stream, ..defaults });
+    }
+    settings
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn split_runs_match_one_part_and_the_cpu_bit_for_bit() {
@@ -55,18 +69,8 @@ fn split_runs_match_one_part_and_the_cpu_bit_for_bit() {
             run(&mut restored(GrayScott::new(&setup, &Device::Cuda(gpu.clone()), variant).unwrap(), seed));
         assert!(one == cpu, "{}: one part differs from the CPU", variant.name());
         for split in [2, 3, 5] {
-            // The tuned-for-parts defaults, and uneven halos for the multi-step variants.
             let defaults = LaunchSettings::for_parts(&gpu, variant, W, H, split, false).unwrap();
-            let mut settings = vec![defaults];
-            if variant == Variant::Temporal {
-                settings.push(LaunchSettings { temporal_steps: 3, ..defaults });
-            }
-            if variant == Variant::Streaming {
-                let mut stream = defaults.stream;
-                stream.steps = 5;
-                settings.push(LaunchSettings { stream, ..defaults });
-            }
-            for s in settings {
+            for s in settings_to_try(variant, defaults) {
                 let sim =
                     GrayScott::new_parted(&setup, std::slice::from_ref(&gpu), variant, split, s).unwrap();
                 let described = sim.describe();
@@ -200,18 +204,11 @@ fn nccl_self_exchange_matches_the_cpu_bit_for_bit() {
     cpu_sim.levels(&mut cpu_frame).unwrap();
     for variant in [Variant::Fused, Variant::Temporal, Variant::Streaming] {
         let defaults = LaunchSettings::for_parts(&gpu, variant, W, H, 1, false).unwrap();
-        let mut settings = vec![defaults];
-        if variant == Variant::Temporal {
-            settings.push(LaunchSettings { temporal_steps: 3, ..defaults });
-        }
-        if variant == Variant::Streaming {
-            let mut stream = defaults.stream;
-            stream.steps = 5;
-            settings.push(LaunchSettings { stream, ..defaults });
-        }
         // Without and with the overlap (the band's edges stepped apart from the middle).
-        let settings: Vec<_> =
-            settings.iter().flat_map(|s| [*s, LaunchSettings { overlap: true, ..*s }]).collect();
+        let settings: Vec<_> = settings_to_try(variant, defaults)
+            .into_iter()
+            .flat_map(|s| [s, LaunchSettings { overlap: true, ..s }])
+            .collect();
         for s in settings {
             let layout = one_rank(&gpu);
             // Through NCCL's broadcast from rank 0 (here itself).

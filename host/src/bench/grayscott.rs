@@ -452,7 +452,7 @@ pub fn split_table(
     repeats: usize,
     autotune: bool,
 ) -> Result<String> {
-    use crate::grayscott::parts::{LaunchSettings, PartedGrayScott};
+    use crate::grayscott::parts::LaunchSettings;
     let mut out = format!(
         "{:>6} {:>10} {:>5} {:>4} {:>10} {:>8} {:>12} {:>12} {:>9} {:>9}\n",
         "size",
@@ -484,27 +484,8 @@ pub fn split_table(
                     let t = time_per_step(gpu, repeats, steps, |n| sim.step(n))?;
                     (t.median_ms * 1e3, 0, 0, 0.0)
                 } else {
-                    use crate::grayscott::Engine as _;
-                    let (u, v) = crate::grayscott::initial_fields(setup(size).init, size, size, 1);
                     let layout = crate::transport::Layout::Local { gpus: vec![gpu.clone()], split };
-                    let mut engine = PartedGrayScott::new(
-                        layout,
-                        variant,
-                        size,
-                        size,
-                        setup(size).rates,
-                        settings,
-                        &u,
-                        &v,
-                    )?;
-                    engine.step(steps)?;
-                    engine.synchronize()?;
-                    let t = time_per_step(gpu, repeats, steps, |n| engine.step(n))?;
-                    let halo = engine.halo();
-                    let x = time_per_step(gpu, repeats, 50, |n| (0..n).try_for_each(|_| engine.exchange()))?;
-                    // One exchange per `halo` steps.
-                    let per_step = x.median_ms * 1e3 / f64::from(halo);
-                    (t.median_ms * 1e3, halo, engine.exchange_bytes() / u64::from(halo), per_step)
+                    time_parted(gpu, layout, variant, size, settings, repeats, steps)?
                 };
                 let base = *one_part_us.get_or_insert(us);
                 // Model (not measured): N GPUs each step one part of 1/N of the grid in the
@@ -536,37 +517,21 @@ pub fn split_table(
                         overlap,
                         ..LaunchSettings::for_parts(gpu, variant, size, size, 1, autotune)?
                     };
-                    let (u, v) = crate::grayscott::initial_fields(setup(size).init, size, size, 1);
                     let bootstrap = crate::nccl::Bootstrap {
                         id_file: None,
                         timeout: std::time::Duration::from_secs(120),
                     };
                     let comm = crate::nccl::Communicator::connect(gpu.clone(), 0, 1, &bootstrap)?;
                     let layout = crate::transport::Layout::Ranks(comm);
-                    let mut engine = PartedGrayScott::new(
-                        layout,
-                        variant,
-                        size,
-                        size,
-                        setup(size).rates,
-                        settings,
-                        &u,
-                        &v,
-                    )?;
-                    use crate::grayscott::Engine as _;
-                    engine.step(steps)?;
-                    engine.synchronize()?;
-                    let t = time_per_step(gpu, repeats, steps, |n| engine.step(n))?;
-                    let halo = engine.halo();
-                    let x = time_per_step(gpu, repeats, 50, |n| (0..n).try_for_each(|_| engine.exchange()))?;
-                    let us = t.median_ms * 1e3;
+                    let (us, halo, exchange_bytes, exchange_us) =
+                        time_parted(gpu, layout, variant, size, settings, repeats, steps)?;
                     out.push_str(&format!(
                         "{size:>6} {:>10} {:>5} {halo:>4} {us:>10.2} {:>7.1}% {:>12} {:>12.2} {:>9} {:>9}\n",
                         variant.name(),
                         if overlap { "nccl1o" } else { "nccl1" },
                         100.0 * (us / base - 1.0),
-                        engine.exchange_bytes() / u64::from(halo),
-                        x.median_ms * 1e3 / f64::from(halo),
+                        exchange_bytes,
+                        exchange_us,
                         "-",
                         "-",
                     ));
@@ -583,6 +548,38 @@ pub fn split_table(
          from this GPU's split times)\n"
     ));
     Ok(out)
+}
+
+/// Times a split run of `layout` at `size`²: µs per step, the halo, and the exchange alone
+/// (bytes and µs per step; one exchange per `halo` steps).
+fn time_parted(
+    gpu: &Arc<Gpu>,
+    layout: crate::transport::Layout,
+    variant: Variant,
+    size: u32,
+    settings: crate::grayscott::parts::LaunchSettings,
+    repeats: usize,
+    steps: u32,
+) -> Result<(f64, u32, u64, f64)> {
+    use crate::grayscott::Engine as _;
+    let (u, v) = crate::grayscott::initial_fields(setup(size).init, size, size, 1);
+    let mut engine = crate::grayscott::parts::PartedGrayScott::new(
+        layout,
+        variant,
+        size,
+        size,
+        setup(size).rates,
+        settings,
+        &u,
+        &v,
+    )?;
+    engine.step(steps)?;
+    engine.synchronize()?;
+    let t = time_per_step(gpu, repeats, steps, |n| engine.step(n))?;
+    let halo = engine.halo();
+    let x = time_per_step(gpu, repeats, 50, |n| (0..n).try_for_each(|_| engine.exchange()))?;
+    let per_step = x.median_ms * 1e3 / f64::from(halo);
+    Ok((t.median_ms * 1e3, halo, engine.exchange_bytes() / u64::from(halo), per_step))
 }
 
 #[cfg(test)]

@@ -332,14 +332,7 @@ impl PartedGrayScott {
             stream.synchronize().context(|| "sending this rank's band to rank 0".into())?;
             return Ok((Vec::new(), Vec::new()));
         }
-        let cells = w * self.height as usize;
-        let (mut u, mut v) = (vec![0.0; cells], vec![0.0; cells]);
-        for part in &mut self.parts {
-            let (lu, lv) = part.engine.fields()?;
-            let (start, len) = (part.band.start as usize * w, part.band.len as usize * w);
-            u[start..start + len].copy_from_slice(&lu[h * w..h * w + len]);
-            v[start..start + len].copy_from_slice(&lv[h * w..h * w + len]);
-        }
+        let (mut u, mut v) = own_bands(&mut self.parts, self.width, self.height, self.halo)?;
         let bands = decomposition::bands(self.height, self.total as u32)?;
         let most = bands.iter().map(|b| b.len as usize).max().unwrap_or(0) * w;
         if self.gathered.is_none() {
@@ -417,6 +410,20 @@ fn exchange_pieces(parts: &mut [Part], halo: u32, width: u32) -> Result<()> {
         copy_rows(parts, p, len, p + 1, 0, h, w)?;
     }
     Ok(())
+}
+
+/// Whole-grid fields (`width × height`) holding the bands of `parts` (zero elsewhere).
+fn own_bands(parts: &mut [Part], width: u32, height: u32, halo: u32) -> Result<(Vec<f32>, Vec<f32>)> {
+    let (w, h) = (width as usize, halo as usize);
+    let cells = w * height as usize;
+    let (mut u, mut v) = (vec![0.0; cells], vec![0.0; cells]);
+    for part in parts {
+        let (lu, lv) = part.engine.fields()?;
+        let (start, len) = (part.band.start as usize * w, part.band.len as usize * w);
+        u[start..start + len].copy_from_slice(&lu[h * w..h * w + len]);
+        v[start..start + len].copy_from_slice(&lv[h * w..h * w + len]);
+    }
+    Ok((u, v))
 }
 
 /// Copies `count` rows of both fields from part `src` (from row `src_row`) to part `dst` (to
@@ -509,16 +516,7 @@ impl Engine for PartedGrayScott {
         if matches!(self.link, Link::Nccl { .. }) {
             return self.gather();
         }
-        let (w, h) = (self.width as usize, self.halo as usize);
-        let cells = w * self.height as usize;
-        let (mut u, mut v) = (vec![0.0; cells], vec![0.0; cells]);
-        for part in &mut self.parts {
-            let (lu, lv) = part.engine.fields()?;
-            let (start, len) = (part.band.start as usize * w, part.band.len as usize * w);
-            u[start..start + len].copy_from_slice(&lu[h * w..h * w + len]);
-            v[start..start + len].copy_from_slice(&lv[h * w..h * w + len]);
-        }
-        Ok((u, v))
+        own_bands(&mut self.parts, self.width, self.height, self.halo)
     }
 
     fn set_fields(&mut self, u: &[f32], v: &[f32]) -> Result<()> {
