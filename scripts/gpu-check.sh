@@ -116,7 +116,7 @@ if has profile-full; then
   mkdir -p /tmp/prof && cd /tmp/prof
   ncu --set full --import-source no -k regex:heat_rk4_single -s 2 -c 1 $B/rust-gpu-sim heat --size 600 --steps 4 \
     --variant single > "$OUT/ncu-full-heat-single-600.txt" 2>&1
-  ncu --set full -k regex:"physarum_(agents|trail|bin_)" -s 40 -c 5 $B/rust-gpu-sim physarum --size 2048 \
+  ncu --set full --graph-profiling node -k regex:physarum -s 20 -c 8 $B/rust-gpu-sim physarum --size 2048 \
     --agents 10000000 --steps 12 --variant optimized > "$OUT/ncu-full-physarum-10m.txt" 2>&1
   ncu --set full -k regex:gray_scott_streaming -s 3 -c 1 $B/rust-gpu-sim grayscott --variant streaming --size 4096 \
     --steps 64 --frame-every 64 --png-dir /tmp/prof/full4096 > "$OUT/ncu-full-streaming-4096.txt" 2>&1
