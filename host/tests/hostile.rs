@@ -221,6 +221,12 @@ const CASES: &[(&str, &str, Prepare)] = &[
     // Heat values.
     ("heat --size 2", "--nx must be between 3", nothing),
     ("heat --nz 70000", "--nz must be between 3 and 65536", nothing),
+    ("grayscott --peer-timeout nan", "--peer-timeout must be a number of seconds above 0", nothing),
+    ("grayscott --peer-timeout -inf", "--peer-timeout must be a number of seconds above 0", nothing),
+    ("heat --peer-timeout 0", "--peer-timeout must be a number of seconds above 0", nothing),
+    ("grayscott --peer-timeout 1e9", "at most 86400", nothing),
+    ("grayscott --nccl-id-file id", "--nccl-id-file is for NCCL runs", nothing),
+    ("grayscott --transport tcp", "invalid value 'tcp' for '--transport", nothing),
     ("heat --nz 5000", "the box has 5000 z planes, above the 4096 one part holds", nothing),
     ("heat --alpha -1", "--alpha must be a finite number above 0", nothing),
     ("heat --alpha nan", "--alpha must be a finite number above 0", nothing),

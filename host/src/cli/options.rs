@@ -490,6 +490,13 @@ impl PartsArgs {
     /// one part on one GPU. Refuses a CPU run, a split of zero, more GPUs than the machine
     /// has, and under a launcher anything that disagrees with its processes.
     pub fn open(&self, device: &Device) -> Result<Option<Layout>> {
+        if !(self.peer_timeout.is_finite() && self.peer_timeout > 0.0 && self.peer_timeout <= 86_400.0) {
+            return Err(host::Error::SameOnEveryRank(format!(
+                "--peer-timeout must be a number of seconds above 0, at most 86400, got {}",
+                self.peer_timeout
+            ))
+            .into());
+        }
         let job = host::decomposition::launch_rank(|name| std::env::var(name).ok())?;
         let several = job.is_some_and(|j| j.size > 1);
         let nccl = match self.transport {
@@ -570,13 +577,6 @@ impl PartsArgs {
         match self.split {
             Some(p) if p as usize != size => return Err(disagree(format!("--split {p}"))),
             _ => {}
-        }
-        if !(self.peer_timeout.is_finite() && self.peer_timeout > 0.0 && self.peer_timeout <= 86_400.0) {
-            return Err(host::Error::SameOnEveryRank(format!(
-                "--peer-timeout must be a number of seconds above 0, at most 86400, got {}",
-                self.peer_timeout
-            ))
-            .into());
         }
         host::nccl::check_library()?;
         let Device::Cuda(first) = device else {
