@@ -229,6 +229,20 @@ fn nccl_self_exchange_matches_the_cpu_bit_for_bit() {
     }
 }
 
+/// One rank is its own neighbour: a grid with fewer rows than the halo is refused, not run
+/// with halos that wrap more than once.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn nccl_one_rank_refuses_a_grid_thinner_than_its_halo() {
+    let gpu = gpu();
+    let setup = Setup { init: Init::Spots, ..Setup::new(64, 3, coral()) };
+    let settings = LaunchSettings { temporal_steps: 5, ..LaunchSettings::default() };
+    let Err(e) = GrayScott::new_in(&setup, one_rank(&gpu), Variant::Temporal, settings) else {
+        panic!("a 3-row grid with a 5-row halo was accepted")
+    };
+    assert!(e.to_string().contains("3 rows are fewer than the 5-row halo"), "{e}");
+}
+
 /// Heat through the NCCL transport with one rank (no neighbour: the gathers of the field and
 /// of a slice) against the run in one part.
 #[test]

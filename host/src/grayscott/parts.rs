@@ -196,6 +196,14 @@ impl PartedGrayScott {
         let bands = decomposition::bands(height, layout.parts())?;
         let halo = settings.halo(variant);
         decomposition::check_halo(&bands, halo, "rows")?;
+        // One NCCL rank is its own neighbour: its band must hold the rows its halos take.
+        if matches!(layout, Layout::Ranks(_)) && height < halo {
+            return Err(Error::InvalidInput(format!(
+                "the grid's {height} rows are fewer than the {halo}-row halo {} exchanges through NCCL; use a \
+                 taller grid or --variant fused (a 1-row halo)",
+                variant.name()
+            )));
+        }
         let total = bands.len();
         let part = |band: Band, gpu: &Arc<Gpu>| -> Result<Part> {
             let (lu, lv) = (local(u, band, halo, width, height), local(v, band, halo, width, height));
