@@ -375,12 +375,7 @@ fn overlap_is_refused_where_there_is_no_nccl_exchange_to_hide() {
             "it needs --transport nccl",
         ),
     ] {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_rust-gpu-sim"))
-            .current_dir(&dir)
-            .args(args)
-            .args(["--gif", "o.gif"])
-            .output()
-            .unwrap();
+        let out = common::host(&dir, &[args, &["--gif", "o.gif"][..]].concat());
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
         assert!(stderr.contains(expected) && stderr.lines().count() == 1, "{args:?}: {stderr}");

@@ -4,10 +4,11 @@
 //! named fallback (`RUST_GPU_SIM_NAMED_TEMPORARIES=1`) does leave its temporary file: that
 //! check shows these tests see a stray file when there is one.
 
+mod common;
+
 use std::{
     path::{Path, PathBuf},
     process::{Child, Command, Stdio},
-    time::{Duration, Instant},
 };
 
 use host::{checkpoint::Checkpoint, outfile::NAMED_TEMPORARIES_VAR};
@@ -61,25 +62,12 @@ fn unfinished_output(pid: u32, dir: &Path) -> Option<u64> {
     })
 }
 
-/// Waits until `child` is writing an output in `dir` and `ready` holds, then kills it with
-/// SIGKILL.
-fn kill_while_writing(mut child: Child, dir: &Path, ready: impl Fn() -> bool) {
-    let started = Instant::now();
-    loop {
-        if let Some(size) = unfinished_output(child.id(), dir)
-            && ready()
-        {
-            eprintln!("SIGKILL with {size} bytes of an unfinished output written");
-            break;
-        }
-        if let Some(status) = child.try_wait().unwrap() {
-            panic!("the run ended ({status}) before it was seen writing");
-        }
-        assert!(started.elapsed() < Duration::from_secs(60), "never saw the run writing its output");
-        std::thread::sleep(Duration::from_micros(200));
-    }
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
+/// Kills `child` with SIGKILL once it is writing an unfinished output in `dir` and `ready`
+/// holds.
+fn kill_while_writing(child: Child, dir: &Path, ready: impl Fn() -> bool) {
+    common::sigkill_once(child, "an unfinished output", |pid| {
+        unfinished_output(pid, dir).filter(|_| ready())
+    });
 }
 
 /// A long CPU run writing a GIF over an existing one, killed mid-run.

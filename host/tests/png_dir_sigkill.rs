@@ -14,7 +14,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use common::{scratch_dir, spill_file_size};
+use common::{scratch_dir, sigkill_once, spill_file_size};
 use host::outfile::NAMED_TEMPORARIES_VAR;
 
 /// Every entry under `dir` (recursively, links not followed) with its kind and contents,
@@ -75,25 +75,6 @@ fn start_long_run(dir: &Path, named: bool) -> Child {
     command(dir, &args, named).stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("start the program")
 }
 
-/// Waits until `frames_written` says the run has encoded frames (returning how much), then
-/// kills it with SIGKILL.
-fn kill_once_frames_are_written(mut child: Child, frames_written: impl Fn(u32) -> Option<u64>) {
-    let started = Instant::now();
-    loop {
-        if let Some(bytes) = frames_written(child.id()) {
-            eprintln!("SIGKILL with {bytes} bytes of frames encoded");
-            break;
-        }
-        if let Some(status) = child.try_wait().unwrap() {
-            panic!("the run ended ({status}) before it was seen writing frames");
-        }
-        assert!(started.elapsed() < Duration::from_secs(60), "never saw the run writing frames");
-        std::thread::sleep(Duration::from_micros(200));
-    }
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
-}
-
 /// Several frames in the spill file of process `pid` in `spill_dir` (the first 128² frames
 /// are about 3 kB of PNG each).
 fn spilled(pid: u32, spill_dir: &Path) -> Option<u64> {
@@ -104,7 +85,7 @@ fn spilled(pid: u32, spill_dir: &Path) -> Option<u64> {
 fn sigkill_mid_run_leaves_no_new_png_dir() {
     let dir = scratch_dir("png-sigkill-new");
     // The directory does not exist yet: the spill file is in its parent.
-    kill_once_frames_are_written(start_long_run(&dir, false), |pid| spilled(pid, &dir));
+    sigkill_once(start_long_run(&dir, false), "frames", |pid| spilled(pid, &dir));
     assert_eq!(snapshot(&dir), [], "a stray entry was left");
 }
 
@@ -120,7 +101,7 @@ fn sigkill_mid_run_leaves_the_earlier_runs_frames_as_they_were() {
         before.iter().map(|e| &e.0).collect::<Vec<_>>()
     );
     let frames = dir.join("frames");
-    kill_once_frames_are_written(start_long_run(&dir, false), |pid| spilled(pid, &frames));
+    sigkill_once(start_long_run(&dir, false), "frames", |pid| spilled(pid, &frames));
     assert!(
         snapshot(&dir) == before,
         "the directory changed: {:?}",
@@ -147,7 +128,7 @@ fn staged_frames(frames: &Path) -> Option<u64> {
 fn with_named_staging_sigkill_leaves_the_staging_directory() {
     let dir = scratch_dir("png-sigkill-named");
     let frames = dir.join("frames");
-    kill_once_frames_are_written(start_long_run(&dir, true), |_| staged_frames(&frames));
+    sigkill_once(start_long_run(&dir, true), "frames", |_| staged_frames(&frames));
     let left = common::files_in(&frames);
     assert_eq!(left.len(), 1, "{left:?}");
     assert!(left[0].starts_with(".tmp"), "{left:?}");

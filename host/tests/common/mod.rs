@@ -6,8 +6,9 @@
 
 use std::{
     path::{Path, PathBuf},
-    process::{Command, Output},
+    process::{Child, Command, Output},
     sync::atomic::{AtomicUsize, Ordering},
+    time::{Duration, Instant},
 };
 
 use host::{grayscott::Rates, rng::SplitMix64};
@@ -148,4 +149,24 @@ pub fn spill_file_size(pid: &str, dir: &Path) -> Option<u64> {
         }
     }
     None
+}
+
+/// Waits until `seen(pid)` reports the run writing (`Some(bytes)`), then kills it with
+/// SIGKILL. Fails if the run ends first or is not seen writing within a minute; `what` names
+/// what is being waited for in messages.
+pub fn sigkill_once(mut child: Child, what: &str, mut seen: impl FnMut(u32) -> Option<u64>) {
+    let started = Instant::now();
+    loop {
+        if let Some(bytes) = seen(child.id()) {
+            eprintln!("SIGKILL with {bytes} bytes of {what} written");
+            break;
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("the run ended ({status}) before it was seen writing {what}");
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "never saw the run writing {what}");
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
 }
