@@ -261,14 +261,25 @@ fn temporal_kernel_matches_cpu_for_every_step_count() {
     }
 }
 
-/// Each streaming kernel (1 to 8 steps) with blocks of 1 to 4
+/// Each streaming kernel (1 to 8 steps, one and two cells per thread) with blocks of 1 to 4
 /// warps and several chunk lengths on `sizes`, against that many CPU steps, bit for bit.
 /// Outputs start as NaN, so a cell left unwritten fails.
 fn check_streaming_kernels(sizes: &[(u32, u32)]) {
     use kernels::grayscott::STREAM_MAX_STEPS;
     let (gpu, seed) = (gpu(), fresh_seed());
-    // (warps, chunk rows)
-    let layouts = [(4, 64), (1, 7), (4, 33), (1, 64), (3, 5), (2, 1)];
+    // (warps, chunk rows, cells per thread)
+    let layouts = [
+        (4, 64, 2),
+        (1, 7, 2),
+        (4, 33, 2),
+        (1, 64, 2),
+        (3, 5, 2),
+        (2, 1, 2),
+        (4, 64, 1),
+        (1, 7, 1),
+        (3, 33, 1),
+        (2, 1, 1),
+    ];
     let mut checked = 0;
     for &(w, h) in sizes {
         let cells = (w * h) as usize;
@@ -282,9 +293,9 @@ fn check_streaming_kernels(sizes: &[(u32, u32)]) {
             })
             .collect();
         let (du, dv) = (upload(&gpu, &u), upload(&gpu, &v));
-        for (warps, chunk) in layouts {
+        for (warps, chunk, cols) in layouts {
             for steps in 1..=STREAM_MAX_STEPS {
-                let shape = cuda::StreamShape { steps, warps, chunk };
+                let shape = cuda::StreamShape { steps, warps, chunk, cols };
                 let (mut un, mut vn) = poisoned_pair(&gpu, cells);
                 cuda::launch_streaming(&gpu, &du, &dv, &mut un, &mut vn, w, h, coral(), shape, steps)
                     .unwrap();
@@ -305,7 +316,7 @@ fn check_streaming_kernels(sizes: &[(u32, u32)]) {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn streaming_kernels_match_cpu_on_small_grids() {
-    let single_row = kernels::grayscott::stream_strip(1, 4) + 1;
+    let single_row = kernels::grayscott::stream_strip(1, 4, 2) + 1;
     check_streaming_kernels(&[(67, 45), (5, 3), (single_row, 1)]);
 }
 

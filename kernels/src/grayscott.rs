@@ -577,22 +577,24 @@ pub unsafe fn gray_scott_temporal(
     }
 }
 
-/// Cells per thread of the `streaming` kernels: two adjacent columns of one row. (Four halve
-/// the shared-memory traffic per cell but need many more registers: 147 at 4 steps, against
-/// 78, and spills at 6. On an H200 the tuner never chose them at 512² to 4096²; measured
-/// again on 2026-11-23 at 3, 4 and 6 steps, the best four-column shape was slower than the
-/// best two-column shape of the same step counts: 8.4 against 7.8 µs per step at 2048²,
-/// 26.9 against 24.9 at 4096², 2.39 against 1.90 at 512². So they are not built.)
+/// Cells per thread of the `streaming` kernels `gray_scott_streaming_s*`: two adjacent columns
+/// of one row; the `gray_scott_streaming_c1_s*` kernels hold one. (Four halve the
+/// shared-memory traffic per cell but need many more registers: 147 at 4 steps, against 78,
+/// and spills at 6. On an H200 the tuner never chose them at 512² to 4096²; measured again on
+/// 2026-11-23 at 3, 4 and 6 steps, the best four-column shape was slower than the best
+/// two-column shape of the same step counts: 8.4 against 7.8 µs per step at 2048², 26.9
+/// against 24.9 at 4096², 2.39 against 1.90 at 512². So they are not built.)
 pub const STREAM_COLS: u32 = 2;
 /// The most warps (side by side along x) in a `streaming` block.
 pub const STREAM_MAX_WARPS: u32 = 4;
 /// The most steps one `streaming` launch may take (kernels `gray_scott_streaming_c*_s1` to `_s8`).
 pub const STREAM_MAX_STEPS: u32 = 8;
 
-/// The output columns of one `streaming` block of `warps` warps taking `steps` steps: its
-/// window (`32 · STREAM_COLS · warps` columns) less a halo of `steps` columns each side.
-pub const fn stream_strip(steps: u32, warps: u32) -> u32 {
-    32 * STREAM_COLS * warps - 2 * steps
+/// The output columns of one `streaming` block of `warps` warps taking `steps` steps with
+/// `cols` cells per thread: its window (`32 · cols · warps` columns) less a halo of `steps`
+/// columns each side.
+pub const fn stream_strip(steps: u32, warps: u32, cols: u32) -> u32 {
+    32 * cols * warps - 2 * steps
 }
 
 /// Dynamic shared memory of a `streaming` block of `warps` warps taking `steps` steps: for
@@ -769,7 +771,7 @@ unsafe fn streaming<const C: usize, const T: usize>(
     }
     let window = 32 * C as u32 * warps;
     // Window column 0 is grid column block·strip − T (wrapped: the grid is periodic).
-    let origin_x = i64::from(thread::block_idx_x() * stream_strip(steps, warps)) - i64::from(steps);
+    let origin_x = i64::from(thread::block_idx_x() * stream_strip(steps, warps, C as u32)) - i64::from(steps);
     let mut columns = [0usize; C];
     let mut writes = [false; C];
     for j in 0..C {
@@ -824,7 +826,7 @@ unsafe fn streaming<const C: usize, const T: usize>(
 }
 
 macro_rules! streaming_kernels {
-    ($($(#[$doc:meta])* $name:ident $steps:literal),*) => {$(
+    ($cols:expr; $($(#[$doc:meta])* $name:ident $steps:literal),*) => {$(
         $(#[$doc])*
         #[kernel(launch_bounds(128, 3), dynamic_shared = stream_shared_bytes($steps, 1))]
         #[allow(clippy::too_many_arguments)]
@@ -838,13 +840,13 @@ macro_rules! streaming_kernels {
             rates: Rates,
             chunk: u32,
         ) {
-            const C: usize = STREAM_COLS as usize;
+            const C: usize = $cols;
             unsafe { streaming::<C, $steps>(u, v, u_next, v_next, width, height, rates, chunk) }
         }
     )*};
 }
 
-streaming_kernels!(
+streaming_kernels!(STREAM_COLS as usize;
     /// Step 5, the `streaming` variant with 1 step per launch; see [`gray_scott_streaming_s8`].
     gray_scott_streaming_s1 1,
     /// Step 5, the `streaming` variant with 2 steps per launch; see [`gray_scott_streaming_s8`].
@@ -887,6 +889,36 @@ streaming_kernels!(
     /// of blocks): 23.8 µs per step, against 40.1 for [`gray_scott_temporal`]; ncu: 119
     /// registers (148 at 8 steps), 4 blocks per SM, issue slots 74% busy.
     gray_scott_streaming_s8 8
+);
+
+streaming_kernels!(1;
+    /// The `streaming` variant with one cell per thread and 1 step per launch; see
+    /// [`gray_scott_streaming_c1_s8`].
+    gray_scott_streaming_c1_s1 1,
+    /// One cell per thread, 2 steps per launch; see [`gray_scott_streaming_c1_s8`].
+    gray_scott_streaming_c1_s2 2,
+    /// One cell per thread, 3 steps per launch; see [`gray_scott_streaming_c1_s8`].
+    gray_scott_streaming_c1_s3 3,
+    /// One cell per thread, 4 steps per launch; see [`gray_scott_streaming_c1_s8`].
+    gray_scott_streaming_c1_s4 4,
+    /// One cell per thread, 5 steps per launch; see [`gray_scott_streaming_c1_s8`].
+    gray_scott_streaming_c1_s5 5,
+    /// One cell per thread, 6 steps per launch; see [`gray_scott_streaming_c1_s8`].
+    gray_scott_streaming_c1_s6 6,
+    /// One cell per thread, 7 steps per launch; see [`gray_scott_streaming_c1_s8`].
+    gray_scott_streaming_c1_s7 7,
+    /// [`gray_scott_streaming_s8`] with `C` = 1: one cell per thread, so a block's window is
+    /// `32 · warps` columns and each row of a time level costs a thread half the arithmetic
+    /// (and the same shared-memory traffic, now per cell). For small grids, where a launch is
+    /// latency-bound (few blocks, each marching a short chunk), this halves the serial chain of
+    /// every block and doubles the warps in flight; the tuner weighs it against the two-column
+    /// kernels at each size.
+    ///
+    /// Thread mapping: blocks of `32 × warps` threads along x, thread t holds window column t;
+    /// grid `(⌈width / strip⌉, ⌈height / chunk⌉)` with strip = [`stream_strip`]`(T, warps, 1)`.
+    /// Bytes per cell per launch as [`gray_scott_streaming_s8`], with a wider halo share (2T
+    /// columns of `32 · warps`).
+    gray_scott_streaming_c1_s8 8
 );
 
 /// The parameter map (`host grayscott --map`): one fused step of `tiles` independent

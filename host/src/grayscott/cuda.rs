@@ -8,8 +8,11 @@ use cudarc::driver::{CudaEvent, CudaGraph, CudaSlice, CudaStream, PinnedHostSlic
 use kernels::{
     colormap::{MIN_MAX_BLOCK, MinMax, colormap_levels, field_min_max},
     grayscott::{
-        Rates, STREAM_MAX_STEPS, STREAM_MAX_WARPS, TEMPORAL_MAX_STEPS, TEMPORAL_SPAN_Y, TEMPORAL_WARPS,
-        TILE_H, TILE_W, gray_scott_fused, gray_scott_fused_x4, gray_scott_laplacian, gray_scott_streaming_s1,
+        Rates, STREAM_COLS, STREAM_MAX_STEPS, STREAM_MAX_WARPS, TEMPORAL_MAX_STEPS, TEMPORAL_SPAN_Y,
+        TEMPORAL_WARPS, TILE_H, TILE_W, gray_scott_fused, gray_scott_fused_x4, gray_scott_laplacian,
+        gray_scott_streaming_c1_s1, gray_scott_streaming_c1_s2, gray_scott_streaming_c1_s3,
+        gray_scott_streaming_c1_s4, gray_scott_streaming_c1_s5, gray_scott_streaming_c1_s6,
+        gray_scott_streaming_c1_s7, gray_scott_streaming_c1_s8, gray_scott_streaming_s1,
         gray_scott_streaming_s2, gray_scott_streaming_s3, gray_scott_streaming_s4, gray_scott_streaming_s5,
         gray_scott_streaming_s6, gray_scott_streaming_s7, gray_scott_streaming_s8, gray_scott_temporal,
         gray_scott_tiled, gray_scott_update, stream_shared_bytes, stream_strip, temporal_tile,
@@ -100,66 +103,78 @@ impl FusedShape {
 }
 
 /// Launch setting of the `streaming` kernels: steps per launch (T), warps per block (side by
-/// side along x) and output rows per block (the chunk it marches down).
+/// side along x), output rows per block (the chunk it marches down) and cells per thread
+/// (`cols`: 2 for `gray_scott_streaming_s*`, 1 for `gray_scott_streaming_c1_s*`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StreamShape {
     pub steps: u32,
     pub warps: u32,
     pub chunk: u32,
+    pub cols: u32,
 }
 
 impl Default for StreamShape {
     fn default() -> Self {
-        Self { steps: 4, warps: 1, chunk: 32 }
+        Self { steps: 4, warps: 1, chunk: 32, cols: STREAM_COLS }
     }
 }
 
 impl std::fmt::Display for StreamShape {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} steps per launch, {} warp(s), chunks of {} rows", self.steps, self.warps, self.chunk)
+        write!(
+            f,
+            "{} steps per launch, {} warp(s), chunks of {} rows, {} column(s) per thread",
+            self.steps, self.warps, self.chunk, self.cols
+        )
     }
 }
 
 impl StreamShape {
-    /// Candidates timed by [`tune_streaming`] on a `width × height` grid: every step count
-    /// from 2 (the strip widths tile a grid differently for each), 1 to 4 warps, and chunks of
-    /// 8, 16 and 32 rows plus, of 8 rows or more, those that fill 1 to 4 whole waves of blocks
-    /// (`resident(steps, warps)` blocks fit on the GPU at once): the longer a chunk, the less
-    /// the wavefront's start costs, and in whole waves no SM idles through a last partial one.
-    pub fn candidates(width: u32, height: u32, resident: impl Fn(u32, u32) -> u32) -> Vec<StreamShape> {
+    /// Candidates timed by [`tune_streaming`] on a `width × height` grid: one and two cells
+    /// per thread, every step count from 2 (the strip widths tile a grid differently for
+    /// each), 1 to 4 warps, and chunks of 8, 16 and 32 rows plus, of 8 rows or more, those
+    /// that fill 1 to 4 whole waves of blocks (`resident(steps, warps, cols)` blocks fit on
+    /// the GPU at once): the longer a chunk, the less the wavefront's start costs, and in
+    /// whole waves no SM idles through a last partial one.
+    pub fn candidates(width: u32, height: u32, resident: impl Fn(u32, u32, u32) -> u32) -> Vec<StreamShape> {
         let mut all = Vec::new();
-        for steps in 2..=STREAM_MAX_STEPS {
-            for warps in 1..=STREAM_MAX_WARPS {
-                let strips = width.max(1).div_ceil(stream_strip(steps, warps));
-                let mut chunks = vec![8, 16, 32];
-                for waves in 1..=4 {
-                    let block_rows = waves * resident(steps, warps) / strips;
-                    if block_rows > 0 {
-                        chunks.push(height.max(1).div_ceil(block_rows).max(8));
+        for cols in [1, STREAM_COLS] {
+            for steps in 2..=STREAM_MAX_STEPS {
+                for warps in 1..=STREAM_MAX_WARPS {
+                    let strips = width.max(1).div_ceil(stream_strip(steps, warps, cols));
+                    let mut chunks = vec![8, 16, 32];
+                    for waves in 1..=4 {
+                        let block_rows = waves * resident(steps, warps, cols) / strips;
+                        if block_rows > 0 {
+                            chunks.push(height.max(1).div_ceil(block_rows).max(8));
+                        }
                     }
+                    chunks.sort_unstable();
+                    chunks.dedup();
+                    all.extend(chunks.into_iter().map(|chunk| StreamShape { steps, warps, chunk, cols }));
                 }
-                chunks.sort_unstable();
-                chunks.dedup();
-                all.extend(chunks.into_iter().map(|chunk| StreamShape { steps, warps, chunk }));
             }
         }
         all
     }
 
-    /// `s4w1r32` (steps, warps, chunk rows), as cached.
+    /// `s4w1r32c2` (steps, warps, chunk rows, cells per thread), as cached.
     pub fn key(&self) -> String {
-        format!("s{}w{}r{}", self.steps, self.warps, self.chunk)
+        format!("s{}w{}r{}c{}", self.steps, self.warps, self.chunk, self.cols)
     }
 
-    /// Parses [`StreamShape::key`]; `None` for anything malformed or unlaunchable.
+    /// Parses [`StreamShape::key`]; `None` for anything malformed or unlaunchable (and for the
+    /// keys of versions without one-cell kernels, which were tuned without them).
     pub fn parse(text: &str) -> Option<StreamShape> {
         let rest = text.strip_prefix('s')?;
         let (steps, rest) = rest.split_once('w')?;
-        let (warps, chunk) = rest.split_once('r')?;
+        let (warps, rest) = rest.split_once('r')?;
+        let (chunk, cols) = rest.split_once('c')?;
         let shape = StreamShape {
             steps: steps.parse().ok()?,
             warps: warps.parse().ok()?,
             chunk: chunk.parse().ok()?,
+            cols: cols.parse().ok()?,
         };
         shape.is_valid().then_some(shape)
     }
@@ -169,6 +184,7 @@ impl StreamShape {
         (1..=STREAM_MAX_STEPS).contains(&self.steps)
             && (1..=STREAM_MAX_WARPS).contains(&self.warps)
             && self.chunk >= 1
+            && (self.cols == 1 || self.cols == STREAM_COLS)
     }
 }
 
@@ -355,15 +371,18 @@ pub fn tune_streaming(gpu: &Gpu, width: u32, height: u32) -> Result<StreamShape>
     let rates = super::preset("coral").expect("preset").rates();
     let pairs = (400_000_000 / cells).clamp(4, 400) / 2;
     let mut best = (f64::INFINITY, StreamShape::default());
-    let mut resident = [[0u32; STREAM_MAX_WARPS as usize]; STREAM_MAX_STEPS as usize];
+    let mut resident = [[[0u32; STREAM_MAX_WARPS as usize]; STREAM_MAX_STEPS as usize]; 2];
     // Candidates take 2 steps or more.
-    for steps in 2..=STREAM_MAX_STEPS {
-        for warps in 1..=STREAM_MAX_WARPS {
-            resident[steps as usize - 1][warps as usize - 1] = stream_resident_blocks(gpu, steps, warps)?;
+    for cols in [1, STREAM_COLS] {
+        for steps in 2..=STREAM_MAX_STEPS {
+            for warps in 1..=STREAM_MAX_WARPS {
+                resident[cols as usize - 1][steps as usize - 1][warps as usize - 1] =
+                    stream_resident_blocks(gpu, steps, warps, cols)?;
+            }
         }
     }
-    let candidates = StreamShape::candidates(width, height, |steps, warps| {
-        resident[steps as usize - 1][warps as usize - 1]
+    let candidates = StreamShape::candidates(width, height, |steps, warps, cols| {
+        resident[cols as usize - 1][steps as usize - 1][warps as usize - 1]
     });
     for shape in candidates {
         let ms = time_candidate(gpu, || {
@@ -1062,57 +1081,94 @@ pub fn launch_temporal(
     Ok(gpu.launch(gray_scott_temporal, cfg, (u, v, u_next, v_next, width, height, rates, steps))?)
 }
 
-/// Evaluates `$body` with `$kernel` bound to the handle of `gray_scott_streaming_s{$steps}`
-/// (each kernel's handle is its own type, so this is a match rather than a table).
+/// Evaluates `$body` with `$kernel` bound to the handle of the streaming kernel for `$cols`
+/// cells per thread and `$steps` steps (`gray_scott_streaming_s{steps}` for two cells,
+/// `gray_scott_streaming_c1_s{steps}` for one; each kernel's handle is its own type, so this
+/// is a match rather than a table).
 macro_rules! with_streaming_kernel {
-    ($steps:expr, $kernel:ident => $body:expr) => {
-        match $steps {
-            1 => {
+    ($cols:expr, $steps:expr, $kernel:ident => $body:expr) => {
+        match ($cols, $steps) {
+            (2, 1) => {
                 let $kernel = gray_scott_streaming_s1;
                 $body
             }
-            2 => {
+            (2, 2) => {
                 let $kernel = gray_scott_streaming_s2;
                 $body
             }
-            3 => {
+            (2, 3) => {
                 let $kernel = gray_scott_streaming_s3;
                 $body
             }
-            4 => {
+            (2, 4) => {
                 let $kernel = gray_scott_streaming_s4;
                 $body
             }
-            5 => {
+            (2, 5) => {
                 let $kernel = gray_scott_streaming_s5;
                 $body
             }
-            6 => {
+            (2, 6) => {
                 let $kernel = gray_scott_streaming_s6;
                 $body
             }
-            7 => {
+            (2, 7) => {
                 let $kernel = gray_scott_streaming_s7;
                 $body
             }
-            8 => {
+            (2, 8) => {
                 let $kernel = gray_scott_streaming_s8;
                 $body
             }
-            steps => unreachable!("no streaming kernel for {steps} steps"),
+            (1, 1) => {
+                let $kernel = gray_scott_streaming_c1_s1;
+                $body
+            }
+            (1, 2) => {
+                let $kernel = gray_scott_streaming_c1_s2;
+                $body
+            }
+            (1, 3) => {
+                let $kernel = gray_scott_streaming_c1_s3;
+                $body
+            }
+            (1, 4) => {
+                let $kernel = gray_scott_streaming_c1_s4;
+                $body
+            }
+            (1, 5) => {
+                let $kernel = gray_scott_streaming_c1_s5;
+                $body
+            }
+            (1, 6) => {
+                let $kernel = gray_scott_streaming_c1_s6;
+                $body
+            }
+            (1, 7) => {
+                let $kernel = gray_scott_streaming_c1_s7;
+                $body
+            }
+            (1, 8) => {
+                let $kernel = gray_scott_streaming_c1_s8;
+                $body
+            }
+            (cols, steps) => {
+                unreachable!("no streaming kernel for {cols} cells per thread and {steps} steps")
+            }
         }
     };
 }
 
-/// How many blocks of `gray_scott_streaming_s{steps}` with `warps` warps the GPU holds at once.
-fn stream_resident_blocks(gpu: &Gpu, steps: u32, warps: u32) -> Result<u32> {
+/// How many blocks of the streaming kernel for `steps` steps and `cols` cells per thread, with
+/// `warps` warps, the GPU holds at once.
+fn stream_resident_blocks(gpu: &Gpu, steps: u32, warps: u32, cols: u32) -> Result<u32> {
     let (threads, shared) = (32 * warps, stream_shared_bytes(steps, warps));
-    with_streaming_kernel!(steps, kernel => Ok(gpu.resident_blocks_with(kernel, threads, shared)?))
+    with_streaming_kernel!(cols, steps, kernel => Ok(gpu.resident_blocks_with(kernel, threads, shared)?))
 }
 
-/// A `gray_scott_streaming_s{steps}` kernel: `steps` (≤ 8) steps from (`u`, `v`) into
-/// (`u_next`, `v_next`), with the warps and chunk of `shape` (its `steps` is not used: the last
-/// launch of a run may take fewer).
+/// A streaming kernel: `steps` (≤ 8) steps from (`u`, `v`) into (`u_next`, `v_next`), with
+/// the warps, chunk and cells per thread of `shape` (its `steps` is not used: the last launch
+/// of a run may take fewer).
 #[allow(clippy::too_many_arguments)]
 pub fn launch_streaming(
     gpu: &Gpu,
@@ -1131,14 +1187,14 @@ pub fn launch_streaming(
     // A chunk taller than the grid would only repeat rows.
     let chunk = shape.chunk.min(height.max(1));
     let cfg = cudarc::driver::LaunchConfig {
-        grid_dim: (width.div_ceil(stream_strip(steps, shape.warps)), height.div_ceil(chunk), 1),
+        grid_dim: (width.div_ceil(stream_strip(steps, shape.warps, shape.cols)), height.div_ceil(chunk), 1),
         block_dim: (32 * shape.warps, 1, 1),
         shared_mem_bytes: stream_shared_bytes(steps, shape.warps),
     };
     // Blocks of 32 × warps (≤ 4) threads with their shared planes; strips of `stream_strip`
     // columns and chunks of `chunk` rows cover the grid.
     let args = (u, v, u_next, v_next, width, height, rates, chunk);
-    with_streaming_kernel!(steps, kernel => Ok(gpu.launch(kernel, cfg, args)?))
+    with_streaming_kernel!(shape.cols, steps, kernel => Ok(gpu.launch(kernel, cfg, args)?))
 }
 
 /// `field_min_max` over `frames` consecutive frames of `cells` cells: resets `slots`
@@ -1203,39 +1259,59 @@ mod tests {
         assert_eq!(FusedShape::default().key(), "128x2x4");
         assert_eq!(FusedShape { columns: 4, ..FusedShape::default() }.key(), "128x2x4x4");
         // An H200's 132 SMs holding 6 blocks each, on an odd grid.
-        let candidates = StreamShape::candidates(4093, 3001, |_, _| 792);
-        assert!(candidates.len() >= 7 * 4 * 3 && candidates.len() <= 7 * 4 * 7);
-        for steps in 2..=STREAM_MAX_STEPS {
-            for warps in 1..=STREAM_MAX_WARPS {
-                let chunks: Vec<u32> = candidates
-                    .iter()
-                    .filter(|s| (s.steps, s.warps) == (steps, warps))
-                    .map(|s| s.chunk)
-                    .collect();
-                assert!([8, 16, 32].iter().all(|c| chunks.contains(c)), "{chunks:?}");
-                // The longest chunk fills one wave: its blocks fit on the GPU at once, and one
-                // row less per chunk would not.
-                let strips = 4093u32.div_ceil(stream_strip(steps, warps));
-                let longest = *chunks.iter().max().unwrap();
-                assert!(strips * 3001u32.div_ceil(longest) <= 792, "s{steps}w{warps}: {chunks:?}");
-                assert!(strips * 3001u32.div_ceil(longest - 1) > 792, "s{steps}w{warps}: {chunks:?}");
+        let candidates = StreamShape::candidates(4093, 3001, |_, _, _| 792);
+        assert!(candidates.len() >= 2 * 7 * 4 * 3 && candidates.len() <= 2 * 7 * 4 * 7);
+        for cols in [1, STREAM_COLS] {
+            for steps in 2..=STREAM_MAX_STEPS {
+                for warps in 1..=STREAM_MAX_WARPS {
+                    let chunks: Vec<u32> = candidates
+                        .iter()
+                        .filter(|s| (s.steps, s.warps, s.cols) == (steps, warps, cols))
+                        .map(|s| s.chunk)
+                        .collect();
+                    assert!([8, 16, 32].iter().all(|c| chunks.contains(c)), "{chunks:?}");
+                    // The longest chunk fills one wave: its blocks fit on the GPU at once, and
+                    // one row less per chunk would not.
+                    let strips = 4093u32.div_ceil(stream_strip(steps, warps, cols));
+                    let longest = *chunks.iter().max().unwrap();
+                    assert!(strips * 3001u32.div_ceil(longest) <= 792, "s{steps}w{warps}c{cols}: {chunks:?}");
+                    assert!(
+                        strips * 3001u32.div_ceil(longest - 1) > 792,
+                        "s{steps}w{warps}c{cols}: {chunks:?}"
+                    );
+                }
             }
         }
         for shape in candidates {
             assert!(shape.is_valid(), "{shape:?}");
             assert_eq!(StreamShape::parse(&shape.key()), Some(shape), "{}", shape.key());
             // The strip must hold output columns: the window exceeds the two halos.
-            assert!(stream_strip(shape.steps, shape.warps) > 0);
+            assert!(stream_strip(shape.steps, shape.warps, shape.cols) > 0);
         }
-        assert_eq!(StreamShape::default().key(), "s4w1r32");
+        assert_eq!(StreamShape::default().key(), "s4w1r32c2");
     }
 
     /// Cache entries from another version or edited by hand are ignored, not launched.
     #[test]
     fn malformed_or_unlaunchable_cache_entries_are_refused() {
-        for text in
-            ["", "s", "s4w1", "s4w1r", "s0w1r32", "s9w1r32", "s4w0r32", "s4w5r32", "s4w1r0", "8", "s4c2w1r32"]
-        {
+        for text in [
+            "",
+            "s",
+            "s4w1",
+            "s4w1r",
+            "s4w1r32",
+            "s4w1r32c",
+            "s4w1r32c0",
+            "s4w1r32c3",
+            "s4w1r32c4",
+            "s0w1r32c2",
+            "s9w1r32c2",
+            "s4w0r32c2",
+            "s4w5r32c2",
+            "s4w1r0c2",
+            "8",
+            "s4c2w1r32",
+        ] {
             assert_eq!(StreamShape::parse(text), None, "{text:?}");
         }
         for text in

@@ -64,7 +64,7 @@ impl LaunchSettings {
         Ok(Self::from_words(words))
     }
 
-    fn to_words(self) -> [u32; 9] {
+    fn to_words(self) -> [u32; 10] {
         let (f, s) = (self.fused, self.stream);
         [
             f.block.0,
@@ -75,16 +75,17 @@ impl LaunchSettings {
             s.steps,
             s.warps,
             s.chunk,
+            s.cols,
             u32::from(self.overlap),
         ]
     }
 
-    fn from_words(w: [u32; 9]) -> Self {
+    fn from_words(w: [u32; 10]) -> Self {
         Self {
             fused: FusedShape { block: (w[0], w[1]), rows: w[2], columns: w[3] },
             temporal_steps: w[4],
-            stream: StreamShape { steps: w[5], warps: w[6], chunk: w[7] },
-            overlap: w[8] != 0,
+            stream: StreamShape { steps: w[5], warps: w[6], chunk: w[7], cols: w[8] },
+            overlap: w[9] != 0,
         }
     }
 
