@@ -36,7 +36,12 @@
 
 use ptxkit_device::kernel;
 #[cfg(target_arch = "nvptx64")]
-use ptxkit_device::{atomic::atomic_add_u32, memory::load_nc, shared_array, thread, warp};
+use ptxkit_device::{
+    atomic::{atomic_add_u32, red_add_u32},
+    dynamic_shared_f32,
+    memory::load_nc,
+    shared_array, shared_f32, thread, warp,
+};
 
 /// 2π as an `f32`.
 pub const TAU: f32 = core::f32::consts::TAU;
@@ -212,8 +217,15 @@ pub fn cell_of(y: f32, x: f32, p: &Params) -> usize {
 /// The trail at the wrapped point (y, x), by `p.sensing`; `read(i)` returns cell `i`.
 #[inline(always)]
 pub fn sample<F: Fn(usize) -> f32>(read: &F, y: f32, x: f32, p: &Params) -> f32 {
+    let w = p.width as usize;
+    sample_at(&|iy: u32, ix: u32| read(iy as usize * w + ix as usize), y, x, p)
+}
+
+/// [`sample`] with a reader of cells by (row, column): `read(iy, ix)`.
+#[inline(always)]
+pub fn sample_at<F: Fn(u32, u32) -> f32>(read: &F, y: f32, x: f32, p: &Params) -> f32 {
     if p.sensing == SENSE_NEAREST {
-        return read(cell_of(y, x, p));
+        return read((y as u32).min(p.height - 1), (x as u32).min(p.width - 1));
     }
     let (y0f, x0f) = (core::f32::math::floor(y), core::f32::math::floor(x));
     let (fy, fx) = (y - y0f, x - x0f);
@@ -221,8 +233,7 @@ pub fn sample<F: Fn(usize) -> f32>(read: &F, y: f32, x: f32, p: &Params) -> f32 
     let x0 = (x0f as u32).min(p.width - 1);
     let y1 = if y0 + 1 == p.height { 0 } else { y0 + 1 };
     let x1 = if x0 + 1 == p.width { 0 } else { x0 + 1 };
-    let w = p.width as usize;
-    let at = |yy: u32, xx: u32| read(yy as usize * w + xx as usize);
+    let at = |yy: u32, xx: u32| read(yy, xx);
     let top = (1.0 - fx) * at(y0, x0) + fx * at(y0, x1);
     let bottom = (1.0 - fx) * at(y1, x0) + fx * at(y1, x1);
     (1.0 - fy) * top + fy * bottom
@@ -292,10 +303,25 @@ pub fn agent_step<F: Fn(usize) -> f32>(
     step: u32,
     p: &Params,
 ) -> (f32, f32, f32) {
+    let w = p.width as usize;
+    agent_step_at(&|iy: u32, ix: u32| read(iy as usize * w + ix as usize), y, x, heading, agent, step, p)
+}
+
+/// [`agent_step`] with a reader of cells by (row, column), as [`sample_at`].
+#[inline(always)]
+pub fn agent_step_at<F: Fn(u32, u32) -> f32>(
+    read: &F,
+    y: f32,
+    x: f32,
+    heading: f32,
+    agent: u32,
+    step: u32,
+    p: &Params,
+) -> (f32, f32, f32) {
     let dirs = sensor_dirs(heading, p);
     let [front, left, right] = dirs.map(|d| {
         let (sy, sx) = ahead(y, x, d, p.sensor_dist, p);
-        sample(read, sy, sx, p)
+        sample_at(read, sy, sx, p)
     });
     let random = random_u32(p.seed, agent, step);
     let turn = choose_turn(front, left, right, random);
@@ -337,6 +363,35 @@ pub fn add_deposits(mut t: f32, count: u32, p: &Params) -> f32 {
         t += p.deposit;
     }
     t
+}
+
+/// [`add_deposits`], bit for bit, without the loop where that is provably the same: `r =
+/// fma(count, deposit, t)` rounds once; when `t ≥ 0`, `deposit > 0` and both are multiples of
+/// `q`, the spacing of floats at `r`, every partial sum `t + j·deposit` (j ≤ count) is a
+/// multiple of `q` no larger than the exact total, which `r` represents exactly (a multiple of
+/// `q` below `2²⁴·q`); so each add of the loop is exact and ends at `r`. Otherwise (a sum that
+/// crosses into a coarser binade, a `deposit` finer than `q`, tiny or non-finite values) it
+/// adds one at a time. A warp no longer waits for its busiest cell's loop.
+#[inline(always)]
+pub fn add_deposits_fast(t: f32, count: u32, p: &Params) -> f32 {
+    let d = p.deposit;
+    if count < 2 {
+        return if count == 1 { t + d } else { t };
+    }
+    let r = core::f32::math::mul_add(count as f32, d, t);
+    let exponent = (r.to_bits() >> 23) & 0xff;
+    // 1/q = 2^(150 − exponent) is a normal float for exponents 24..=254.
+    if count < 1 << 24 && t >= 0.0 && d > 0.0 && (24..255).contains(&exponent) {
+        let inverse_q = f32::from_bits((277 - exponent) << 23);
+        // Both scaled exactly (by a power of two) unless they underflow, which the ≥ 1 tests
+        // rule out: a positive multiple of q is at least q.
+        let (tq, dq) = (t * inverse_q, d * inverse_q);
+        let whole = |v: f32| v == core::f32::math::floor(v);
+        if (t == 0.0 || tq >= 1.0) && dq >= 1.0 && whole(tq) && whole(dq) {
+            return r;
+        }
+    }
+    add_deposits(t, count, p)
 }
 
 /// The flat indices of row `y`'s periodic neighbours above and below, and of column `x`'s
@@ -626,43 +681,45 @@ pub unsafe fn physarum_agents(
     }
 }
 
-/// Side of the square tiles that the optimized variant bins agents by.
-pub const BIN_SIDE: u32 = 16;
+/// log2 of the side of the square tiles that the optimized variant bins agents by (16).
+pub const OPTIMIZED_BIN_SHIFT: u32 = 4;
+/// log2 of the tiled variant's bin side (32): a block of [`physarum_agents_region`] per bin.
+pub const TILED_BIN_SHIFT: u32 = 5;
 /// Threads of the one-block [`physarum_bin_scan`].
 pub const SCAN_THREADS: u32 = 1024;
 
-/// Tiles across the grid.
+/// Tiles of side `1 << shift` across the grid.
 #[inline(always)]
-pub fn bins_x(p: &Params) -> u32 {
-    p.width.div_ceil(BIN_SIDE)
+pub fn bins_x(p: &Params, shift: u32) -> u32 {
+    p.width.div_ceil(1 << shift)
 }
 
-/// Number of bins of the grid.
+/// Number of bins of side `1 << shift` of the grid.
 #[inline(always)]
-pub fn bin_count(p: &Params) -> u32 {
-    bins_x(p) * p.height.div_ceil(BIN_SIDE)
+pub fn bin_count(p: &Params, shift: u32) -> u32 {
+    bins_x(p, shift) * p.height.div_ceil(1 << shift)
 }
 
-/// The bin (tile, row-major) of the wrapped point (y, x).
+/// The bin (tile of side `1 << shift`, row-major) of the wrapped point (y, x).
 #[inline(always)]
-pub fn bin_of(y: f32, x: f32, p: &Params) -> u32 {
+pub fn bin_of(y: f32, x: f32, p: &Params, shift: u32) -> u32 {
     let iy = (y as u32).min(p.height - 1);
     let ix = (x as u32).min(p.width - 1);
-    (iy / BIN_SIDE) * bins_x(p) + ix / BIN_SIDE
+    (iy >> shift) * bins_x(p, shift) + (ix >> shift)
 }
 
-/// Optimized 3/5, binning: agents per bin (`bins` zeroed before).
+/// Optimized 3/5, binning: agents per bin of side `1 << shift` (`bins` zeroed before).
 ///
 /// Thread mapping: one thread per agent. Bytes per agent: 8 B read, one atomic.
 #[kernel]
-pub unsafe fn physarum_bin_count(ys: *const f32, xs: *const f32, bins: *mut u32, n: u32, p: Params) {
+pub unsafe fn physarum_bin_count(ys: *const f32, xs: *const f32, bins: *mut u32, n: u32, p: Params, shift: u32) {
     let i = thread::index_1d() as usize;
     if i >= n as usize {
         return;
     }
     // SAFETY: i < n; the bin is inside `bins`.
     unsafe {
-        let bin = bin_of(*ys.add(i), *xs.add(i), &p);
+        let bin = bin_of(*ys.add(i), *xs.add(i), &p, shift);
         let peers = warp::match_any(warp::active_mask(), bin);
         if warp::lane() == peers.trailing_zeros() {
             atomic_add_u32(bins.add(bin as usize), peers.count_ones());
@@ -713,7 +770,8 @@ pub unsafe fn physarum_bin_scan(bins: *mut u32, count: u32) {
 }
 
 /// Optimized 5/5, binning: each agent takes the next slot of its bin (`offsets` from
-/// [`physarum_bin_scan`]) and is copied there with its id. The order inside a bin depends on
+/// [`physarum_bin_scan`]) and is copied there with its id; afterwards `offsets[b]` is the end
+/// of bin b's slots (the start of bin b + 1's). The order inside a bin depends on
 /// atomics, which is harmless: nothing in a step depends on where an agent is stored.
 ///
 /// Thread mapping: one thread per agent. Bytes per agent: 16 B read, 16 B written, one atomic.
@@ -731,6 +789,7 @@ pub unsafe fn physarum_bin_scatter(
     out_ids: *mut u32,
     n: u32,
     p: Params,
+    shift: u32,
 ) {
     let i = thread::index_1d() as usize;
     if i >= n as usize {
@@ -739,7 +798,7 @@ pub unsafe fn physarum_bin_scatter(
     // SAFETY: i < n; slots are a permutation of 0..n (offsets count every agent once).
     unsafe {
         let (y, x) = (*ys.add(i), *xs.add(i));
-        let slot = atomic_add_u32(offsets.add(bin_of(y, x, &p) as usize), 1) as usize;
+        let slot = atomic_add_u32(offsets.add(bin_of(y, x, &p, shift) as usize), 1) as usize;
         *out_ys.add(slot) = y;
         *out_xs.add(slot) = x;
         *out_heading.add(slot) = *heading.add(i);
@@ -804,6 +863,212 @@ pub unsafe fn physarum_trail(src: *const f32, counts: *const u32, clear: *mut u3
     }
 }
 
+/// Output tile of [`physarum_trail_tiled`]: `TRAIL_TILE × TRAIL_TILE` cells per block of
+/// `TRAIL_W × TRAIL_H` (32 × 8) threads, each thread a column of [`TRAIL_ROWS`] cells.
+pub const TRAIL_TILE: u32 = 32;
+/// Cells per thread of [`physarum_trail_tiled`] (consecutive rows of one column).
+pub const TRAIL_ROWS: u32 = TRAIL_TILE / TRAIL_H;
+#[cfg(target_arch = "nvptx64")]
+const TRAIL_PITCH: u32 = TRAIL_TILE + 2;
+
+/// Tiled 2/3: [`physarum_trail`] on 32 × 32 tiles, four rows per thread.
+///
+/// The block stages its tile and a one-cell halo (34 × 34) in shared memory as `trail +
+/// deposits`, the deposits added by [`add_deposits_fast`] (the same float as adding them one by
+/// one, without a warp waiting for its busiest cell); each thread then slides a 3 × 3 window
+/// down its four cells (three new shared loads per cell) and writes the new trail and a zero
+/// count. Against [`physarum_trail`]: the halo is 13% of the tile instead of 33%, the staging
+/// walks rows (no division), and each cell costs half the shared loads.
+///
+/// Thread mapping: blocks of 32 × 8 threads over 32 × 32 cells; thread (tx, ty) owns column
+/// tx of rows 4·ty .. 4·ty + 4. Bytes per cell: reads trail and count (8 B, plus 13% halo
+/// re-reads), writes the new trail and a zero count (8 B): about 17 B.
+#[kernel]
+pub unsafe fn physarum_trail_tiled(src: *const f32, counts: *const u32, clear: *mut u32, dst: *mut f32, p: Params) {
+    let tile = shared_f32!(physarum_trail_tiled_tile: (TRAIL_PITCH * TRAIL_PITCH) as usize);
+    let (tx, ty) = (thread::thread_idx_x(), thread::thread_idx_y());
+    let (x0, y0) = (thread::block_idx_x() * TRAIL_TILE, thread::block_idx_y() * TRAIL_TILE);
+    let (w, h) = (p.width, p.height);
+    if w == 0 || h == 0 {
+        return;
+    }
+    // Tile column lx is grid column x0 − 1 + lx (periodic): this thread stages lx = tx and,
+    // for tx < 2, lx = 32 + tx, in every eighth tile row.
+    let wrap = crate::grayscott::wrap_into;
+    let gx = wrap(x0 + tx + w - 1, w) as usize;
+    let gx_far = wrap(x0 + TRAIL_TILE + tx + w - 1, w) as usize;
+    let mut ly = ty;
+    while ly < TRAIL_PITCH {
+        let row = wrap(y0 + ly + h - 1, h) as usize * w as usize;
+        // SAFETY: row + gx and row + gx_far are cells of the grid; the indices lie in the tile.
+        unsafe {
+            let value = add_deposits_fast(load_nc(src.add(row + gx)), *counts.add(row + gx), &p);
+            tile.store(ly * TRAIL_PITCH + tx, value);
+            if tx < 2 {
+                let value = add_deposits_fast(load_nc(src.add(row + gx_far)), *counts.add(row + gx_far), &p);
+                tile.store(ly * TRAIL_PITCH + TRAIL_TILE + tx, value);
+            }
+        }
+        ly += TRAIL_H;
+    }
+    thread::sync_threads();
+    let x = x0 + tx;
+    if x >= w {
+        return;
+    }
+    // SAFETY: lx ≤ tx + 2 < TRAIL_PITCH and ly ≤ 4·ty + 5 < TRAIL_PITCH.
+    let three = |ly: u32| unsafe {
+        let k = ly * TRAIL_PITCH + tx;
+        [tile.load(k), tile.load(k + 1), tile.load(k + 2)]
+    };
+    let first = TRAIL_ROWS * ty;
+    let (mut above, mut here) = (three(first), three(first + 1));
+    for r in 0..TRAIL_ROWS {
+        let below = three(first + r + 2);
+        let y = y0 + first + r;
+        if y < h {
+            let c = y as usize * w as usize + x as usize;
+            // SAFETY: c is inside the grid; `clear` is not read by this launch.
+            unsafe {
+                *dst.add(c) = decay(blend(here[1], mean9(sum9([above, here, below])), &p), &p);
+                *clear.add(c) = 0;
+            }
+        }
+        (above, here) = (here, below);
+    }
+}
+
+/// Threads per block of [`physarum_agents_region`].
+pub const REGION_BLOCK: u32 = 256;
+/// The largest side of [`physarum_agents_region`]'s region (a float and a count per cell in
+/// the 48 KiB of shared memory a block gets without opting in).
+pub const REGION_MAX_SIDE: u32 = 78;
+/// The largest margin of [`physarum_agents_region`]'s region around its 32 × 32 bin.
+pub const REGION_MAX_MARGIN: u32 = (REGION_MAX_SIDE - (1 << TILED_BIN_SHIFT)) / 2;
+
+/// Dynamic shared memory of [`physarum_agents_region`] for a region `margin` cells around its
+/// bin: a trail value and a count per cell.
+pub const fn region_shared_bytes(margin: u32) -> u32 {
+    let side = (1 << TILED_BIN_SHIFT) + 2 * margin;
+    2 * side * side * 4
+}
+
+/// Tiled 1/3: [`physarum_agents`] with one block per 32 × 32 bin, its trail and its deposit
+/// counts staged in shared memory.
+///
+/// The block copies the trail of its region (the bin plus `margin` cells all round,
+/// periodic) into shared memory with coalesced row loads, and zeroes a count per region cell.
+/// Its agents (slots `bin_ends[b − 1] .. bin_ends[b]`, from the last binning by
+/// [`TILED_BIN_SHIFT`]) then sense from shared memory and count their deposits there with
+/// shared-memory atomics; a sensor point or a new cell outside the region (an agent that
+/// drifted far since the binning, a long sensor reach) reads the trail from global memory or
+/// counts there instead, so results never depend on the margin. Finally the block adds its
+/// non-zero counts to `counts` (one global reduction per touched cell, instead of one per
+/// agent). The host picks `margin` to cover the sensor reach and the drift since the last
+/// binning (at most [`REGION_MAX_MARGIN`]). The same agent arithmetic as every variant
+/// ([`agent_step_at`]), so results are bit-identical.
+///
+/// Thread mapping: one block of [`REGION_BLOCK`] threads per bin (grid: [`bin_count`] with
+/// [`TILED_BIN_SHIFT`]), each thread every `REGION_BLOCK`-th agent of the bin; dynamic shared
+/// memory [`region_shared_bytes`]. Bytes per agent: 16 B read, 12 B written (coalesced), sensor
+/// reads from shared memory; per bin: its region's trail read once (4 B per region cell) and one
+/// global reduction per touched cell.
+#[kernel]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn physarum_agents_region(
+    ys: *mut f32,
+    xs: *mut f32,
+    heading: *mut f32,
+    ids: *const u32,
+    trail: *const f32,
+    counts: *mut u32,
+    bin_ends: *const u32,
+    step: u32,
+    p: Params,
+    margin: u32,
+) {
+    let bin = thread::block_idx_x();
+    // SAFETY: the grid has one block per bin.
+    let (start, end) = unsafe { (if bin == 0 { 0 } else { *bin_ends.add(bin as usize - 1) }, *bin_ends.add(bin as usize)) };
+    let (w, h) = (p.width, p.height);
+    if start >= end || w == 0 || h == 0 || margin > REGION_MAX_MARGIN {
+        return;
+    }
+    let shared = dynamic_shared_f32!(physarum_region);
+    let side = (1 << TILED_BIN_SHIFT) + 2 * margin;
+    let (region, tally) = (shared, shared.offset(side * side).as_u32());
+    let bins_across = bins_x(&p, TILED_BIN_SHIFT);
+    let (by, bx) = (bin / bins_across, bin % bins_across);
+    // Region cell (0, 0) is grid cell (gy0, gx0): the bin's corner less the margin, periodic.
+    let back = |corner: u32, n: u32| ((i64::from(corner) - i64::from(margin)).rem_euclid(i64::from(n))) as u32;
+    let (gy0, gx0) = (back(by << TILED_BIN_SHIFT, h), back(bx << TILED_BIN_SHIFT, w));
+    let wrap = crate::grayscott::wrap_into;
+    let (lane, warps) = (warp::lane(), thread::block_dim_x() / warp::SIZE);
+    let mut ly = thread::thread_idx_x() / warp::SIZE;
+    while ly < side {
+        let row = wrap(gy0 + ly, h) as usize * w as usize;
+        let mut lx = lane;
+        while lx < side {
+            let g = row + wrap(gx0 + lx, w) as usize;
+            // SAFETY: g is a cell of the grid; ly·side + lx lies in the region.
+            unsafe {
+                region.store(ly * side + lx, load_nc(trail.add(g)));
+                tally.store(ly * side + lx, 0);
+            }
+            lx += warp::SIZE;
+        }
+        ly += warps;
+    }
+    thread::sync_threads();
+    // The region cell of grid cell (iy, ix), if it has one (grid cells before the region wrap
+    // to large offsets, as those past it).
+    let local = |iy: u32, ix: u32| -> Option<u32> {
+        let (ry, rx) = (wrap(iy + h - gy0, h), wrap(ix + w - gx0, w));
+        (ry < side && rx < side).then_some(ry * side + rx)
+    };
+    // SAFETY: region indices lie in the region; other cells are cells of the grid.
+    let read = |iy: u32, ix: u32| unsafe {
+        match local(iy, ix) {
+            Some(k) => region.load(k),
+            None => load_nc(trail.add(iy as usize * w as usize + ix as usize)),
+        }
+    };
+    let mut k = start + thread::thread_idx_x();
+    while k < end {
+        let a = k as usize;
+        // SAFETY: a < n (bin_ends holds slots of the agents); cells are inside the grid.
+        unsafe {
+            let (ny, nx, nh) = agent_step_at(&read, *ys.add(a), *xs.add(a), *heading.add(a), *ids.add(a), step, &p);
+            *ys.add(a) = ny;
+            *xs.add(a) = nx;
+            *heading.add(a) = nh;
+            let (iy, ix) = ((ny as u32).min(h - 1), (nx as u32).min(w - 1));
+            match local(iy, ix) {
+                Some(c) => tally.add(c, 1),
+                None => red_add_u32(counts.add(iy as usize * w as usize + ix as usize), 1),
+            }
+        }
+        k += thread::block_dim_x();
+    }
+    thread::sync_threads();
+    let mut ly = thread::thread_idx_x() / warp::SIZE;
+    while ly < side {
+        let row = wrap(gy0 + ly, h) as usize * w as usize;
+        let mut lx = lane;
+        while lx < side {
+            // SAFETY: as in the staging loop.
+            unsafe {
+                let c = tally.load(ly * side + lx);
+                if c > 0 {
+                    red_add_u32(counts.add(row + wrap(gx0 + lx, w) as usize), c);
+                }
+            }
+            lx += warp::SIZE;
+        }
+        ly += warps;
+    }
+}
+
 /// Threads per block of [`physarum_distance`].
 pub const DISTANCE_BLOCK: u32 = 256;
 
@@ -829,5 +1094,60 @@ pub unsafe fn physarum_distance(a: *const f32, b: *const f32, cells: u32, out: *
     if thread::thread_idx_x() % ptxkit_device::warp::SIZE == 0 {
         // SAFETY: `out` is one valid f32.
         unsafe { ptxkit_device::atomic::atomic_add_f32(out, sum) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(deposit: f32) -> Params {
+        Params::new(64, 64, 5.0, 0.4, 0.4, 1.0, deposit, 0.5, 0.1, 0.0, SENSE_NEAREST, 1)
+    }
+
+    /// The fast path gives the loop's bits for every (trail, count, deposit) tried: random
+    /// trails of every scale (including values just below a power of two, zero, subnormals,
+    /// infinity and NaN), counts up to 5,000, and deposits both dyadic and not.
+    #[test]
+    fn fast_deposits_are_the_loops_bits() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let deposits = [1.0, 5.0, 0.5, 0.25, 3.0, 0.1, 0.3, 7.5e-3, 1e-6, 100.0, 1e30];
+        let special = [0.0, -0.0, 1e-45, 1e-39, 0.999_999_9, 1.999_999_9, 15.999_999, 16_777_215.0, f32::MAX];
+        let (mut fast, mut checked) = (0, 0);
+        for &deposit in &deposits {
+            let p = params(deposit);
+            for i in 0..4000 {
+                let r = next();
+                let t = match i % 4 {
+                    0 => special[(r % special.len() as u64) as usize],
+                    // Any positive finite float, by its bits.
+                    1 => f32::from_bits((r as u32) & 0x7f7f_ffff),
+                    // Values near a power of two.
+                    2 => f32::from_bits(((r as u32) % 40 + 110) << 23) - f32::from_bits(((r >> 32) as u32) & 0x3ff),
+                    _ => (r >> 40) as f32 / 16.0,
+                };
+                for count in [0, 1, 2, 3, 7, 31, 64, 255, 1000, 5000, (r >> 52) as u32] {
+                    let (want, got) = (add_deposits(t, count, &p), add_deposits_fast(t, count, &p));
+                    assert_eq!(got.to_bits(), want.to_bits(), "t {t:e} count {count} deposit {deposit:e}");
+                    checked += 1;
+                    if count >= 2 && t.is_finite() {
+                        let r = core::f32::math::mul_add(count as f32, deposit, t);
+                        fast += usize::from(r == want);
+                    }
+                }
+            }
+        }
+        // The fast path is taken for most of them (else it would be no faster).
+        assert!(fast * 2 > checked, "{fast} of {checked}");
+        for t in [f32::NAN, f32::INFINITY, -1.0, -0.5] {
+            let p = params(1.0);
+            assert_eq!(add_deposits_fast(t, 9, &p).to_bits(), add_deposits(t, 9, &p).to_bits(), "{t}");
+        }
     }
 }

@@ -10,7 +10,11 @@ use crate::{
     Device,
     cuda::Gpu,
     error::Result,
-    physarum::{Physarum, PhysarumSetup, PhysarumVariant},
+    physarum::{
+        Physarum, PhysarumEngine, PhysarumSetup, PhysarumVariant,
+        cuda::{AgentPass, CudaPhysarum},
+        initial_agents, initial_trail,
+    },
 };
 
 /// A Physarum bench run.
@@ -65,9 +69,32 @@ pub fn run(
     for &size in sizes {
         for &agents in agent_counts {
             let setup = PhysarumSetup { width: size, height: size, agents, ..PhysarumSetup::default() };
-            for &variant in variants {
+            // The tiled variant is timed with each agent pass (the row of the one it picks by
+            // density is marked with a `*`).
+            let runs = variants.iter().flat_map(|&v| {
+                let passes: &[Option<AgentPass>] = if v == PhysarumVariant::Tiled {
+                    &[Some(AgentPass::Global), Some(AgentPass::Region)]
+                } else {
+                    &[None]
+                };
+                passes.iter().map(move |&pass| (v, pass))
+            });
+            for (variant, pass) in runs {
                 eprintln!("physarum {} {size}² {agents} agents...", variant.name());
-                let mut sim = Physarum::new(&setup, &device, variant)?;
+                Physarum::check_memory(&setup, &device, variant, 1)?;
+                let mut label = variant.name().to_string();
+                let mut sim: Box<dyn PhysarumEngine> = match pass {
+                    None => Physarum::new(&setup, &device, variant)?.into_engine(),
+                    Some(pass) => {
+                        setup.validate()?;
+                        let (agents, trail) = (initial_agents(&setup), initial_trail(&setup)?);
+                        let mut sim = CudaPhysarum::new(gpu.clone(), variant, setup.params(), &agents, &trail)?;
+                        let chosen = if sim.agent_pass() == pass { "*" } else { "" };
+                        label = format!("{label}-{}{chosen}", pass.name());
+                        sim.set_agent_pass(pass);
+                        Box::new(sim)
+                    }
+                };
                 let steps = 20;
                 // Warm-up: also lets the network form, so the timed steps see a real trail.
                 sim.step(100)?;
@@ -76,7 +103,7 @@ pub fn run(
                 let ms = timing.median_ms;
                 let bytes = 24.0 * f64::from(agents) + 8.0 * f64::from(size) * f64::from(size);
                 rows.push(PhysarumRow {
-                    variant: variant.name().into(),
+                    variant: label,
                     size,
                     agents,
                     ms_per_step: ms,
@@ -109,12 +136,12 @@ impl Measurements for PhysarumBench {
     fn table(&self, machine: &Machine) -> String {
         let mut out = machine.header("effective = (24 B/agent + 8 B/cell) per step");
         out += &format!(
-            "{:<9} {:>6} {:>10} {:>9} {:>15} {:>13} {:>9} {:>7}\n",
+            "{:<14} {:>6} {:>10} {:>9} {:>15} {:>13} {:>9} {:>7}\n",
             "variant", "grid", "agents", "ms/step", "(min-max)", "agent-steps/s", "GB/s eff", "% copy"
         );
         for r in &self.rows {
             out += &format!(
-                "{:<9} {:>6} {:>10} {:>9.4} {:>15} {:>13.3e} {:>9.0} {:>6.1}%\n",
+                "{:<14} {:>6} {:>10} {:>9.4} {:>15} {:>13.3e} {:>9.0} {:>6.1}%\n",
                 r.variant,
                 format!("{}²", r.size),
                 r.agents,
@@ -124,6 +151,9 @@ impl Measurements for PhysarumBench {
                 r.effective_gbps,
                 100.0 * r.effective_gbps / machine.copy_gbps,
             );
+        }
+        if self.rows.iter().any(|r| r.variant.starts_with("tiled-")) {
+            out += "tiled-*: the tiled variant with each agent pass; * marks the one it picks by density\n";
         }
         out += "write-up's tiny case, 200 agents, 500 steps, 256², end to end (best of 3):\n";
         for t in &self.tiny {

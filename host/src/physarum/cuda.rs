@@ -5,10 +5,11 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, LaunchConfig};
 use kernels::physarum::{
-    Params, TRAIL_H, TRAIL_W, physarum_agents, physarum_argmax, physarum_bin_count, physarum_bin_scan,
+    OPTIMIZED_BIN_SHIFT, Params, REGION_BLOCK, REGION_MAX_MARGIN, TILED_BIN_SHIFT, TRAIL_H, TRAIL_TILE, TRAIL_W,
+    physarum_agents, physarum_agents_region, physarum_argmax, physarum_bin_count, physarum_bin_scan,
     physarum_bin_scatter, physarum_blend, physarum_blur, physarum_decay, physarum_deposit,
     physarum_diffuse_decay, physarum_distance, physarum_move, physarum_offsets, physarum_sample,
-    physarum_sense_move, physarum_steer, physarum_trail,
+    physarum_sense_move, physarum_steer, physarum_trail, physarum_trail_tiled, region_shared_bytes,
 };
 
 use super::{Agents, PhysarumEngine, PhysarumVariant};
@@ -28,8 +29,46 @@ pub const CELL_BLOCK: (u32, u32) = (32, 8);
 enum DeviceAgents {
     /// The write-up's layout: positions interleaved (y, x), headings apart.
     Interleaved { pos: CudaSlice<f32>, heading: CudaSlice<f32> },
-    /// Struct of arrays, with ids, kept binned by tile (optimized).
+    /// Struct of arrays, with ids, kept binned by tile (optimized, tiled); after a binning
+    /// `bins[b]` is the end of bin b's slots.
     Binned { now: SoaAgents, spare: SoaAgents, bins: CudaSlice<u32> },
+}
+
+/// How the tiled variant's agents sense and count: per agent from global memory
+/// (`physarum_agents`, the optimized variant's pass), or per bin from a region staged in
+/// shared memory (`physarum_agents_region`), which pays for staging the region and wins once
+/// a bin holds enough agents to share it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AgentPass {
+    Global,
+    Region,
+}
+
+impl AgentPass {
+    /// The pass for `n` agents on the grid of `p`: the region pass when the agents of an
+    /// average bin are at least an eighth of its region's cells.
+    pub fn for_density(n: u32, p: &Params) -> Self {
+        let side = u64::from((1u32 << TILED_BIN_SHIFT) + 2 * region_margin(p));
+        let per_bin = u64::from(n) / u64::from(kernels::physarum::bin_count(p, TILED_BIN_SHIFT)).max(1);
+        if 8 * per_bin >= side * side { AgentPass::Region } else { AgentPass::Global }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            AgentPass::Global => "global",
+            AgentPass::Region => "region",
+        }
+    }
+}
+
+/// The margin of `physarum_agents_region`'s region around its bin: the sensor reach (and one
+/// cell for bilinear sensing) plus how far an agent drifts in the steps between binnings, at
+/// most `REGION_MAX_MARGIN` (points beyond it are read from global memory, just slower).
+pub fn region_margin(p: &Params) -> u32 {
+    let reach = p.sensor_dist.ceil() + 2.0;
+    let drift = (BIN_EVERY as f32 * p.step_size).ceil();
+    let margin = reach + drift;
+    if margin.is_finite() && margin < REGION_MAX_MARGIN as f32 { margin as u32 } else { REGION_MAX_MARGIN }
 }
 
 /// One struct-of-arrays copy of the agents.
@@ -61,8 +100,10 @@ pub struct CudaPhysarum {
     trail: CudaSlice<f32>,
     /// The second trail: diffusion's output (fused, optimized) or the blur (unfused).
     scratch: CudaSlice<f32>,
-    /// Optimized: deposit counts, used in turn (see `physarum_trail`).
+    /// Optimized and tiled: deposit counts, used in turn (see `physarum_trail`).
     counts: [CudaSlice<u32>; 2],
+    /// Tiled: how agents sense and count.
+    agent_pass: AgentPass,
     unfused: Option<Unfused>,
     step: u32,
 }
@@ -91,17 +132,17 @@ impl CudaPhysarum {
             })
         };
         let device_agents = match variant {
-            PhysarumVariant::Optimized => DeviceAgents::Binned {
+            PhysarumVariant::Optimized | PhysarumVariant::Tiled => DeviceAgents::Binned {
                 now: soa()?,
                 spare: soa()?,
-                bins: zeros_u32(kernels::physarum::bin_count(&params) as usize)?,
+                bins: zeros_u32(kernels::physarum::bin_count(&params, bin_shift(variant)) as usize)?,
             },
             _ => {
                 let pos: Vec<f32> = agents.y.iter().zip(&agents.x).flat_map(|(&y, &x)| [y, x]).collect();
                 DeviceAgents::Interleaved { pos: upload(&pos)?, heading: upload(&agents.heading)? }
             }
         };
-        let optimized = variant == PhysarumVariant::Optimized;
+        let optimized = matches!(variant, PhysarumVariant::Optimized | PhysarumVariant::Tiled);
         let unfused = if variant == PhysarumVariant::Unfused {
             Some(Unfused {
                 dirs: zeros_f32(6 * n)?,
@@ -123,6 +164,7 @@ impl CudaPhysarum {
                 zeros_u32(if optimized { cells } else { 1 })?,
             ],
             unfused,
+            agent_pass: AgentPass::for_density(n as u32, &params),
             step: 0,
             gpu,
         })
@@ -149,9 +191,10 @@ impl CudaPhysarum {
                 launch_blend(g, &mut self.trail, &self.scratch, p)?;
                 launch_decay(g, &mut self.trail, p)?;
             }
-            (DeviceAgents::Binned { now: agents, spare, bins }, PhysarumVariant::Optimized) => {
+            (DeviceAgents::Binned { now: agents, spare, bins }, variant) => {
+                let tiled = variant == PhysarumVariant::Tiled;
                 if step % BIN_EVERY == 0 {
-                    bin_agents(g, agents, spare, bins, n, p)?;
+                    bin_agents(g, agents, spare, bins, n, p, bin_shift(variant))?;
                     std::mem::swap(agents, spare);
                 }
                 let [now, last] = &mut self.counts;
@@ -159,8 +202,16 @@ impl CudaPhysarum {
                     std::mem::swap(now, last);
                 }
                 let SoaAgents { y, x, heading, ids } = agents;
-                launch_agents(g, y, x, heading, ids, &self.trail, now, n, step, p)?;
-                launch_trail(g, &self.trail, now, last, &mut self.scratch, p)?;
+                if tiled && self.agent_pass == AgentPass::Region {
+                    launch_agents_region(g, y, x, heading, ids, &self.trail, now, bins, step, p)?;
+                } else {
+                    launch_agents(g, y, x, heading, ids, &self.trail, now, n, step, p)?;
+                }
+                if tiled {
+                    launch_trail_tiled(g, &self.trail, now, last, &mut self.scratch, p)?;
+                } else {
+                    launch_trail(g, &self.trail, now, last, &mut self.scratch, p)?;
+                }
                 if step % 2 == 1 {
                     std::mem::swap(now, last);
                 }
@@ -203,6 +254,15 @@ impl CudaPhysarum {
         }
         self.step = step;
         Ok(())
+    }
+
+    /// The tiled variant's agent pass (chosen by density; set for comparisons and tests).
+    pub fn agent_pass(&self) -> AgentPass {
+        self.agent_pass
+    }
+
+    pub fn set_agent_pass(&mut self, pass: AgentPass) {
+        self.agent_pass = pass;
     }
 
     /// The device trail (for GPU-side comparisons).
@@ -423,7 +483,13 @@ pub fn launch_agents(
     Ok(gpu.launch(physarum_agents, agent_grid(n), (y, x, heading, ids, trail, counts, n, step, p))?)
 }
 
-/// Bins `from`'s agents by tile into `to` (`physarum_bin_count`, `_scan`, `_scatter`).
+/// log2 of the side of the tiles `variant` bins its agents by.
+pub fn bin_shift(variant: PhysarumVariant) -> u32 {
+    if variant == PhysarumVariant::Tiled { TILED_BIN_SHIFT } else { OPTIMIZED_BIN_SHIFT }
+}
+
+/// Bins `from`'s agents by tiles of side `1 << shift` into `to` (`physarum_bin_count`,
+/// `_scan`, `_scatter`); `bins` ends up holding the end of each bin's slots.
 pub fn bin_agents(
     gpu: &Gpu,
     from: &SoaAgents,
@@ -431,10 +497,11 @@ pub fn bin_agents(
     bins: &mut CudaSlice<u32>,
     n: u32,
     p: Params,
+    shift: u32,
 ) -> Result<()> {
     gpu.stream().memset_zeros(bins).context(|| "clearing the bins".into())?;
-    gpu.launch(physarum_bin_count, agent_grid(n), (&from.y, &from.x, &mut *bins, n, p))?;
-    let count = kernels::physarum::bin_count(&p);
+    gpu.launch(physarum_bin_count, agent_grid(n), (&from.y, &from.x, &mut *bins, n, p, shift))?;
+    let count = kernels::physarum::bin_count(&p, shift);
     let one_block = LaunchConfig {
         grid_dim: (1, 1, 1),
         block_dim: (kernels::physarum::SCAN_THREADS, 1, 1),
@@ -445,8 +512,50 @@ pub fn bin_agents(
     Ok(gpu.launch(
         physarum_bin_scatter,
         agent_grid(n),
-        (&from.y, &from.x, &from.heading, &from.ids, &mut *bins, y, x, heading, ids, n, p),
+        (&from.y, &from.x, &from.heading, &from.ids, &mut *bins, y, x, heading, ids, n, p, shift),
     )?)
+}
+
+/// `physarum_agents_region`: the agents of each tiled bin (`bin_ends` from the last
+/// [`bin_agents`] with `TILED_BIN_SHIFT`) sense from and count into their bin's region in
+/// shared memory.
+#[allow(clippy::too_many_arguments)]
+pub fn launch_agents_region(
+    gpu: &Gpu,
+    y: &mut CudaSlice<f32>,
+    x: &mut CudaSlice<f32>,
+    heading: &mut CudaSlice<f32>,
+    ids: &CudaSlice<u32>,
+    trail: &CudaSlice<f32>,
+    counts: &mut CudaSlice<u32>,
+    bin_ends: &CudaSlice<u32>,
+    step: u32,
+    p: Params,
+) -> Result<()> {
+    let margin = region_margin(&p);
+    let cfg = LaunchConfig {
+        grid_dim: (kernels::physarum::bin_count(&p, TILED_BIN_SHIFT), 1, 1),
+        block_dim: (REGION_BLOCK, 1, 1),
+        shared_mem_bytes: region_shared_bytes(margin),
+    };
+    Ok(gpu.launch(physarum_agents_region, cfg, (y, x, heading, ids, trail, counts, bin_ends, step, p, margin))?)
+}
+
+/// `physarum_trail_tiled`: deposits, diffusion and decay on 32 × 32 tiles; clears `clear`.
+pub fn launch_trail_tiled(
+    gpu: &Gpu,
+    src: &CudaSlice<f32>,
+    counts: &CudaSlice<u32>,
+    clear: &mut CudaSlice<u32>,
+    dst: &mut CudaSlice<f32>,
+    p: Params,
+) -> Result<()> {
+    let cfg = LaunchConfig {
+        grid_dim: (p.width.div_ceil(TRAIL_TILE), p.height.div_ceil(TRAIL_TILE), 1),
+        block_dim: (TRAIL_W, TRAIL_H, 1),
+        shared_mem_bytes: 0,
+    };
+    Ok(gpu.launch(physarum_trail_tiled, cfg, (src, counts, clear, dst, p))?)
 }
 
 /// `physarum_trail`: deposits, diffusion and decay; clears `clear`.

@@ -241,6 +241,85 @@ impl SharedF32 {
     }
 }
 
+impl SharedF32 {
+    /// The array from element `elements` on (a second array in the same shared memory).
+    #[inline(always)]
+    pub const fn offset(self, elements: u32) -> Self {
+        Self { base: self.base + 4 * elements }
+    }
+
+    /// The same words as `u32`s (counters beside floats in one dynamic shared array).
+    #[inline(always)]
+    pub const fn as_u32(self) -> SharedU32 {
+        SharedU32 { base: self.base }
+    }
+}
+
+/// A per-block shared-memory array of `u32`, addressed as [`SharedF32`] is (32-bit offsets in
+/// the shared state space); get one from [`SharedF32::as_u32`].
+#[derive(Clone, Copy)]
+pub struct SharedU32 {
+    /// Byte address of element 0 in the shared state space.
+    base: u32,
+}
+
+impl SharedU32 {
+    /// Element `index`.
+    ///
+    /// # Safety
+    /// As [`SharedF32::load`].
+    #[inline(always)]
+    pub unsafe fn load(self, index: u32) -> u32 {
+        let value: u32;
+        // SAFETY: the caller keeps `index` in bounds; the load only reads shared memory.
+        unsafe {
+            core::arch::asm!(
+                "ld.shared.u32 {v}, [{a}];",
+                v = out(reg32) value,
+                a = in(reg32) self.base + 4 * index,
+                options(pure, readonly, nostack, preserves_flags),
+            );
+        }
+        value
+    }
+
+    /// Writes element `index`.
+    ///
+    /// # Safety
+    /// As [`SharedF32::load`].
+    #[inline(always)]
+    pub unsafe fn store(self, index: u32, value: u32) {
+        // SAFETY: the caller keeps `index` in bounds.
+        unsafe {
+            core::arch::asm!(
+                "st.shared.u32 [{a}], {v};",
+                a = in(reg32) self.base + 4 * index,
+                v = in(reg32) value,
+                options(nostack, preserves_flags),
+            );
+        }
+    }
+
+    /// Adds `value` to element `index` atomically, result discarded (`red.shared.add.u32`):
+    /// safe against the other threads of the block adding to it at the same time.
+    ///
+    /// # Safety
+    /// The caller keeps `index` in bounds; plain reads or writes of the element by other
+    /// threads must be separated from the addition by a barrier.
+    #[inline(always)]
+    pub unsafe fn add(self, index: u32, value: u32) {
+        // SAFETY: the caller keeps `index` in bounds; the reduction is atomic in hardware.
+        unsafe {
+            core::arch::asm!(
+                "red.shared.add.u32 [{a}], {v};",
+                a = in(reg32) self.base + 4 * index,
+                v = in(reg32) value,
+                options(nostack, preserves_flags),
+            );
+        }
+    }
+}
+
 /// The block's dynamic shared memory (sized at launch, as CUDA C's `extern __shared__
 /// float name[];`) as a [`SharedF32`]. Needed past 48 KiB per block, where static shared
 /// arrays stop; the host must raise the kernel's `MAX_DYNAMIC_SHARED_SIZE_BYTES` attribute and
@@ -329,6 +408,24 @@ pub mod atomic {
         unsafe {
             core::arch::asm!(
                 "red.relaxed.gpu.add.f32 [{a}], {v};",
+                a = in(reg64) address,
+                v = in(reg32) value,
+                options(nostack, preserves_flags),
+            );
+        }
+    }
+
+    /// `atomicAdd(unsigned*, unsigned)` with the result discarded (`red.global.add.u32`): the
+    /// GPU need not send the old value back.
+    ///
+    /// # Safety
+    /// `address` must point to a valid, 4-byte aligned `u32` in global memory.
+    #[inline(always)]
+    pub unsafe fn red_add_u32(address: *mut u32, value: u32) {
+        // SAFETY: the caller guarantees the address; the reduction is atomic in hardware.
+        unsafe {
+            core::arch::asm!(
+                "red.relaxed.gpu.global.add.u32 [{a}], {v};",
                 a = in(reg64) address,
                 v = in(reg32) value,
                 options(nostack, preserves_flags),
