@@ -183,7 +183,7 @@ fi
 
 if has physarum-sanitize; then
   echo "== compute-sanitizer, Physarum (333x217, 20000 agents, 6 steps, bilinear and nearest)"
-  for variant in unfused fused optimized tiled; do
+  for variant in unfused fused optimized; do
     for tool in memcheck racecheck; do
       for sensing in nearest bilinear; do
         compute-sanitizer --tool $tool --error-exitcode 9 $B/rust-gpu-sim physarum --width 333 --height 217 \
@@ -191,15 +191,6 @@ if has physarum-sanitize; then
           --gif /tmp/p.gif > "$OUT/san-$tool-physarum-$variant-$sensing.log" 2>&1
         echo "physarum $variant $sensing $tool: exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/san-$tool-physarum-$variant-$sensing.log" | tr '\n' ' ')"
       done
-    done
-  done
-  # 20,000 agents are too sparse for the tiled variant's region pass; 300,000 pick it.
-  for tool in memcheck racecheck; do
-    for sensing in nearest bilinear; do
-      compute-sanitizer --tool $tool --error-exitcode 9 $B/rust-gpu-sim physarum --width 333 --height 217 \
-        --agents 300000 --steps 18 --frame-every 9 --jitter 0.1 --sensing $sensing --variant tiled \
-        --gif /tmp/p.gif > "$OUT/san-$tool-physarum-tiled-region-$sensing.log" 2>&1
-      echo "physarum tiled (region pass) $sensing $tool: exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/san-$tool-physarum-tiled-region-$sensing.log" | tr '\n' ' ')"
     done
   done
   for tool in memcheck racecheck; do

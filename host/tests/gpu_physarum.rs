@@ -91,6 +91,18 @@ fn agent_kernels_match_cpu() {
         assert_eq!(download(&gpu, &x), want.x, "agents x");
         assert_eq!(download(&gpu, &h), want.heading, "agents heading");
         assert_eq!(download(&gpu, &counts), cpu::count(&want, &p), "agents counts");
+        let (mut y, mut x, mut h) =
+            (upload(&gpu, &agents.y), upload(&gpu, &agents.x), upload(&gpu, &agents.heading));
+        let mut counts = upload(&gpu, &vec![0u32; CELLS]);
+        cuda::launch_agents_plain(&gpu, &mut y, &mut x, &mut h, &ids, &d_trail, &mut counts, AGENTS, 5, p)
+            .unwrap();
+        assert_eq!(
+            (download(&gpu, &y), download(&gpu, &x)),
+            (want.y.clone(), want.x.clone()),
+            "plain agents"
+        );
+        assert_eq!(download(&gpu, &h), want.heading, "plain agents heading");
+        assert_eq!(download(&gpu, &counts), cpu::count(&want, &p), "plain agents counts");
         eprintln!("{:?} jitter {}: agent kernels bit-identical to the CPU", s.sensing, s.jitter);
     }
 }
@@ -133,7 +145,9 @@ fn trail_kernels_match_cpu() {
     // The tiled trail pass, on grids that are no multiple of its 32 × 32 tiles, smaller than
     // one tile, and one cell wide, with counts of up to 60 per cell (deposits added at once
     // where that is exact, one by one elsewhere) and both dyadic and other deposits.
-    for (w, h, deposit) in [(W, H, p.deposit), (67, 45, 0.1), (31, 33, 1.0), (5, 3, 0.3), (1, 40, 2.0), (64, 64, 5.0)] {
+    for (w, h, deposit) in
+        [(W, H, p.deposit), (67, 45, 0.1), (31, 33, 1.0), (5, 3, 0.3), (1, 40, 2.0), (64, 64, 5.0)]
+    {
         let q = Params { width: w, height: h, deposit, ..p };
         let cells = (w * h) as usize;
         let trail = random_field(cells, seed ^ u64::from(w * 7 + h), 0.0, 5.0);
@@ -146,83 +160,21 @@ fn trail_kernels_match_cpu() {
         let want = cpu::diffuse_decay(&deposited, &q);
         let mut clear = upload(&gpu, &vec![9u32; cells]);
         let mut out = upload(&gpu, &vec![f32::NAN; cells]);
-        cuda::launch_trail_tiled(&gpu, &upload(&gpu, &trail), &upload(&gpu, &counts), &mut clear, &mut out, q)
-            .unwrap();
+        cuda::launch_trail_tiled(
+            &gpu,
+            &upload(&gpu, &trail),
+            &upload(&gpu, &counts),
+            &mut clear,
+            &mut out,
+            q,
+        )
+        .unwrap();
         let got = download(&gpu, &out);
         let wrong = got.iter().zip(&want).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
         assert_eq!(wrong, 0, "tiled trail {w}x{h}, deposit {deposit}: {wrong} cells differ");
         assert!(download(&gpu, &clear).iter().all(|&c| c == 0), "tiled trail {w}x{h} clears the counts");
     }
     eprintln!("trail kernels bit-identical to the CPU");
-}
-
-/// The tiled variant's region pass against the CPU: agents binned by 32 × 32 tiles, then one
-/// step with sensing and counting in shared memory. Covers agents near their bins, agents
-/// far from the bins their slots belong to (positions replaced after the binning: every read
-/// and count then misses the region and goes to global memory), a sensor reach past the
-/// region's margin, and every sensing mode and jitter setting.
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn region_agent_pass_matches_cpu() {
-    use kernels::physarum::TILED_BIN_SHIFT;
-    let (gpu, seed) = (gpu(), fresh_seed());
-    let mut all = cases(seed);
-    all.push(PhysarumSetup { sensor_dist: 40.0, ..setup(seed.wrapping_add(3), Sensing::Bilinear, 0.0) });
-    for (k, s) in all.iter().enumerate() {
-        let p: Params = s.params();
-        for scatter in [false, true] {
-            let (agents, trail) = state(s);
-            let soa = |a: &Agents, ids: &[u32]| cuda::SoaAgents {
-                y: upload(&gpu, &a.y),
-                x: upload(&gpu, &a.x),
-                heading: upload(&gpu, &a.heading),
-                ids: upload(&gpu, ids),
-            };
-            let from = soa(&agents, &(0..AGENTS).collect::<Vec<u32>>());
-            let mut to = soa(&agents, &(0..AGENTS).collect::<Vec<u32>>());
-            let mut bins = upload(&gpu, &vec![7u32; kernels::physarum::bin_count(&p, TILED_BIN_SHIFT) as usize]);
-            cuda::bin_agents(&gpu, &from, &mut to, &mut bins, AGENTS, p, TILED_BIN_SHIFT).unwrap();
-            let ids = download(&gpu, &to.ids);
-            // The agents as stored (slot order), optionally moved anywhere after the binning.
-            let mut slots = Agents {
-                y: download(&gpu, &to.y),
-                x: download(&gpu, &to.x),
-                heading: download(&gpu, &to.heading),
-            };
-            if scatter {
-                let other = initial_agents(&PhysarumSetup { seed: s.seed ^ 0xfeed, ..s.clone() });
-                (slots.y, slots.x) = (other.y, other.x);
-                to.y = upload(&gpu, &slots.y);
-                to.x = upload(&gpu, &slots.x);
-            }
-            // The CPU steps each agent with its own id (the random numbers follow the id).
-            let mut want = Agents::default();
-            for (slot, &id) in ids.iter().enumerate() {
-                let (y, x, h) = kernels::physarum::agent_step(
-                    &|c: usize| trail[c],
-                    slots.y[slot],
-                    slots.x[slot],
-                    slots.heading[slot],
-                    id,
-                    5,
-                    &p,
-                );
-                want.y.push(y);
-                want.x.push(x);
-                want.heading.push(h);
-            }
-            let mut counts = upload(&gpu, &vec![0u32; CELLS]);
-            let cuda::SoaAgents { y, x, heading, ids: d_ids } = &mut to;
-            cuda::launch_agents_region(&gpu, y, x, heading, d_ids, &upload(&gpu, &trail), &mut counts, &bins, 5, p)
-                .unwrap();
-            let case = format!("case {k} ({:?}, jitter {}, scattered {scatter})", s.sensing, s.jitter);
-            assert_eq!(download(&gpu, y), want.y, "{case}: y");
-            assert_eq!(download(&gpu, x), want.x, "{case}: x");
-            assert_eq!(download(&gpu, heading), want.heading, "{case}: heading");
-            assert_eq!(download(&gpu, &counts), cpu::count(&want, &p), "{case}: counts");
-        }
-    }
-    eprintln!("region agent pass bit-identical to the CPU");
 }
 
 #[test]
@@ -252,22 +204,13 @@ fn all_agents_in_one_cell_deposit_the_exact_total() {
     let c = download(&gpu, &counts);
     assert_eq!(c[100 * W as usize + 201], n, "all moved one cell right and were counted");
     assert_eq!(c.iter().map(|&k| u64::from(k)).sum::<u64>(), u64::from(n));
-    // The region pass counts them in one bin's shared memory, then adds the total at once.
-    let shift = kernels::physarum::TILED_BIN_SHIFT;
-    let soa = || cuda::SoaAgents {
-        y: upload(&gpu, &agents.y),
-        x: upload(&gpu, &agents.x),
-        heading: upload(&gpu, &agents.heading),
-        ids: upload(&gpu, &(0..n).collect::<Vec<u32>>()),
-    };
-    let (from, mut to) = (soa(), soa());
-    let mut bins = upload(&gpu, &vec![0u32; kernels::physarum::bin_count(&p, shift) as usize]);
-    cuda::bin_agents(&gpu, &from, &mut to, &mut bins, n, p, shift).unwrap();
+    // Without the warp aggregation: one reduction per agent.
+    let (mut y, mut x, mut h) =
+        (upload(&gpu, &agents.y), upload(&gpu, &agents.x), upload(&gpu, &agents.heading));
     let mut counts = upload(&gpu, &vec![0u32; CELLS]);
-    let cuda::SoaAgents { y, x, heading, ids } = &mut to;
-    cuda::launch_agents_region(&gpu, y, x, heading, ids, &zero, &mut counts, &bins, 0, p).unwrap();
+    cuda::launch_agents_plain(&gpu, &mut y, &mut x, &mut h, &ids, &zero, &mut counts, n, 0, p).unwrap();
     let c = download(&gpu, &counts);
-    assert_eq!(c[100 * W as usize + 201], n, "region pass: all counted in one cell");
+    assert_eq!(c[100 * W as usize + 201], n, "plain: all counted in one cell");
     assert_eq!(c.iter().map(|&k| u64::from(k)).sum::<u64>(), u64::from(n));
 }
 
@@ -292,9 +235,12 @@ fn binning_keeps_every_agent_and_orders_them_by_tile() {
         upload(&gpu, &vec![f32::NAN; n]),
         upload(&gpu, &vec![u32::MAX; n]),
     );
-    let mut bins =
-        upload(&gpu, &vec![7u32; kernels::physarum::bin_count(&p, kernels::physarum::OPTIMIZED_BIN_SHIFT) as usize]);
-    cuda::bin_agents(&gpu, &from, &mut to, &mut bins, AGENTS, p, kernels::physarum::OPTIMIZED_BIN_SHIFT).unwrap();
+    let mut bins = upload(
+        &gpu,
+        &vec![7u32; kernels::physarum::bin_count(&p, kernels::physarum::OPTIMIZED_BIN_SHIFT) as usize],
+    );
+    cuda::bin_agents(&gpu, &from, &mut to, &mut bins, AGENTS, p, kernels::physarum::OPTIMIZED_BIN_SHIFT)
+        .unwrap();
     let (y, x, h, ids) =
         (download(&gpu, &to.y), download(&gpu, &to.x), download(&gpu, &to.heading), download(&gpu, &to.ids));
     let mut seen = vec![false; n];
@@ -390,4 +336,36 @@ fn sensitivity_runs_on_the_gpu_as_on_the_cpu() {
     for (step, (g, c)) in gpu.iter().zip(&cpu).enumerate() {
         assert!((g - c).abs() <= 1e-3 * c.max(1e-6), "step {}: gpu {g} cpu {c}", step + 1);
     }
+}
+
+/// The optimized variant with every setting `bench physarum` compares (bin sizes, binning
+/// intervals, trail pass, count atomics), switched in mid-run, agrees with the CPU after 60
+/// steps, bit for bit.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_optimized_setting_matches_cpu() {
+    use host::physarum::cuda::{CudaPhysarum, OptimizedSettings};
+    use host::physarum::{PhysarumEngine, initial_trail};
+    let (gpu, seed) = (gpu(), fresh_seed());
+    for s in cases(seed) {
+        let (want_trail, want_agents) = run(&s, &Device::Cpu, PhysarumVariant::Cpu, 60);
+        for bin_shift in [3, 4, 5] {
+            for (bin_every, tiled_trail, aggregate) in [(16, true, true), (8, true, false), (5, false, true)]
+            {
+                let settings = OptimizedSettings { bin_shift, bin_every, tiled_trail, aggregate };
+                let (agents, trail) = (initial_agents(&s), initial_trail(&s).unwrap());
+                let mut sim =
+                    CudaPhysarum::new(gpu.clone(), PhysarumVariant::Optimized, s.params(), &agents, &trail)
+                        .unwrap();
+                sim.step(7).unwrap();
+                sim.set_settings(settings).unwrap();
+                sim.step(53).unwrap();
+                let (trail, agents) = (sim.trail().unwrap(), sim.agents().unwrap());
+                let wrong = trail.iter().zip(&want_trail).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
+                assert_eq!(wrong, 0, "{settings} {:?}: {wrong} trail cells differ", s.sensing);
+                assert!(agents == want_agents, "{settings} {:?}: agents differ", s.sensing);
+            }
+        }
+    }
+    eprintln!("every optimized setting bit-identical to the CPU");
 }

@@ -38,7 +38,6 @@ use ptxkit_device::kernel;
 #[cfg(target_arch = "nvptx64")]
 use ptxkit_device::{
     atomic::{atomic_add_u32, red_add_u32},
-    dynamic_shared_f32,
     memory::load_nc,
     shared_array, shared_f32, thread, warp,
 };
@@ -217,15 +216,8 @@ pub fn cell_of(y: f32, x: f32, p: &Params) -> usize {
 /// The trail at the wrapped point (y, x), by `p.sensing`; `read(i)` returns cell `i`.
 #[inline(always)]
 pub fn sample<F: Fn(usize) -> f32>(read: &F, y: f32, x: f32, p: &Params) -> f32 {
-    let w = p.width as usize;
-    sample_at(&|iy: u32, ix: u32| read(iy as usize * w + ix as usize), y, x, p)
-}
-
-/// [`sample`] with a reader of cells by (row, column): `read(iy, ix)`.
-#[inline(always)]
-pub fn sample_at<F: Fn(u32, u32) -> f32>(read: &F, y: f32, x: f32, p: &Params) -> f32 {
     if p.sensing == SENSE_NEAREST {
-        return read((y as u32).min(p.height - 1), (x as u32).min(p.width - 1));
+        return read(cell_of(y, x, p));
     }
     let (y0f, x0f) = (core::f32::math::floor(y), core::f32::math::floor(x));
     let (fy, fx) = (y - y0f, x - x0f);
@@ -233,7 +225,8 @@ pub fn sample_at<F: Fn(u32, u32) -> f32>(read: &F, y: f32, x: f32, p: &Params) -
     let x0 = (x0f as u32).min(p.width - 1);
     let y1 = if y0 + 1 == p.height { 0 } else { y0 + 1 };
     let x1 = if x0 + 1 == p.width { 0 } else { x0 + 1 };
-    let at = |yy: u32, xx: u32| read(yy, xx);
+    let w = p.width as usize;
+    let at = |yy: u32, xx: u32| read(yy as usize * w + xx as usize);
     let top = (1.0 - fx) * at(y0, x0) + fx * at(y0, x1);
     let bottom = (1.0 - fx) * at(y1, x0) + fx * at(y1, x1);
     (1.0 - fy) * top + fy * bottom
@@ -303,25 +296,10 @@ pub fn agent_step<F: Fn(usize) -> f32>(
     step: u32,
     p: &Params,
 ) -> (f32, f32, f32) {
-    let w = p.width as usize;
-    agent_step_at(&|iy: u32, ix: u32| read(iy as usize * w + ix as usize), y, x, heading, agent, step, p)
-}
-
-/// [`agent_step`] with a reader of cells by (row, column), as [`sample_at`].
-#[inline(always)]
-pub fn agent_step_at<F: Fn(u32, u32) -> f32>(
-    read: &F,
-    y: f32,
-    x: f32,
-    heading: f32,
-    agent: u32,
-    step: u32,
-    p: &Params,
-) -> (f32, f32, f32) {
     let dirs = sensor_dirs(heading, p);
     let [front, left, right] = dirs.map(|d| {
         let (sy, sx) = ahead(y, x, d, p.sensor_dist, p);
-        sample_at(read, sy, sx, p)
+        sample(read, sy, sx, p)
     });
     let random = random_u32(p.seed, agent, step);
     let turn = choose_turn(front, left, right, random);
@@ -660,6 +638,25 @@ pub unsafe fn physarum_agents(
     step: u32,
     p: Params,
 ) {
+    unsafe { agents_body::<true>(ys, xs, heading, ids, trail, counts, n, step, p) }
+}
+
+/// The body of [`physarum_agents`] (`AGGREGATE`: lanes on one cell add once, found with
+/// `match.any`) and of [`physarum_agents_plain`] (every lane adds its own one).
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn agents_body<const AGGREGATE: bool>(
+    ys: *mut f32,
+    xs: *mut f32,
+    heading: *mut f32,
+    ids: *const u32,
+    trail: *const f32,
+    counts: *mut u32,
+    n: u32,
+    step: u32,
+    p: Params,
+) {
     let i = thread::index_1d();
     if i >= n {
         return;
@@ -674,17 +671,39 @@ pub unsafe fn physarum_agents(
         *xs.add(k) = nx;
         *heading.add(k) = nh;
         let cell = cell_of(ny, nx, &p);
-        let peers = warp::match_any(warp::active_mask(), cell as u32);
-        if warp::lane() == peers.trailing_zeros() {
-            atomic_add_u32(counts.add(cell), peers.count_ones());
+        if AGGREGATE {
+            let peers = warp::match_any(warp::active_mask(), cell as u32);
+            if warp::lane() == peers.trailing_zeros() {
+                atomic_add_u32(counts.add(cell), peers.count_ones());
+            }
+        } else {
+            red_add_u32(counts.add(cell), 1);
         }
     }
 }
 
+/// [`physarum_agents`] without the warp aggregation: every agent adds its deposit to its
+/// cell's count with its own reduction (`red.global.add.u32`), no `match.any`.
+///
+/// Thread mapping and bytes as [`physarum_agents`], with one reduction per agent.
+#[kernel]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn physarum_agents_plain(
+    ys: *mut f32,
+    xs: *mut f32,
+    heading: *mut f32,
+    ids: *const u32,
+    trail: *const f32,
+    counts: *mut u32,
+    n: u32,
+    step: u32,
+    p: Params,
+) {
+    unsafe { agents_body::<false>(ys, xs, heading, ids, trail, counts, n, step, p) }
+}
+
 /// log2 of the side of the square tiles that the optimized variant bins agents by (16).
 pub const OPTIMIZED_BIN_SHIFT: u32 = 4;
-/// log2 of the tiled variant's bin side (32): a block of [`physarum_agents_region`] per bin.
-pub const TILED_BIN_SHIFT: u32 = 5;
 /// Threads of the one-block [`physarum_bin_scan`].
 pub const SCAN_THREADS: u32 = 1024;
 
@@ -712,7 +731,14 @@ pub fn bin_of(y: f32, x: f32, p: &Params, shift: u32) -> u32 {
 ///
 /// Thread mapping: one thread per agent. Bytes per agent: 8 B read, one atomic.
 #[kernel]
-pub unsafe fn physarum_bin_count(ys: *const f32, xs: *const f32, bins: *mut u32, n: u32, p: Params, shift: u32) {
+pub unsafe fn physarum_bin_count(
+    ys: *const f32,
+    xs: *const f32,
+    bins: *mut u32,
+    n: u32,
+    p: Params,
+    shift: u32,
+) {
     let i = thread::index_1d() as usize;
     if i >= n as usize {
         return;
@@ -871,7 +897,7 @@ pub const TRAIL_ROWS: u32 = TRAIL_TILE / TRAIL_H;
 #[cfg(target_arch = "nvptx64")]
 const TRAIL_PITCH: u32 = TRAIL_TILE + 2;
 
-/// Tiled 2/3: [`physarum_trail`] on 32 × 32 tiles, four rows per thread.
+/// [`physarum_trail`] on 32 × 32 tiles, four rows per thread.
 ///
 /// The block stages its tile and a one-cell halo (34 × 34) in shared memory as `trail +
 /// deposits`, the deposits added by [`add_deposits_fast`] (the same float as adding them one by
@@ -884,7 +910,13 @@ const TRAIL_PITCH: u32 = TRAIL_TILE + 2;
 /// tx of rows 4·ty .. 4·ty + 4. Bytes per cell: reads trail and count (8 B, plus 13% halo
 /// re-reads), writes the new trail and a zero count (8 B): about 17 B.
 #[kernel]
-pub unsafe fn physarum_trail_tiled(src: *const f32, counts: *const u32, clear: *mut u32, dst: *mut f32, p: Params) {
+pub unsafe fn physarum_trail_tiled(
+    src: *const f32,
+    counts: *const u32,
+    clear: *mut u32,
+    dst: *mut f32,
+    p: Params,
+) {
     let tile = shared_f32!(physarum_trail_tiled_tile: (TRAIL_PITCH * TRAIL_PITCH) as usize);
     let (tx, ty) = (thread::thread_idx_x(), thread::thread_idx_y());
     let (x0, y0) = (thread::block_idx_x() * TRAIL_TILE, thread::block_idx_y() * TRAIL_TILE);
@@ -935,137 +967,6 @@ pub unsafe fn physarum_trail_tiled(src: *const f32, counts: *const u32, clear: *
             }
         }
         (above, here) = (here, below);
-    }
-}
-
-/// Threads per block of [`physarum_agents_region`].
-pub const REGION_BLOCK: u32 = 256;
-/// The largest side of [`physarum_agents_region`]'s region (a float and a count per cell in
-/// the 48 KiB of shared memory a block gets without opting in).
-pub const REGION_MAX_SIDE: u32 = 78;
-/// The largest margin of [`physarum_agents_region`]'s region around its 32 × 32 bin.
-pub const REGION_MAX_MARGIN: u32 = (REGION_MAX_SIDE - (1 << TILED_BIN_SHIFT)) / 2;
-
-/// Dynamic shared memory of [`physarum_agents_region`] for a region `margin` cells around its
-/// bin: a trail value and a count per cell.
-pub const fn region_shared_bytes(margin: u32) -> u32 {
-    let side = (1 << TILED_BIN_SHIFT) + 2 * margin;
-    2 * side * side * 4
-}
-
-/// Tiled 1/3: [`physarum_agents`] with one block per 32 × 32 bin, its trail and its deposit
-/// counts staged in shared memory.
-///
-/// The block copies the trail of its region (the bin plus `margin` cells all round,
-/// periodic) into shared memory with coalesced row loads, and zeroes a count per region cell.
-/// Its agents (slots `bin_ends[b − 1] .. bin_ends[b]`, from the last binning by
-/// [`TILED_BIN_SHIFT`]) then sense from shared memory and count their deposits there with
-/// shared-memory atomics; a sensor point or a new cell outside the region (an agent that
-/// drifted far since the binning, a long sensor reach) reads the trail from global memory or
-/// counts there instead, so results never depend on the margin. Finally the block adds its
-/// non-zero counts to `counts` (one global reduction per touched cell, instead of one per
-/// agent). The host picks `margin` to cover the sensor reach and the drift since the last
-/// binning (at most [`REGION_MAX_MARGIN`]). The same agent arithmetic as every variant
-/// ([`agent_step_at`]), so results are bit-identical.
-///
-/// Thread mapping: one block of [`REGION_BLOCK`] threads per bin (grid: [`bin_count`] with
-/// [`TILED_BIN_SHIFT`]), each thread every `REGION_BLOCK`-th agent of the bin; dynamic shared
-/// memory [`region_shared_bytes`]. Bytes per agent: 16 B read, 12 B written (coalesced), sensor
-/// reads from shared memory; per bin: its region's trail read once (4 B per region cell) and one
-/// global reduction per touched cell.
-#[kernel]
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn physarum_agents_region(
-    ys: *mut f32,
-    xs: *mut f32,
-    heading: *mut f32,
-    ids: *const u32,
-    trail: *const f32,
-    counts: *mut u32,
-    bin_ends: *const u32,
-    step: u32,
-    p: Params,
-    margin: u32,
-) {
-    let bin = thread::block_idx_x();
-    // SAFETY: the grid has one block per bin.
-    let (start, end) = unsafe { (if bin == 0 { 0 } else { *bin_ends.add(bin as usize - 1) }, *bin_ends.add(bin as usize)) };
-    let (w, h) = (p.width, p.height);
-    if start >= end || w == 0 || h == 0 || margin > REGION_MAX_MARGIN {
-        return;
-    }
-    let shared = dynamic_shared_f32!(physarum_region);
-    let side = (1 << TILED_BIN_SHIFT) + 2 * margin;
-    let (region, tally) = (shared, shared.offset(side * side).as_u32());
-    let bins_across = bins_x(&p, TILED_BIN_SHIFT);
-    let (by, bx) = (bin / bins_across, bin % bins_across);
-    // Region cell (0, 0) is grid cell (gy0, gx0): the bin's corner less the margin, periodic.
-    let back = |corner: u32, n: u32| ((i64::from(corner) - i64::from(margin)).rem_euclid(i64::from(n))) as u32;
-    let (gy0, gx0) = (back(by << TILED_BIN_SHIFT, h), back(bx << TILED_BIN_SHIFT, w));
-    let wrap = crate::grayscott::wrap_into;
-    let (lane, warps) = (warp::lane(), thread::block_dim_x() / warp::SIZE);
-    let mut ly = thread::thread_idx_x() / warp::SIZE;
-    while ly < side {
-        let row = wrap(gy0 + ly, h) as usize * w as usize;
-        let mut lx = lane;
-        while lx < side {
-            let g = row + wrap(gx0 + lx, w) as usize;
-            // SAFETY: g is a cell of the grid; ly·side + lx lies in the region.
-            unsafe {
-                region.store(ly * side + lx, load_nc(trail.add(g)));
-                tally.store(ly * side + lx, 0);
-            }
-            lx += warp::SIZE;
-        }
-        ly += warps;
-    }
-    thread::sync_threads();
-    // The region cell of grid cell (iy, ix), if it has one (grid cells before the region wrap
-    // to large offsets, as those past it).
-    let local = |iy: u32, ix: u32| -> Option<u32> {
-        let (ry, rx) = (wrap(iy + h - gy0, h), wrap(ix + w - gx0, w));
-        (ry < side && rx < side).then_some(ry * side + rx)
-    };
-    // SAFETY: region indices lie in the region; other cells are cells of the grid.
-    let read = |iy: u32, ix: u32| unsafe {
-        match local(iy, ix) {
-            Some(k) => region.load(k),
-            None => load_nc(trail.add(iy as usize * w as usize + ix as usize)),
-        }
-    };
-    let mut k = start + thread::thread_idx_x();
-    while k < end {
-        let a = k as usize;
-        // SAFETY: a < n (bin_ends holds slots of the agents); cells are inside the grid.
-        unsafe {
-            let (ny, nx, nh) = agent_step_at(&read, *ys.add(a), *xs.add(a), *heading.add(a), *ids.add(a), step, &p);
-            *ys.add(a) = ny;
-            *xs.add(a) = nx;
-            *heading.add(a) = nh;
-            let (iy, ix) = ((ny as u32).min(h - 1), (nx as u32).min(w - 1));
-            match local(iy, ix) {
-                Some(c) => tally.add(c, 1),
-                None => red_add_u32(counts.add(iy as usize * w as usize + ix as usize), 1),
-            }
-        }
-        k += thread::block_dim_x();
-    }
-    thread::sync_threads();
-    let mut ly = thread::thread_idx_x() / warp::SIZE;
-    while ly < side {
-        let row = wrap(gy0 + ly, h) as usize * w as usize;
-        let mut lx = lane;
-        while lx < side {
-            // SAFETY: as in the staging loop.
-            unsafe {
-                let c = tally.load(ly * side + lx);
-                if c > 0 {
-                    red_add_u32(counts.add(row + wrap(gx0 + lx, w) as usize), c);
-                }
-            }
-            lx += warp::SIZE;
-        }
-        ly += warps;
     }
 }
 
@@ -1129,7 +1030,10 @@ mod tests {
                     // Any positive finite float, by its bits.
                     1 => f32::from_bits((r as u32) & 0x7f7f_ffff),
                     // Values near a power of two.
-                    2 => f32::from_bits(((r as u32) % 40 + 110) << 23) - f32::from_bits(((r >> 32) as u32) & 0x3ff),
+                    2 => {
+                        f32::from_bits(((r as u32) % 40 + 110) << 23)
+                            - f32::from_bits(((r >> 32) as u32) & 0x3ff)
+                    }
                     _ => (r >> 40) as f32 / 16.0,
                 };
                 for count in [0, 1, 2, 3, 7, 31, 64, 255, 1000, 5000, (r >> 52) as u32] {

@@ -12,7 +12,7 @@ use crate::{
     error::Result,
     physarum::{
         Physarum, PhysarumEngine, PhysarumSetup, PhysarumVariant,
-        cuda::{AgentPass, CudaPhysarum},
+        cuda::{CudaPhysarum, OptimizedSettings},
         initial_agents, initial_trail,
     },
 };
@@ -53,6 +53,22 @@ pub struct PhysarumTiny {
     pub seconds: f64,
 }
 
+/// Set to time the optimized variant's candidate settings too.
+pub const CANDIDATES_VAR: &str = "RUST_GPU_SIM_PHYSARUM_CANDIDATES";
+
+/// The optimized variant's candidate settings (see [`OptimizedSettings`]).
+const CANDIDATES: &[OptimizedSettings] = &[
+    OptimizedSettings { bin_shift: 4, bin_every: 16, tiled_trail: true, aggregate: true },
+    OptimizedSettings { bin_shift: 3, bin_every: 16, tiled_trail: true, aggregate: true },
+    OptimizedSettings { bin_shift: 3, bin_every: 8, tiled_trail: true, aggregate: true },
+    OptimizedSettings { bin_shift: 4, bin_every: 8, tiled_trail: true, aggregate: true },
+    OptimizedSettings { bin_shift: 4, bin_every: 16, tiled_trail: true, aggregate: false },
+    OptimizedSettings { bin_shift: 3, bin_every: 16, tiled_trail: true, aggregate: false },
+    OptimizedSettings { bin_shift: 5, bin_every: 16, tiled_trail: true, aggregate: true },
+    OptimizedSettings { bin_shift: 2, bin_every: 16, tiled_trail: true, aggregate: true },
+    OptimizedSettings { bin_shift: 2, bin_every: 8, tiled_trail: true, aggregate: true },
+];
+
 /// Times every Physarum variant at each (size, agents) with device events (median of
 /// `repeats` after a warm-up), then the write-up's tiny case (200 agents, 500 steps, 256²)
 /// end to end, for the GPU variants and the CPU.
@@ -69,29 +85,26 @@ pub fn run(
     for &size in sizes {
         for &agents in agent_counts {
             let setup = PhysarumSetup { width: size, height: size, agents, ..PhysarumSetup::default() };
-            // The tiled variant is timed with each agent pass (the row of the one it picks by
-            // density is marked with a `*`).
+            // With CANDIDATES_VAR set, the optimized variant is also timed with each candidate
+            // setting (labelled `optimized:<setting>`).
+            let candidates = if std::env::var_os(CANDIDATES_VAR).is_some() { CANDIDATES } else { &[] };
             let runs = variants.iter().flat_map(|&v| {
-                let passes: &[Option<AgentPass>] = if v == PhysarumVariant::Tiled {
-                    &[Some(AgentPass::Global), Some(AgentPass::Region)]
-                } else {
-                    &[None]
-                };
-                passes.iter().map(move |&pass| (v, pass))
+                let extra = if v == PhysarumVariant::Optimized { candidates } else { &[] };
+                std::iter::once((v, None)).chain(extra.iter().map(move |&c| (v, Some(c))))
             });
-            for (variant, pass) in runs {
+            for (variant, candidate) in runs {
                 eprintln!("physarum {} {size}² {agents} agents...", variant.name());
                 Physarum::check_memory(&setup, &device, variant, 1)?;
                 let mut label = variant.name().to_string();
-                let mut sim: Box<dyn PhysarumEngine> = match pass {
+                let mut sim: Box<dyn PhysarumEngine> = match candidate {
                     None => Physarum::new(&setup, &device, variant)?.into_engine(),
-                    Some(pass) => {
+                    Some(settings) => {
                         setup.validate()?;
                         let (agents, trail) = (initial_agents(&setup), initial_trail(&setup)?);
-                        let mut sim = CudaPhysarum::new(gpu.clone(), variant, setup.params(), &agents, &trail)?;
-                        let chosen = if sim.agent_pass() == pass { "*" } else { "" };
-                        label = format!("{label}-{}{chosen}", pass.name());
-                        sim.set_agent_pass(pass);
+                        let mut sim =
+                            CudaPhysarum::new(gpu.clone(), variant, setup.params(), &agents, &trail)?;
+                        sim.set_settings(settings)?;
+                        label = format!("{label}:{settings}");
                         Box::new(sim)
                     }
                 };
@@ -152,8 +165,9 @@ impl Measurements for PhysarumBench {
                 100.0 * r.effective_gbps / machine.copy_gbps,
             );
         }
-        if self.rows.iter().any(|r| r.variant.starts_with("tiled-")) {
-            out += "tiled-*: the tiled variant with each agent pass; * marks the one it picks by density\n";
+        if self.rows.iter().any(|r| r.variant.starts_with("optimized:")) {
+            out += "optimized:bNeM[t][p]: bins of N², binned every M steps, t: 32×32-tile trail pass, \
+                    p: one count atomic per agent\n";
         }
         out += "write-up's tiny case, 200 agents, 500 steps, 256², end to end (best of 3):\n";
         for t in &self.tiny {

@@ -5,11 +5,11 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, LaunchConfig};
 use kernels::physarum::{
-    OPTIMIZED_BIN_SHIFT, Params, REGION_BLOCK, REGION_MAX_MARGIN, TILED_BIN_SHIFT, TRAIL_H, TRAIL_TILE, TRAIL_W,
-    physarum_agents, physarum_agents_region, physarum_argmax, physarum_bin_count, physarum_bin_scan,
-    physarum_bin_scatter, physarum_blend, physarum_blur, physarum_decay, physarum_deposit,
-    physarum_diffuse_decay, physarum_distance, physarum_move, physarum_offsets, physarum_sample,
-    physarum_sense_move, physarum_steer, physarum_trail, physarum_trail_tiled, region_shared_bytes,
+    OPTIMIZED_BIN_SHIFT, Params, TRAIL_H, TRAIL_TILE, TRAIL_W, physarum_agents, physarum_agents_plain,
+    physarum_argmax, physarum_bin_count, physarum_bin_scan, physarum_bin_scatter, physarum_blend,
+    physarum_blur, physarum_decay, physarum_deposit, physarum_diffuse_decay, physarum_distance,
+    physarum_move, physarum_offsets, physarum_sample, physarum_sense_move, physarum_steer, physarum_trail,
+    physarum_trail_tiled,
 };
 
 use super::{Agents, PhysarumEngine, PhysarumVariant};
@@ -34,41 +34,38 @@ enum DeviceAgents {
     Binned { now: SoaAgents, spare: SoaAgents, bins: CudaSlice<u32> },
 }
 
-/// How the tiled variant's agents sense and count: per agent from global memory
-/// (`physarum_agents`, the optimized variant's pass), or per bin from a region staged in
-/// shared memory (`physarum_agents_region`), which pays for staging the region and wins once
-/// a bin holds enough agents to share it.
+/// How the optimized variant bins, counts and diffuses (candidates compared by `bench
+/// physarum` with `RUST_GPU_SIM_PHYSARUM_CANDIDATES` set).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AgentPass {
-    Global,
-    Region,
+pub struct OptimizedSettings {
+    /// log2 of the side of the tiles agents are binned by.
+    pub bin_shift: u32,
+    /// Steps between binnings.
+    pub bin_every: u32,
+    /// `physarum_trail_tiled` (32 × 32 tiles) instead of `physarum_trail`.
+    pub tiled_trail: bool,
+    /// Warp-aggregated count atomics (`physarum_agents`) or one per agent
+    /// (`physarum_agents_plain`).
+    pub aggregate: bool,
 }
 
-impl AgentPass {
-    /// The pass for `n` agents on the grid of `p`: the region pass when the agents of an
-    /// average bin are at least an eighth of its region's cells.
-    pub fn for_density(n: u32, p: &Params) -> Self {
-        let side = u64::from((1u32 << TILED_BIN_SHIFT) + 2 * region_margin(p));
-        let per_bin = u64::from(n) / u64::from(kernels::physarum::bin_count(p, TILED_BIN_SHIFT)).max(1);
-        if 8 * per_bin >= side * side { AgentPass::Region } else { AgentPass::Global }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            AgentPass::Global => "global",
-            AgentPass::Region => "region",
-        }
+impl Default for OptimizedSettings {
+    fn default() -> Self {
+        Self { bin_shift: OPTIMIZED_BIN_SHIFT, bin_every: BIN_EVERY, tiled_trail: false, aggregate: true }
     }
 }
 
-/// The margin of `physarum_agents_region`'s region around its bin: the sensor reach (and one
-/// cell for bilinear sensing) plus how far an agent drifts in the steps between binnings, at
-/// most `REGION_MAX_MARGIN` (points beyond it are read from global memory, just slower).
-pub fn region_margin(p: &Params) -> u32 {
-    let reach = p.sensor_dist.ceil() + 2.0;
-    let drift = (BIN_EVERY as f32 * p.step_size).ceil();
-    let margin = reach + drift;
-    if margin.is_finite() && margin < REGION_MAX_MARGIN as f32 { margin as u32 } else { REGION_MAX_MARGIN }
+impl std::fmt::Display for OptimizedSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "b{}e{}{}{}",
+            1 << self.bin_shift,
+            self.bin_every,
+            if self.tiled_trail { "t" } else { "" },
+            if self.aggregate { "" } else { "p" }
+        )
+    }
 }
 
 /// One struct-of-arrays copy of the agents.
@@ -102,8 +99,9 @@ pub struct CudaPhysarum {
     scratch: CudaSlice<f32>,
     /// Optimized and tiled: deposit counts, used in turn (see `physarum_trail`).
     counts: [CudaSlice<u32>; 2],
-    /// Tiled: how agents sense and count.
-    agent_pass: AgentPass,
+    /// Optimized: how it bins, counts and diffuses, and whether the next step must re-bin.
+    settings: OptimizedSettings,
+    rebin: bool,
     unfused: Option<Unfused>,
     step: u32,
 }
@@ -132,17 +130,19 @@ impl CudaPhysarum {
             })
         };
         let device_agents = match variant {
-            PhysarumVariant::Optimized | PhysarumVariant::Tiled => DeviceAgents::Binned {
+            PhysarumVariant::Optimized => DeviceAgents::Binned {
                 now: soa()?,
                 spare: soa()?,
-                bins: zeros_u32(kernels::physarum::bin_count(&params, bin_shift(variant)) as usize)?,
+                bins: zeros_u32(
+                    kernels::physarum::bin_count(&params, OptimizedSettings::default().bin_shift) as usize,
+                )?,
             },
             _ => {
                 let pos: Vec<f32> = agents.y.iter().zip(&agents.x).flat_map(|(&y, &x)| [y, x]).collect();
                 DeviceAgents::Interleaved { pos: upload(&pos)?, heading: upload(&agents.heading)? }
             }
         };
-        let optimized = matches!(variant, PhysarumVariant::Optimized | PhysarumVariant::Tiled);
+        let optimized = variant == PhysarumVariant::Optimized;
         let unfused = if variant == PhysarumVariant::Unfused {
             Some(Unfused {
                 dirs: zeros_f32(6 * n)?,
@@ -164,7 +164,8 @@ impl CudaPhysarum {
                 zeros_u32(if optimized { cells } else { 1 })?,
             ],
             unfused,
-            agent_pass: AgentPass::for_density(n as u32, &params),
+            settings: OptimizedSettings::default(),
+            rebin: true,
             step: 0,
             gpu,
         })
@@ -191,23 +192,24 @@ impl CudaPhysarum {
                 launch_blend(g, &mut self.trail, &self.scratch, p)?;
                 launch_decay(g, &mut self.trail, p)?;
             }
-            (DeviceAgents::Binned { now: agents, spare, bins }, variant) => {
-                let tiled = variant == PhysarumVariant::Tiled;
-                if step % BIN_EVERY == 0 {
-                    bin_agents(g, agents, spare, bins, n, p, bin_shift(variant))?;
+            (DeviceAgents::Binned { now: agents, spare, bins }, PhysarumVariant::Optimized) => {
+                let settings = self.settings;
+                if self.rebin || step % settings.bin_every == 0 {
+                    bin_agents(g, agents, spare, bins, n, p, settings.bin_shift)?;
                     std::mem::swap(agents, spare);
+                    self.rebin = false;
                 }
                 let [now, last] = &mut self.counts;
                 if step % 2 == 1 {
                     std::mem::swap(now, last);
                 }
                 let SoaAgents { y, x, heading, ids } = agents;
-                if tiled && self.agent_pass == AgentPass::Region {
-                    launch_agents_region(g, y, x, heading, ids, &self.trail, now, bins, step, p)?;
-                } else {
+                if settings.aggregate {
                     launch_agents(g, y, x, heading, ids, &self.trail, now, n, step, p)?;
+                } else {
+                    launch_agents_plain(g, y, x, heading, ids, &self.trail, now, n, step, p)?;
                 }
-                if tiled {
+                if settings.tiled_trail {
                     launch_trail_tiled(g, &self.trail, now, last, &mut self.scratch, p)?;
                 } else {
                     launch_trail(g, &self.trail, now, last, &mut self.scratch, p)?;
@@ -256,13 +258,20 @@ impl CudaPhysarum {
         Ok(())
     }
 
-    /// The tiled variant's agent pass (chosen by density; set for comparisons and tests).
-    pub fn agent_pass(&self) -> AgentPass {
-        self.agent_pass
+    /// The optimized variant's settings (replaced for comparisons: `bench physarum`).
+    pub fn settings(&self) -> OptimizedSettings {
+        self.settings
     }
 
-    pub fn set_agent_pass(&mut self, pass: AgentPass) {
-        self.agent_pass = pass;
+    /// Replaces the optimized variant's settings; the next step re-bins the agents.
+    pub fn set_settings(&mut self, settings: OptimizedSettings) -> Result<()> {
+        if let DeviceAgents::Binned { bins, .. } = &mut self.agents {
+            let count = kernels::physarum::bin_count(&self.params, settings.bin_shift) as usize;
+            *bins = self.gpu.stream().alloc_zeros::<u32>(count).context(|| "allocating the bins".into())?;
+        }
+        self.settings = settings;
+        self.rebin = true;
+        Ok(())
     }
 
     /// The device trail (for GPU-side comparisons).
@@ -483,9 +492,21 @@ pub fn launch_agents(
     Ok(gpu.launch(physarum_agents, agent_grid(n), (y, x, heading, ids, trail, counts, n, step, p))?)
 }
 
-/// log2 of the side of the tiles `variant` bins its agents by.
-pub fn bin_shift(variant: PhysarumVariant) -> u32 {
-    if variant == PhysarumVariant::Tiled { TILED_BIN_SHIFT } else { OPTIMIZED_BIN_SHIFT }
+/// `physarum_agents_plain`: `physarum_agents` with one count reduction per agent.
+#[allow(clippy::too_many_arguments)]
+pub fn launch_agents_plain(
+    gpu: &Gpu,
+    y: &mut CudaSlice<f32>,
+    x: &mut CudaSlice<f32>,
+    heading: &mut CudaSlice<f32>,
+    ids: &CudaSlice<u32>,
+    trail: &CudaSlice<f32>,
+    counts: &mut CudaSlice<u32>,
+    n: u32,
+    step: u32,
+    p: Params,
+) -> Result<()> {
+    Ok(gpu.launch(physarum_agents_plain, agent_grid(n), (y, x, heading, ids, trail, counts, n, step, p))?)
 }
 
 /// Bins `from`'s agents by tiles of side `1 << shift` into `to` (`physarum_bin_count`,
@@ -514,31 +535,6 @@ pub fn bin_agents(
         agent_grid(n),
         (&from.y, &from.x, &from.heading, &from.ids, &mut *bins, y, x, heading, ids, n, p, shift),
     )?)
-}
-
-/// `physarum_agents_region`: the agents of each tiled bin (`bin_ends` from the last
-/// [`bin_agents`] with `TILED_BIN_SHIFT`) sense from and count into their bin's region in
-/// shared memory.
-#[allow(clippy::too_many_arguments)]
-pub fn launch_agents_region(
-    gpu: &Gpu,
-    y: &mut CudaSlice<f32>,
-    x: &mut CudaSlice<f32>,
-    heading: &mut CudaSlice<f32>,
-    ids: &CudaSlice<u32>,
-    trail: &CudaSlice<f32>,
-    counts: &mut CudaSlice<u32>,
-    bin_ends: &CudaSlice<u32>,
-    step: u32,
-    p: Params,
-) -> Result<()> {
-    let margin = region_margin(&p);
-    let cfg = LaunchConfig {
-        grid_dim: (kernels::physarum::bin_count(&p, TILED_BIN_SHIFT), 1, 1),
-        block_dim: (REGION_BLOCK, 1, 1),
-        shared_mem_bytes: region_shared_bytes(margin),
-    };
-    Ok(gpu.launch(physarum_agents_region, cfg, (y, x, heading, ids, trail, counts, bin_ends, step, p, margin))?)
 }
 
 /// `physarum_trail_tiled`: deposits, diffusion and decay on 32 × 32 tiles; clears `clear`.

@@ -58,15 +58,11 @@ pub enum PhysarumVariant {
     /// Struct-of-arrays agents with the deposit counted in the same pass, and one tiled
     /// pass for deposits, diffusion and decay.
     Optimized,
-    /// Optimized, with the agents of each 32 × 32 bin sensing from and counting into a
-    /// region of the trail staged in shared memory (when bins are dense enough), and the
-    /// trail pass on 32 × 32 tiles with deposits added at once where that is exact.
-    Tiled,
 }
 
 impl PhysarumVariant {
-    pub const GPU: [PhysarumVariant; 4] =
-        [PhysarumVariant::Unfused, PhysarumVariant::Fused, PhysarumVariant::Optimized, PhysarumVariant::Tiled];
+    pub const GPU: [PhysarumVariant; 3] =
+        [PhysarumVariant::Unfused, PhysarumVariant::Fused, PhysarumVariant::Optimized];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -74,7 +70,6 @@ impl PhysarumVariant {
             PhysarumVariant::Unfused => "unfused",
             PhysarumVariant::Fused => "fused",
             PhysarumVariant::Optimized => "optimized",
-            PhysarumVariant::Tiled => "tiled",
         }
     }
 
@@ -86,7 +81,7 @@ impl PhysarumVariant {
             PhysarumVariant::Unfused => (12 + 24 + 12 + 4, 8),
             PhysarumVariant::Fused => (12, 8),
             // two copies of (y, x, heading, id) for binning; two trails, two count buffers.
-            PhysarumVariant::Optimized | PhysarumVariant::Tiled => (32, 16),
+            PhysarumVariant::Optimized => (32, 16),
         }
     }
 }
