@@ -36,11 +36,7 @@
 
 use ptxkit_device::kernel;
 #[cfg(target_arch = "nvptx64")]
-use ptxkit_device::{
-    atomic::{atomic_add_u32, red_add_u32},
-    memory::load_nc,
-    shared_array, shared_f32, thread, warp,
-};
+use ptxkit_device::{atomic::atomic_add_u32, memory::load_nc, shared_array, shared_f32, thread, warp};
 
 /// 2π as an `f32`.
 pub const TAU: f32 = core::f32::consts::TAU;
@@ -638,25 +634,6 @@ pub unsafe fn physarum_agents(
     step: u32,
     p: Params,
 ) {
-    unsafe { agents_body::<true>(ys, xs, heading, ids, trail, counts, n, step, p) }
-}
-
-/// The body of [`physarum_agents`] (`AGGREGATE`: lanes on one cell add once, found with
-/// `match.any`) and of [`physarum_agents_plain`] (every lane adds its own one).
-#[cfg(target_arch = "nvptx64")]
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-unsafe fn agents_body<const AGGREGATE: bool>(
-    ys: *mut f32,
-    xs: *mut f32,
-    heading: *mut f32,
-    ids: *const u32,
-    trail: *const f32,
-    counts: *mut u32,
-    n: u32,
-    step: u32,
-    p: Params,
-) {
     let i = thread::index_1d();
     if i >= n {
         return;
@@ -671,39 +648,15 @@ unsafe fn agents_body<const AGGREGATE: bool>(
         *xs.add(k) = nx;
         *heading.add(k) = nh;
         let cell = cell_of(ny, nx, &p);
-        if AGGREGATE {
-            let peers = warp::match_any(warp::active_mask(), cell as u32);
-            if warp::lane() == peers.trailing_zeros() {
-                atomic_add_u32(counts.add(cell), peers.count_ones());
-            }
-        } else {
-            red_add_u32(counts.add(cell), 1);
+        let peers = warp::match_any(warp::active_mask(), cell as u32);
+        if warp::lane() == peers.trailing_zeros() {
+            atomic_add_u32(counts.add(cell), peers.count_ones());
         }
     }
 }
 
-/// [`physarum_agents`] without the warp aggregation: every agent adds its deposit to its
-/// cell's count with its own reduction (`red.global.add.u32`), no `match.any`.
-///
-/// Thread mapping and bytes as [`physarum_agents`], with one reduction per agent.
-#[kernel]
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn physarum_agents_plain(
-    ys: *mut f32,
-    xs: *mut f32,
-    heading: *mut f32,
-    ids: *const u32,
-    trail: *const f32,
-    counts: *mut u32,
-    n: u32,
-    step: u32,
-    p: Params,
-) {
-    unsafe { agents_body::<false>(ys, xs, heading, ids, trail, counts, n, step, p) }
-}
-
-/// log2 of the side of the square tiles that the optimized variant bins agents by (16).
-pub const OPTIMIZED_BIN_SHIFT: u32 = 4;
+/// log2 of the side of the square tiles that the optimized variant bins agents by (8).
+pub const OPTIMIZED_BIN_SHIFT: u32 = 3;
 /// Threads of the one-block [`physarum_bin_scan`].
 pub const SCAN_THREADS: u32 = 1024;
 
@@ -825,6 +778,54 @@ pub unsafe fn physarum_bin_scatter(
     unsafe {
         let (y, x) = (*ys.add(i), *xs.add(i));
         let slot = atomic_add_u32(offsets.add(bin_of(y, x, &p, shift) as usize), 1) as usize;
+        *out_ys.add(slot) = y;
+        *out_xs.add(slot) = x;
+        *out_heading.add(slot) = *heading.add(i);
+        *out_ids.add(slot) = *ids.add(i);
+    }
+}
+
+/// [`physarum_bin_scatter`] with one atomic per warp and bin: the lanes whose agents share a
+/// bin (found with `match.any`) take consecutive slots, the lowest of them reserving them all.
+/// A bin's counter is then bumped once per warp instead of once per agent: with hundreds of
+/// agents per bin, the per-agent atomics on one address serialise in L2.
+///
+/// Thread mapping: one thread per agent. Bytes per agent: 16 B read, 16 B written, one atomic
+/// per bin and warp.
+#[kernel]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn physarum_bin_scatter_grouped(
+    ys: *const f32,
+    xs: *const f32,
+    heading: *const f32,
+    ids: *const u32,
+    offsets: *mut u32,
+    out_ys: *mut f32,
+    out_xs: *mut f32,
+    out_heading: *mut f32,
+    out_ids: *mut u32,
+    n: u32,
+    p: Params,
+    shift: u32,
+) {
+    let i = thread::index_1d() as usize;
+    if i >= n as usize {
+        return;
+    }
+    // SAFETY: i < n; slots are a permutation of 0..n (offsets count every agent once, and a
+    // group's lowest lane reserves one slot per member).
+    unsafe {
+        let (y, x) = (*ys.add(i), *xs.add(i));
+        let bin = bin_of(y, x, &p, shift);
+        let peers = warp::match_any(warp::active_mask(), bin);
+        let leader = peers.trailing_zeros();
+        let first = if warp::lane() == leader {
+            atomic_add_u32(offsets.add(bin as usize), peers.count_ones())
+        } else {
+            0
+        };
+        let slot =
+            (warp::shfl_idx_u32(peers, first, leader) + (peers & warp::lanes_below()).count_ones()) as usize;
         *out_ys.add(slot) = y;
         *out_xs.add(slot) = x;
         *out_heading.add(slot) = *heading.add(i);

@@ -5,11 +5,11 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, LaunchConfig};
 use kernels::physarum::{
-    OPTIMIZED_BIN_SHIFT, Params, TRAIL_H, TRAIL_TILE, TRAIL_W, physarum_agents, physarum_agents_plain,
-    physarum_argmax, physarum_bin_count, physarum_bin_scan, physarum_bin_scatter, physarum_blend,
-    physarum_blur, physarum_decay, physarum_deposit, physarum_diffuse_decay, physarum_distance,
-    physarum_move, physarum_offsets, physarum_sample, physarum_sense_move, physarum_steer, physarum_trail,
-    physarum_trail_tiled,
+    OPTIMIZED_BIN_SHIFT, Params, TRAIL_H, TRAIL_TILE, TRAIL_W, physarum_agents, physarum_argmax,
+    physarum_bin_count, physarum_bin_scan, physarum_bin_scatter, physarum_bin_scatter_grouped,
+    physarum_blend, physarum_blur, physarum_decay, physarum_deposit, physarum_diffuse_decay,
+    physarum_distance, physarum_move, physarum_offsets, physarum_sample, physarum_sense_move, physarum_steer,
+    physarum_trail, physarum_trail_tiled,
 };
 
 use super::{Agents, PhysarumEngine, PhysarumVariant};
@@ -44,14 +44,19 @@ pub struct OptimizedSettings {
     pub bin_every: u32,
     /// `physarum_trail_tiled` (32 × 32 tiles) instead of `physarum_trail`.
     pub tiled_trail: bool,
-    /// Warp-aggregated count atomics (`physarum_agents`) or one per agent
-    /// (`physarum_agents_plain`).
-    pub aggregate: bool,
+    /// Binning reserves slots with one atomic per warp and bin
+    /// (`physarum_bin_scatter_grouped`) instead of one per agent.
+    pub grouped_scatter: bool,
 }
 
 impl Default for OptimizedSettings {
     fn default() -> Self {
-        Self { bin_shift: OPTIMIZED_BIN_SHIFT, bin_every: BIN_EVERY, tiled_trail: false, aggregate: true }
+        Self {
+            bin_shift: OPTIMIZED_BIN_SHIFT,
+            bin_every: BIN_EVERY,
+            tiled_trail: false,
+            grouped_scatter: false,
+        }
     }
 }
 
@@ -63,7 +68,7 @@ impl std::fmt::Display for OptimizedSettings {
             1 << self.bin_shift,
             self.bin_every,
             if self.tiled_trail { "t" } else { "" },
-            if self.aggregate { "" } else { "p" }
+            if self.grouped_scatter { "g" } else { "" }
         )
     }
 }
@@ -195,7 +200,7 @@ impl CudaPhysarum {
             (DeviceAgents::Binned { now: agents, spare, bins }, PhysarumVariant::Optimized) => {
                 let settings = self.settings;
                 if self.rebin || step % settings.bin_every == 0 {
-                    bin_agents(g, agents, spare, bins, n, p, settings.bin_shift)?;
+                    bin_agents(g, agents, spare, bins, n, p, settings.bin_shift, settings.grouped_scatter)?;
                     std::mem::swap(agents, spare);
                     self.rebin = false;
                 }
@@ -204,11 +209,7 @@ impl CudaPhysarum {
                     std::mem::swap(now, last);
                 }
                 let SoaAgents { y, x, heading, ids } = agents;
-                if settings.aggregate {
-                    launch_agents(g, y, x, heading, ids, &self.trail, now, n, step, p)?;
-                } else {
-                    launch_agents_plain(g, y, x, heading, ids, &self.trail, now, n, step, p)?;
-                }
+                launch_agents(g, y, x, heading, ids, &self.trail, now, n, step, p)?;
                 if settings.tiled_trail {
                     launch_trail_tiled(g, &self.trail, now, last, &mut self.scratch, p)?;
                 } else {
@@ -492,25 +493,10 @@ pub fn launch_agents(
     Ok(gpu.launch(physarum_agents, agent_grid(n), (y, x, heading, ids, trail, counts, n, step, p))?)
 }
 
-/// `physarum_agents_plain`: `physarum_agents` with one count reduction per agent.
-#[allow(clippy::too_many_arguments)]
-pub fn launch_agents_plain(
-    gpu: &Gpu,
-    y: &mut CudaSlice<f32>,
-    x: &mut CudaSlice<f32>,
-    heading: &mut CudaSlice<f32>,
-    ids: &CudaSlice<u32>,
-    trail: &CudaSlice<f32>,
-    counts: &mut CudaSlice<u32>,
-    n: u32,
-    step: u32,
-    p: Params,
-) -> Result<()> {
-    Ok(gpu.launch(physarum_agents_plain, agent_grid(n), (y, x, heading, ids, trail, counts, n, step, p))?)
-}
-
 /// Bins `from`'s agents by tiles of side `1 << shift` into `to` (`physarum_bin_count`,
-/// `_scan`, `_scatter`); `bins` ends up holding the end of each bin's slots.
+/// `_scan`, `_scatter` or, `grouped`, `_scatter_grouped`); `bins` ends up holding the end of
+/// each bin's slots.
+#[allow(clippy::too_many_arguments)]
 pub fn bin_agents(
     gpu: &Gpu,
     from: &SoaAgents,
@@ -519,6 +505,7 @@ pub fn bin_agents(
     n: u32,
     p: Params,
     shift: u32,
+    grouped: bool,
 ) -> Result<()> {
     gpu.stream().memset_zeros(bins).context(|| "clearing the bins".into())?;
     gpu.launch(physarum_bin_count, agent_grid(n), (&from.y, &from.x, &mut *bins, n, p, shift))?;
@@ -530,11 +517,12 @@ pub fn bin_agents(
     };
     gpu.launch(physarum_bin_scan, one_block, (&mut *bins, count))?;
     let SoaAgents { y, x, heading, ids } = to;
-    Ok(gpu.launch(
-        physarum_bin_scatter,
-        agent_grid(n),
-        (&from.y, &from.x, &from.heading, &from.ids, &mut *bins, y, x, heading, ids, n, p, shift),
-    )?)
+    let args = (&from.y, &from.x, &from.heading, &from.ids, &mut *bins, y, x, heading, ids, n, p, shift);
+    if grouped {
+        Ok(gpu.launch(physarum_bin_scatter_grouped, agent_grid(n), args)?)
+    } else {
+        Ok(gpu.launch(physarum_bin_scatter, agent_grid(n), args)?)
+    }
 }
 
 /// `physarum_trail_tiled`: deposits, diffusion and decay on 32 × 32 tiles; clears `clear`.

@@ -336,24 +336,6 @@ pub mod atomic {
         }
     }
 
-    /// `atomicAdd(unsigned*, unsigned)` with the result discarded (`red.global.add.u32`): the
-    /// GPU need not send the old value back.
-    ///
-    /// # Safety
-    /// `address` must point to a valid, 4-byte aligned `u32` in global memory.
-    #[inline(always)]
-    pub unsafe fn red_add_u32(address: *mut u32, value: u32) {
-        // SAFETY: the caller guarantees the address; the reduction is atomic in hardware.
-        unsafe {
-            core::arch::asm!(
-                "red.relaxed.gpu.global.add.u32 [{a}], {v};",
-                a = in(reg64) address,
-                v = in(reg32) value,
-                options(nostack, preserves_flags),
-            );
-        }
-    }
-
     /// `atomicAdd(unsigned*, unsigned)`: returns the old value.
     ///
     /// # Safety
@@ -428,6 +410,40 @@ pub mod warp {
             );
         }
         peers
+    }
+
+    /// `__shfl_sync(mask, value, src)`: lane `src`'s `value`, among the lanes of `mask` (every
+    /// lane of `mask`, `src` included, must call it together).
+    #[inline(always)]
+    pub fn shfl_idx_u32(mask: u32, value: u32, src: u32) -> u32 {
+        let out: u32;
+        // SAFETY: a register exchange among the lanes of `mask`; no memory is touched.
+        unsafe {
+            core::arch::asm!(
+                "shfl.sync.idx.b32 {out}, {value}, {src}, 31, {mask};",
+                out = out(reg32) out,
+                value = in(reg32) value,
+                src = in(reg32) src,
+                mask = in(reg32) mask,
+                options(nomem, nostack, preserves_flags),
+            );
+        }
+        out
+    }
+
+    /// The lanes below this one (`%lanemask_lt`).
+    #[inline(always)]
+    pub fn lanes_below() -> u32 {
+        let mask: u32;
+        // SAFETY: reads a special register; no memory is touched.
+        unsafe {
+            core::arch::asm!(
+                "mov.u32 {m}, %lanemask_lt;",
+                m = out(reg32) mask,
+                options(nomem, nostack, preserves_flags),
+            );
+        }
+        mask
     }
 
     /// The `value` of lane `lane - delta`; lanes below `delta` get their own value.
