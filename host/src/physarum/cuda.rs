@@ -54,8 +54,8 @@ impl Default for OptimizedSettings {
         Self {
             bin_shift: OPTIMIZED_BIN_SHIFT,
             bin_every: BIN_EVERY,
-            tiled_trail: false,
-            grouped_scatter: false,
+            tiled_trail: true,
+            grouped_scatter: true,
         }
     }
 }
