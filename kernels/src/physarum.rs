@@ -706,45 +706,58 @@ pub unsafe fn physarum_bin_count(
     }
 }
 
-/// Optimized 4/5, binning: exclusive prefix sum of the bin counts, in place, by one block:
-/// each thread sums a contiguous chunk, thread 0 scans the 1024 chunk sums in shared memory,
-/// then each thread rewrites its chunk as running offsets.
+/// Optimized 4/5, binning: exclusive prefix sum of the bin counts, in place, by one block
+/// walking the bins in tiles of one value per thread: each warp scans its 32 values with
+/// shuffles, the first warp scans the warps' totals, and a running carry joins the tiles.
+/// Every load and store is coalesced, and no thread works alone.
 ///
-/// Thread mapping: one block of [`SCAN_THREADS`]. Bytes per bin: 4 B read twice, 4 B written.
+/// Thread mapping: one block of [`SCAN_THREADS`] (any multiple of 32 up to 1024 works).
+/// Bytes per bin: 4 B read, 4 B written.
 #[kernel]
 pub unsafe fn physarum_bin_scan(bins: *mut u32, count: u32) {
-    let sums: *mut u32 = shared_array!(physarum_scan_sums: [u32; SCAN_THREADS as usize]);
-    let t = thread::thread_idx_x();
-    let chunk = count.div_ceil(SCAN_THREADS);
-    let (start, end) = ((t * chunk).min(count), ((t + 1) * chunk).min(count));
-    let mut sum = 0u32;
-    for b in start..end {
-        // SAFETY: b < count.
-        sum += unsafe { *bins.add(b as usize) };
-    }
-    // SAFETY: t < SCAN_THREADS.
-    unsafe { *sums.add(t as usize) = sum };
-    thread::sync_threads();
-    if t == 0 {
-        let mut running = 0u32;
-        for k in 0..SCAN_THREADS as usize {
-            // SAFETY: k < SCAN_THREADS.
-            unsafe {
-                let s = *sums.add(k);
-                *sums.add(k) = running;
-                running += s;
+    let totals: *mut u32 = shared_array!(physarum_scan_totals: [u32; 32]);
+    let (t, lane) = (thread::thread_idx_x(), warp::lane());
+    let (w, warps) = (t / warp::SIZE, thread::block_dim_x() / warp::SIZE);
+    let inclusive_warp_scan = |mut x: u32| {
+        let mut d = 1;
+        while d < warp::SIZE {
+            let y = warp::shfl_up_u32(x, d);
+            if lane >= d {
+                x += y;
             }
+            d *= 2;
         }
-    }
-    thread::sync_threads();
-    // SAFETY: t < SCAN_THREADS; b < count.
-    let mut running = unsafe { *sums.add(t as usize) };
-    for b in start..end {
+        x
+    };
+    let mut carry = 0u32;
+    let mut base = 0u32;
+    while base < count {
+        let i = base + t;
+        // SAFETY: i < count; warp indices are below 32.
         unsafe {
-            let c = *bins.add(b as usize);
-            *bins.add(b as usize) = running;
-            running += c;
+            let v = if i < count { *bins.add(i as usize) } else { 0 };
+            let x = inclusive_warp_scan(v);
+            if lane == warp::SIZE - 1 {
+                *totals.add(w as usize) = x;
+            }
+            thread::sync_threads();
+            if w == 0 {
+                let s = if lane < warps { *totals.add(lane as usize) } else { 0 };
+                let scanned = inclusive_warp_scan(s);
+                if lane < warps {
+                    *totals.add(lane as usize) = scanned;
+                }
+            }
+            thread::sync_threads();
+            let before = if w == 0 { 0 } else { *totals.add(w as usize - 1) };
+            if i < count {
+                *bins.add(i as usize) = carry + before + x - v;
+            }
+            carry += *totals.add(warps as usize - 1);
+            // Nobody may overwrite the totals before every thread has read them.
+            thread::sync_threads();
         }
+        base += thread::block_dim_x();
     }
 }
 
@@ -930,19 +943,34 @@ pub unsafe fn physarum_trail_tiled(
     let wrap = crate::grayscott::wrap_into;
     let gx = wrap(x0 + tx + w - 1, w) as usize;
     let gx_far = wrap(x0 + TRAIL_TILE + tx + w - 1, w) as usize;
-    let mut ly = ty;
-    while ly < TRAIL_PITCH {
-        let row = wrap(y0 + ly + h - 1, h) as usize * w as usize;
-        // SAFETY: row + gx and row + gx_far are cells of the grid; the indices lie in the tile.
-        unsafe {
-            let value = add_deposits_fast(load_nc(src.add(row + gx)), *counts.add(row + gx), &p);
-            tile.store(ly * TRAIL_PITCH + tx, value);
-            if tx < 2 {
-                let value = add_deposits_fast(load_nc(src.add(row + gx_far)), *counts.add(row + gx_far), &p);
-                tile.store(ly * TRAIL_PITCH + TRAIL_TILE + tx, value);
+    // Every load first (then the arithmetic and the shared stores), so that a thread's loads
+    // are in flight together rather than one round trip per tile row.
+    const FILL: usize = TRAIL_PITCH.div_ceil(TRAIL_H) as usize;
+    let (mut near, mut far) = ([(0.0f32, 0u32); FILL], [(0.0f32, 0u32); FILL]);
+    for k in 0..FILL {
+        let ly = ty + k as u32 * TRAIL_H;
+        if ly < TRAIL_PITCH {
+            let row = wrap(y0 + ly + h - 1, h) as usize * w as usize;
+            // SAFETY: row + gx and row + gx_far are cells of the grid.
+            unsafe {
+                near[k] = (load_nc(src.add(row + gx)), *counts.add(row + gx));
+                if tx < 2 {
+                    far[k] = (load_nc(src.add(row + gx_far)), *counts.add(row + gx_far));
+                }
             }
         }
-        ly += TRAIL_H;
+    }
+    for k in 0..FILL {
+        let ly = ty + k as u32 * TRAIL_H;
+        if ly < TRAIL_PITCH {
+            // SAFETY: the indices lie in the tile.
+            unsafe {
+                tile.store(ly * TRAIL_PITCH + tx, add_deposits_fast(near[k].0, near[k].1, &p));
+                if tx < 2 {
+                    tile.store(ly * TRAIL_PITCH + TRAIL_TILE + tx, add_deposits_fast(far[k].0, far[k].1, &p));
+                }
+            }
+        }
     }
     thread::sync_threads();
     let x = x0 + tx;

@@ -431,6 +431,23 @@ pub mod warp {
         out
     }
 
+    /// The `value` of lane `lane - delta`; lanes below `delta` get their own value.
+    #[inline(always)]
+    pub fn shfl_up_u32(value: u32, delta: u32) -> u32 {
+        let out: u32;
+        // SAFETY: a register exchange among the warp's lanes; no memory is touched.
+        unsafe {
+            core::arch::asm!(
+                "shfl.sync.up.b32 {out}, {value}, {delta}, 0, -1;",
+                out = out(reg32) out,
+                value = in(reg32) value,
+                delta = in(reg32) delta,
+                options(nomem, nostack, preserves_flags),
+            );
+        }
+        out
+    }
+
     /// The lanes below this one (`%lanemask_lt`).
     #[inline(always)]
     pub fn lanes_below() -> u32 {
