@@ -130,7 +130,7 @@ fn trail_kernels_match_cpu() {
     assert_eq!(download(&gpu, &out), want_next, "trail");
     assert!(download(&gpu, &clear).iter().all(|&c| c == 0), "trail clears the other counts");
 
-    // The tiled trail pass, on grids that are no multiple of its 32 × 32 tiles, smaller than
+    // The trail pass again, on grids that are no multiple of its 32 × 32 tiles, smaller than
     // one tile, and one cell wide, with counts of up to 60 per cell (deposits added at once
     // where that is exact, one by one elsewhere) and both dyadic and other deposits.
     for (w, h, deposit) in
@@ -148,19 +148,12 @@ fn trail_kernels_match_cpu() {
         let want = cpu::diffuse_decay(&deposited, &q);
         let mut clear = upload(&gpu, &vec![9u32; cells]);
         let mut out = upload(&gpu, &vec![f32::NAN; cells]);
-        cuda::launch_trail_tiled(
-            &gpu,
-            &upload(&gpu, &trail),
-            &upload(&gpu, &counts),
-            &mut clear,
-            &mut out,
-            q,
-        )
-        .unwrap();
+        cuda::launch_trail(&gpu, &upload(&gpu, &trail), &upload(&gpu, &counts), &mut clear, &mut out, q)
+            .unwrap();
         let got = download(&gpu, &out);
         let wrong = got.iter().zip(&want).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
-        assert_eq!(wrong, 0, "tiled trail {w}x{h}, deposit {deposit}: {wrong} cells differ");
-        assert!(download(&gpu, &clear).iter().all(|&c| c == 0), "tiled trail {w}x{h} clears the counts");
+        assert_eq!(wrong, 0, "trail {w}x{h}, deposit {deposit}: {wrong} cells differ");
+        assert!(download(&gpu, &clear).iter().all(|&c| c == 0), "trail {w}x{h} clears the counts");
     }
     eprintln!("trail kernels bit-identical to the CPU");
 }
@@ -215,8 +208,8 @@ fn binning_keeps_every_agent_and_orders_them_by_tile() {
         upload(&gpu, &vec![f32::NAN; n]),
         upload(&gpu, &vec![u32::MAX; n]),
     );
-    for (shift, grouped) in [(kernels::physarum::OPTIMIZED_BIN_SHIFT, false), (3, true), (5, true)] {
-        check_binning(&gpu, &from, &mut to, &agents, &p, shift, grouped);
+    for shift in [2, 3, 4, 5] {
+        check_binning(&gpu, &from, &mut to, &agents, &p, shift);
     }
 }
 
@@ -228,7 +221,6 @@ fn check_binning(
     agents: &Agents,
     p: &Params,
     shift: u32,
-    grouped: bool,
 ) {
     let (gpu, p, n) = (gpu.clone(), *p, AGENTS as usize);
     // Poisoned, so that a slot the binning misses keeps no earlier run's agent.
@@ -239,7 +231,7 @@ fn check_binning(
         upload(&gpu, &vec![u32::MAX; n]),
     );
     let mut bins = upload(&gpu, &vec![7u32; kernels::physarum::bin_count(&p, shift) as usize]);
-    cuda::bin_agents(&gpu, from, to, &mut bins, AGENTS, p, shift, grouped).unwrap();
+    cuda::bin_agents(&gpu, from, to, &mut bins, AGENTS, p, shift).unwrap();
     let (y, x, h, ids) =
         (download(&gpu, &to.y), download(&gpu, &to.x), download(&gpu, &to.heading), download(&gpu, &to.ids));
     let mut seen = vec![false; n];
@@ -250,7 +242,7 @@ fn check_binning(
         seen[id] = true;
         assert_eq!((y[slot], x[slot], h[slot]), (agents.y[id], agents.x[id], agents.heading[id]));
         let bin = kernels::physarum::bin_of(y[slot], x[slot], &p, shift);
-        assert!(bin >= last_bin, "shift {shift}, grouped {grouped}: slot {slot}: bin {bin} after {last_bin}");
+        assert!(bin >= last_bin, "shift {shift}: slot {slot}: bin {bin} after {last_bin}");
         last_bin = bin;
     }
 }
@@ -338,7 +330,7 @@ fn sensitivity_runs_on_the_gpu_as_on_the_cpu() {
 }
 
 /// The optimized variant with every setting `bench physarum` compares (bin sizes, binning
-/// intervals, trail pass, slot atomics), switched in mid-run, agrees with the CPU after 60
+/// intervals), switched in mid-run, agrees with the CPU after 60
 /// steps, bit for bit.
 #[test]
 #[ignore = "needs a CUDA GPU"]
@@ -349,10 +341,8 @@ fn every_optimized_setting_matches_cpu() {
     for s in cases(seed) {
         let (want_trail, want_agents) = run(&s, &Device::Cpu, PhysarumVariant::Cpu, 60);
         for bin_shift in [3, 4, 5] {
-            for (bin_every, tiled_trail, grouped_scatter) in
-                [(16, true, true), (8, true, false), (5, false, true)]
-            {
-                let settings = OptimizedSettings { bin_shift, bin_every, tiled_trail, grouped_scatter };
+            for bin_every in [16, 8, 5] {
+                let settings = OptimizedSettings { bin_shift, bin_every };
                 let (agents, trail) = (initial_agents(&s), initial_trail(&s).unwrap());
                 let mut sim =
                     CudaPhysarum::new(gpu.clone(), PhysarumVariant::Optimized, s.params(), &agents, &trail)

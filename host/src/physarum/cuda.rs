@@ -6,10 +6,9 @@ use std::sync::Arc;
 use cudarc::driver::{CudaSlice, LaunchConfig};
 use kernels::physarum::{
     OPTIMIZED_BIN_SHIFT, Params, TRAIL_H, TRAIL_TILE, TRAIL_W, physarum_agents, physarum_argmax,
-    physarum_bin_count, physarum_bin_scan, physarum_bin_scatter, physarum_bin_scatter_grouped,
-    physarum_blend, physarum_blur, physarum_decay, physarum_deposit, physarum_diffuse_decay,
-    physarum_distance, physarum_move, physarum_offsets, physarum_sample, physarum_sense_move, physarum_steer,
-    physarum_trail, physarum_trail_tiled,
+    physarum_bin_count, physarum_bin_scan, physarum_bin_scatter, physarum_blend, physarum_blur,
+    physarum_decay, physarum_deposit, physarum_diffuse_decay, physarum_distance, physarum_move,
+    physarum_offsets, physarum_sample, physarum_sense_move, physarum_steer, physarum_trail,
 };
 
 use super::{Agents, PhysarumEngine, PhysarumVariant};
@@ -34,42 +33,25 @@ enum DeviceAgents {
     Binned { now: SoaAgents, spare: SoaAgents, bins: CudaSlice<u32> },
 }
 
-/// How the optimized variant bins, counts and diffuses (candidates compared by `bench
-/// physarum` with `RUST_GPU_SIM_PHYSARUM_CANDIDATES` set).
+/// How the optimized variant bins its agents (candidates compared by `bench physarum` with
+/// `RUST_GPU_SIM_PHYSARUM_CANDIDATES` set).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OptimizedSettings {
     /// log2 of the side of the tiles agents are binned by.
     pub bin_shift: u32,
     /// Steps between binnings.
     pub bin_every: u32,
-    /// `physarum_trail_tiled` (32 × 32 tiles) instead of `physarum_trail`.
-    pub tiled_trail: bool,
-    /// Binning reserves slots with one atomic per warp and bin
-    /// (`physarum_bin_scatter_grouped`) instead of one per agent.
-    pub grouped_scatter: bool,
 }
 
 impl Default for OptimizedSettings {
     fn default() -> Self {
-        Self {
-            bin_shift: OPTIMIZED_BIN_SHIFT,
-            bin_every: BIN_EVERY,
-            tiled_trail: true,
-            grouped_scatter: true,
-        }
+        Self { bin_shift: OPTIMIZED_BIN_SHIFT, bin_every: BIN_EVERY }
     }
 }
 
 impl std::fmt::Display for OptimizedSettings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "b{}e{}{}{}",
-            1 << self.bin_shift,
-            self.bin_every,
-            if self.tiled_trail { "t" } else { "" },
-            if self.grouped_scatter { "g" } else { "" }
-        )
+        write!(f, "b{}e{}", 1 << self.bin_shift, self.bin_every)
     }
 }
 
@@ -102,9 +84,9 @@ pub struct CudaPhysarum {
     trail: CudaSlice<f32>,
     /// The second trail: diffusion's output (fused, optimized) or the blur (unfused).
     scratch: CudaSlice<f32>,
-    /// Optimized and tiled: deposit counts, used in turn (see `physarum_trail`).
+    /// Optimized: deposit counts, used in turn (see `physarum_trail`).
     counts: [CudaSlice<u32>; 2],
-    /// Optimized: how it bins, counts and diffuses, and whether the next step must re-bin.
+    /// Optimized: how it bins, and whether the next step must re-bin.
     settings: OptimizedSettings,
     rebin: bool,
     unfused: Option<Unfused>,
@@ -200,7 +182,7 @@ impl CudaPhysarum {
             (DeviceAgents::Binned { now: agents, spare, bins }, PhysarumVariant::Optimized) => {
                 let settings = self.settings;
                 if self.rebin || step % settings.bin_every == 0 {
-                    bin_agents(g, agents, spare, bins, n, p, settings.bin_shift, settings.grouped_scatter)?;
+                    bin_agents(g, agents, spare, bins, n, p, settings.bin_shift)?;
                     std::mem::swap(agents, spare);
                     self.rebin = false;
                 }
@@ -210,11 +192,7 @@ impl CudaPhysarum {
                 }
                 let SoaAgents { y, x, heading, ids } = agents;
                 launch_agents(g, y, x, heading, ids, &self.trail, now, n, step, p)?;
-                if settings.tiled_trail {
-                    launch_trail_tiled(g, &self.trail, now, last, &mut self.scratch, p)?;
-                } else {
-                    launch_trail(g, &self.trail, now, last, &mut self.scratch, p)?;
-                }
+                launch_trail(g, &self.trail, now, last, &mut self.scratch, p)?;
                 if step % 2 == 1 {
                     std::mem::swap(now, last);
                 }
@@ -494,9 +472,7 @@ pub fn launch_agents(
 }
 
 /// Bins `from`'s agents by tiles of side `1 << shift` into `to` (`physarum_bin_count`,
-/// `_scan`, `_scatter` or, `grouped`, `_scatter_grouped`); `bins` ends up holding the end of
-/// each bin's slots.
-#[allow(clippy::too_many_arguments)]
+/// `_scan`, `_scatter`); `bins` ends up holding the end of each bin's slots.
 pub fn bin_agents(
     gpu: &Gpu,
     from: &SoaAgents,
@@ -505,7 +481,6 @@ pub fn bin_agents(
     n: u32,
     p: Params,
     shift: u32,
-    grouped: bool,
 ) -> Result<()> {
     gpu.stream().memset_zeros(bins).context(|| "clearing the bins".into())?;
     gpu.launch(physarum_bin_count, agent_grid(n), (&from.y, &from.x, &mut *bins, n, p, shift))?;
@@ -518,15 +493,11 @@ pub fn bin_agents(
     gpu.launch(physarum_bin_scan, one_block, (&mut *bins, count))?;
     let SoaAgents { y, x, heading, ids } = to;
     let args = (&from.y, &from.x, &from.heading, &from.ids, &mut *bins, y, x, heading, ids, n, p, shift);
-    if grouped {
-        Ok(gpu.launch(physarum_bin_scatter_grouped, agent_grid(n), args)?)
-    } else {
-        Ok(gpu.launch(physarum_bin_scatter, agent_grid(n), args)?)
-    }
+    Ok(gpu.launch(physarum_bin_scatter, agent_grid(n), args)?)
 }
 
-/// `physarum_trail_tiled`: deposits, diffusion and decay on 32 × 32 tiles; clears `clear`.
-pub fn launch_trail_tiled(
+/// `physarum_trail`: deposits, diffusion and decay on 32 × 32 tiles; clears `clear`.
+pub fn launch_trail(
     gpu: &Gpu,
     src: &CudaSlice<f32>,
     counts: &CudaSlice<u32>,
@@ -539,23 +510,7 @@ pub fn launch_trail_tiled(
         block_dim: (TRAIL_W, TRAIL_H, 1),
         shared_mem_bytes: 0,
     };
-    Ok(gpu.launch(physarum_trail_tiled, cfg, (src, counts, clear, dst, p))?)
-}
-
-/// `physarum_trail`: deposits, diffusion and decay; clears `clear`.
-pub fn launch_trail(
-    gpu: &Gpu,
-    src: &CudaSlice<f32>,
-    counts: &CudaSlice<u32>,
-    clear: &mut CudaSlice<u32>,
-    dst: &mut CudaSlice<f32>,
-    p: Params,
-) -> Result<()> {
-    Ok(gpu.launch(
-        physarum_trail,
-        grid_2d(p.width, p.height, (TRAIL_W, TRAIL_H)),
-        (src, counts, clear, dst, p),
-    )?)
+    Ok(gpu.launch(physarum_trail, cfg, (src, counts, clear, dst, p))?)
 }
 
 /// Blocks of `physarum_distance`'s grid-stride loop (enough to fill any current GPU).
