@@ -861,6 +861,34 @@ const TRAIL_PITCH: u32 = TRAIL_TILE + 2;
 #[kernel]
 pub unsafe fn physarum_trail(src: *const f32, counts: *const u32, clear: *mut u32, dst: *mut f32, p: Params) {
     let tile = shared_f32!(physarum_trail_tile: (TRAIL_PITCH * TRAIL_PITCH) as usize);
+    unsafe { trail_body::<false>(tile, src, counts, clear, dst, p) }
+}
+
+/// [`physarum_trail`] staging its tile by a flat index over the 34 × 34 cells (every thread
+/// about 4.5 of them, no lanes doing more than their warp), instead of by rows with the two
+/// halo columns on lanes 0 and 1. Candidate under evaluation.
+#[kernel]
+pub unsafe fn physarum_trail_flat(
+    src: *const f32,
+    counts: *const u32,
+    clear: *mut u32,
+    dst: *mut f32,
+    p: Params,
+) {
+    let tile = shared_f32!(physarum_trail_flat_tile: (TRAIL_PITCH * TRAIL_PITCH) as usize);
+    unsafe { trail_body::<true>(tile, src, counts, clear, dst, p) }
+}
+
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+unsafe fn trail_body<const FLAT: bool>(
+    tile: ptxkit_device::SharedF32,
+    src: *const f32,
+    counts: *const u32,
+    clear: *mut u32,
+    dst: *mut f32,
+    p: Params,
+) {
     let (tx, ty) = (thread::thread_idx_x(), thread::thread_idx_y());
     let (x0, y0) = (thread::block_idx_x() * TRAIL_TILE, thread::block_idx_y() * TRAIL_TILE);
     let (w, h) = (p.width, p.height);
@@ -872,13 +900,36 @@ pub unsafe fn physarum_trail(src: *const f32, counts: *const u32, clear: *mut u3
     let wrap = crate::grayscott::wrap_into;
     let gx = wrap(x0 + tx + w - 1, w) as usize;
     let gx_far = wrap(x0 + TRAIL_TILE + tx + w - 1, w) as usize;
+    if FLAT {
+        const SPAN: u32 = TRAIL_PITCH * TRAIL_PITCH;
+        const THREADS: u32 = TRAIL_W * TRAIL_H;
+        const PER: usize = SPAN.div_ceil(THREADS) as usize;
+        let t = ty * TRAIL_W + tx;
+        let mut staged = [(0.0f32, 0u32); PER];
+        for (i, value) in staged.iter_mut().enumerate() {
+            let k = t + i as u32 * THREADS;
+            if k < SPAN {
+                let (ly, lx) = (k / TRAIL_PITCH, k % TRAIL_PITCH);
+                let c = wrap(y0 + ly + h - 1, h) as usize * w as usize + wrap(x0 + lx + w - 1, w) as usize;
+                // SAFETY: c is a cell of the grid.
+                unsafe { *value = (load_nc(src.add(c)), *counts.add(c)) };
+            }
+        }
+        for (i, &(trail, count)) in staged.iter().enumerate() {
+            let k = t + i as u32 * THREADS;
+            if k < SPAN {
+                // SAFETY: k lies in the tile.
+                unsafe { tile.store(k, add_deposits_fast(trail, count, &p)) };
+            }
+        }
+    }
     // Every load first (then the arithmetic and the shared stores), so that a thread's loads
     // are in flight together rather than one round trip per tile row.
     const FILL: usize = TRAIL_PITCH.div_ceil(TRAIL_H) as usize;
     let (mut near, mut far) = ([(0.0f32, 0u32); FILL], [(0.0f32, 0u32); FILL]);
     for k in 0..FILL {
         let ly = ty + k as u32 * TRAIL_H;
-        if ly < TRAIL_PITCH {
+        if !FLAT && ly < TRAIL_PITCH {
             let row = wrap(y0 + ly + h - 1, h) as usize * w as usize;
             // SAFETY: row + gx and row + gx_far are cells of the grid.
             unsafe {
@@ -891,7 +942,7 @@ pub unsafe fn physarum_trail(src: *const f32, counts: *const u32, clear: *mut u3
     }
     for k in 0..FILL {
         let ly = ty + k as u32 * TRAIL_H;
-        if ly < TRAIL_PITCH {
+        if !FLAT && ly < TRAIL_PITCH {
             // SAFETY: the indices lie in the tile.
             unsafe {
                 tile.store(ly * TRAIL_PITCH + tx, add_deposits_fast(near[k].0, near[k].1, &p));
