@@ -829,112 +829,52 @@ const TRAIL_PITCH: u32 = TRAIL_TILE + 2;
 
 /// Optimized 2/5: deposits, diffusion and decay in one tiled pass.
 ///
-/// Each block stages its 32 × 32 tile and a one-cell halo (34 × 34) in shared memory as
-/// `trail + deposits` (all its loads issued before any arithmetic), the deposits added by
-/// [`add_deposits_fast`] (the same float as adding them one by one, without a warp waiting
-/// for its busiest cell's loop); each thread then slides a 3 × 3 window down its four cells
-/// (three new shared loads per cell) and writes the new trail and a zero count. Counts come
-/// in two buffers used in turn: this pass reads `counts` (neighbouring blocks read each
+/// Each block stages its 32 × 32 tile and a one-cell halo (34 × 34 cells, by a flat index:
+/// about 4.5 a thread, all loads issued before any arithmetic) in shared memory as `trail +
+/// deposits`, the deposits added by [`add_deposits_fast`] (the same float as adding them one
+/// by one, mostly without the loop); each thread then slides a 3 × 3 window down its four
+/// cells (three new shared loads per cell) and writes the new trail and a zero count. Counts
+/// come in two buffers used in turn: this pass reads `counts` (neighbouring blocks read each
 /// other's halo counts, so none may clear them) and clears `clear`, last step's counts, which
-/// the next step's agents count into. (The first version, 32 × 8 cells a block with a
-/// one-cell halo, one cell a thread and the deposits added in a loop, took 0.061 against
-/// 0.056 ms per step at 1M agents on an H200.)
+/// the next step's agents count into. (Measured against it on an H200, 2026-11-25: the first
+/// version, 32 × 8 cells a block, one a thread, deposits added in a loop, was 9% slower per
+/// step at 1M agents; staging by rows, the halo columns on lanes 0 and 1, 1-3% slower; adding
+/// the deposits binade by binade with an integer division, 50% slower.)
 ///
 /// Thread mapping: blocks of 32 × 8 threads over 32 × 32 cells; thread (tx, ty) owns column
 /// tx of rows 4·ty .. 4·ty + 4. Bytes per cell: reads trail and count (8 B, plus 13% halo
 /// re-reads), writes the new trail and a zero count (8 B): about 17 B.
 #[kernel]
 pub unsafe fn physarum_trail(src: *const f32, counts: *const u32, clear: *mut u32, dst: *mut f32, p: Params) {
-    let tile = shared_f32!(physarum_trail_tile: (TRAIL_PITCH * TRAIL_PITCH) as usize);
-    unsafe { trail_body::<false>(tile, src, counts, clear, dst, p) }
-}
-
-/// [`physarum_trail`] staging its tile by a flat index over the 34 × 34 cells (every thread
-/// about 4.5 of them, no lanes doing more than their warp), instead of by rows with the two
-/// halo columns on lanes 0 and 1. Candidate under evaluation.
-#[kernel]
-pub unsafe fn physarum_trail_flat(
-    src: *const f32,
-    counts: *const u32,
-    clear: *mut u32,
-    dst: *mut f32,
-    p: Params,
-) {
-    let tile = shared_f32!(physarum_trail_flat_tile: (TRAIL_PITCH * TRAIL_PITCH) as usize);
-    unsafe { trail_body::<true>(tile, src, counts, clear, dst, p) }
-}
-
-#[cfg(target_arch = "nvptx64")]
-#[inline(always)]
-unsafe fn trail_body<const FLAT: bool>(
-    tile: ptxkit_device::SharedF32,
-    src: *const f32,
-    counts: *const u32,
-    clear: *mut u32,
-    dst: *mut f32,
-    p: Params,
-) {
+    const SPAN: u32 = TRAIL_PITCH * TRAIL_PITCH;
+    const THREADS: u32 = TRAIL_W * TRAIL_H;
+    const PER_THREAD: usize = SPAN.div_ceil(THREADS) as usize;
+    let tile = shared_f32!(physarum_trail_tile: SPAN as usize);
     let (tx, ty) = (thread::thread_idx_x(), thread::thread_idx_y());
     let (x0, y0) = (thread::block_idx_x() * TRAIL_TILE, thread::block_idx_y() * TRAIL_TILE);
     let (w, h) = (p.width, p.height);
     if w == 0 || h == 0 {
         return;
     }
-    // Tile column lx is grid column x0 − 1 + lx (periodic): this thread stages lx = tx and,
-    // for tx < 2, lx = 32 + tx, in every eighth tile row.
+    // Tile cell k = 34·ly + lx is grid cell (y0 − 1 + ly, x0 − 1 + lx), periodic. Every load
+    // first, so that a thread's loads are in flight together.
     let wrap = crate::grayscott::wrap_into;
-    let gx = wrap(x0 + tx + w - 1, w) as usize;
-    let gx_far = wrap(x0 + TRAIL_TILE + tx + w - 1, w) as usize;
-    if FLAT {
-        const SPAN: u32 = TRAIL_PITCH * TRAIL_PITCH;
-        const THREADS: u32 = TRAIL_W * TRAIL_H;
-        const PER: usize = SPAN.div_ceil(THREADS) as usize;
-        let t = ty * TRAIL_W + tx;
-        let mut staged = [(0.0f32, 0u32); PER];
-        for (i, value) in staged.iter_mut().enumerate() {
-            let k = t + i as u32 * THREADS;
-            if k < SPAN {
-                let (ly, lx) = (k / TRAIL_PITCH, k % TRAIL_PITCH);
-                let c = wrap(y0 + ly + h - 1, h) as usize * w as usize + wrap(x0 + lx + w - 1, w) as usize;
-                // SAFETY: c is a cell of the grid.
-                unsafe { *value = (load_nc(src.add(c)), *counts.add(c)) };
-            }
-        }
-        for (i, &(trail, count)) in staged.iter().enumerate() {
-            let k = t + i as u32 * THREADS;
-            if k < SPAN {
-                // SAFETY: k lies in the tile.
-                unsafe { tile.store(k, add_deposits_fast(trail, count, &p)) };
-            }
+    let t = ty * TRAIL_W + tx;
+    let mut staged = [(0.0f32, 0u32); PER_THREAD];
+    for (i, value) in staged.iter_mut().enumerate() {
+        let k = t + i as u32 * THREADS;
+        if k < SPAN {
+            let (ly, lx) = (k / TRAIL_PITCH, k % TRAIL_PITCH);
+            let c = wrap(y0 + ly + h - 1, h) as usize * w as usize + wrap(x0 + lx + w - 1, w) as usize;
+            // SAFETY: c is a cell of the grid.
+            unsafe { *value = (load_nc(src.add(c)), *counts.add(c)) };
         }
     }
-    // Every load first (then the arithmetic and the shared stores), so that a thread's loads
-    // are in flight together rather than one round trip per tile row.
-    const FILL: usize = TRAIL_PITCH.div_ceil(TRAIL_H) as usize;
-    let (mut near, mut far) = ([(0.0f32, 0u32); FILL], [(0.0f32, 0u32); FILL]);
-    for k in 0..FILL {
-        let ly = ty + k as u32 * TRAIL_H;
-        if !FLAT && ly < TRAIL_PITCH {
-            let row = wrap(y0 + ly + h - 1, h) as usize * w as usize;
-            // SAFETY: row + gx and row + gx_far are cells of the grid.
-            unsafe {
-                near[k] = (load_nc(src.add(row + gx)), *counts.add(row + gx));
-                if tx < 2 {
-                    far[k] = (load_nc(src.add(row + gx_far)), *counts.add(row + gx_far));
-                }
-            }
-        }
-    }
-    for k in 0..FILL {
-        let ly = ty + k as u32 * TRAIL_H;
-        if !FLAT && ly < TRAIL_PITCH {
-            // SAFETY: the indices lie in the tile.
-            unsafe {
-                tile.store(ly * TRAIL_PITCH + tx, add_deposits_fast(near[k].0, near[k].1, &p));
-                if tx < 2 {
-                    tile.store(ly * TRAIL_PITCH + TRAIL_TILE + tx, add_deposits_fast(far[k].0, far[k].1, &p));
-                }
-            }
+    for (i, &(trail, count)) in staged.iter().enumerate() {
+        let k = t + i as u32 * THREADS;
+        if k < SPAN {
+            // SAFETY: k lies in the tile.
+            unsafe { tile.store(k, add_deposits_fast(trail, count, &p)) };
         }
     }
     thread::sync_threads();
