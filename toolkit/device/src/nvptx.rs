@@ -466,18 +466,7 @@ pub mod warp {
     /// The `value` of lane `lane - delta`; lanes below `delta` get their own value.
     #[inline(always)]
     pub fn shfl_up_f32(value: f32, delta: u32) -> f32 {
-        let out: f32;
-        // SAFETY: a register exchange among the warp's lanes; no memory is touched.
-        unsafe {
-            core::arch::asm!(
-                "shfl.sync.up.b32 {out}, {value}, {delta}, 0, -1;",
-                out = out(reg32) out,
-                value = in(reg32) value,
-                delta = in(reg32) delta,
-                options(nomem, nostack, preserves_flags),
-            );
-        }
-        out
+        f32::from_bits(shfl_up_u32(value.to_bits(), delta))
     }
 
     /// The `value` of lane `lane + delta`; lanes at or above `32 - delta` get their own value.
