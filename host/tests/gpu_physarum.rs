@@ -133,9 +133,15 @@ fn trail_kernels_match_cpu() {
     // The trail pass again, on grids that are no multiple of its 32 × 32 tiles, smaller than
     // one tile, and one cell wide, with counts of up to 60 per cell (deposits added at once
     // where that is exact, one by one elsewhere) and both dyadic and other deposits.
-    for (w, h, deposit) in
-        [(W, H, p.deposit), (67, 45, 0.1), (31, 33, 1.0), (5, 3, 0.3), (1, 40, 2.0), (64, 64, 5.0)]
-    {
+    for (w, h, deposit) in [
+        (W, H, p.deposit),
+        (67, 45, 0.1),
+        (31, 33, 1.0),
+        (5, 3, 0.3),
+        (1, 40, 2.0),
+        (64, 64, 5.0),
+        (130, 97, 1.0),
+    ] {
         let q = Params { width: w, height: h, deposit, ..p };
         let cells = (w * h) as usize;
         let trail = random_field(cells, seed ^ u64::from(w * 7 + h), 0.0, 5.0);
@@ -153,6 +159,19 @@ fn trail_kernels_match_cpu() {
         let got = download(&gpu, &out);
         let wrong = got.iter().zip(&want).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
         assert_eq!(wrong, 0, "trail {w}x{h}, deposit {deposit}: {wrong} cells differ");
+        let mut wrapped = upload(&gpu, &vec![f32::NAN; cells]);
+        cuda::launch_trail_wrapped(
+            &gpu,
+            &upload(&gpu, &trail),
+            &upload(&gpu, &counts),
+            &mut clear,
+            &mut wrapped,
+            q,
+        )
+        .unwrap();
+        let wrapped = download(&gpu, &wrapped);
+        let wrong = wrapped.iter().zip(&want).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
+        assert_eq!(wrong, 0, "trail (wrapped) {w}x{h}, deposit {deposit}: {wrong} cells differ");
         assert!(download(&gpu, &clear).iter().all(|&c| c == 0), "trail {w}x{h} clears the counts");
     }
     eprintln!("trail kernels bit-identical to the CPU");
@@ -341,8 +360,8 @@ fn every_optimized_setting_matches_cpu() {
     for s in cases(seed) {
         let (want_trail, want_agents) = run(&s, &Device::Cpu, PhysarumVariant::Cpu, 60);
         for bin_shift in [3, 4, 5] {
-            for bin_every in [16, 8, 5] {
-                let settings = OptimizedSettings { bin_shift, bin_every };
+            for (bin_every, wrapped_trail) in [(16, true), (8, false), (5, true)] {
+                let settings = OptimizedSettings { bin_shift, bin_every, wrapped_trail };
                 let (agents, trail) = (initial_agents(&s), initial_trail(&s).unwrap());
                 let mut sim =
                     CudaPhysarum::new(gpu.clone(), PhysarumVariant::Optimized, s.params(), &agents, &trail)

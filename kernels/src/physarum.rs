@@ -846,30 +846,90 @@ const TRAIL_PITCH: u32 = TRAIL_TILE + 2;
 /// re-reads), writes the new trail and a zero count (8 B): about 17 B.
 #[kernel]
 pub unsafe fn physarum_trail(src: *const f32, counts: *const u32, clear: *mut u32, dst: *mut f32, p: Params) {
-    const SPAN: u32 = TRAIL_PITCH * TRAIL_PITCH;
-    const THREADS: u32 = TRAIL_W * TRAIL_H;
-    const PER_THREAD: usize = SPAN.div_ceil(THREADS) as usize;
-    let tile = shared_f32!(physarum_trail_tile: SPAN as usize);
+    let tile = shared_f32!(physarum_trail_tile: TRAIL_SPAN as usize);
+    unsafe { trail_body::<true>(tile, src, counts, clear, dst, p) }
+}
+
+/// [`physarum_trail`] without the interior blocks' unwrapped staging (candidate).
+#[kernel]
+pub unsafe fn physarum_trail_wrapped(
+    src: *const f32,
+    counts: *const u32,
+    clear: *mut u32,
+    dst: *mut f32,
+    p: Params,
+) {
+    let tile = shared_f32!(physarum_trail_wrapped_tile: TRAIL_SPAN as usize);
+    unsafe { trail_body::<false>(tile, src, counts, clear, dst, p) }
+}
+
+#[cfg(target_arch = "nvptx64")]
+const TRAIL_SPAN: u32 = TRAIL_PITCH * TRAIL_PITCH;
+#[cfg(target_arch = "nvptx64")]
+const TRAIL_THREADS: u32 = TRAIL_W * TRAIL_H;
+#[cfg(target_arch = "nvptx64")]
+const TRAIL_STAGED: usize = TRAIL_SPAN.div_ceil(TRAIL_THREADS) as usize;
+
+/// This thread's cells of a trail tile (tile cell `k = 34·ly + lx` for `k = t, t + 256, ...`),
+/// trail and count, read from grid cell `index(ly, lx)`; every load issued before any is used.
+///
+/// # Safety
+/// `index` must give cells of the grid.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+unsafe fn stage_trail(
+    t: u32,
+    src: *const f32,
+    counts: *const u32,
+    index: impl Fn(u32, u32) -> usize,
+) -> [(f32, u32); TRAIL_STAGED] {
+    let mut staged = [(0.0f32, 0u32); TRAIL_STAGED];
+    for (i, value) in staged.iter_mut().enumerate() {
+        let k = t + i as u32 * TRAIL_THREADS;
+        if k < TRAIL_SPAN {
+            let c = index(k / TRAIL_PITCH, k % TRAIL_PITCH);
+            // SAFETY: c is a cell of the grid.
+            unsafe { *value = (load_nc(src.add(c)), *counts.add(c)) };
+        }
+    }
+    staged
+}
+
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+unsafe fn trail_body<const UNWRAPPED_INTERIOR: bool>(
+    tile: ptxkit_device::SharedF32,
+    src: *const f32,
+    counts: *const u32,
+    clear: *mut u32,
+    dst: *mut f32,
+    p: Params,
+) {
+    const THREADS: u32 = TRAIL_THREADS;
+    const SPAN: u32 = TRAIL_SPAN;
     let (tx, ty) = (thread::thread_idx_x(), thread::thread_idx_y());
     let (x0, y0) = (thread::block_idx_x() * TRAIL_TILE, thread::block_idx_y() * TRAIL_TILE);
     let (w, h) = (p.width, p.height);
     if w == 0 || h == 0 {
         return;
     }
-    // Tile cell k = 34·ly + lx is grid cell (y0 − 1 + ly, x0 − 1 + lx), periodic. Every load
-    // first, so that a thread's loads are in flight together.
+    // Tile cell k = 34·ly + lx is grid cell (y0 − 1 + ly, x0 − 1 + lx), periodic: a block whose
+    // tile and halo lie inside the grid (all but the edge blocks) indexes without wrapping.
     let wrap = crate::grayscott::wrap_into;
     let t = ty * TRAIL_W + tx;
-    let mut staged = [(0.0f32, 0u32); PER_THREAD];
-    for (i, value) in staged.iter_mut().enumerate() {
-        let k = t + i as u32 * THREADS;
-        if k < SPAN {
-            let (ly, lx) = (k / TRAIL_PITCH, k % TRAIL_PITCH);
-            let c = wrap(y0 + ly + h - 1, h) as usize * w as usize + wrap(x0 + lx + w - 1, w) as usize;
-            // SAFETY: c is a cell of the grid.
-            unsafe { *value = (load_nc(src.add(c)), *counts.add(c)) };
+    let inside = x0 >= 1 && x0 + TRAIL_PITCH - 1 <= w && y0 >= 1 && y0 + TRAIL_PITCH - 1 <= h;
+    // SAFETY: both index the grid (inside: rows y0 − 1 ..= y0 + 32 and columns x0 − 1 ..= x0 + 32
+    // are in it).
+    let staged = unsafe {
+        if UNWRAPPED_INTERIOR && inside {
+            let corner = (y0 - 1) as usize * w as usize + (x0 - 1) as usize;
+            stage_trail(t, src, counts, |ly, lx| corner + ly as usize * w as usize + lx as usize)
+        } else {
+            stage_trail(t, src, counts, |ly, lx| {
+                wrap(y0 + ly + h - 1, h) as usize * w as usize + wrap(x0 + lx + w - 1, w) as usize
+            })
         }
-    }
+    };
     for (i, &(trail, count)) in staged.iter().enumerate() {
         let k = t + i as u32 * THREADS;
         if k < SPAN {

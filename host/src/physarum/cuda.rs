@@ -9,6 +9,7 @@ use kernels::physarum::{
     physarum_bin_count, physarum_bin_scan, physarum_bin_scatter, physarum_blend, physarum_blur,
     physarum_decay, physarum_deposit, physarum_diffuse_decay, physarum_distance, physarum_move,
     physarum_offsets, physarum_sample, physarum_sense_move, physarum_steer, physarum_trail,
+    physarum_trail_wrapped,
 };
 
 use super::{Agents, PhysarumEngine, PhysarumVariant};
@@ -41,17 +42,20 @@ pub struct OptimizedSettings {
     pub bin_shift: u32,
     /// Steps between binnings.
     pub bin_every: u32,
+    /// The trail pass wraps every index, also in interior blocks (`physarum_trail_wrapped`;
+    /// candidate).
+    pub wrapped_trail: bool,
 }
 
 impl Default for OptimizedSettings {
     fn default() -> Self {
-        Self { bin_shift: OPTIMIZED_BIN_SHIFT, bin_every: BIN_EVERY }
+        Self { bin_shift: OPTIMIZED_BIN_SHIFT, bin_every: BIN_EVERY, wrapped_trail: false }
     }
 }
 
 impl std::fmt::Display for OptimizedSettings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "b{}e{}", 1 << self.bin_shift, self.bin_every)
+        write!(f, "b{}e{}{}", 1 << self.bin_shift, self.bin_every, if self.wrapped_trail { "w" } else { "" })
     }
 }
 
@@ -192,7 +196,11 @@ impl CudaPhysarum {
                 }
                 let SoaAgents { y, x, heading, ids } = agents;
                 launch_agents(g, y, x, heading, ids, &self.trail, now, n, step, p)?;
-                launch_trail(g, &self.trail, now, last, &mut self.scratch, p)?;
+                if settings.wrapped_trail {
+                    launch_trail_wrapped(g, &self.trail, now, last, &mut self.scratch, p)?;
+                } else {
+                    launch_trail(g, &self.trail, now, last, &mut self.scratch, p)?;
+                }
                 if step % 2 == 1 {
                     std::mem::swap(now, last);
                 }
@@ -511,6 +519,23 @@ pub fn launch_trail(
         shared_mem_bytes: 0,
     };
     Ok(gpu.launch(physarum_trail, cfg, (src, counts, clear, dst, p))?)
+}
+
+/// `physarum_trail_wrapped`: `physarum_trail` wrapping every index (candidate).
+pub fn launch_trail_wrapped(
+    gpu: &Gpu,
+    src: &CudaSlice<f32>,
+    counts: &CudaSlice<u32>,
+    clear: &mut CudaSlice<u32>,
+    dst: &mut CudaSlice<f32>,
+    p: Params,
+) -> Result<()> {
+    let cfg = LaunchConfig {
+        grid_dim: (p.width.div_ceil(TRAIL_TILE), p.height.div_ceil(TRAIL_TILE), 1),
+        block_dim: (TRAIL_W, TRAIL_H, 1),
+        shared_mem_bytes: 0,
+    };
+    Ok(gpu.launch(physarum_trail_wrapped, cfg, (src, counts, clear, dst, p))?)
 }
 
 /// Blocks of `physarum_distance`'s grid-stride loop (enough to fill any current GPU).
