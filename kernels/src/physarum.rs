@@ -830,7 +830,8 @@ const TRAIL_PITCH: u32 = TRAIL_TILE + 2;
 /// Optimized 2/5: deposits, diffusion and decay in one tiled pass.
 ///
 /// Each block stages its 32 × 32 tile and a one-cell halo (34 × 34 cells, by a flat index:
-/// about 4.5 a thread, all loads issued before any arithmetic) in shared memory as `trail +
+/// about 4.5 a thread, all loads issued before any arithmetic; blocks away from the grid's
+/// edges index without wrapping) in shared memory as `trail +
 /// deposits`, the deposits added by [`add_deposits_fast`] (the same float as adding them one
 /// by one, mostly without the loop); each thread then slides a 3 × 3 window down its four
 /// cells (three new shared loads per cell) and writes the new trail and a zero count. Counts
@@ -838,8 +839,9 @@ const TRAIL_PITCH: u32 = TRAIL_TILE + 2;
 /// other's halo counts, so none may clear them) and clears `clear`, last step's counts, which
 /// the next step's agents count into. (Measured against it on an H200, 2026-11-25: the first
 /// version, 32 × 8 cells a block, one a thread, deposits added in a loop, was 9% slower per
-/// step at 1M agents; staging by rows, the halo columns on lanes 0 and 1, 1-3% slower; adding
-/// the deposits binade by binade with an integer division, 50% slower.)
+/// step at 1M agents; staging by rows, the halo columns on lanes 0 and 1, 1-3% slower;
+/// wrapping every index in interior blocks too, 1-3% slower; adding the deposits binade by
+/// binade with an integer division, 50% slower.)
 ///
 /// Thread mapping: blocks of 32 × 8 threads over 32 × 32 cells; thread (tx, ty) owns column
 /// tx of rows 4·ty .. 4·ty + 4. Bytes per cell: reads trail and count (8 B, plus 13% halo
@@ -847,20 +849,7 @@ const TRAIL_PITCH: u32 = TRAIL_TILE + 2;
 #[kernel]
 pub unsafe fn physarum_trail(src: *const f32, counts: *const u32, clear: *mut u32, dst: *mut f32, p: Params) {
     let tile = shared_f32!(physarum_trail_tile: TRAIL_SPAN as usize);
-    unsafe { trail_body::<true>(tile, src, counts, clear, dst, p) }
-}
-
-/// [`physarum_trail`] without the interior blocks' unwrapped staging (candidate).
-#[kernel]
-pub unsafe fn physarum_trail_wrapped(
-    src: *const f32,
-    counts: *const u32,
-    clear: *mut u32,
-    dst: *mut f32,
-    p: Params,
-) {
-    let tile = shared_f32!(physarum_trail_wrapped_tile: TRAIL_SPAN as usize);
-    unsafe { trail_body::<false>(tile, src, counts, clear, dst, p) }
+    unsafe { trail_body(tile, src, counts, clear, dst, p) }
 }
 
 #[cfg(target_arch = "nvptx64")]
@@ -897,7 +886,7 @@ unsafe fn stage_trail(
 
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
-unsafe fn trail_body<const UNWRAPPED_INTERIOR: bool>(
+unsafe fn trail_body(
     tile: ptxkit_device::SharedF32,
     src: *const f32,
     counts: *const u32,
@@ -921,7 +910,7 @@ unsafe fn trail_body<const UNWRAPPED_INTERIOR: bool>(
     // SAFETY: both index the grid (inside: rows y0 − 1 ..= y0 + 32 and columns x0 − 1 ..= x0 + 32
     // are in it).
     let staged = unsafe {
-        if UNWRAPPED_INTERIOR && inside {
+        if inside {
             let corner = (y0 - 1) as usize * w as usize + (x0 - 1) as usize;
             stage_trail(t, src, counts, |ly, lx| corner + ly as usize * w as usize + lx as usize)
         } else {
