@@ -91,6 +91,31 @@ fn agent_kernels_match_cpu() {
         assert_eq!(download(&gpu, &x), want.x, "agents x");
         assert_eq!(download(&gpu, &h), want.heading, "agents heading");
         assert_eq!(download(&gpu, &counts), cpu::count(&want, &p), "agents counts");
+        // The same pass adding float deposits to a copy of the trail.
+        let (mut y, mut x, mut h) =
+            (upload(&gpu, &agents.y), upload(&gpu, &agents.x), upload(&gpu, &agents.heading));
+        let mut deposited = upload(&gpu, &trail);
+        cuda::launch_agents_deposit(
+            &gpu,
+            &mut y,
+            &mut x,
+            &mut h,
+            &ids,
+            &d_trail,
+            &mut deposited,
+            AGENTS,
+            5,
+            p,
+        )
+        .unwrap();
+        assert_eq!(download(&gpu, &y), want.y, "deposit agents y");
+        assert_eq!(download(&gpu, &x), want.x, "deposit agents x");
+        assert_eq!(download(&gpu, &h), want.heading, "deposit agents heading");
+        let mut want_deposited = trail.clone();
+        cpu::deposit(&want, &mut want_deposited, &p);
+        let got = download(&gpu, &deposited);
+        let wrong = got.iter().zip(&want_deposited).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
+        assert_eq!(wrong, 0, "float deposits: {wrong} cells differ from the CPU's adds in agent order");
         eprintln!("{:?} jitter {}: agent kernels bit-identical to the CPU", s.sensing, s.jitter);
     }
 }
@@ -159,6 +184,15 @@ fn trail_kernels_match_cpu() {
         let got = download(&gpu, &out);
         let wrong = got.iter().zip(&want).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
         assert_eq!(wrong, 0, "trail {w}x{h}, deposit {deposit}: {wrong} cells differ");
+        // The pass for float deposits: the deposits already in its input, its output twice.
+        let (mut next, mut copy) =
+            (upload(&gpu, &vec![f32::NAN; cells]), upload(&gpu, &vec![f32::NAN; cells]));
+        cuda::launch_trail_deposited(&gpu, &upload(&gpu, &deposited), &mut next, &mut copy, q).unwrap();
+        for (what, buffer) in [("next", &next), ("copy", &copy)] {
+            let got = download(&gpu, buffer);
+            let wrong = got.iter().zip(&want).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
+            assert_eq!(wrong, 0, "trail of deposits {w}x{h} ({what}): {wrong} cells differ");
+        }
         assert!(download(&gpu, &clear).iter().all(|&c| c == 0), "trail {w}x{h} clears the counts");
     }
     eprintln!("trail kernels bit-identical to the CPU");
@@ -191,6 +225,14 @@ fn all_agents_in_one_cell_deposit_the_exact_total() {
     let c = download(&gpu, &counts);
     assert_eq!(c[100 * W as usize + 201], n, "all moved one cell right and were counted");
     assert_eq!(c.iter().map(|&k| u64::from(k)).sum::<u64>(), u64::from(n));
+    // Float deposits: a million atomic adds on one cell, the loop's float in any order.
+    let (mut y, mut x, mut h) =
+        (upload(&gpu, &agents.y), upload(&gpu, &agents.x), upload(&gpu, &agents.heading));
+    let mut deposited = upload(&gpu, &vec![0.0f32; CELLS]);
+    cuda::launch_agents_deposit(&gpu, &mut y, &mut x, &mut h, &ids, &zero, &mut deposited, n, 0, p).unwrap();
+    let d = download(&gpu, &deposited);
+    let want = kernels::physarum::add_deposits(0.0, n, &p);
+    assert_eq!(d[100 * W as usize + 201].to_bits(), want.to_bits(), "float deposits on one cell: {want}");
 }
 
 #[test]
@@ -347,8 +389,8 @@ fn every_optimized_setting_matches_cpu() {
     for s in cases(seed) {
         let (want_trail, want_agents) = run(&s, &Device::Cpu, PhysarumVariant::Cpu, 60);
         for bin_shift in [3, 4, 5] {
-            for bin_every in [16, 8, 5] {
-                let settings = OptimizedSettings { bin_shift, bin_every };
+            for (bin_every, float_deposits) in [(16, true), (8, false), (5, true)] {
+                let settings = OptimizedSettings { bin_shift, bin_every, float_deposits };
                 let (agents, trail) = (initial_agents(&s), initial_trail(&s).unwrap());
                 let mut sim =
                     CudaPhysarum::new(gpu.clone(), PhysarumVariant::Optimized, s.params(), &agents, &trail)

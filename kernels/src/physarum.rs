@@ -655,6 +655,45 @@ pub unsafe fn physarum_agents(
     }
 }
 
+/// [`physarum_agents`] depositing floats: every agent adds `deposit` to its new cell of
+/// `deposited` (a copy of `trail` made by the last trail pass) with its own reduction
+/// (`red.global.add.f32`), instead of counting. Adds of one fixed amount give the same float in
+/// any order, so this is bit-identical too; it spares the trail pass the counts (8 of its 17
+/// bytes per cell) at the price of one atomic per agent (no `match.any` groups: a group's sum
+/// in one add would round differently).
+///
+/// Thread mapping: one thread per agent slot. Bytes per agent: 16 B read, 12 B written, three
+/// trail reads, one float reduction.
+#[kernel]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn physarum_agents_deposit(
+    ys: *mut f32,
+    xs: *mut f32,
+    heading: *mut f32,
+    ids: *const u32,
+    trail: *const f32,
+    deposited: *mut f32,
+    n: u32,
+    step: u32,
+    p: Params,
+) {
+    let i = thread::index_1d();
+    if i >= n {
+        return;
+    }
+    let k = i as usize;
+    // SAFETY: i < n; trail and deposit indices are inside the grid.
+    unsafe {
+        let read = |c: usize| load_nc(trail.add(c));
+        let id = *ids.add(k);
+        let (ny, nx, nh) = agent_step(&read, *ys.add(k), *xs.add(k), *heading.add(k), id, step, &p);
+        *ys.add(k) = ny;
+        *xs.add(k) = nx;
+        *heading.add(k) = nh;
+        ptxkit_device::atomic::atomic_add_f32(deposited.add(cell_of(ny, nx, &p)), p.deposit);
+    }
+}
+
 /// log2 of the side of the square tiles that the optimized variant bins agents by (8).
 pub const OPTIMIZED_BIN_SHIFT: u32 = 3;
 /// Threads of the one-block [`physarum_bin_scan`].
@@ -849,7 +888,19 @@ const TRAIL_PITCH: u32 = TRAIL_TILE + 2;
 #[kernel]
 pub unsafe fn physarum_trail(src: *const f32, counts: *const u32, clear: *mut u32, dst: *mut f32, p: Params) {
     let tile = shared_f32!(physarum_trail_tile: TRAIL_SPAN as usize);
-    unsafe { trail_body(tile, src, counts, clear, dst, p) }
+    unsafe { trail_body::<true>(tile, src, counts, clear, dst, dst, p) }
+}
+
+/// [`physarum_trail`] for [`physarum_agents_deposit`]: `src` already holds the deposits, and
+/// the new trail is written twice, to `dst` (what the next step's agents sense) and to `copy`
+/// (what they deposit into).
+///
+/// Thread mapping as [`physarum_trail`]. Bytes per cell: reads the trail (4 B, plus 13% halo
+/// re-reads), writes it twice (8 B): about 12.5 B.
+#[kernel]
+pub unsafe fn physarum_trail_deposited(src: *const f32, dst: *mut f32, copy: *mut f32, p: Params) {
+    let tile = shared_f32!(physarum_trail_deposited_tile: TRAIL_SPAN as usize);
+    unsafe { trail_body::<false>(tile, src, core::ptr::null(), core::ptr::null_mut(), dst, copy, p) }
 }
 
 #[cfg(target_arch = "nvptx64")]
@@ -866,7 +917,7 @@ const TRAIL_STAGED: usize = TRAIL_SPAN.div_ceil(TRAIL_THREADS) as usize;
 /// `index` must give cells of the grid.
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
-unsafe fn stage_trail(
+unsafe fn stage_trail<const COUNTS: bool>(
     t: u32,
     src: *const f32,
     counts: *const u32,
@@ -878,7 +929,7 @@ unsafe fn stage_trail(
         if k < TRAIL_SPAN {
             let c = index(k / TRAIL_PITCH, k % TRAIL_PITCH);
             // SAFETY: c is a cell of the grid.
-            unsafe { *value = (load_nc(src.add(c)), *counts.add(c)) };
+            unsafe { *value = (load_nc(src.add(c)), if COUNTS { *counts.add(c) } else { 0 }) };
         }
     }
     staged
@@ -886,12 +937,13 @@ unsafe fn stage_trail(
 
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
-unsafe fn trail_body(
+unsafe fn trail_body<const COUNTS: bool>(
     tile: ptxkit_device::SharedF32,
     src: *const f32,
     counts: *const u32,
     clear: *mut u32,
     dst: *mut f32,
+    copy: *mut f32,
     p: Params,
 ) {
     const THREADS: u32 = TRAIL_THREADS;
@@ -912,9 +964,9 @@ unsafe fn trail_body(
     let staged = unsafe {
         if inside {
             let corner = (y0 - 1) as usize * w as usize + (x0 - 1) as usize;
-            stage_trail(t, src, counts, |ly, lx| corner + ly as usize * w as usize + lx as usize)
+            stage_trail::<COUNTS>(t, src, counts, |ly, lx| corner + ly as usize * w as usize + lx as usize)
         } else {
-            stage_trail(t, src, counts, |ly, lx| {
+            stage_trail::<COUNTS>(t, src, counts, |ly, lx| {
                 wrap(y0 + ly + h - 1, h) as usize * w as usize + wrap(x0 + lx + w - 1, w) as usize
             })
         }
@@ -923,7 +975,7 @@ unsafe fn trail_body(
         let k = t + i as u32 * THREADS;
         if k < SPAN {
             // SAFETY: k lies in the tile.
-            unsafe { tile.store(k, add_deposits_fast(trail, count, &p)) };
+            unsafe { tile.store(k, if COUNTS { add_deposits_fast(trail, count, &p) } else { trail }) };
         }
     }
     thread::sync_threads();
@@ -945,8 +997,13 @@ unsafe fn trail_body(
             let c = y as usize * w as usize + x as usize;
             // SAFETY: c is inside the grid; `clear` is not read by this launch.
             unsafe {
-                *dst.add(c) = decay(blend(here[1], mean9(sum9([above, here, below])), &p), &p);
-                *clear.add(c) = 0;
+                let next = decay(blend(here[1], mean9(sum9([above, here, below])), &p), &p);
+                *dst.add(c) = next;
+                if COUNTS {
+                    *clear.add(c) = 0;
+                } else {
+                    *copy.add(c) = next;
+                }
             }
         }
         (above, here) = (here, below);

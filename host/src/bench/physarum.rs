@@ -58,11 +58,10 @@ pub const CANDIDATES_VAR: &str = "RUST_GPU_SIM_PHYSARUM_CANDIDATES";
 
 /// The optimized variant's candidate settings (see [`OptimizedSettings`]).
 const CANDIDATES: &[OptimizedSettings] = &[
-    OptimizedSettings { bin_shift: 3, bin_every: 16 },
-    OptimizedSettings { bin_shift: 4, bin_every: 16 },
-    OptimizedSettings { bin_shift: 5, bin_every: 16 },
-    OptimizedSettings { bin_shift: 3, bin_every: 8 },
-    OptimizedSettings { bin_shift: 4, bin_every: 8 },
+    OptimizedSettings { bin_shift: 3, bin_every: 16, float_deposits: true },
+    OptimizedSettings { bin_shift: 4, bin_every: 16, float_deposits: true },
+    OptimizedSettings { bin_shift: 3, bin_every: 16, float_deposits: false },
+    OptimizedSettings { bin_shift: 4, bin_every: 16, float_deposits: false },
 ];
 
 /// Times every Physarum variant at each (size, agents) with device events (median of
@@ -162,7 +161,7 @@ impl Measurements for PhysarumBench {
             );
         }
         if self.rows.iter().any(|r| r.variant.starts_with("optimized:")) {
-            out += "optimized:bNeM: agents binned by tiles of N² every M steps\n";
+            out += "optimized:bNeM[d]: agents binned by tiles of N² every M steps, d: float deposits\n";
         }
         out += "write-up's tiny case, 200 agents, 500 steps, 256², end to end (best of 3):\n";
         for t in &self.tiny {

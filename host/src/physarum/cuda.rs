@@ -5,10 +5,11 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, LaunchConfig};
 use kernels::physarum::{
-    OPTIMIZED_BIN_SHIFT, Params, TRAIL_H, TRAIL_TILE, TRAIL_W, physarum_agents, physarum_argmax,
-    physarum_bin_count, physarum_bin_scan, physarum_bin_scatter, physarum_blend, physarum_blur,
-    physarum_decay, physarum_deposit, physarum_diffuse_decay, physarum_distance, physarum_move,
-    physarum_offsets, physarum_sample, physarum_sense_move, physarum_steer, physarum_trail,
+    OPTIMIZED_BIN_SHIFT, Params, TRAIL_H, TRAIL_TILE, TRAIL_W, physarum_agents, physarum_agents_deposit,
+    physarum_argmax, physarum_bin_count, physarum_bin_scan, physarum_bin_scatter, physarum_blend,
+    physarum_blur, physarum_decay, physarum_deposit, physarum_diffuse_decay, physarum_distance,
+    physarum_move, physarum_offsets, physarum_sample, physarum_sense_move, physarum_steer, physarum_trail,
+    physarum_trail_deposited,
 };
 
 use super::{Agents, PhysarumEngine, PhysarumVariant};
@@ -41,6 +42,9 @@ pub struct OptimizedSettings {
     pub bin_shift: u32,
     /// Steps between binnings.
     pub bin_every: u32,
+    /// Agents add their deposits as floats to a copy of the trail
+    /// (`physarum_agents_deposit`, `physarum_trail_deposited`) instead of counting them.
+    pub float_deposits: bool,
 }
 
 impl OptimizedSettings {
@@ -51,13 +55,13 @@ impl OptimizedSettings {
     pub fn for_density(agents: u32, cells: u64) -> Self {
         let bin_shift =
             if u64::from(agents) >= cells { OPTIMIZED_BIN_SHIFT } else { OPTIMIZED_BIN_SHIFT + 1 };
-        Self { bin_shift, bin_every: BIN_EVERY }
+        Self { bin_shift, bin_every: BIN_EVERY, float_deposits: false }
     }
 }
 
 impl std::fmt::Display for OptimizedSettings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "b{}e{}", 1 << self.bin_shift, self.bin_every)
+        write!(f, "b{}e{}{}", 1 << self.bin_shift, self.bin_every, if self.float_deposits { "d" } else { "" })
     }
 }
 
@@ -92,6 +96,9 @@ pub struct CudaPhysarum {
     scratch: CudaSlice<f32>,
     /// Optimized: deposit counts, used in turn (see `physarum_trail`).
     counts: [CudaSlice<u32>; 2],
+    /// Optimized with float deposits: the trail the agents deposit into (a copy of `trail`
+    /// plus this step's deposits), and its partner, which the trail pass fills.
+    pending: Option<[CudaSlice<f32>; 2]>,
     /// Optimized: how it bins, and whether the next step must re-bin.
     settings: OptimizedSettings,
     rebin: bool,
@@ -144,7 +151,7 @@ impl CudaPhysarum {
         } else {
             None
         };
-        Ok(Self {
+        let mut engine = Self {
             variant,
             params,
             n: n as u32,
@@ -157,10 +164,13 @@ impl CudaPhysarum {
             ],
             unfused,
             settings,
+            pending: None,
             rebin: true,
             step: 0,
             gpu,
-        })
+        };
+        engine.reset_deposits()?;
+        Ok(engine)
     }
 
     fn step_once(&mut self) -> Result<()> {
@@ -196,8 +206,14 @@ impl CudaPhysarum {
                     std::mem::swap(now, last);
                 }
                 let SoaAgents { y, x, heading, ids } = agents;
-                launch_agents(g, y, x, heading, ids, &self.trail, now, n, step, p)?;
-                launch_trail(g, &self.trail, now, last, &mut self.scratch, p)?;
+                if let (true, Some([pending, next])) = (settings.float_deposits, &mut self.pending) {
+                    launch_agents_deposit(g, y, x, heading, ids, &self.trail, pending, n, step, p)?;
+                    launch_trail_deposited(g, pending, &mut self.scratch, next, p)?;
+                    std::mem::swap(pending, next);
+                } else {
+                    launch_agents(g, y, x, heading, ids, &self.trail, now, n, step, p)?;
+                    launch_trail(g, &self.trail, now, last, &mut self.scratch, p)?;
+                }
                 if step % 2 == 1 {
                     std::mem::swap(now, last);
                 }
@@ -224,9 +240,7 @@ impl CudaPhysarum {
                 stream.memcpy_htod(&agents.x, &mut now.x).context(up("agents"))?;
                 stream.memcpy_htod(&agents.heading, &mut now.heading).context(up("agents"))?;
                 stream.memcpy_htod(&ids, &mut now.ids).context(up("agents"))?;
-                for counts in &mut self.counts {
-                    stream.memset_zeros(counts).context(|| "clearing the counts".into())?;
-                }
+                self.reset_deposits()?;
                 // The host slices are borrowed: the copies must be done before returning.
                 self.gpu.synchronize()?;
             }
@@ -255,6 +269,28 @@ impl CudaPhysarum {
         }
         self.settings = settings;
         self.rebin = true;
+        self.reset_deposits()
+    }
+
+    /// Between steps, no deposit is outstanding: both count buffers zero and, with float
+    /// deposits, the pending trail a copy of the trail (allocated on first use).
+    fn reset_deposits(&mut self) -> Result<()> {
+        if self.variant != PhysarumVariant::Optimized {
+            return Ok(());
+        }
+        let stream = self.gpu.stream().clone();
+        for counts in &mut self.counts {
+            stream.memset_zeros(counts).context(|| "clearing the counts".into())?;
+        }
+        if self.settings.float_deposits {
+            if self.pending.is_none() {
+                let alloc =
+                    || stream.alloc_zeros::<f32>(self.trail.len()).context(|| "allocating a trail".into());
+                self.pending = Some([alloc()?, alloc()?]);
+            }
+            let [pending, _] = self.pending.as_mut().expect("allocated above");
+            stream.memcpy_dtod(&self.trail, pending).context(|| "copying the trail".into())?;
+        }
         Ok(())
     }
 
@@ -499,6 +535,44 @@ pub fn bin_agents(
     let SoaAgents { y, x, heading, ids } = to;
     let args = (&from.y, &from.x, &from.heading, &from.ids, &mut *bins, y, x, heading, ids, n, p, shift);
     Ok(gpu.launch(physarum_bin_scatter, agent_grid(n), args)?)
+}
+
+/// `physarum_agents_deposit`: `physarum_agents` adding float deposits to `deposited`.
+#[allow(clippy::too_many_arguments)]
+pub fn launch_agents_deposit(
+    gpu: &Gpu,
+    y: &mut CudaSlice<f32>,
+    x: &mut CudaSlice<f32>,
+    heading: &mut CudaSlice<f32>,
+    ids: &CudaSlice<u32>,
+    trail: &CudaSlice<f32>,
+    deposited: &mut CudaSlice<f32>,
+    n: u32,
+    step: u32,
+    p: Params,
+) -> Result<()> {
+    Ok(gpu.launch(
+        physarum_agents_deposit,
+        agent_grid(n),
+        (y, x, heading, ids, trail, deposited, n, step, p),
+    )?)
+}
+
+/// `physarum_trail_deposited`: diffusion and decay of `src` (deposits included) into `dst`
+/// and `copy`.
+pub fn launch_trail_deposited(
+    gpu: &Gpu,
+    src: &CudaSlice<f32>,
+    dst: &mut CudaSlice<f32>,
+    copy: &mut CudaSlice<f32>,
+    p: Params,
+) -> Result<()> {
+    let cfg = LaunchConfig {
+        grid_dim: (p.width.div_ceil(TRAIL_TILE), p.height.div_ceil(TRAIL_TILE), 1),
+        block_dim: (TRAIL_W, TRAIL_H, 1),
+        shared_mem_bytes: 0,
+    };
+    Ok(gpu.launch(physarum_trail_deposited, cfg, (src, dst, copy, p))?)
 }
 
 /// `physarum_trail`: deposits, diffusion and decay on 32 × 32 tiles; clears `clear`.

@@ -80,8 +80,9 @@ impl PhysarumVariant {
             // pos, heading, dirs, readings, turns; trail and mean.
             PhysarumVariant::Unfused => (12 + 24 + 12 + 4, 8),
             PhysarumVariant::Fused => (12, 8),
-            // two copies of (y, x, heading, id) for binning; two trails, two count buffers.
-            PhysarumVariant::Optimized => (32, 16),
+            // two copies of (y, x, heading, id) for binning; two trails, two count buffers, and
+            // with float deposits two more trails.
+            PhysarumVariant::Optimized => (32, 24),
         }
     }
 }
