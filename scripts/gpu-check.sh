@@ -198,6 +198,14 @@ if has physarum-sanitize; then
       done
     done
   done
+  # 20,000 agents on 333x217 are below one per cell (float deposits, 16x16 bins); 300,000 are
+  # above (counted deposits, 8x8 bins).
+  for tool in memcheck racecheck; do
+    compute-sanitizer --tool $tool --error-exitcode 9 $B/rust-gpu-sim physarum --width 333 --height 217 \
+      --agents 300000 --steps 20 --frame-every 10 --jitter 0.1 --variant optimized \
+      --gif /tmp/p.gif > "$OUT/san-$tool-physarum-optimized-dense.log" 2>&1
+    echo "physarum optimized dense $tool: exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/san-$tool-physarum-optimized-dense.log" | tr '\n' ' ')"
+  done
   for tool in memcheck racecheck; do
     compute-sanitizer --tool $tool --error-exitcode 9 $B/rust-gpu-sim physarum --size 200 --agents 5000 --steps 20 \
       --sensitivity --variant optimized > "$OUT/san-$tool-physarum-sensitivity.log" 2>&1

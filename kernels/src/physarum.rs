@@ -32,7 +32,9 @@
 //! 3. **optimized**: [`physarum_agents`] (struct-of-arrays state, deposit counted with integer
 //!    atomics in the same pass, agents binned by tile every few steps so warps work on
 //!    neighbours) and [`physarum_trail`] (the deposits, diffusion and decay in one
-//!    shared-memory tiled pass that also clears last step's counts).
+//!    shared-memory tiled pass that also clears last step's counts); below one agent per cell,
+//!    [`physarum_agents_deposit`] and [`physarum_trail_deposited`] instead (float deposits into
+//!    a copy of the trail, no counts).
 
 use ptxkit_device::kernel;
 #[cfg(target_arch = "nvptx64")]

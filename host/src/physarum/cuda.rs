@@ -48,14 +48,18 @@ pub struct OptimizedSettings {
 }
 
 impl OptimizedSettings {
-    /// The settings for `agents` agents on `cells` cells: 8×8 bins from one agent per cell up,
-    /// 16×16 below. (On an H200 at 2048², 8×8 bins were 1.5-2.6% faster per step with 10M
-    /// agents, 16×16 bins 2-4% faster with 1M, in four bench runs; the threshold between the
-    /// two densities measured is a choice.)
+    /// The settings for `agents` agents on `cells` cells: from one agent per cell up, 8×8 bins
+    /// and counted deposits; below, 16×16 bins and float deposits. (On an H200 at 2048², with
+    /// 10M agents 8×8 bins were 1.5-2.6% faster per step than 16×16 in four bench runs and
+    /// float deposits 31% slower; with 1M agents 16×16 bins were 2-4% faster and float deposits
+    /// 6% faster. The threshold between the two densities measured is a choice.)
     pub fn for_density(agents: u32, cells: u64) -> Self {
-        let bin_shift =
-            if u64::from(agents) >= cells { OPTIMIZED_BIN_SHIFT } else { OPTIMIZED_BIN_SHIFT + 1 };
-        Self { bin_shift, bin_every: BIN_EVERY, float_deposits: false }
+        let dense = u64::from(agents) >= cells;
+        Self {
+            bin_shift: if dense { OPTIMIZED_BIN_SHIFT } else { OPTIMIZED_BIN_SHIFT + 1 },
+            bin_every: BIN_EVERY,
+            float_deposits: !dense,
+        }
     }
 }
 
@@ -615,7 +619,8 @@ pub fn launch_distance(
 mod tests {
     use super::*;
 
-    /// 8×8 bins from one agent per cell up, 16×16 below, binned every 16 steps.
+    /// 8×8 bins and counts from one agent per cell up, 16×16 bins and float deposits below,
+    /// binned every 16 steps.
     #[test]
     fn bins_follow_the_density() {
         let cells = 2048 * 2048;
@@ -625,5 +630,7 @@ mod tests {
         assert_eq!(OptimizedSettings::for_density(4_194_303, cells).bin_shift, 4);
         assert_eq!(OptimizedSettings::for_density(0, 0).bin_shift, 3);
         assert_eq!(OptimizedSettings::for_density(5, 9).bin_every, BIN_EVERY);
+        assert!(OptimizedSettings::for_density(1_000_000, cells).float_deposits);
+        assert!(!OptimizedSettings::for_density(10_000_000, cells).float_deposits);
     }
 }
