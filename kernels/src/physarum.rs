@@ -614,7 +614,7 @@ pub unsafe fn physarum_diffuse_decay(src: *const f32, dst: *mut f32, p: Params) 
 ///   the separate deposit pass and its re-read of the positions are gone; counting instead
 ///   of adding floats keeps the trail bit-identical with the CPU, since
 ///   [`physarum_trail`] adds the deposits with the bits of adding them one by one.
-/// - Agents are kept binned by 8×8 tile ([`physarum_bin_count`], [`physarum_bin_scan`],
+/// - Agents are kept binned by 8×8 tile (16×16 below one agent per cell; [`physarum_bin_count`], [`physarum_bin_scan`],
 ///   [`physarum_bin_scatter`] every few steps), so a warp's agents are neighbours: their
 ///   sensor reads share cache lines, and agents on the same cell share one atomic (lanes
 ///   with equal cells are found with `match.any`, the lowest adds the group's count).
