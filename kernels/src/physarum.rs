@@ -640,16 +640,9 @@ pub unsafe fn physarum_agents(
     if i >= n {
         return;
     }
-    let k = i as usize;
-    // SAFETY: i < n; trail and count indices are inside the grid.
+    // SAFETY: i < n; the cell is inside the grid.
     unsafe {
-        let read = |c: usize| load_nc(trail.add(c));
-        let id = *ids.add(k);
-        let (ny, nx, nh) = agent_step(&read, *ys.add(k), *xs.add(k), *heading.add(k), id, step, &p);
-        *ys.add(k) = ny;
-        *xs.add(k) = nx;
-        *heading.add(k) = nh;
-        let cell = cell_of(ny, nx, &p);
+        let cell = step_agent_slot(ys, xs, heading, ids, trail, i as usize, step, &p);
         let peers = warp::match_any(warp::active_mask(), cell as u32);
         if warp::lane() == peers.trailing_zeros() {
             atomic_add_u32(counts.add(cell), peers.count_ones());
@@ -683,16 +676,40 @@ pub unsafe fn physarum_agents_deposit(
     if i >= n {
         return;
     }
-    let k = i as usize;
-    // SAFETY: i < n; trail and deposit indices are inside the grid.
+    // SAFETY: i < n; the cell is inside the grid.
+    unsafe {
+        let cell = step_agent_slot(ys, xs, heading, ids, trail, i as usize, step, &p);
+        ptxkit_device::atomic::atomic_add_f32(deposited.add(cell), p.deposit);
+    }
+}
+
+/// Steps the agent in slot `k` (sensing `trail` through the read-only cache), stores its new
+/// state and returns its new cell.
+///
+/// # Safety
+/// `k` must be a slot of the agent arrays; `trail` must hold the grid and not be written
+/// during the kernel.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn step_agent_slot(
+    ys: *mut f32,
+    xs: *mut f32,
+    heading: *mut f32,
+    ids: *const u32,
+    trail: *const f32,
+    k: usize,
+    step: u32,
+    p: &Params,
+) -> usize {
+    // SAFETY: the caller vouches for the slot and the trail; sensed cells are inside the grid.
     unsafe {
         let read = |c: usize| load_nc(trail.add(c));
-        let id = *ids.add(k);
-        let (ny, nx, nh) = agent_step(&read, *ys.add(k), *xs.add(k), *heading.add(k), id, step, &p);
+        let (ny, nx, nh) = agent_step(&read, *ys.add(k), *xs.add(k), *heading.add(k), *ids.add(k), step, p);
         *ys.add(k) = ny;
         *xs.add(k) = nx;
         *heading.add(k) = nh;
-        ptxkit_device::atomic::atomic_add_f32(deposited.add(cell_of(ny, nx, &p)), p.deposit);
+        cell_of(ny, nx, p)
     }
 }
 

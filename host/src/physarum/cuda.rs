@@ -379,6 +379,15 @@ fn agent_grid(n: u32) -> LaunchConfig {
     grid_1d(n, AGENT_BLOCK)
 }
 
+/// Blocks of 32 × 8 threads, one per 32 × 32 tile, for the optimized trail passes.
+fn trail_grid(p: &Params) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (p.width.div_ceil(TRAIL_TILE), p.height.div_ceil(TRAIL_TILE), 1),
+        block_dim: (TRAIL_W, TRAIL_H, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
 fn cell_grid(p: &Params) -> LaunchConfig {
     grid_2d(p.width, p.height, CELL_BLOCK)
 }
@@ -571,12 +580,7 @@ pub fn launch_trail_deposited(
     copy: &mut CudaSlice<f32>,
     p: Params,
 ) -> Result<()> {
-    let cfg = LaunchConfig {
-        grid_dim: (p.width.div_ceil(TRAIL_TILE), p.height.div_ceil(TRAIL_TILE), 1),
-        block_dim: (TRAIL_W, TRAIL_H, 1),
-        shared_mem_bytes: 0,
-    };
-    Ok(gpu.launch(physarum_trail_deposited, cfg, (src, dst, copy, p))?)
+    Ok(gpu.launch(physarum_trail_deposited, trail_grid(&p), (src, dst, copy, p))?)
 }
 
 /// `physarum_trail`: deposits, diffusion and decay on 32 × 32 tiles; clears `clear`.
@@ -588,12 +592,7 @@ pub fn launch_trail(
     dst: &mut CudaSlice<f32>,
     p: Params,
 ) -> Result<()> {
-    let cfg = LaunchConfig {
-        grid_dim: (p.width.div_ceil(TRAIL_TILE), p.height.div_ceil(TRAIL_TILE), 1),
-        block_dim: (TRAIL_W, TRAIL_H, 1),
-        shared_mem_bytes: 0,
-    };
-    Ok(gpu.launch(physarum_trail, cfg, (src, counts, clear, dst, p))?)
+    Ok(gpu.launch(physarum_trail, trail_grid(&p), (src, counts, clear, dst, p))?)
 }
 
 /// Blocks of `physarum_distance`'s grid-stride loop (enough to fill any current GPU).
