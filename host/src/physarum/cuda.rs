@@ -29,12 +29,12 @@ pub const CELL_BLOCK: (u32, u32) = (32, 8);
 enum DeviceAgents {
     /// The write-up's layout: positions interleaved (y, x), headings apart.
     Interleaved { pos: CudaSlice<f32>, heading: CudaSlice<f32> },
-    /// Struct of arrays, with ids, kept binned by tile (optimized, tiled); after a binning
+    /// Struct of arrays, with ids, kept binned by tile (optimized); after a binning
     /// `bins[b]` is the end of bin b's slots.
     Binned { now: SoaAgents, spare: SoaAgents, bins: CudaSlice<u32> },
 }
 
-/// How the optimized variant bins its agents (candidates compared by `bench physarum` with
+/// How the optimized variant bins its agents and deposits (candidates compared by `bench physarum` with
 /// `RUST_GPU_SIM_PHYSARUM_CANDIDATES` set).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OptimizedSettings {
