@@ -3,7 +3,9 @@
 # default GIF job and the bench, from binaries staged (compressed) in .gpu/ by scripts/stage-gpu.sh.
 # Logs go to $OUT. Usage: gpu-check.sh [tests] [sanitize] [gif] [bench] [heat] [physarum-tests]
 # [map] [outputs] [coldstart] [unit-sanitize] [profile] [physarum-sanitize] [physarum-gif] [physarum-bench]
-# [split] [nccl] [split-bench] [heat-size] [faults] [load] [serve] [example] [profile-full]  (default: all but profile-full)
+# [split] [nccl] [split-bench] [heat-size] [faults] [load] [serve] [example] [profile-full]
+# [multi] [multi-bench]  (default: all but profile-full, multi and multi-bench, which need 2 or more GPUs:
+# scripts/multi-gpu-check.sh)
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu-check}
 mkdir -p "$OUT"
@@ -234,15 +236,16 @@ fi
 
 if has split; then
   echo "== split runs (--split on one GPU): bit-identical to one part and the CPU"
-  $B/gpu_split --ignored --test-threads=1 --nocapture > "$OUT/gpu-split-tests.log" 2>&1
+  $B/gpu_split --ignored --test-threads=1 --nocapture --skip multi_gpu > "$OUT/gpu-split-tests.log" 2>&1
   grep -E "test result|panicked" "$OUT/gpu-split-tests.log"
   grep -c "bit-identical to one part" "$OUT/gpu-split-tests.log" | sed 's/^/split configurations checked: /'
   echo "== compute-sanitizer on heat in 3 slabs (37x29x61, 3 RK4 steps)"
-  for variant in naive fused single; do
+  for variant in naive fused single "single --overlap"; do
     for tool in memcheck racecheck; do
+      log="$OUT/sanitize-heat-split-${variant/ --/-}-$tool.log"
       compute-sanitizer --tool $tool --error-exitcode 9 $B/rust-gpu-sim heat --nx 37 --ny 29 --nz 61 --steps 3 \
-        --variant $variant --split 3 --save /tmp/heat-split-$variant.npz > "$OUT/sanitize-heat-split-$variant-$tool.log" 2>&1
-      echo "heat split $variant $tool: exit $? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-heat-split-$variant-$tool.log" | tr '\n' ' '))"
+        --variant $variant --split 3 --save /tmp/heat-split.npz > "$log" 2>&1
+      echo "heat split $variant $tool: exit $? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tr '\n' ' '))"
     done
   done
   echo "== compute-sanitizer on split runs (4 parts, 333x301, 40 steps)"
@@ -326,6 +329,11 @@ if has nccl; then
   done
 fi
 
+if has multi || has multi-bench; then
+  # Several GPUs: the same-process split over them, every output under mpirun -np 2 and 4,
+  # checkpoints across rank counts, a rank killed mid-run; the scaling bench.
+  B=$B OUT=$OUT bash scripts/multi-gpu-check.sh $(has multi && echo tests) $(has multi-bench && echo bench-local bench-mpi)
+fi
 if has split-bench; then
   echo "== bench of split runs on this GPU: Gray-Scott 16384^2 and 4096^2, heat 1200^3 (parts 1, 2, 4; NCCL one rank)"
   $B/rust-gpu-sim bench grayscott --sizes 16384,4096 --variants fused,streaming --split 1,2,4 --repeats 5 \

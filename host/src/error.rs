@@ -16,11 +16,12 @@ pub enum Error {
 
     /// The run would need more memory than the device has.
     #[error(
-        "a {width}x{height} grid needs {need} of {device} memory, but only {available} is free; use a smaller --size",
+        "a {grid} grid needs {need} of {device} memory, but only {available} is free; use a smaller --size",
+        grid = if *.depth > 1 { format!("{width}x{height}x{depth}") } else { format!("{width}x{height}") },
         need = human_bytes(*.need),
         available = human_bytes(*.available)
     )]
-    TooBig { width: u32, height: u32, need: u64, available: u64, device: &'static str },
+    TooBig { width: u32, height: u32, depth: u32, need: u64, available: u64, device: &'static str },
 
     /// No usable CUDA GPU (no driver, no device, or the context could not be created).
     #[error("no usable CUDA GPU: {0}")]

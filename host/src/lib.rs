@@ -27,6 +27,7 @@ pub mod faults;
 pub mod grayscott;
 pub mod heat;
 pub mod input;
+pub mod local_exchange;
 pub mod memory;
 pub mod nccl;
 pub mod outfile;

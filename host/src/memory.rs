@@ -25,9 +25,19 @@ pub fn require(width: u32, height: u32, need: u64, available: u64, device: &'sta
         crate::faults::pause_after_gpu_check();
     }
     if need > available {
-        return Err(Error::TooBig { width, height, need, available, device });
+        return Err(Error::TooBig { width, height, depth: 1, need, available, device });
     }
     Ok(())
+}
+
+/// [`require`] for a 3-D `n[0] × n[1] × n[2]` box, named so in the refusal.
+pub fn require_box(n: [u32; 3], need: u64, available: u64, device: &'static str) -> Result<()> {
+    require(n[0], n[1].saturating_mul(n[2]), need, available, device).map_err(|e| match e {
+        Error::TooBig { need, available, device, .. } => {
+            Error::TooBig { width: n[0], height: n[1], depth: n[2], need, available, device }
+        }
+        other => other,
+    })
 }
 
 #[cfg(test)]
@@ -42,5 +52,7 @@ mod tests {
             message,
             "a 8192x8192 grid needs 3.0 GiB of GPU memory, but only 512.0 MiB is free; use a smaller --size"
         );
+        let message = require_box([3000, 3000, 3000], 3 << 30, 512 << 20, "GPU").unwrap_err().to_string();
+        assert!(message.starts_with("a 3000x3000x3000 grid needs 3.0 GiB"), "{message}");
     }
 }

@@ -157,7 +157,11 @@ impl Communicator {
     /// Gives every rank rank 0's `values` (launch settings that must agree).
     pub fn broadcast_u32s(&self, values: &mut [u32]) -> Result<()> {
         let stream = self.gpu.stream();
-        let _watch = self.watch("agreeing on launch settings with rank 0");
+        let _watch = self.watch(if self.rank == 0 {
+            "agreeing on launch settings with the other ranks"
+        } else {
+            "agreeing on launch settings with rank 0"
+        });
         let buffer = stream.clone_htod(values).context(|| "copying settings to the GPU".into())?;
         {
             let (ptr, _sync) = buffer.device_ptr(stream);
@@ -178,6 +182,36 @@ impl Communicator {
         stream.memcpy_dtoh(&buffer, values).context(|| "copying settings back".into())?;
         stream.synchronize().context(|| "agreeing on launch settings".into())?;
         Ok(())
+    }
+}
+
+impl Communicator {
+    /// The largest of every rank's `value`, on every rank; a barrier too (each rank returns
+    /// once all have called it). `what` names the wait for the watchdog.
+    pub fn max_f64(&self, value: f64, what: &str) -> Result<f64> {
+        let stream = self.gpu.stream();
+        let _watch = self.watch(what);
+        let buffer = stream.clone_htod(&[value]).context(|| "copying a value to the GPU".into())?;
+        {
+            let (ptr, _sync) = buffer.device_ptr(stream);
+            // SAFETY: an in-place all-reduce over a live buffer of one f64.
+            unsafe {
+                result::all_reduce(
+                    ptr as *const _,
+                    ptr as *mut _,
+                    1,
+                    sys::ncclDataType_t::ncclFloat64,
+                    sys::ncclRedOp_t::ncclMax,
+                    self.comm,
+                    stream.cu_stream() as sys::cudaStream_t,
+                )
+            }
+            .map_err(|e| nccl_error("an all-reduce", e, self.comm, self.size))?;
+        }
+        let mut out = [0.0];
+        stream.memcpy_dtoh(&buffer, &mut out).context(|| "copying a value back".into())?;
+        stream.synchronize().context(|| "an all-reduce".into())?;
+        Ok(out[0])
     }
 }
 

@@ -128,7 +128,8 @@ fn single_pass_matches_cpu_on_awkward_sizes() {
 }
 
 /// The single pass with its work cut into runs that start and end mid-column and span
-/// several tile columns (one plane, 7, 50, one block for everything), against one CPU step.
+/// several tile columns (one plane, 7, 50, one block for everything), and ranges of output
+/// planes, against one CPU step.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn single_pass_runs_may_cross_tile_columns() {
@@ -145,11 +146,28 @@ fn single_pass_runs_may_cross_tile_columns() {
         130u32.div_ceil(kernels::heat::SINGLE_OUT_W) * 60u32.div_ceil(kernels::heat::SINGLE_OUT_H) * 43;
     for planes_per_block in [1, 7, 50, work] {
         let mut out = upload(&gpu, &vec![f32::NAN; u.len()]);
-        let blocks = work.div_ceil(planes_per_block);
-        let pass = cuda::SinglePass::with_work((blocks, planes_per_block));
-        pass.launch(&gpu, &upload(&gpu, &u), &mut out, setup.n, setup.a(), setup.dt).unwrap();
+        let pass = cuda::SinglePass::with_resident(work.div_ceil(planes_per_block));
+        pass.launch(&gpu, &upload(&gpu, &u), &mut out, setup.n, 0..43, setup.a(), setup.dt).unwrap();
         let diff = max_abs_diff(&download(&gpu, &out), &want);
         assert!(diff <= 2e-6, "{planes_per_block} planes per block: {diff}");
+    }
+    // A range of output planes (what a slab of a split run writes): those planes equal the
+    // CPU's, every other plane keeps what was there.
+    let plane = 130 * 60;
+    for (planes, resident) in [(0..4, 132), (5..9, 7), (4..39, 132), (39..43, 1), (21..22, 3)] {
+        let mut out = upload(&gpu, &vec![f32::NAN; u.len()]);
+        let pass = cuda::SinglePass::with_resident(resident);
+        pass.launch(&gpu, &upload(&gpu, &u), &mut out, setup.n, planes.clone(), setup.a(), setup.dt).unwrap();
+        let got = download(&gpu, &out);
+        for z in 0..43usize {
+            let (g, w) = (&got[z * plane..(z + 1) * plane], &want[z * plane..(z + 1) * plane]);
+            if planes.contains(&(z as u32)) {
+                let diff = max_abs_diff(g, w);
+                assert!(diff <= 2e-6, "planes {planes:?}, plane {z}: {diff}");
+            } else {
+                assert!(g.iter().all(|x| x.is_nan()), "planes {planes:?}: plane {z} was written");
+            }
+        }
     }
 }
 

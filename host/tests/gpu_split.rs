@@ -152,17 +152,28 @@ fn heat_slabs_match_one_part_bit_for_bit() {
         one.step(4).unwrap();
         one.step(5).unwrap();
         let (field, slice) = (bits(&one.field().unwrap()), bits(&one.middle_slice().unwrap()));
+        // single: its own planes only, and with the edges written first and exchanged while
+        // the middle is written.
+        let overlaps: &[bool] = if variant == HeatVariant::Single { &[false, true] } else { &[false] };
         for split in [2, 3, 5] {
-            let mut parted = Heat::new_parted(&setup, gpus, variant, split).unwrap();
-            let described = parted.describe();
-            parted.step(4).unwrap();
-            parted.step(5).unwrap();
-            assert!(bits(&parted.field().unwrap()) == field, "{described}: differs from one part");
-            assert!(bits(&parted.middle_slice().unwrap()) == slice, "{described}: middle slice differs");
-            println!("{described}: bit-identical to one part after 9 RK4 steps");
+            for &overlap in overlaps {
+                let mut parted = Heat::new_parted(&setup, gpus, variant, split, overlap).unwrap();
+                let described = parted.describe();
+                parted.step(4).unwrap();
+                parted.step(5).unwrap();
+                assert!(bits(&parted.field().unwrap()) == field, "{described}: differs from one part");
+                assert!(bits(&parted.middle_slice().unwrap()) == slice, "{described}: middle slice differs");
+                println!("{described}: bit-identical to one part after 9 RK4 steps");
+            }
+        }
+        if variant != HeatVariant::Single {
+            let Err(e) = Heat::new_parted(&setup, gpus, variant, 2, true) else {
+                panic!("{}: --overlap accepted", variant.name())
+            };
+            assert!(e.to_string().contains("only the single variant"), "{e}");
         }
         // 3 slabs resume 1 part's checkpoint and the other way round.
-        let mut three = Heat::new_parted(&setup, gpus, variant, 3).unwrap();
+        let mut three = Heat::new_parted(&setup, gpus, variant, 3, variant == HeatVariant::Single).unwrap();
         three.restore(one.checkpoint().unwrap()).unwrap();
         let mut one_again = Heat::new(&setup, &device, variant).unwrap();
         one_again.restore(three.checkpoint().unwrap()).unwrap();
@@ -174,7 +185,7 @@ fn heat_slabs_match_one_part_bit_for_bit() {
         assert!(bits(&one_again.field().unwrap()) == reference, "{}: 1 part from 3", variant.name());
     }
     let thin = HeatSetup { n: [16, 16, 11], ..setup.clone() };
-    let Err(e) = Heat::new_parted(&thin, gpus, HeatVariant::Single, 3) else {
+    let Err(e) = Heat::new_parted(&thin, gpus, HeatVariant::Single, 3, false) else {
         panic!("3-plane slabs accepted")
     };
     assert!(e.to_string().contains("halo of 4 z planes"), "{e}");
@@ -213,7 +224,7 @@ fn nccl_self_exchange_matches_the_cpu_bit_for_bit() {
             let layout = one_rank(&gpu);
             // Through NCCL's broadcast from rank 0 (here itself).
             let agreed = LaunchSettings::for_layout(&layout, variant, W, H, false, true).unwrap();
-            assert_eq!(agreed.halo(variant), defaults.halo(variant));
+            assert_eq!(agreed.halo(variant, H), defaults.halo(variant, H));
             assert!(agreed.overlap);
             let sim = GrayScott::new_in(&setup, layout, variant, s).unwrap();
             let described = sim.describe();
@@ -254,11 +265,65 @@ fn nccl_heat_one_rank_matches_one_part() {
     setup.n = [37, 29, 61];
     setup.seed = fresh_seed();
     let mut one = Heat::new(&setup, &Device::Cuda(gpu.clone()), HeatVariant::Single).unwrap();
-    let mut ranked = Heat::new_in(&setup, one_rank(&gpu), HeatVariant::Single).unwrap();
-    for sim in [&mut one, &mut ranked] {
-        sim.step(7).unwrap();
+    one.step(7).unwrap();
+    for overlap in [false, true] {
+        let mut ranked = Heat::new_in(&setup, one_rank(&gpu), HeatVariant::Single, overlap).unwrap();
+        ranked.step(7).unwrap();
+        assert!(bits(&ranked.field().unwrap()) == bits(&one.field().unwrap()), "{}", ranked.describe());
+        assert!(bits(&ranked.middle_slice().unwrap()) == bits(&one.middle_slice().unwrap()));
+        println!("{}: bit-identical to one part after 7 RK4 steps", ranked.describe());
     }
-    assert!(bits(&ranked.field().unwrap()) == bits(&one.field().unwrap()), "{}", ranked.describe());
-    assert!(bits(&ranked.middle_slice().unwrap()) == bits(&one.middle_slice().unwrap()));
-    println!("{}: bit-identical to one part after 7 RK4 steps", ranked.describe());
+}
+
+/// Every GPU of the machine (at least 2; run by `scripts/gpu-check.sh multi`): Gray-Scott
+/// bands and heat slabs spread over them (peer copies between GPUs, events between
+/// neighbours only), against one GPU, bit for bit; 2 and 3 parts per GPU too.
+#[test]
+#[ignore = "needs 2 or more CUDA GPUs"]
+fn multi_gpu_parts_match_one_gpu_bit_for_bit() {
+    use host::heat::{Heat, HeatInit, HeatSetup, HeatVariant};
+    let first = gpu();
+    let count = host::cuda::device_count().unwrap();
+    assert!(count >= 2, "this test needs at least 2 CUDA GPUs, the machine has {count}");
+    let gpus: Vec<_> =
+        std::iter::once(first.clone()).chain((1..count).map(|g| host::cuda::open_device(g).unwrap())).collect();
+    let seed = fresh_seed();
+    let setup = Setup { init: Init::Spots, ..Setup::new(W, H, coral()) };
+    for variant in [Variant::Fused, Variant::Temporal, Variant::Streaming, Variant::Tiled] {
+        let one =
+            run(&mut restored(GrayScott::new(&setup, &Device::Cuda(first.clone()), variant).unwrap(), seed));
+        for n in 2..=count {
+            for split in [n as u32, 2 * n as u32] {
+                let defaults = LaunchSettings::for_parts(&first, variant, W, H, split, false).unwrap();
+                for s in settings_to_try(variant, defaults) {
+                    let sim = GrayScott::new_parted(&setup, &gpus[..n], variant, split, s).unwrap();
+                    let described = sim.describe();
+                    assert!(described.contains(&format!("on {n} GPUs")), "{described}");
+                    let parted = run(&mut restored(sim, seed));
+                    assert!(parted.0 == one.0 && parted.1 == one.1, "{described}: differs from one GPU");
+                    println!("{described}: bit-identical to one GPU after 37 steps");
+                }
+            }
+        }
+    }
+    let mut heat = HeatSetup::cube(37, HeatInit::Blobs);
+    heat.n = [37, 29, 61];
+    heat.seed = seed;
+    for variant in [HeatVariant::Single, HeatVariant::Fused] {
+        let mut one = Heat::new(&heat, &Device::Cuda(first.clone()), variant).unwrap();
+        one.step(9).unwrap();
+        let want = bits(&one.field().unwrap());
+        for n in 2..=count {
+            for overlap in [false, variant == HeatVariant::Single] {
+                for split in [n as u32, 3 * n as u32 / 2] {
+                    let mut parted = Heat::new_parted(&heat, &gpus[..n], variant, split, overlap).unwrap();
+                    let described = parted.describe();
+                    parted.step(4).unwrap();
+                    parted.step(5).unwrap();
+                    assert!(bits(&parted.field().unwrap()) == want, "{described}: differs from one GPU");
+                    println!("{described}: bit-identical to one GPU after 9 RK4 steps");
+                }
+            }
+        }
+    }
 }

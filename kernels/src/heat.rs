@@ -437,8 +437,12 @@ unsafe fn column_stencil(
 /// loop is unrolled three times, the lifetime of a plane in registers, so the pipeline
 /// advances by renaming registers instead of moving them.
 ///
+/// Writes output planes `z_first .. z_first + z_count` only (the whole grid: 0 and nz; a
+/// slab of a split run: its own planes, not its halos, or its edge planes apart from its
+/// middle so that the halo exchange overlaps the middle); the other planes of `u_next` are
+/// left as they were.
 /// Thread mapping: a persistent 1-D grid of blocks of `SINGLE_TX × SINGLE_TY` threads (one
-/// wave). The work, tile columns × nz planes (column-major), is cut into equal runs of
+/// wave). The work, tile columns × `z_count` planes (column-major), is cut into equal runs of
 /// `planes_per_block`; a block marches its run, which may span the end of one column and the
 /// start of the next (each segment pays `2·SINGLE_LAG` planes of pipeline fill). Equal runs
 /// leave no tail wave and no idle SM.
@@ -458,9 +462,11 @@ pub unsafe fn heat_rk4_single(
     a: f32,
     terms: Rk4Terms,
     planes_per_block: u32,
+    z_first: u32,
+    z_count: u32,
 ) {
     const R: usize = SINGLE_ROWS;
-    if nx < 3 || ny < 3 || nz < 3 {
+    if nx < 3 || ny < 3 || nz < 3 || z_count == 0 || z_first >= nz || z_count > nz - z_first {
         return;
     }
     let planes = ptxkit_device::dynamic_shared_f32!(heat_single_planes);
@@ -476,7 +482,7 @@ pub unsafe fn heat_rk4_single(
     let plane = nx as usize * ny as usize;
     // (`max(1)`: nonzero for the compiler too, so the division has no panic path.)
     let tiles_x = nx.div_ceil(SINGLE_OUT_W).max(1);
-    let work = tiles_x * ny.div_ceil(SINGLE_OUT_H) * nz;
+    let work = tiles_x * ny.div_ceil(SINGLE_OUT_H) * z_count;
     // Level L is valid only L rows inside the tile, so a row of threads whose rows all lie
     // nearer the tile's y edges skips the levels it cannot use (a warp-uniform branch).
     // `inset`: the largest distance of one of this thread's rows from those edges.
@@ -610,11 +616,11 @@ pub unsafe fn heat_rk4_single(
     let mut start = thread::block_idx_x() * planes_per_block;
     let stop = (start + planes_per_block).min(work);
     while start < stop {
-        let (tile, z0) = (start / nz, start % nz);
-        let z1 = (z0 + (stop - start)).min(nz);
+        let (tile, k0) = (start / z_count, start % z_count);
+        let k1 = (k0 + (stop - start)).min(z_count);
         // The previous segment's last reads and this one's first writes share a buffer.
         thread::sync_threads();
-        march(tile, z0 as i32, z1 as i32);
-        start += z1 - z0;
+        march(tile, (z_first + k0) as i32, (z_first + k1) as i32);
+        start += k1 - k0;
     }
 }

@@ -10,6 +10,7 @@ pub mod encode;
 pub mod grayscott;
 pub mod heat;
 pub mod physarum;
+pub mod scaling;
 
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 

@@ -71,6 +71,8 @@ pub struct GrayScottBenchArgs {
     /// several GPUs.
     #[arg(long, value_delimiter = ',', value_name = "P,...", allow_hyphen_values = true)]
     split: Vec<u32>,
+    #[command(flatten)]
+    scaling: ScalingArgs,
     /// Skip the end-to-end GIF job.
     #[arg(long)]
     no_end_to_end: bool,
@@ -92,7 +94,122 @@ pub struct HeatBenchArgs {
     #[arg(long, value_delimiter = ',', value_name = "P,...", allow_hyphen_values = true)]
     split: Vec<u32>,
     #[command(flatten)]
+    scaling: ScalingArgs,
+    /// With --gpus or under mpirun: the single variant writes each slab's edge planes first
+    /// and exchanges them while it writes the middle.
+    #[arg(long)]
+    overlap: bool,
+    #[command(flatten)]
     common: CommonArgs,
+}
+
+/// Scaling over several GPUs: `--gpus 1,2,4` in this process, or every process of an
+/// `mpirun`/`srun` job one part.
+#[derive(Args, Debug)]
+pub struct ScalingArgs {
+    /// Instead of the variant table: strong scaling over these numbers of GPUs of this
+    /// process (e.g. 1,2,4; start with 1, the baseline): time per step, efficiency, the
+    /// exchange alone and what of it is exposed. Under mpirun or srun the job's processes,
+    /// one GPU each, are timed against rank 0's GPU alone.
+    #[arg(long, value_delimiter = ',', value_name = "N,...", allow_hyphen_values = true)]
+    gpus: Vec<u32>,
+    /// Also weak scaling: the grid N times larger on N GPUs (Gray-Scott N times the rows,
+    /// heat N times the planes).
+    #[arg(long)]
+    weak: bool,
+    /// Under a launcher, without NCCL_COMM_ID: the file through which rank 0 hands out NCCL's
+    /// id (as for grayscott and heat).
+    #[arg(long, value_name = "PATH")]
+    nccl_id_file: Option<PathBuf>,
+    /// Under a launcher: seconds any wait on another process may go without progress.
+    #[arg(long, value_name = "SECONDS", default_value_t = 300.0, allow_hyphen_values = true)]
+    peer_timeout: f64,
+}
+
+impl ScalingArgs {
+    /// The launcher job this bench is one process of, if it has several; refuses `--gpus`
+    /// that disagrees with it and GPU counts beyond this machine's.
+    fn job(&self) -> Result<Option<host::decomposition::LaunchRank>> {
+        if !(self.peer_timeout.is_finite() && self.peer_timeout > 0.0 && self.peer_timeout <= 86_400.0) {
+            bail!("--peer-timeout must be a number of seconds above 0, at most 86400, got {}", self.peer_timeout);
+        }
+        let job = host::decomposition::launch_rank(|name| std::env::var(name).ok())?.filter(|j| j.size > 1);
+        if let Some(job) = job {
+            if self.gpus.iter().any(|&n| n as usize != job.size && n != 1) {
+                return Err(host::Error::SameOnEveryRank(format!(
+                    "--gpus under {}: the job's {} processes are the GPUs (each is timed against rank 0's GPU \
+                     alone); leave --gpus out",
+                    job.launcher, job.size
+                ))
+                .into());
+            }
+            return Ok(Some(job));
+        }
+        if self.gpus.iter().any(|&n| n == 0 || n > 64) {
+            bail!("--gpus must list GPU counts between 1 and 64");
+        }
+        if self.nccl_id_file.is_some() {
+            bail!("--nccl-id-file is for a bench started by mpirun or srun as several processes");
+        }
+        Ok(None)
+    }
+
+    /// Whether the scaling bench runs (instead of the variant table).
+    fn wanted(&self, job: Option<host::decomposition::LaunchRank>) -> bool {
+        job.is_some() || !self.gpus.is_empty()
+    }
+
+    /// Runs the scaling bench of `workloads` and prints its table (rank 0 of a job only).
+    fn run(
+        &self,
+        job: Option<host::decomposition::LaunchRank>,
+        workloads: &[bench::scaling::Workload],
+        repeats: usize,
+        json: Option<AtomicFile>,
+    ) -> Result<()> {
+        let first = open_gpu()?;
+        let (rows, machine) = match job {
+            Some(job) => {
+                let comm = super::options::connect_rank(&first, Some(job), self.nccl_id_file.clone(), self.peer_timeout)?;
+                let gpu = comm.gpu().clone();
+                say_binding(job);
+                let rows = bench::scaling::run_ranks(comm, workloads, self.weak, repeats)?;
+                if job.rank > 0 {
+                    return Ok(());
+                }
+                (rows, bench::Machine::measure(&gpu)?)
+            }
+            None => {
+                let most = self.gpus.iter().copied().max().unwrap_or(1) as usize;
+                let present = host::cuda::device_count()?;
+                if most > present {
+                    bail!("--gpus {most}: this machine has {present} CUDA GPU{}", if present == 1 { "" } else { "s" });
+                }
+                let mut gpus = vec![first.clone()];
+                for ordinal in 1..most {
+                    gpus.push(host::cuda::open_device(ordinal)?);
+                }
+                let rows = bench::scaling::run_local(&gpus, workloads, &self.gpus, self.weak, repeats)?;
+                (rows, bench::Machine::measure(&first)?)
+            }
+        };
+        let header = machine.header("scaling over GPUs of this machine");
+        let table = format!("{header}{}", bench::scaling::table(&rows));
+        let json_text = serde_json::to_string_pretty(&serde_json::json!({ "machine": machine, "rows": rows }))
+            .context("serialising the report")?;
+        print_and_save(&table, &(json_text + "\n"), json)
+    }
+}
+
+/// Tells (rank 0) how the launcher bound this process: bound to one CPU, it shares that
+/// core with NCCL's proxy thread, which slows every exchange.
+fn say_binding(job: host::decomposition::LaunchRank) {
+    if job.rank != 0 {
+        return;
+    }
+    if let Some(cpus) = host::resources::allowed_cpus() {
+        eprintln!("rank 0 of {} may run on {cpus} CPU{}", job.size, if cpus == 1 { "" } else { "s" });
+    }
 }
 
 #[derive(Args, Debug)]
@@ -189,6 +306,21 @@ fn grayscott(args: GrayScottBenchArgs) -> Result<()> {
     if args.split.iter().any(|&p| p == 0 || p > 64) {
         bail!("--split must list part counts between 1 and 64");
     }
+    let job = args.scaling.job()?;
+    if args.scaling.wanted(job) {
+        let workloads: Vec<_> = args
+            .sizes
+            .iter()
+            .flat_map(|&size| {
+                args.variants.iter().map(move |&variant| bench::scaling::Workload::GrayScott {
+                    size,
+                    variant,
+                    autotune: !args.no_autotune,
+                })
+            })
+            .collect();
+        return args.scaling.run(job, &workloads, args.common.repeats, json);
+    }
     let gpu = open_gpu()?;
     if !args.split.is_empty() {
         let table = bench::grayscott::split_table(
@@ -230,6 +362,23 @@ fn heat(args: HeatBenchArgs) -> Result<()> {
         bail!("--split must list part counts between 1 and 64");
     }
     let json = args.common.check(&[])?;
+    let job = args.scaling.job()?;
+    if args.scaling.wanted(job) {
+        if args.overlap && args.variants.iter().any(|&v| v != HeatVariant::Single) {
+            bail!("--overlap is the single variant's: add --variants single");
+        }
+        let workloads: Vec<_> = args
+            .sizes
+            .iter()
+            .flat_map(|&n| {
+                args.variants.iter().map(move |&variant| bench::scaling::Workload::Heat { n, variant, overlap: args.overlap })
+            })
+            .collect();
+        return args.scaling.run(job, &workloads, args.common.repeats, json);
+    }
+    if args.overlap {
+        bail!("--overlap is for the scaling bench (--gpus, or under mpirun)");
+    }
     let gpu = open_gpu()?;
     if !args.split.is_empty() {
         let table =

@@ -212,7 +212,7 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
 
     host::timeline::mark("options checked");
     let (device, variant) = args.backend.select()?;
-    let parted = args.parts.open(&device)?;
+    let parted = args.parts.open(&device, false)?;
     let root = parted.as_ref().is_none_or(Layout::is_root);
     host::timeline::mark("device open");
     // Open outputs before simulating, so an unwritable path fails now; they record the settings.

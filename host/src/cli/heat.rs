@@ -175,12 +175,10 @@ pub fn run(mut args: HeatArgs, given: &Given) -> Result<()> {
 
     let [nx, ny, nz] = setup.n;
     let (device, variant) = args.backend.select()?;
-    if args.parts.overlap {
-        anyhow::bail!(
-            "--overlap is for Gray-Scott; heat's exchange (4 planes per RK4 step) is not overlapped"
-        );
+    let parted = args.parts.open(&device, true)?;
+    if args.parts.overlap && parted.is_none() {
+        anyhow::bail!("--overlap overlaps the exchange between slabs: it needs a split run (--gpus, --split or mpirun)");
     }
-    let parted = args.parts.open(&device)?;
     // Only rank 0 of an NCCL job writes; the other ranks send it their slabs.
     let root = parted.as_ref().is_none_or(Layout::is_root);
     // Every output records the settings.
@@ -195,7 +193,7 @@ pub fn run(mut args: HeatArgs, given: &Given) -> Result<()> {
     }
     let started = Instant::now();
     let mut sim = match parted {
-        Some(layout) => Heat::new_in(&setup, layout, variant)?,
+        Some(layout) => Heat::new_in(&setup, layout, variant, args.parts.overlap)?,
         None => Heat::new(&setup, &device, variant)?,
     };
     // Colours span the initial range (and the boundary value), fixed over the run.

@@ -215,20 +215,26 @@ pub fn rate(per_second: f64) -> String {
     }
 }
 
-/// Refuses to run a command other than grayscott and heat as one of several processes of a
-/// launcher (`mpirun -np 2`, `srun -n 2`): only those split their grid over processes (NCCL);
+/// Refuses to run a command other than grayscott and heat (and their benches) as one of
+/// several processes of a launcher (`mpirun -np 2`, `srun -n 2`): only those split their grid
+/// over processes (NCCL);
 /// several processes of another command would each run the whole job and write the same
 /// outputs. A launcher job of one process runs as usual.
 pub fn one_process_only(command: &Command) -> anyhow::Result<()> {
-    if matches!(command, Command::Grayscott(_) | Command::Heat(_)) {
+    if matches!(
+        command,
+        Command::Grayscott(_)
+            | Command::Heat(_)
+            | Command::Bench { what: bench::BenchCommand::Grayscott(_) | bench::BenchCommand::Heat(_) }
+    ) {
         return Ok(());
     }
     if let Some(job) = host::decomposition::launch_rank(|name| std::env::var(name).ok())?
         && job.size > 1
     {
         return Err(host::Error::SameOnEveryRank(format!(
-            "started by {} as one of {} processes: only grayscott and heat run as one process per GPU (NCCL); run \
-             this command as one process",
+            "started by {} as one of {} processes: only grayscott and heat (and bench grayscott and bench heat) run \
+             as one process per GPU (NCCL); run this command as one process",
             job.launcher, job.size
         ))
         .into());

@@ -470,10 +470,10 @@ pub struct PartsArgs {
     /// never started cannot hang the others.
     #[arg(long, value_name = "SECONDS", default_value_t = 120.0, allow_hyphen_values = true)]
     pub peer_timeout: f64,
-    /// With NCCL (Gray-Scott): overlap the exchange with computation: each rank steps the first
-    /// and last rows of its band apart, exchanges them while it steps the middle. Off by
-    /// default: on one H200 the extra launches and copies cost more than they hide (see
-    /// docs/multi-gpu.md).
+    /// Overlap the halo exchange with computation: a part steps the rows or planes its
+    /// neighbours need first and exchanges them while it steps its middle. Gray-Scott: over
+    /// NCCL only; heat: the single variant, either transport. Off by default (see
+    /// docs/multi-gpu.md for when it pays).
     #[arg(long)]
     pub overlap: bool,
 }
@@ -489,7 +489,8 @@ impl PartsArgs {
     /// The parts of a split run (GPU 0 is `device`'s in one process), or `None` for a run in
     /// one part on one GPU. Refuses a CPU run, a split of zero, more GPUs than the machine
     /// has, and under a launcher anything that disagrees with its processes.
-    pub fn open(&self, device: &Device) -> Result<Option<Layout>> {
+    /// `local_overlap`: whether `--overlap` is also taken by parts in one process (heat).
+    pub fn open(&self, device: &Device, local_overlap: bool) -> Result<Option<Layout>> {
         if !(self.peer_timeout.is_finite() && self.peer_timeout > 0.0 && self.peer_timeout <= 86_400.0) {
             return Err(host::Error::SameOnEveryRank(format!(
                 "--peer-timeout must be a number of seconds above 0, at most 86400, got {}",
@@ -516,7 +517,7 @@ impl PartsArgs {
         if nccl {
             return self.open_ranks(device, job).map(Some);
         }
-        if self.overlap {
+        if self.overlap && !local_overlap {
             bail!(
                 "--overlap overlaps the NCCL exchange between processes: it needs --transport nccl or a launcher job"
             );
@@ -562,7 +563,7 @@ impl PartsArgs {
     /// This process's part of an NCCL job (rank 0 of 1 without a launcher): its GPU chosen
     /// by its rank on this host, connected to the others.
     fn open_ranks(&self, device: &Device, job: Option<host::decomposition::LaunchRank>) -> Result<Layout> {
-        let (rank, size, launcher) = job.map_or((0, 1, "this command"), |j| (j.rank, j.size, j.launcher));
+        let (size, launcher) = job.map_or((1, "this command"), |j| (j.size, j.launcher));
         let disagree = |option: String| {
             anyhow::Error::from(host::Error::SameOnEveryRank(format!(
                 "{option} disagrees with the {size} process{} {launcher} started: with NCCL each process holds one \
@@ -578,25 +579,39 @@ impl PartsArgs {
             Some(p) if p as usize != size => return Err(disagree(format!("--split {p}"))),
             _ => {}
         }
-        host::nccl::check_library()?;
         let Device::Cuda(first) = device else {
             bail!("--transport nccl exchanges halos between CUDA GPUs; this run is on the CPU");
         };
-        let ordinal = match job {
-            Some(job) => host::decomposition::gpu_for_rank(
-                &job,
-                host::cuda::device_count()?,
-                std::env::var_os("CUDA_VISIBLE_DEVICES").is_some(),
-            )?,
-            None => first.ordinal(),
-        };
-        let gpu = if ordinal == first.ordinal() { first.clone() } else { host::cuda::open_device(ordinal)? };
-        let bootstrap = host::nccl::Bootstrap {
-            id_file: self.nccl_id_file.clone(),
-            timeout: std::time::Duration::from_secs_f64(self.peer_timeout),
-        };
-        Ok(Layout::Ranks(host::nccl::Communicator::connect(gpu, rank, size, &bootstrap)?))
+        Ok(Layout::Ranks(connect_rank(first, job, self.nccl_id_file.clone(), self.peer_timeout)?))
     }
+}
+
+/// This process's rank of an NCCL job (rank 0 of 1 without a launcher) on the GPU its rank
+/// on this host takes (`first`, GPU 0 as opened, where that is the one), connected to the
+/// others through `NCCL_COMM_ID` or `id_file`.
+pub fn connect_rank(
+    first: &std::sync::Arc<host::cuda::Gpu>,
+    job: Option<host::decomposition::LaunchRank>,
+    id_file: Option<PathBuf>,
+    peer_timeout: f64,
+) -> Result<host::nccl::Communicator> {
+    host::nccl::check_library()?;
+    let (rank, size) = job.map_or((0, 1), |j| (j.rank, j.size));
+    if rank == 0 && size > 1 && host::resources::allowed_cpus() == Some(1) {
+        eprintln!("{}", host::resources::ONE_CPU_ADVICE);
+    }
+    let ordinal = match job {
+        Some(job) => host::decomposition::gpu_for_rank(
+            &job,
+            host::cuda::device_count()?,
+            std::env::var_os("CUDA_VISIBLE_DEVICES").is_some(),
+        )?,
+        None => first.ordinal(),
+    };
+    let gpu = if ordinal == first.ordinal() { first.clone() } else { host::cuda::open_device(ordinal)? };
+    let bootstrap =
+        host::nccl::Bootstrap { id_file, timeout: std::time::Duration::from_secs_f64(peer_timeout) };
+    Ok(host::nccl::Communicator::connect(gpu, rank, size, &bootstrap)?)
 }
 
 /// Physarum takes no `--gpus`/`--split`: its agents move anywhere on the plane each step and

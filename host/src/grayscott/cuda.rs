@@ -552,6 +552,11 @@ impl CudaGrayScott {
         self.gpu.stream()
     }
 
+    /// The ordinal of the GPU the simulation runs on.
+    pub fn gpu_ordinal(&self) -> usize {
+        self.gpu.ordinal()
+    }
+
     /// Kernel launches that swap the ping-pong buffers in a run of `steps` steps.
     fn swaps(&self, steps: u32) -> u32 {
         match self.variant {

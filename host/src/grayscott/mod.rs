@@ -535,11 +535,13 @@ impl GrayScott {
         let (w, h) = (self.width, self.height);
         let (u, v) = self.fields()?;
         let shape = [u64::from(h), u64::from(w)];
-        Ok(Fields {
-            grid: [w, h, 1],
-            spacing: 1.0,
-            arrays: vec![Array::new("u", &shape, u), Array::new("v", &shape, v)],
-        })
+        // NCCL ranks other than 0 sent their bands and hold no fields: nothing to write.
+        let arrays = if self.is_root() {
+            vec![Array::new("u", &shape, u), Array::new("v", &shape, v)]
+        } else {
+            Vec::new()
+        };
+        Ok(Fields { grid: [w, h, 1], spacing: 1.0, arrays })
     }
 
     pub fn width(&self) -> u32 {

@@ -4,9 +4,9 @@
 //! are neighbours: the plane is periodic). The kernels are the unsplit run's, unchanged; the
 //! results are bit-identical to it (see [`crate::decomposition`] for why).
 //!
-//! Two transports ([`Layout`]): in one process, device-to-device copies on the receiving
-//! part's stream (peer copies where the parts sit on different GPUs), after every part's
-//! steps, the GPUs' streams joined with events around it; between processes (one part each),
+//! Two transports ([`Layout`]): in one process, copies on the receiving part's stream (peer
+//! to peer where the parts sit on different GPUs), ordered by events between neighbours only
+//! ([`crate::local_exchange`]); between processes (one part each),
 //! NCCL's grouped send/receive on the part's stream, rank 0 gathering the fields for every
 //! output. Between processes the exchange can be overlapped with computation (`--overlap`):
 //! a rank steps the first and last `halo` rows of its band as pieces of their own, starts the
@@ -27,6 +27,7 @@ use crate::{
     cuda::Gpu,
     decomposition::{self, Band},
     error::{CudaContext as _, Error, Result},
+    local_exchange::{self, Neighbourhood},
     nccl::{Communicator, Transfer},
     render::colormap,
     transport::Layout,
@@ -117,15 +118,24 @@ impl LaunchSettings {
         Ok(settings)
     }
 
-    /// Rows of halo a part needs on each side: the steps one kernel launch advances.
-    pub fn halo(&self, variant: Variant) -> u32 {
+    /// Rows of halo a part needs on each side: the steps one kernel launch advances, and for
+    /// the variants of one step per launch [`SINGLE_STEP_HALO`] (at most `rows`, the thinnest
+    /// part's rows), so that they exchange every so many steps instead of every step.
+    pub fn halo(&self, variant: Variant, rows: u32) -> u32 {
         match variant {
             Variant::Temporal => self.temporal_steps,
             Variant::Streaming => self.stream.steps,
-            _ => 1,
+            _ => SINGLE_STEP_HALO.min(rows).max(1),
         }
     }
 }
+
+/// Halo rows of the variants that advance one step per launch (`fused`, `tiled`, `v1`, `v2`)
+/// in a split run: with `h` rows a part steps `h` times between exchanges (each step spoils
+/// one more row from each edge of its halos, never its band), so the exchange's fixed cost,
+/// 8 copies or an NCCL group, is paid every `h` steps; the price is `2h` extra rows stepped,
+/// 0.4% of a 4096-row band at 8.
+pub const SINGLE_STEP_HALO: u32 = 8;
 
 /// One band and the engine that steps it with its halos.
 struct Part {
@@ -135,8 +145,8 @@ struct Part {
 
 /// How this process's parts exchange halos.
 enum Link {
-    /// Every part is here: one stream per GPU used, to join around exchanges.
-    Local(Vec<Arc<cudarc::driver::CudaStream>>),
+    /// Every part is here, on the streams of its GPU, with its neighbours.
+    Local(Neighbourhood),
     /// This rank's band here, as [`pieces`] (in order); NCCL to the other ranks. With
     /// `overlap`, the stream the exchange runs on while the middle piece is stepped.
     Nccl { comm: Communicator, overlap: Option<Arc<cudarc::driver::CudaStream>> },
@@ -195,7 +205,8 @@ impl PartedGrayScott {
             )));
         }
         let bands = decomposition::bands(height, layout.parts())?;
-        let halo = settings.halo(variant);
+        let thinnest = bands.iter().map(|b| b.len).min().unwrap_or(1);
+        let halo = settings.halo(variant, thinnest.min(height));
         decomposition::check_halo(&bands, halo, "rows")?;
         // One NCCL rank is its own neighbour: its band must hold the rows its halos take.
         if matches!(layout, Layout::Ranks(_)) && height < halo {
@@ -224,8 +235,16 @@ impl PartedGrayScott {
                     .map(|(band, &g)| part(*band, &gpus[g]))
                     .collect::<Result<Vec<_>>>()?;
                 let used = placement.last().map_or(1, |g| g + 1);
-                let streams = gpus.iter().take(used).map(|g| g.stream().clone()).collect();
-                (parts, Link::Local(streams))
+                local_exchange::enable_peer_access(&gpus[..used])?;
+                let streams = parts.iter().map(|p: &Part| p.engine.stream().clone()).collect();
+                let n = parts.len();
+                let neighbours = (0..n)
+                    .map(|p| {
+                        let (before, after) = decomposition::neighbours(p, n, true);
+                        before.into_iter().chain(after).collect()
+                    })
+                    .collect();
+                (parts, Link::Local(Neighbourhood::new(streams, neighbours)?))
             }
             Layout::Ranks(comm) => {
                 let mine = pieces(bands[comm.rank()], halo, settings.overlap);
@@ -253,6 +272,44 @@ impl PartedGrayScott {
         })
     }
 
+    /// How many GPUs this process's parts are on.
+    fn gpus(&self) -> usize {
+        let mut ordinals: Vec<usize> = self.parts.iter().map(|p| p.engine.gpu_ordinal()).collect();
+        ordinals.sort_unstable();
+        ordinals.dedup();
+        ordinals.len()
+    }
+
+    /// Steps every part `steps` times with no exchange in between: the computation alone, for
+    /// the bench (the halos go stale, so the fields are no longer the simulation's).
+    pub fn compute_only(&mut self, steps: u32) -> Result<()> {
+        let mut left = steps;
+        while left > 0 {
+            let k = left.min(self.halo);
+            for part in &mut self.parts {
+                part.engine.step(k)?;
+            }
+            left -= k;
+        }
+        Ok(())
+    }
+
+    /// Gives up the parts, keeping this rank's communicator (for another run on it).
+    pub fn into_communicator(self) -> Option<Communicator> {
+        match self.link {
+            Link::Nccl { comm, .. } => Some(comm),
+            Link::Local(_) => None,
+        }
+    }
+
+    /// This rank's communicator, where the parts are NCCL ranks.
+    pub fn communicator(&self) -> Option<&Communicator> {
+        match &self.link {
+            Link::Nccl { comm, .. } => Some(comm),
+            Link::Local(_) => None,
+        }
+    }
+
     /// The halo depth in rows (the steps between exchanges).
     pub fn halo(&self) -> u32 {
         self.halo
@@ -278,15 +335,15 @@ impl PartedGrayScott {
 
     /// Refreshes every part's halos from its neighbours' bands.
     pub fn exchange(&mut self) -> Result<()> {
-        let streams = match &self.link {
-            Link::Local(streams) => streams,
+        let hood = match &self.link {
+            Link::Local(hood) => hood,
             Link::Nccl { comm, .. } => {
                 let stream = self.parts[0].engine.stream().clone();
                 exchange_nccl(comm, &stream, &self.parts, self.total, self.halo, self.width)?;
                 return exchange_pieces(&mut self.parts, self.halo, self.width);
             }
         };
-        crate::cuda::join_streams(streams)?;
+        hood.before_pulls()?;
         let (h, w) = (self.halo as usize, self.width as usize);
         let n = self.parts.len();
         for p in 0..n {
@@ -299,7 +356,7 @@ impl PartedGrayScott {
             let dst_rows = h + self.parts[p].band.len as usize;
             copy_rows(&mut self.parts, after, h, p, dst_rows, h, w)?;
         }
-        crate::cuda::join_streams(streams)
+        hood.after_pulls()
     }
 
     /// One round of `k` steps through NCCL with the exchange overlapped: the boundary pieces
@@ -457,13 +514,9 @@ fn copy_rows(
     let stream = d.engine.stream().clone();
     let (su, sv) = s.engine.state();
     let (du, dv) = d.engine.state_mut();
-    let copy = |from: &CudaSlice<f32>, to: &mut CudaSlice<f32>| {
-        let source = from.slice(src_row * width..(src_row + count) * width);
-        let mut target = to.slice_mut(dst_row * width..(dst_row + count) * width);
-        stream.memcpy_dtod(&source, &mut target).context(|| "exchanging halo rows".into())
-    };
-    copy(su, du)?;
-    copy(sv, dv)
+    let (from, to, n) = (src_row * width, dst_row * width, count * width);
+    local_exchange::copy(&stream, su, from, du, to, n)?;
+    local_exchange::copy(&stream, sv, from, dv, to, n)
 }
 
 /// A band's rows with `halo` rows on each side, wrapped around the periodic plane.
@@ -564,8 +617,9 @@ impl Engine for PartedGrayScott {
         let (thinnest, thickest) =
             (bands.iter().map(|b| b.len).min().unwrap_or(0), bands.iter().map(|b| b.len).max().unwrap_or(0));
         let place = match &self.link {
-            Link::Local(streams) => {
-                format!("on {} GPU{}", streams.len(), if streams.len() == 1 { "" } else { "s" })
+            Link::Local(_) => {
+                let gpus = self.gpus();
+                format!("on {gpus} GPU{}", if gpus == 1 { "" } else { "s" })
             }
             Link::Nccl { comm, overlap } => format!(
                 "one per process over NCCL, {} processes{}",

@@ -69,7 +69,7 @@ impl CudaHeat {
             alloc(len(stages >= 4))?,
         ];
         let single =
-            if variant == HeatVariant::Single { Some(SinglePass::new(&gpu, setup.n)?) } else { None };
+            if variant == HeatVariant::Single { Some(SinglePass::new(&gpu)?) } else { None };
         Ok(Self {
             single,
             variant,
@@ -114,7 +114,7 @@ impl CudaHeat {
             }
             HeatVariant::Single => {
                 let single = self.single.as_ref().expect("prepared for the single variant");
-                single.launch(g, &self.u, k1, n, a, dt)?;
+                single.launch(g, &self.u, k1, n, 0..n[2], a, dt)?;
                 std::mem::swap(&mut self.u, k1);
             }
             HeatVariant::Cpu => unreachable!("the CPU variant has its own engine"),
@@ -124,6 +124,19 @@ impl CudaHeat {
 }
 
 impl CudaHeat {
+    /// The single variant's RK4 step writing output planes `planes` only, into the next
+    /// field, which becomes current only at [`CudaHeat::finish_planes`] (a slab of a split
+    /// run writes its own planes, not its halos, and may write its edges before its middle).
+    pub(crate) fn step_planes(&mut self, planes: std::ops::Range<u32>) -> Result<()> {
+        let single = self.single.as_ref().expect("writing chosen planes is the single variant's");
+        single.launch(&self.gpu, &self.u, &mut self.k[0], self.n, planes, self.a, self.dt)
+    }
+
+    /// Makes the field [`CudaHeat::step_planes`] wrote current.
+    pub(crate) fn finish_planes(&mut self) {
+        std::mem::swap(&mut self.u, &mut self.k[0]);
+    }
+
     /// The current field on the GPU (for halo exchanges between slabs).
     pub(crate) fn state(&self) -> &CudaSlice<f32> {
         &self.u
@@ -137,6 +150,11 @@ impl CudaHeat {
     /// The stream the engine runs on.
     pub(crate) fn stream(&self) -> &Arc<cudarc::driver::CudaStream> {
         self.gpu.stream()
+    }
+
+    /// The ordinal of the GPU the engine runs on.
+    pub(crate) fn gpu_ordinal(&self) -> usize {
+        self.gpu.ordinal()
     }
 
     /// Overwrites the current field (restoring a checkpoint). The stage buffers are fully
@@ -283,48 +301,56 @@ pub fn launch_poly_update_tiled(
     Ok(gpu.launch(heat_poly_update_tiled, grid_march(n), (u, v1, v2, v3, n[0], n[1], n[2], a, dt))?)
 }
 
-/// `heat_rk4_single`, prepared once: the split of the grid into runs of planes (the kernel's
-/// dynamic shared memory comes from its `#[kernel(dynamic_shared = ...)]` declaration).
+/// `heat_rk4_single`, prepared once: how many of its blocks are resident at once (the
+/// kernel's dynamic shared memory comes from its `#[kernel(dynamic_shared = ...)]`
+/// declaration); each launch cuts its planes into that many runs ([`split_march`]).
 pub struct SinglePass {
-    /// Blocks, and planes each marches.
-    work: (u32, u32),
+    resident: u32,
 }
 
 impl SinglePass {
-    /// For an `n` grid on this GPU: one wave of resident blocks (see [`split_march`]).
-    pub fn new(gpu: &Gpu, n: [u32; 3]) -> Result<Self> {
-        let resident = gpu.resident_blocks(heat_rk4_single, SINGLE_TX * SINGLE_TY)?;
-        Ok(Self::with_work(split_march(n, resident)))
+    /// For this GPU: one wave of resident blocks per launch.
+    pub fn new(gpu: &Gpu) -> Result<Self> {
+        Ok(Self { resident: gpu.resident_blocks(heat_rk4_single, SINGLE_TX * SINGLE_TY)? })
     }
 
-    /// With a given split: `work.0` blocks each marching `work.1` planes.
-    pub fn with_work(work: (u32, u32)) -> Self {
-        Self { work }
+    /// With `resident` blocks per launch (tests cut the work into other runs with it).
+    pub fn with_resident(resident: u32) -> Self {
+        Self { resident: resident.max(1) }
     }
 
-    /// One whole RK4 step from `u` into `u_next` (must not alias).
+    /// One whole RK4 step from `u` into `u_next` (must not alias), output planes `planes`
+    /// only (all of them: `0..n[2]`).
+    #[allow(clippy::too_many_arguments)]
     pub fn launch(
         &self,
         gpu: &Gpu,
         u: &CudaSlice<f32>,
         u_next: &mut CudaSlice<f32>,
         n: [u32; 3],
+        planes: std::ops::Range<u32>,
         a: f32,
         dt: f32,
     ) -> Result<()> {
-        let (blocks, planes_per_block) = self.work;
+        assert!(planes.start <= planes.end && planes.end <= n[2], "output planes {planes:?} outside 0..{}", n[2]);
+        let count = planes.end - planes.start;
+        if count == 0 {
+            return Ok(());
+        }
+        let (blocks, planes_per_block) = split_march([n[0], n[1], count], self.resident);
         // Blocks of exactly SINGLE_TX × SINGLE_TY threads; distinct buffers.
         let cfg = LaunchConfig {
             grid_dim: (blocks, 1, 1),
             block_dim: (SINGLE_TX, SINGLE_TY, 1),
             shared_mem_bytes: 0,
         };
-        let args = (u, u_next, n[0], n[1], n[2], a, Rk4Terms::new(dt), planes_per_block);
+        let args =
+            (u, u_next, n[0], n[1], n[2], a, Rk4Terms::new(dt), planes_per_block, planes.start, count);
         Ok(gpu.launch(heat_rk4_single, cfg, args)?)
     }
 }
 
-/// Cuts the single pass's work (tile columns × nz planes) into at most `resident` equal runs:
+/// Cuts the single pass's work (tile columns × `n[2]` output planes) into at most `resident` equal runs:
 /// (blocks, planes per block).
 pub fn split_march(n: [u32; 3], resident: u32) -> (u32, u32) {
     let work = n[0].div_ceil(SINGLE_OUT_W) * n[1].div_ceil(SINGLE_OUT_H) * n[2];

@@ -328,7 +328,7 @@ impl Heat {
             (Device::Cuda(gpu), v) if v != HeatVariant::Cpu => {
                 memory::check_host(w, h, 4 * cells)?;
                 let (free, _) = gpu.memory()?;
-                memory::require(w, h, v.bytes_per_cell() * cells + (64 << 20), free, "GPU")?;
+                memory::require_box(setup.n, v.bytes_per_cell() * cells + (64 << 20), free, "GPU")?;
                 Box::new(cuda::CudaHeat::new(gpu.clone(), v, setup, &initial_field(setup))?)
             }
             _ => {
@@ -346,19 +346,26 @@ impl Heat {
         gpus: &[std::sync::Arc<crate::cuda::Gpu>],
         variant: HeatVariant,
         split: u32,
+        overlap: bool,
     ) -> Result<Self> {
-        Self::new_in(setup, crate::transport::Layout::Local { gpus: gpus.to_vec(), split }, variant)
+        Self::new_in(setup, crate::transport::Layout::Local { gpus: gpus.to_vec(), split }, variant, overlap)
     }
 
     /// A CUDA run in the slabs of `layout` (in this process, or this process's slab of an
     /// NCCL job: every process builds the whole start and keeps its slab); bit-identical to
-    /// [`Heat::new`]'s run of the same variant.
-    pub fn new_in(setup: &HeatSetup, layout: crate::transport::Layout, variant: HeatVariant) -> Result<Self> {
+    /// [`Heat::new`]'s run of the same variant. `overlap`: write each slab's edge planes
+    /// first and exchange them while its middle is written (single only; [`parts`]).
+    pub fn new_in(
+        setup: &HeatSetup,
+        layout: crate::transport::Layout,
+        variant: HeatVariant,
+        overlap: bool,
+    ) -> Result<Self> {
         setup.validate()?;
         if variant == HeatVariant::Cpu {
             return Err(Error::InvalidInput("--split and --gpus take a GPU variant, not cpu".into()));
         }
-        let engine = parts::PartedHeat::new(layout, variant, setup)?;
+        let engine = parts::PartedHeat::new(layout, variant, setup, overlap)?;
         Ok(Self { engine: Box::new(engine), setup: setup.clone(), steps_done: 0 })
     }
 
@@ -391,7 +398,10 @@ impl Heat {
         use crate::export::{Array, Fields};
         let (n, spacing) = (self.setup.n, self.setup.h);
         let shape = [n[2], n[1], n[0]].map(u64::from);
-        Ok(Fields { grid: n, spacing, arrays: vec![Array::new("u", &shape, self.field()?)] })
+        let u = self.field()?;
+        // NCCL ranks other than 0 sent their slabs and hold no field: nothing to write.
+        let arrays = if self.is_root() { vec![Array::new("u", &shape, u)] } else { Vec::new() };
+        Ok(Fields { grid: n, spacing, arrays })
     }
 
     pub fn steps_done(&self) -> u64 {

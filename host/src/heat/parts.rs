@@ -8,6 +8,12 @@
 //! `naive`/`reuse`, the powers Lu..L⁴u of the Laplacian L for `fused`/`tiled`/`single`), so a wrong value at
 //! the slab's edge reaches one plane further per stage: after one step the first four planes
 //! are wrong and the fifth is right. Every variant needs the same four planes per side.
+//!
+//! `single` writes a slab's own planes only (its halos come from the exchange), and with
+//! `overlap` it writes the planes its neighbours need first, then the middle while those
+//! travel on a stream of their own. The other variants step the whole slab, halos included,
+//! and exchange after the step. In one process the halos are pulled by peer copies ordered by
+//! events between neighbours ([`crate::local_exchange`]); between processes through NCCL.
 
 use std::sync::Arc;
 
@@ -18,6 +24,7 @@ use crate::{
     cuda::Gpu,
     decomposition::{self, Band},
     error::{CudaContext as _, Error, Result, human_bytes},
+    local_exchange::{self, Neighbourhood},
     memory,
     nccl::{Communicator, Transfer},
     transport::Layout,
@@ -36,8 +43,8 @@ struct Part {
 
 /// How this process's slabs exchange halos.
 enum Link {
-    /// Every slab is here: one stream per GPU used, to join around exchanges.
-    Local(Vec<Arc<CudaStream>>),
+    /// Every slab is here, with its neighbours (over the exchange streams with `overlap`).
+    Local(Neighbourhood),
     /// One slab here (`parts[0]`, slab number `rank`); NCCL to the neighbouring ranks.
     Nccl(Communicator),
 }
@@ -50,6 +57,9 @@ pub struct PartedHeat {
     bands: Vec<Band>,
     parts: Vec<Part>,
     link: Link,
+    /// With `overlap` (single only): each part's exchange stream, on which its halos travel
+    /// while its middle planes are written.
+    exchange_streams: Option<Vec<Arc<CudaStream>>>,
     /// Rank 0's buffer for the slabs it gathers (allocated at the first gather).
     gathered: Option<CudaSlice<f32>>,
 }
@@ -58,8 +68,14 @@ impl PartedHeat {
     /// Splits the box of `setup` into slabs as `layout` says, each starting from its share of
     /// [`super::initial_field`] (built slab by slab: a process holds only its own). Refuses
     /// slabs thinner than the halo, slabs the kernels cannot index and GPUs without the
-    /// memory for their slabs.
-    pub fn new(layout: Layout, variant: HeatVariant, setup: &HeatSetup) -> Result<Self> {
+    /// memory for their slabs. `overlap`: see the module documentation (single only).
+    pub fn new(layout: Layout, variant: HeatVariant, setup: &HeatSetup, overlap: bool) -> Result<Self> {
+        if overlap && variant != HeatVariant::Single {
+            return Err(Error::InvalidInput(format!(
+                "--overlap writes a slab's edge planes before its middle, which only the single variant does, not {}",
+                variant.name()
+            )));
+        }
         let bands = decomposition::bands(setup.n[2], layout.parts())?;
         decomposition::check_halo(&bands, HALO, "z planes")?;
         let (gpus, mine): (Vec<Arc<Gpu>>, Vec<usize>) = match &layout {
@@ -124,14 +140,32 @@ impl PartedHeat {
             let engine = CudaHeat::new(gpus[g].clone(), variant, &local, &start)?;
             parts.push(Part { band: *band, below, above, engine });
         }
+        let exchange_streams = if overlap {
+            let fork = |p: &Part| p.engine.stream().fork().context(|| "creating an exchange stream".into());
+            Some(parts.iter().map(fork).collect::<Result<Vec<_>>>()?)
+        } else {
+            None
+        };
         let link = match layout {
             Layout::Local { .. } => {
                 let used = placement.last().map_or(1, |g| g + 1);
-                Link::Local(gpus.iter().take(used).map(|g| g.stream().clone()).collect())
+                local_exchange::enable_peer_access(&gpus[..used])?;
+                let streams = match &exchange_streams {
+                    Some(streams) => streams.clone(),
+                    None => parts.iter().map(|p| p.engine.stream().clone()).collect(),
+                };
+                let n = parts.len();
+                let neighbours = (0..n)
+                    .map(|p| {
+                        let (below, above) = decomposition::neighbours(p, n, false);
+                        below.into_iter().chain(above).collect()
+                    })
+                    .collect();
+                Link::Local(Neighbourhood::new(streams, neighbours)?)
             }
             Layout::Ranks(comm) => Link::Nccl(comm),
         };
-        Ok(Self { variant, n: setup.n, bands, parts, link, gathered: None })
+        Ok(Self { variant, n: setup.n, bands, parts, link, exchange_streams, gathered: None })
     }
 
     /// Whether this process writes the outputs (rank 0, or the only process).
@@ -151,11 +185,17 @@ impl PartedHeat {
     }
 
     /// One NCCL exchange of this rank's halos with the ranks below and above (none beyond
-    /// the domain's faces), in one group.
-    fn exchange_nccl(comm: &Communicator, part: &Part, slabs: usize, plane: usize) -> Result<()> {
+    /// the domain's faces), in one group, on `stream`.
+    fn exchange_nccl(
+        comm: &Communicator,
+        part: &Part,
+        slabs: usize,
+        plane: usize,
+        stream: &Arc<CudaStream>,
+    ) -> Result<()> {
         let (rank, h) = (comm.rank(), HALO as usize);
         let (below, above) = decomposition::neighbours(rank, slabs, false);
-        let stream = part.engine.stream().clone();
+        let stream = stream.clone();
         let u = part.engine.state();
         let planes = |at, peer, send| Transfer::rows(u, &stream, at, h, plane, peer, send);
         let top = (part.below + part.band.len) as usize;
@@ -261,26 +301,121 @@ impl PartedHeat {
         self.n[0] as usize * self.n[1] as usize
     }
 
-    /// Refreshes every slab's halos from its neighbours' slabs (the same-process transport):
-    /// 2 copies of [`HALO`] planes per inner boundary.
+    /// Refreshes every slab's halos from its neighbours' slabs: 2 transfers of [`HALO`]
+    /// planes per inner boundary, on the parts' streams (their exchange streams with
+    /// `overlap`, which the caller orders).
     pub fn exchange(&mut self) -> Result<()> {
         let (plane, h) = (self.plane(), HALO as usize);
-        let streams = match &self.link {
-            Link::Local(streams) => streams,
-            Link::Nccl(comm) => return Self::exchange_nccl(comm, &self.parts[0], self.bands.len(), plane),
+        let stream_of = |p: usize, parts: &[Part]| match &self.exchange_streams {
+            Some(streams) => streams[p].clone(),
+            None => parts[p].engine.stream().clone(),
         };
-        crate::cuda::join_streams(streams)?;
+        let hood = match &self.link {
+            Link::Local(hood) => hood,
+            Link::Nccl(comm) => {
+                let stream = stream_of(0, &self.parts);
+                return Self::exchange_nccl(comm, &self.parts[0], self.bands.len(), plane, &stream);
+            }
+        };
+        hood.before_pulls()?;
         for p in 0..self.parts.len().saturating_sub(1) {
+            let (lower_stream, upper_stream) = (stream_of(p, &self.parts), stream_of(p + 1, &self.parts));
             let (a, b) = self.parts.split_at_mut(p + 1);
             let (lower, upper) = (&mut a[p], &mut b[0]);
             // The upper slab's halo below ← the lower slab's last interior planes.
             let from = (lower.below + lower.band.len) as usize - h;
-            copy_planes(&lower.engine, from, &mut upper.engine, 0, h, plane)?;
+            copy_planes(&upper_stream, &lower.engine, from, &mut upper.engine, 0, h, plane)?;
             // The lower slab's halo above ← the upper slab's first interior planes.
             let to = (lower.below + lower.band.len) as usize;
-            copy_planes(&upper.engine, upper.below as usize, &mut lower.engine, to, h, plane)?;
+            copy_planes(&lower_stream, &upper.engine, upper.below as usize, &mut lower.engine, to, h, plane)?;
         }
-        crate::cuda::join_streams(streams)
+        hood.after_pulls()
+    }
+
+    /// `steps` RK4 steps of every slab with no exchange: the computation alone, for the bench
+    /// (the halos go stale, so the field is no longer the simulation's).
+    pub fn compute_only(&mut self, steps: u32) -> Result<()> {
+        for _ in 0..steps {
+            for part in &mut self.parts {
+                if self.variant == HeatVariant::Single {
+                    part.engine.step_planes(part.below..part.below + part.band.len)?;
+                    part.engine.finish_planes();
+                } else {
+                    part.engine.step(1)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Gives up the parts, keeping this rank's communicator (for another run on it).
+    pub fn into_communicator(self) -> Option<Communicator> {
+        match self.link {
+            Link::Nccl(comm) => Some(comm),
+            Link::Local(_) => None,
+        }
+    }
+
+    /// This rank's communicator, where the slabs are NCCL ranks.
+    pub fn communicator(&self) -> Option<&Communicator> {
+        match &self.link {
+            Link::Nccl(comm) => Some(comm),
+            Link::Local(_) => None,
+        }
+    }
+
+    /// One RK4 step of every slab and the exchange after it (see the module documentation).
+    fn step_once(&mut self) -> Result<()> {
+        if self.variant != HeatVariant::Single {
+            for part in &mut self.parts {
+                part.engine.step(1)?;
+            }
+            return self.exchange();
+        }
+        let Some(exchange_streams) = self.exchange_streams.clone() else {
+            for part in &mut self.parts {
+                let own = part.below..part.below + part.band.len;
+                part.engine.step_planes(own)?;
+                part.engine.finish_planes();
+            }
+            return self.exchange();
+        };
+        // The planes the neighbours need first; the exchange stream waits for them only.
+        let slabs = self.bands.len();
+        let mut middles = Vec::with_capacity(self.parts.len());
+        for (part, exchange) in self.parts.iter_mut().zip(&exchange_streams) {
+            let (lo, hi) = (part.below, part.below + part.band.len);
+            let (first, last) = match &self.link {
+                Link::Local(_) => (part.below == 0, part.above == 0),
+                Link::Nccl(comm) => {
+                    let (below, above) = decomposition::neighbours(comm.rank(), slabs, false);
+                    (below.is_none(), above.is_none())
+                }
+            };
+            let bottom = if first { lo } else { lo + HALO };
+            let top = if last { hi } else { hi - HALO };
+            if bottom >= top {
+                // Too thin to split: the whole slab before the exchange.
+                part.engine.step_planes(lo..hi)?;
+                middles.push(hi..hi);
+            } else {
+                part.engine.step_planes(lo..bottom)?;
+                part.engine.step_planes(top..hi)?;
+                middles.push(bottom..top);
+            }
+            exchange.join(part.engine.stream()).context(|| "ordering the exchange after the edges".into())?;
+        }
+        for (part, middle) in self.parts.iter_mut().zip(middles) {
+            part.engine.step_planes(middle)?;
+            part.engine.finish_planes();
+        }
+        // The exchange reads and writes the new field's edges and halos, which the middle
+        // launch does not touch.
+        self.exchange()?;
+        for (part, exchange) in self.parts.iter().zip(&exchange_streams) {
+            part.engine.stream().join(exchange).context(|| "joining the exchange".into())?;
+        }
+        Ok(())
     }
 
     /// Bytes one exchange copies (each inner boundary: both directions).
@@ -289,9 +424,10 @@ impl PartedHeat {
     }
 }
 
-/// Copies `count` planes of `src` (from plane `from`) into `dst` (at plane `to`), on the
-/// receiving engine's stream.
+/// Copies `count` planes of `src` (from plane `from`) into `dst` (at plane `to`), on
+/// `stream` (the receiving slab's).
 fn copy_planes(
+    stream: &CudaStream,
     src: &CudaHeat,
     from: usize,
     dst: &mut CudaHeat,
@@ -299,11 +435,7 @@ fn copy_planes(
     count: usize,
     plane: usize,
 ) -> Result<()> {
-    let stream = dst.stream().clone();
-    let source = src.state().slice(from * plane..(from + count) * plane);
-    let target: &mut CudaSlice<f32> = dst.state_mut();
-    let mut target = target.slice_mut(to * plane..(to + count) * plane);
-    stream.memcpy_dtod(&source, &mut target).context(|| "exchanging halo planes".into())
+    local_exchange::copy(stream, src.state(), from * plane, dst.state_mut(), to * plane, count * plane)
 }
 
 impl HeatEngine for PartedHeat {
@@ -311,10 +443,7 @@ impl HeatEngine for PartedHeat {
         // Watched like Gray-Scott's: a rank that stopped stalls this loop.
         let watch = self.watch("the halo exchange");
         for _ in 0..steps {
-            for part in &mut self.parts {
-                part.engine.step(1)?;
-            }
-            self.exchange()?;
+            self.step_once()?;
             if let Some(watch) = &watch {
                 watch.progress();
             }
@@ -372,10 +501,18 @@ impl HeatEngine for PartedHeat {
 
     fn describe(&self) -> String {
         let place = match &self.link {
-            Link::Local(streams) => {
-                format!("on {} GPU{}", streams.len(), if streams.len() == 1 { "" } else { "s" })
+            Link::Local(_) => {
+                let mut ordinals: Vec<usize> = self.parts.iter().map(|p| p.engine.gpu_ordinal()).collect();
+                ordinals.sort_unstable();
+                ordinals.dedup();
+                format!("on {} GPU{}", ordinals.len(), if ordinals.len() == 1 { "" } else { "s" })
             }
             Link::Nccl(comm) => format!("one per process over NCCL, {} processes", comm.size()),
+        };
+        let place = if self.exchange_streams.is_some() {
+            format!("{place}, exchange overlapped with the middle planes")
+        } else {
+            place
         };
         format!(
             "cuda {} in {} z slabs of {}-{} planes (halo {HALO}) {place}",

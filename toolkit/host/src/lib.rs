@@ -262,6 +262,31 @@ impl Gpu {
         &self.stream
     }
 
+    /// Lets kernels and copies on this GPU reach `peer`'s memory directly (NVLink or PCIe)
+    /// instead of through the host. Returns whether the devices can (false: copies between
+    /// them still work, staged by the driver). Enabling it twice is not an error.
+    pub fn enable_peer_access(&self, peer: &Gpu) -> Result<bool> {
+        if peer.ordinal == self.ordinal {
+            return Ok(true);
+        }
+        let mut can = 0;
+        // SAFETY: `can` is a valid out-pointer; both devices are open.
+        unsafe { sys::cuDeviceCanAccessPeer(&mut can, self.ctx.cu_device(), peer.ctx.cu_device()) }
+            .result()
+            .context(|| format!("asking whether GPU {} can reach GPU {}", self.ordinal, peer.ordinal))?;
+        if can == 0 {
+            return Ok(false);
+        }
+        self.ctx.bind_to_thread().context(|| "binding the GPU".into())?;
+        // SAFETY: the peer context is live (held by `peer`); flags must be 0.
+        match unsafe { sys::cuCtxEnablePeerAccess(peer.ctx.cu_ctx(), 0) } {
+            sys::CUresult::CUDA_SUCCESS | sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => Ok(true),
+            other => Err(other.result().unwrap_err()).context(|| {
+                format!("enabling peer access from GPU {} to GPU {}", self.ordinal, peer.ordinal)
+            }),
+        }
+    }
+
     /// Free and total device memory, in bytes.
     pub fn memory(&self) -> Result<(u64, u64)> {
         let (free, total) = self.ctx.mem_get_info().context(|| "querying device memory".into())?;

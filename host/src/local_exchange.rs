@@ -1,0 +1,123 @@
+//! Halo exchange between the parts of one process (the `local` transport): each part pulls
+//! its halos from its neighbours with copies on its own stream, peer to peer between GPUs
+//! (peer access is enabled for every pair of GPUs that has it, so copies go over NVLink or
+//! PCIe instead of through the host).
+//!
+//! Ordering uses events between neighbours only: a part's pulls wait for its neighbours'
+//! steps, and its next steps wait for its neighbours' pulls from it (they read the band it
+//! would overwrite). No part waits for parts that are not its neighbours, and the host
+//! never waits: it queues every part's work and goes on.
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtr, result};
+
+use crate::{
+    cuda::Gpu,
+    error::{CudaContext as _, Result},
+};
+
+/// Lets every GPU of `gpus` reach every other's memory where the hardware allows.
+pub fn enable_peer_access(gpus: &[Arc<Gpu>]) -> Result<()> {
+    for a in gpus {
+        for b in gpus {
+            a.enable_peer_access(b)?;
+        }
+    }
+    Ok(())
+}
+
+/// The parts of one process, their streams and who neighbours whom.
+pub struct Neighbourhood {
+    streams: Vec<Arc<CudaStream>>,
+    /// The distinct other parts each part exchanges with.
+    neighbours: Vec<Vec<usize>>,
+    /// Recorded on each part's stream after its steps, and after its pulls.
+    stepped: Vec<CudaEvent>,
+    pulled: Vec<CudaEvent>,
+}
+
+impl Neighbourhood {
+    /// Parts on `streams` (parts on one GPU share its stream), part `p` exchanging with
+    /// `neighbours[p]` (itself and repeats are dropped).
+    pub fn new(streams: Vec<Arc<CudaStream>>, neighbours: Vec<Vec<usize>>) -> Result<Self> {
+        let neighbours = neighbours
+            .into_iter()
+            .enumerate()
+            .map(|(p, mut list)| {
+                list.retain(|&q| q != p);
+                list.sort_unstable();
+                list.dedup();
+                list
+            })
+            .collect();
+        let events = |streams: &[Arc<CudaStream>]| {
+            streams
+                .iter()
+                .map(|s| s.context().new_event(None).context(|| "creating an exchange event".into()))
+                .collect::<Result<Vec<_>>>()
+        };
+        Ok(Self { stepped: events(&streams)?, pulled: events(&streams)?, streams, neighbours })
+    }
+
+    /// Call after queuing every part's steps, before its pulls: each part's stream waits for
+    /// its neighbours' steps so far.
+    pub fn before_pulls(&self) -> Result<()> {
+        self.record_and_wait(&self.stepped)
+    }
+
+    /// Call after queuing every part's pulls: each part's next work waits for its
+    /// neighbours' pulls from it.
+    pub fn after_pulls(&self) -> Result<()> {
+        self.record_and_wait(&self.pulled)
+    }
+
+    fn record_and_wait(&self, events: &[CudaEvent]) -> Result<()> {
+        for (event, stream) in events.iter().zip(&self.streams) {
+            event.record(stream).context(|| "recording an exchange event".into())?;
+        }
+        for (p, stream) in self.streams.iter().enumerate() {
+            for &q in &self.neighbours[p] {
+                if !Arc::ptr_eq(stream, &self.streams[q]) {
+                    stream.wait(&events[q]).context(|| "ordering an exchange".into())?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The streams of the parts, in order.
+    pub fn streams(&self) -> &[Arc<CudaStream>] {
+        &self.streams
+    }
+}
+
+/// Copies `count` f32s from `src` (from element `src_at`) to `dst` (to element `dst_at`) on
+/// `stream` (the receiving part's), peer to peer where the buffers are on different GPUs.
+/// The caller orders the copy after the source's writes (see [`Neighbourhood`]).
+pub fn copy(
+    stream: &CudaStream,
+    src: &CudaSlice<f32>,
+    src_at: usize,
+    dst: &mut CudaSlice<f32>,
+    dst_at: usize,
+    count: usize,
+) -> Result<()> {
+    assert!(src_at + count <= src.len() && dst_at + count <= dst.len(), "halo copy out of bounds");
+    let bytes = count * std::mem::size_of::<f32>();
+    let (src_ctx, dst_ctx) = (src.stream().context(), dst.stream().context());
+    // Raw pointers: the streams are ordered with explicit events (cudarc's tracking is off).
+    let (from, _) = src.device_ptr(src.stream());
+    let (to, _) = dst.device_ptr(dst.stream());
+    let (from, to) = (from + (src_at * 4) as u64, to + (dst_at * 4) as u64);
+    stream.context().bind_to_thread().context(|| "binding the GPU".into())?;
+    // SAFETY: both ranges lie inside live buffers (checked above); the stream outlives the call.
+    unsafe {
+        if Arc::ptr_eq(src_ctx, dst_ctx) {
+            result::memcpy_dtod_async(to, from, bytes, stream.cu_stream())
+        } else {
+            result::memcpy_peer_async(dst_ctx.cu_ctx(), to, src_ctx.cu_ctx(), from, bytes, stream.cu_stream())
+        }
+    }
+    .context(|| "exchanging halos".into())
+}

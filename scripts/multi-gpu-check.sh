@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# Several GPUs of one host (run through scripts/gpu-check.sh multi / multi-bench, which unpack
+# the binaries into $B). Parts:
+#   tests: the same-process split over every GPU (GPU test), then under mpirun -np 2 and -np 4
+#          every output option against one GPU's files, a checkpoint of 4 ranks resumed by 2 and
+#          by 1, --resume under mpirun, a rank killed mid-run;
+#   bench-local: the scaling bench in one process (bench grayscott / bench heat --gpus 1,2,4 --weak);
+#   bench-mpi: the same under mpirun -np 2 and -np 4.
+# NVLink multicast stays off for every process (NCCL_NVLS_ENABLE=0, passed through mpirun -x).
+set -uo pipefail
+: "${B:?the unpacked binaries}" "${OUT:?the log directory}"
+parts=" $* "
+REPO=$(pwd)
+export NCCL_NVLS_ENABLE=0 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+gpus=$(nvidia-smi -L | wc -l)
+nvidia-smi topo -m > "$OUT/topo.txt" 2>&1
+echo "== $gpus GPUs: $(nvidia-smi --query-gpu=name --format=csv,noheader | sort | uniq -c | tr -s ' ' | tr '\n' ';')"
+port=29600
+# mpirun with one GPU per process, NCCL's id through rank 0's address, no core binding.
+mpi() {
+  local np=$1; shift
+  port=$((port + 1))
+  mpirun -np "$np" --bind-to none -x NCCL_NVLS_ENABLE=0 -x NCCL_COMM_ID=127.0.0.1:$port "$@"
+}
+same_npz() { python3 -c "
+import numpy as n, sys
+a, b = n.load(sys.argv[1]), n.load(sys.argv[2])
+ok = a.files == b.files and all(n.array_equal(a[k].view(n.uint32), b[k].view(n.uint32)) for k in a.files)
+print('identical' if ok else 'DIFFERENT')" "$1" "$2" 2>&1 | tail -1; }
+same_pngs() { python3 -c "
+import sys, os, numpy as n
+from PIL import Image
+a, b = sys.argv[1], sys.argv[2]
+fa, fb = sorted(os.listdir(a)), sorted(os.listdir(b))
+ok = fa == fb and len(fa) > 0 and all(n.array_equal(n.asarray(Image.open(os.path.join(a, f))), n.asarray(Image.open(os.path.join(b, f)))) for f in fa)
+print(('identical' if ok else 'DIFFERENT') + f' ({len(fa)} frames)')" "$1" "$2" 2>&1 | tail -1; }
+same_png() { python3 -c "
+import sys, numpy as n
+from PIL import Image
+print('identical' if n.array_equal(n.asarray(Image.open(sys.argv[1])), n.asarray(Image.open(sys.argv[2]))) else 'DIFFERENT')" "$1" "$2" 2>&1 | tail -1; }
+same_mp4() { python3 -c "
+import sys, cv2, numpy as n
+def frames(p):
+    c, out = cv2.VideoCapture(p), []
+    while True:
+        ok, f = c.read()
+        if not ok: return out
+        out.append(f)
+a, b = frames(sys.argv[1]), frames(sys.argv[2])
+print(('identical' if len(a) == len(b) > 0 and all(n.array_equal(x, y) for x, y in zip(a, b)) else 'DIFFERENT') + f' ({len(a)} frames decoded)')" "$1" "$2" 2>&1 | tail -1; }
+
+if [[ $parts == *" tests "* ]]; then
+  echo "== the same-process split over the GPUs (peer copies, events between neighbours): GPU test"
+  $B/gpu_split --ignored --test-threads=1 --nocapture multi_gpu > "$OUT/gpu-multi-tests.log" 2>&1
+  grep -E "test result|panicked" "$OUT/gpu-multi-tests.log"
+  grep -c "bit-identical to one GPU" "$OUT/gpu-multi-tests.log" | sed 's/^/configurations on several GPUs checked: /'
+
+  W=/tmp/multi && rm -rf $W && mkdir -p $W && cd $W
+  gs="grayscott --width 333 --size 301 --steps 60 --variant streaming --no-autotune --frame-every 20"
+  heat="heat --nx 37 --ny 29 --nz 61 --steps 9 --variant single --frame-every 3"
+  outs() { echo "--gif $1.gif --mp4 $1.mp4 --png-dir $1-frames --save $1.npz --checkpoint $1.ck"; }
+  $B/rust-gpu-sim $gs $(outs gs1) > "$OUT/multi-gs1.log" 2>&1 || echo "one GPU grayscott: exit $?"
+  $B/rust-gpu-sim $heat --gif heat1.gif --png heat1.png --save heat1.npz --checkpoint heat1.ck > "$OUT/multi-heat1.log" 2>&1 \
+    || echo "one GPU heat: exit $?"
+  for np in 2 4; do
+    [ "$gpus" -ge $np ] || { echo "mpirun -np $np: skipped, $gpus GPUs"; continue; }
+    echo "== mpirun -np $np: every output, rank 0's files against one GPU's"
+    mpi $np $B/rust-gpu-sim $gs $(outs gs$np) > "$OUT/multi-gs$np.log" 2>&1
+    echo "grayscott streaming: exit $?; --save $(same_npz gs1.npz gs$np.npz); --gif $(python3 $REPO/scripts/same-gif.py gs1.gif gs$np.gif);" \
+      "--mp4 $(same_mp4 gs1.mp4 gs$np.mp4); --png-dir $(same_pngs gs1-frames gs$np-frames)"
+    mpi $np $B/rust-gpu-sim $heat --gif heat$np.gif --png heat$np.png --save heat$np.npz --checkpoint heat$np.ck \
+      > "$OUT/multi-heat$np.log" 2>&1
+    echo "heat single: exit $?; --save $(same_npz heat1.npz heat$np.npz); --gif $(python3 $REPO/scripts/same-gif.py heat1.gif heat$np.gif); --png $(same_png heat1.png heat$np.png)"
+    mpi $np $B/rust-gpu-sim $heat --overlap --save heat${np}o.npz > "$OUT/multi-heat${np}o.log" 2>&1
+    echo "heat single --overlap: exit $?; --save $(same_npz heat1.npz heat${np}o.npz)"
+    mpi $np $B/rust-gpu-sim ${gs/streaming/fused} --save fused$np.npz > "$OUT/multi-fused$np.log" 2>&1
+    $B/rust-gpu-sim ${gs/streaming/fused} --save fused1.npz > /dev/null 2>&1
+    echo "grayscott fused: exit $?; --save $(same_npz fused1.npz fused$np.npz)"
+    echo "files other than rank 0's outputs: $(ls -A | grep -cvE '^(gs|heat|fused)[0-9o]*(\.(gif|mp4|npz|ck|png)|-frames)$')"
+  done
+  if [ "$gpus" -ge 4 ]; then
+    echo "== a checkpoint of 4 ranks resumed by 2 ranks, by 1 process, and --resume under mpirun -np 4"
+    mpi 4 $B/rust-gpu-sim ${gs/--steps 60/--steps 30} --checkpoint c4.ck > "$OUT/multi-c4.log" 2>&1; echo "4 ranks to step 30: exit $?"
+    $B/rust-gpu-sim $gs --resume c4.ck --save r1.npz > "$OUT/multi-r1.log" 2>&1
+    echo "resumed by 1 process: exit $?, --save $(same_npz gs1.npz r1.npz)"
+    mpi 2 $B/rust-gpu-sim $gs --resume c4.ck --save r2.npz > "$OUT/multi-r2.log" 2>&1
+    echo "resumed by mpirun -np 2: exit $?, --save $(same_npz gs1.npz r2.npz)"
+    mpi 4 $B/rust-gpu-sim $gs --resume c4.ck --save r4.npz > "$OUT/multi-r4.log" 2>&1
+    echo "resumed by mpirun -np 4: exit $?, --save $(same_npz gs1.npz r4.npz)"
+    mpi 4 $B/rust-gpu-sim ${heat/--steps 9/--steps 4} --checkpoint h4.ck > /dev/null 2>&1
+    mpi 2 $B/rust-gpu-sim $heat --resume h4.ck --save hr2.npz > "$OUT/multi-hr2.log" 2>&1
+    echo "heat: 4 ranks to step 4, resumed by mpirun -np 2: exit $?, --save $(same_npz heat1.npz hr2.npz)"
+  fi
+  echo "== a rank killed mid-run (SIGKILL): the others stop within --peer-timeout 10, nothing written"
+  np=$(( gpus >= 4 ? 4 : 2 ))
+  rm -f killed.gif killed.npz
+  port=$((port + 1))
+  mpirun -np $np --bind-to none -x NCCL_NVLS_ENABLE=0 -x NCCL_COMM_ID=127.0.0.1:$port $B/rust-gpu-sim grayscott \
+    --size 4096 --steps 2000000 --frame-every 1000 --gif killed.gif --save killed.npz --peer-timeout 10 \
+    > "$OUT/multi-killed.log" 2>&1 &
+  launcher=$!
+  sleep 12
+  victim=$(pgrep -f "^$B/rust-gpu-sim grayscott --size 4096" | tail -1)
+  kill -9 "$victim"; killed=$(date +%s.%N)
+  wait $launcher; status=$?
+  echo "killed pid $victim: mpirun exit $status after $(python3 -c "print(f'{$(date +%s.%N)-$killed:.1f}')") s;" \
+    "outputs: $(ls killed.* 2>/dev/null || echo none); stray: $(ls -a | grep -c '^\.killed' ) hidden"
+  grep -E '^error' "$OUT/multi-killed.log" | sort | uniq -c | head -5
+  cd "$REPO"
+fi
+
+if [[ $parts == *" bench-local "* ]]; then
+  counts=1,2; [ "$gpus" -ge 4 ] && counts=1,2,4
+  echo "== scaling bench, one process (--gpus $counts, strong and weak)"
+  $B/rust-gpu-sim bench grayscott --sizes 16384 --variants streaming,fused --gpus $counts --weak --repeats 5 \
+    --json "$OUT/scaling-grayscott-local.json" 2> "$OUT/scaling-grayscott-local.err" | tee "$OUT/scaling-grayscott-local.txt"
+  $B/rust-gpu-sim bench heat --sizes 1200 --variants single --gpus $counts --weak --repeats 5 \
+    --json "$OUT/scaling-heat-local.json" 2> "$OUT/scaling-heat-local.err" | tee "$OUT/scaling-heat-local.txt"
+  $B/rust-gpu-sim bench heat --sizes 1200 --variants single --gpus $counts --overlap --repeats 5 \
+    2> "$OUT/scaling-heat-local-overlap.err" | tee "$OUT/scaling-heat-local-overlap.txt"
+fi
+if [[ $parts == *" bench-mpi "* ]]; then
+  for np in 2 4; do
+    [ "$gpus" -ge $np ] || continue
+    echo "== scaling bench, mpirun -np $np (one process per GPU, NCCL)"
+    mpi $np $B/rust-gpu-sim bench grayscott --sizes 16384 --variants streaming,fused --weak --repeats 5 \
+      --json "$OUT/scaling-grayscott-mpi$np.json" 2> "$OUT/scaling-grayscott-mpi$np.err" | tee "$OUT/scaling-grayscott-mpi$np.txt"
+    mpi $np $B/rust-gpu-sim bench heat --sizes 1200 --variants single --weak --repeats 5 \
+      --json "$OUT/scaling-heat-mpi$np.json" 2> "$OUT/scaling-heat-mpi$np.err" | tee "$OUT/scaling-heat-mpi$np.txt"
+    mpi $np $B/rust-gpu-sim bench heat --sizes 1200 --variants single --overlap --repeats 5 \
+      2> "$OUT/scaling-heat-mpi$np-overlap.err" | tee "$OUT/scaling-heat-mpi$np-overlap.txt"
+  done
+fi
