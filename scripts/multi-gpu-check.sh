@@ -55,7 +55,36 @@ if [[ $parts == *" tests "* ]]; then
   grep -E "test result|panicked" "$OUT/gpu-multi-tests.log"
   grep -c "bit-identical to one GPU" "$OUT/gpu-multi-tests.log" | sed 's/^/configurations on several GPUs checked: /'
 
+  $B/gpu_split --ignored --test-threads=1 --nocapture multi_gpu > "$OUT/gpu-multi-tests-engine.log" 2>&1
+  echo "the same with RUST_GPU_SIM_PEER_COPY=engine: $(grep -E 'test result' "$OUT/gpu-multi-tests-engine.log")"
+
   W=/tmp/multi && rm -rf $W && mkdir -p $W && cd $W
+  echo "== --gpus N in one process: --save against one GPU (rows 16-byte aligned or not), peer reads and copy engines"
+  for np in 2 4; do
+    [ "$gpus" -ge $np ] || continue
+    for width in 333 512; do
+      a="grayscott --width $width --size 301 --steps 60 --variant streaming --no-autotune"
+      $B/rust-gpu-sim $a --save l1.npz > /dev/null 2>&1
+      $B/rust-gpu-sim $a --gpus $np --save l$np.npz > "$OUT/local-gs$np-$width.log" 2>&1; e1=$?
+      RUST_GPU_SIM_PEER_COPY=engine $B/rust-gpu-sim $a --gpus $np --save e$np.npz > /dev/null 2>&1; e2=$?
+      echo "grayscott ${width}x301 --gpus $np: exit $e1/$e2, peer reads $(same_npz l1.npz l$np.npz), engines $(same_npz l1.npz e$np.npz); $(grep -o 'on cuda[^(]*' "$OUT/local-gs$np-$width.log" | head -1)"
+    done
+    for overlap in "" --overlap; do
+      a="heat --nx 40 --ny 30 --nz 61 --steps 9 --variant single"
+      $B/rust-gpu-sim $a --save h1.npz > /dev/null 2>&1
+      $B/rust-gpu-sim $a --gpus $np $overlap --save h$np.npz > "$OUT/local-heat$np.log" 2>&1
+      echo "heat 40x30x61 --gpus $np $overlap: exit $?, $(same_npz h1.npz h$np.npz); $(grep -o 'on cuda[^(]*' "$OUT/local-heat$np.log" | head -1)"
+    done
+  done
+  echo "== compute-sanitizer on runs over 2 GPUs (peer reads)"
+  for tool in memcheck racecheck; do
+    compute-sanitizer --tool $tool --error-exitcode 9 $B/rust-gpu-sim grayscott --width 512 --size 301 --steps 40 \
+      --variant streaming --no-autotune --gpus 2 --save s.npz > "$OUT/san-multi-gs-$tool.log" 2>&1
+    echo "grayscott --gpus 2 $tool: exit $? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/san-multi-gs-$tool.log" | tr '\n' ' '))"
+    compute-sanitizer --tool $tool --error-exitcode 9 $B/rust-gpu-sim heat --nx 40 --ny 30 --nz 61 --steps 3 \
+      --variant single --gpus 2 --overlap --save s.npz > "$OUT/san-multi-heat-$tool.log" 2>&1
+    echo "heat --gpus 2 --overlap $tool: exit $? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/san-multi-heat-$tool.log" | tr '\n' ' '))"
+  done
   gs="grayscott --width 333 --size 301 --steps 60 --variant streaming --no-autotune --frame-every 20"
   heat="heat --nx 37 --ny 29 --nz 61 --steps 9 --variant single --frame-every 3"
   outs() { echo "--gif $1.gif --mp4 $1.mp4 --png-dir $1-frames --save $1.npz --checkpoint $1.ck"; }
@@ -118,6 +147,9 @@ if [[ $parts == *" bench-local "* ]]; then
     --json "$OUT/scaling-heat-local.json" 2> "$OUT/scaling-heat-local.err" | tee "$OUT/scaling-heat-local.txt"
   $B/rust-gpu-sim bench heat --sizes 1200 --variants single --gpus $counts --overlap --repeats 5 \
     2> "$OUT/scaling-heat-local-overlap.err" | tee "$OUT/scaling-heat-local-overlap.txt"
+  echo "== the same with the copy engines instead of peer reads (RUST_GPU_SIM_PEER_COPY=engine), strong only"
+  RUST_GPU_SIM_PEER_COPY=engine $B/rust-gpu-sim bench grayscott --sizes 16384 --variants streaming --gpus $counts --repeats 3 \
+    2> "$OUT/scaling-grayscott-local-engine.err" | tee "$OUT/scaling-grayscott-local-engine.txt"
 fi
 if [[ $parts == *" bench-mpi "* ]]; then
   for np in 2 4; do

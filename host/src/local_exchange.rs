@@ -1,7 +1,9 @@
 //! Halo exchange between the parts of one process (the `local` transport): each part pulls
-//! its halos from its neighbours with copies on its own stream, peer to peer between GPUs
-//! (peer access is enabled for every pair of GPUs that has it, so copies go over NVLink or
-//! PCIe instead of through the host).
+//! its halos from its neighbours on its own stream. Between GPUs with peer access (enabled
+//! for every pair that has it) a kernel on the receiving GPU reads the neighbour's rows
+//! directly ([`kernels::halo::halo_copy`]); without it, or with
+//! `RUST_GPU_SIM_PEER_COPY=engine`, the copy engines move them (`cuMemcpyPeerAsync`, staged
+//! through the host where the GPUs have no peer access). Within one GPU: device copies.
 //!
 //! Ordering uses events between neighbours only: a part's pulls wait for its neighbours'
 //! steps, and its next steps wait for its neighbours' pulls from it (they read the band it
@@ -13,18 +15,43 @@ use std::sync::Arc;
 use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtr, result};
 
 use crate::{
-    cuda::Gpu,
+    cuda::{Gpu, grid_1d},
     error::{CudaContext as _, Result},
 };
 
-/// Lets every GPU of `gpus` reach every other's memory where the hardware allows.
-pub fn enable_peer_access(gpus: &[Arc<Gpu>]) -> Result<()> {
-    for a in gpus {
-        for b in gpus {
-            a.enable_peer_access(b)?;
+/// Set to `engine` to move halos between GPUs with the copy engines even where a kernel
+/// could read them through peer access (to compare the two).
+pub const PEER_COPY_VAR: &str = "RUST_GPU_SIM_PEER_COPY";
+
+/// How halos travel between two GPUs of this process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PeerCopy {
+    /// A kernel on the receiving GPU reads the neighbour's memory (peer access).
+    Kernel,
+    /// The copy engines (`cuMemcpyPeerAsync`).
+    Engine,
+}
+
+impl PeerCopy {
+    pub fn name(self) -> &'static str {
+        match self {
+            PeerCopy::Kernel => "peer reads",
+            PeerCopy::Engine => "copy engines",
         }
     }
-    Ok(())
+}
+
+/// Lets every GPU of `gpus` reach every other's memory where the hardware allows, and says
+/// how halos will travel between them.
+pub fn enable_peer_access(gpus: &[Arc<Gpu>]) -> Result<PeerCopy> {
+    let mut all = true;
+    for a in gpus {
+        for b in gpus {
+            all &= a.enable_peer_access(b)?;
+        }
+    }
+    let forced = std::env::var(PEER_COPY_VAR).is_ok_and(|v| v == "engine");
+    Ok(if all && !forced { PeerCopy::Kernel } else { PeerCopy::Engine })
 }
 
 /// The parts of one process, their streams and who neighbours whom.
@@ -92,10 +119,14 @@ impl Neighbourhood {
     }
 }
 
-/// Copies `count` f32s from `src` (from element `src_at`) to `dst` (to element `dst_at`) on
-/// `stream` (the receiving part's), peer to peer where the buffers are on different GPUs.
-/// The caller orders the copy after the source's writes (see [`Neighbourhood`]).
+/// Copies `count` f32s from `src` (from element `src_at`) to `dst` (to element `dst_at`,
+/// a buffer of `dst_gpu`) on `stream` (the receiving part's, a stream of `dst_gpu`), `how`
+/// where the buffers are on different GPUs. The caller orders the copy after the source's
+/// writes (see [`Neighbourhood`]).
+#[allow(clippy::too_many_arguments)]
 pub fn copy(
+    how: PeerCopy,
+    dst_gpu: &Gpu,
     stream: &CudaStream,
     src: &CudaSlice<f32>,
     src_at: usize,
@@ -106,6 +137,18 @@ pub fn copy(
     assert!(src_at + count <= src.len() && dst_at + count <= dst.len(), "halo copy out of bounds");
     let bytes = count * std::mem::size_of::<f32>();
     let (src_ctx, dst_ctx) = (src.stream().context(), dst.stream().context());
+    if !Arc::ptr_eq(src_ctx, dst_ctx) && how == PeerCopy::Kernel {
+        let aligned = {
+            let (a, _) = src.device_ptr(src.stream());
+            let (b, _) = dst.device_ptr(dst.stream());
+            u32::from((a + src_at as u64 * 4) % 16 == 0 && (b + dst_at as u64 * 4) % 16 == 0)
+        };
+        let count = u32::try_from(count).expect("a halo of fewer than 2^32 floats");
+        let from = src.slice(src_at..src_at + count as usize);
+        let mut to = dst.slice_mut(dst_at..dst_at + count as usize);
+        let cfg = grid_1d(count.div_ceil(4), 256);
+        return Ok(dst_gpu.launch_on(stream, kernels::halo::halo_copy, cfg, (&from, &mut to, count, aligned))?);
+    }
     // Raw pointers: the streams are ordered with explicit events (cudarc's tracking is off).
     let (from, _) = src.device_ptr(src.stream());
     let (to, _) = dst.device_ptr(dst.stream());

@@ -5,6 +5,7 @@
 //! - [`colormap`]: per-frame min/max reduction and the colormap that turns a field into
 //!   8-bit palette levels.
 //! - [`diagnostics`]: kernels that exercise the device layer in the GPU tests.
+//! - [`halo`]: the halo copy between GPUs of a split run.
 //!
 //! Everything GPU-specific comes from the toolkit's device crate, `ptxkit_device` (thread
 //! indices, barriers, shared tiles, atomics, `ld.global.nc`, `device_assert!`, `#[kernel]`
@@ -49,6 +50,7 @@
 
 pub mod colormap;
 pub mod diagnostics;
+pub mod halo;
 pub mod grayscott;
 pub mod heat;
 pub mod physarum;

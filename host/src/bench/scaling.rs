@@ -263,6 +263,7 @@ fn run_one(
             } else {
                 let mut sim = PartedGrayScott::new(layout, variant, w, h, setup.rates, settings, &u, &v)?;
                 drop((u, v));
+                eprintln!("  {}", grayscott::Engine::describe(&sim));
                 let m = measure(&mut sim, steps, repeats)?;
                 give_back(placement, sim.into_communicator());
                 m
@@ -276,6 +277,7 @@ fn run_one(
                 measure(&mut Whole::Heat(sim), steps, repeats)?
             } else {
                 let mut sim = PartedHeat::new(layout, variant, &setup, overlap)?;
+                eprintln!("  {}", crate::heat::HeatEngine::describe(&sim));
                 let m = measure(&mut sim, steps, repeats)?;
                 give_back(placement, sim.into_communicator());
                 m

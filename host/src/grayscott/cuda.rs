@@ -557,6 +557,11 @@ impl CudaGrayScott {
         self.gpu.ordinal()
     }
 
+    /// The GPU the simulation runs on.
+    pub(crate) fn gpu(&self) -> &Arc<Gpu> {
+        &self.gpu
+    }
+
     /// Kernel launches that swap the ping-pong buffers in a run of `steps` steps.
     fn swaps(&self, steps: u32) -> u32 {
         match self.variant {

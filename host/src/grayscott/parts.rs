@@ -27,7 +27,7 @@ use crate::{
     cuda::Gpu,
     decomposition::{self, Band},
     error::{CudaContext as _, Error, Result},
-    local_exchange::{self, Neighbourhood},
+    local_exchange::{self, Neighbourhood, PeerCopy},
     nccl::{Communicator, Transfer},
     render::colormap,
     transport::Layout,
@@ -145,8 +145,9 @@ struct Part {
 
 /// How this process's parts exchange halos.
 enum Link {
-    /// Every part is here, on the streams of its GPU, with its neighbours.
-    Local(Neighbourhood),
+    /// Every part is here, on the streams of its GPU, with its neighbours; halos between
+    /// GPUs travel as `PeerCopy` says.
+    Local(Neighbourhood, PeerCopy),
     /// This rank's band here, as [`pieces`] (in order); NCCL to the other ranks. With
     /// `overlap`, the stream the exchange runs on while the middle piece is stepped.
     Nccl { comm: Communicator, overlap: Option<Arc<cudarc::driver::CudaStream>> },
@@ -235,7 +236,7 @@ impl PartedGrayScott {
                     .map(|(band, &g)| part(*band, &gpus[g]))
                     .collect::<Result<Vec<_>>>()?;
                 let used = placement.last().map_or(1, |g| g + 1);
-                local_exchange::enable_peer_access(&gpus[..used])?;
+                let how = local_exchange::enable_peer_access(&gpus[..used])?;
                 let streams = parts.iter().map(|p: &Part| p.engine.stream().clone()).collect();
                 let n = parts.len();
                 let neighbours = (0..n)
@@ -244,7 +245,7 @@ impl PartedGrayScott {
                         before.into_iter().chain(after).collect()
                     })
                     .collect();
-                (parts, Link::Local(Neighbourhood::new(streams, neighbours)?))
+                (parts, Link::Local(Neighbourhood::new(streams, neighbours)?, how))
             }
             Layout::Ranks(comm) => {
                 let mine = pieces(bands[comm.rank()], halo, settings.overlap);
@@ -298,7 +299,7 @@ impl PartedGrayScott {
     pub fn into_communicator(self) -> Option<Communicator> {
         match self.link {
             Link::Nccl { comm, .. } => Some(comm),
-            Link::Local(_) => None,
+            Link::Local(..) => None,
         }
     }
 
@@ -306,7 +307,7 @@ impl PartedGrayScott {
     pub fn communicator(&self) -> Option<&Communicator> {
         match &self.link {
             Link::Nccl { comm, .. } => Some(comm),
-            Link::Local(_) => None,
+            Link::Local(..) => None,
         }
     }
 
@@ -328,15 +329,15 @@ impl PartedGrayScott {
     /// Whether this process writes the outputs (rank 0, or the only process).
     pub fn is_root(&self) -> bool {
         match &self.link {
-            Link::Local(_) => true,
+            Link::Local(..) => true,
             Link::Nccl { comm, .. } => comm.is_root(),
         }
     }
 
     /// Refreshes every part's halos from its neighbours' bands.
     pub fn exchange(&mut self) -> Result<()> {
-        let hood = match &self.link {
-            Link::Local(hood) => hood,
+        let (hood, how) = match &self.link {
+            Link::Local(hood, how) => (hood, *how),
             Link::Nccl { comm, .. } => {
                 let stream = self.parts[0].engine.stream().clone();
                 exchange_nccl(comm, &stream, &self.parts, self.total, self.halo, self.width)?;
@@ -351,10 +352,10 @@ impl PartedGrayScott {
             let (before, after) = (before.expect("periodic"), after.expect("periodic"));
             // Top halo (rows 0..h) ← the last h rows of the band before.
             let src_rows = self.parts[before].band.len as usize; // rows len .. len + h of `before`
-            copy_rows(&mut self.parts, before, src_rows, p, 0, h, w)?;
+            copy_rows(how, &mut self.parts, before, src_rows, p, 0, h, w)?;
             // Bottom halo (rows h + len ..) ← the first h rows of the band after.
             let dst_rows = h + self.parts[p].band.len as usize;
-            copy_rows(&mut self.parts, after, h, p, dst_rows, h, w)?;
+            copy_rows(how, &mut self.parts, after, h, p, dst_rows, h, w)?;
         }
         hood.after_pulls()
     }
@@ -472,8 +473,8 @@ fn exchange_pieces(parts: &mut [Part], halo: u32, width: u32) -> Result<()> {
     for p in 0..parts.len().saturating_sub(1) {
         let len = parts[p].band.len as usize;
         // The lower piece's bottom halo ← the upper piece's first rows, and back.
-        copy_rows(parts, p + 1, h, p, h + len, h, w)?;
-        copy_rows(parts, p, len, p + 1, 0, h, w)?;
+        copy_rows(PeerCopy::Engine, parts, p + 1, h, p, h + len, h, w)?;
+        copy_rows(PeerCopy::Engine, parts, p, len, p + 1, 0, h, w)?;
     }
     Ok(())
 }
@@ -493,8 +494,10 @@ fn own_bands(parts: &mut [Part], width: u32, height: u32, halo: u32) -> Result<(
 }
 
 /// Copies `count` rows of both fields from part `src` (from row `src_row`) to part `dst` (to
-/// row `dst_row`), on the receiving part's stream.
+/// row `dst_row`), on the receiving part's stream, `how` between GPUs.
+#[allow(clippy::too_many_arguments)]
 fn copy_rows(
+    how: PeerCopy,
     parts: &mut [Part],
     src: usize,
     src_row: usize,
@@ -511,12 +514,12 @@ fn copy_rows(
         let (a, b) = parts.split_at_mut(src);
         (&b[0], &mut a[dst])
     };
-    let stream = d.engine.stream().clone();
+    let (stream, gpu) = (d.engine.stream().clone(), d.engine.gpu().clone());
     let (su, sv) = s.engine.state();
     let (du, dv) = d.engine.state_mut();
     let (from, to, n) = (src_row * width, dst_row * width, count * width);
-    local_exchange::copy(&stream, su, from, du, to, n)?;
-    local_exchange::copy(&stream, sv, from, dv, to, n)
+    local_exchange::copy(how, &gpu, &stream, su, from, du, to, n)?;
+    local_exchange::copy(how, &gpu, &stream, sv, from, dv, to, n)
 }
 
 /// A band's rows with `halo` rows on each side, wrapped around the periodic plane.
@@ -536,7 +539,7 @@ impl Engine for PartedGrayScott {
         // queue is full: watched, with the clock restarted after each exchange queued.
         let (watch, overlap) = match &self.link {
             Link::Nccl { comm, overlap } => (Some(comm.watch("the halo exchange")), overlap.clone()),
-            Link::Local(_) => (None, None),
+            Link::Local(..) => (None, None),
         };
         let mut left = steps;
         while left > 0 {
@@ -594,7 +597,7 @@ impl Engine for PartedGrayScott {
     fn synchronize(&mut self) -> Result<()> {
         let _watch = match &self.link {
             Link::Nccl { comm, .. } => Some(comm.watch("the halo exchange")),
-            Link::Local(_) => None,
+            Link::Local(..) => None,
         };
         for part in &mut self.parts {
             part.engine.synchronize()?;
@@ -617,9 +620,13 @@ impl Engine for PartedGrayScott {
         let (thinnest, thickest) =
             (bands.iter().map(|b| b.len).min().unwrap_or(0), bands.iter().map(|b| b.len).max().unwrap_or(0));
         let place = match &self.link {
-            Link::Local(_) => {
+            Link::Local(_, how) => {
                 let gpus = self.gpus();
-                format!("on {gpus} GPU{}", if gpus == 1 { "" } else { "s" })
+                if gpus == 1 {
+                    "on 1 GPU".into()
+                } else {
+                    format!("on {gpus} GPUs, halos by {}", how.name())
+                }
             }
             Link::Nccl { comm, overlap } => format!(
                 "one per process over NCCL, {} processes{}",

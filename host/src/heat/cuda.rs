@@ -157,6 +157,11 @@ impl CudaHeat {
         self.gpu.ordinal()
     }
 
+    /// The GPU the simulation runs on.
+    pub(crate) fn gpu(&self) -> &Arc<Gpu> {
+        &self.gpu
+    }
+
     /// Overwrites the current field (restoring a checkpoint). The stage buffers are fully
     /// rewritten by every step (their faces stay 0), so u is the whole state.
     pub fn upload_field(&mut self, u: &[f32]) -> Result<()> {

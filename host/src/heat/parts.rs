@@ -24,7 +24,7 @@ use crate::{
     cuda::Gpu,
     decomposition::{self, Band},
     error::{CudaContext as _, Error, Result, human_bytes},
-    local_exchange::{self, Neighbourhood},
+    local_exchange::{self, Neighbourhood, PeerCopy},
     memory,
     nccl::{Communicator, Transfer},
     transport::Layout,
@@ -43,8 +43,9 @@ struct Part {
 
 /// How this process's slabs exchange halos.
 enum Link {
-    /// Every slab is here, with its neighbours (over the exchange streams with `overlap`).
-    Local(Neighbourhood),
+    /// Every slab is here, with its neighbours (over the exchange streams with `overlap`);
+    /// halos between GPUs travel as `PeerCopy` says.
+    Local(Neighbourhood, PeerCopy),
     /// One slab here (`parts[0]`, slab number `rank`); NCCL to the neighbouring ranks.
     Nccl(Communicator),
 }
@@ -149,7 +150,7 @@ impl PartedHeat {
         let link = match layout {
             Layout::Local { .. } => {
                 let used = placement.last().map_or(1, |g| g + 1);
-                local_exchange::enable_peer_access(&gpus[..used])?;
+                let how = local_exchange::enable_peer_access(&gpus[..used])?;
                 let streams = match &exchange_streams {
                     Some(streams) => streams.clone(),
                     None => parts.iter().map(|p| p.engine.stream().clone()).collect(),
@@ -161,7 +162,7 @@ impl PartedHeat {
                         below.into_iter().chain(above).collect()
                     })
                     .collect();
-                Link::Local(Neighbourhood::new(streams, neighbours)?)
+                Link::Local(Neighbourhood::new(streams, neighbours)?, how)
             }
             Layout::Ranks(comm) => Link::Nccl(comm),
         };
@@ -171,7 +172,7 @@ impl PartedHeat {
     /// Whether this process writes the outputs (rank 0, or the only process).
     pub fn is_root(&self) -> bool {
         match &self.link {
-            Link::Local(_) => true,
+            Link::Local(..) => true,
             Link::Nccl(comm) => comm.is_root(),
         }
     }
@@ -180,7 +181,7 @@ impl PartedHeat {
     fn watch(&self, what: &str) -> Option<crate::nccl::Watch> {
         match &self.link {
             Link::Nccl(comm) => Some(comm.watch(what)),
-            Link::Local(_) => None,
+            Link::Local(..) => None,
         }
     }
 
@@ -239,7 +240,8 @@ impl PartedHeat {
         let skip = part.below as usize * plane;
         u[start..start + len].copy_from_slice(&local[skip..skip + len]);
         let most = self.bands.iter().map(|b| b.len as usize).max().unwrap_or(0) * plane;
-        if self.gathered.is_none() {
+        if self.gathered.as_ref().is_none_or(|b| b.len() < most) {
+            // (A slice gathered earlier may have left a buffer of one plane.)
             self.gathered =
                 Some(stream.alloc_zeros::<f32>(most).context(|| "allocating the gather buffer".into())?);
         }
@@ -310,8 +312,8 @@ impl PartedHeat {
             Some(streams) => streams[p].clone(),
             None => parts[p].engine.stream().clone(),
         };
-        let hood = match &self.link {
-            Link::Local(hood) => hood,
+        let (hood, how) = match &self.link {
+            Link::Local(hood, how) => (hood, *how),
             Link::Nccl(comm) => {
                 let stream = stream_of(0, &self.parts);
                 return Self::exchange_nccl(comm, &self.parts[0], self.bands.len(), plane, &stream);
@@ -324,10 +326,10 @@ impl PartedHeat {
             let (lower, upper) = (&mut a[p], &mut b[0]);
             // The upper slab's halo below ← the lower slab's last interior planes.
             let from = (lower.below + lower.band.len) as usize - h;
-            copy_planes(&upper_stream, &lower.engine, from, &mut upper.engine, 0, h, plane)?;
+            copy_planes(how, &upper_stream, &lower.engine, from, &mut upper.engine, 0, h, plane)?;
             // The lower slab's halo above ← the upper slab's first interior planes.
             let to = (lower.below + lower.band.len) as usize;
-            copy_planes(&lower_stream, &upper.engine, upper.below as usize, &mut lower.engine, to, h, plane)?;
+            copy_planes(how, &lower_stream, &upper.engine, upper.below as usize, &mut lower.engine, to, h, plane)?;
         }
         hood.after_pulls()
     }
@@ -352,7 +354,7 @@ impl PartedHeat {
     pub fn into_communicator(self) -> Option<Communicator> {
         match self.link {
             Link::Nccl(comm) => Some(comm),
-            Link::Local(_) => None,
+            Link::Local(..) => None,
         }
     }
 
@@ -360,7 +362,7 @@ impl PartedHeat {
     pub fn communicator(&self) -> Option<&Communicator> {
         match &self.link {
             Link::Nccl(comm) => Some(comm),
-            Link::Local(_) => None,
+            Link::Local(..) => None,
         }
     }
 
@@ -386,7 +388,7 @@ impl PartedHeat {
         for (part, exchange) in self.parts.iter_mut().zip(&exchange_streams) {
             let (lo, hi) = (part.below, part.below + part.band.len);
             let (first, last) = match &self.link {
-                Link::Local(_) => (part.below == 0, part.above == 0),
+                Link::Local(..) => (part.below == 0, part.above == 0),
                 Link::Nccl(comm) => {
                     let (below, above) = decomposition::neighbours(comm.rank(), slabs, false);
                     (below.is_none(), above.is_none())
@@ -425,8 +427,10 @@ impl PartedHeat {
 }
 
 /// Copies `count` planes of `src` (from plane `from`) into `dst` (at plane `to`), on
-/// `stream` (the receiving slab's).
+/// `stream` (the receiving slab's), `how` between GPUs.
+#[allow(clippy::too_many_arguments)]
 fn copy_planes(
+    how: PeerCopy,
     stream: &CudaStream,
     src: &CudaHeat,
     from: usize,
@@ -435,7 +439,8 @@ fn copy_planes(
     count: usize,
     plane: usize,
 ) -> Result<()> {
-    local_exchange::copy(stream, src.state(), from * plane, dst.state_mut(), to * plane, count * plane)
+    let gpu = dst.gpu().clone();
+    local_exchange::copy(how, &gpu, stream, src.state(), from * plane, dst.state_mut(), to * plane, count * plane)
 }
 
 impl HeatEngine for PartedHeat {
@@ -501,11 +506,14 @@ impl HeatEngine for PartedHeat {
 
     fn describe(&self) -> String {
         let place = match &self.link {
-            Link::Local(_) => {
+            Link::Local(_, how) => {
                 let mut ordinals: Vec<usize> = self.parts.iter().map(|p| p.engine.gpu_ordinal()).collect();
                 ordinals.sort_unstable();
                 ordinals.dedup();
-                format!("on {} GPU{}", ordinals.len(), if ordinals.len() == 1 { "" } else { "s" })
+                match ordinals.len() {
+                    1 => "on 1 GPU".into(),
+                    n => format!("on {n} GPUs, halos by {}", how.name()),
+                }
             }
             Link::Nccl(comm) => format!("one per process over NCCL, {} processes", comm.size()),
         };
