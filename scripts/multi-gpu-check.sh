@@ -85,6 +85,7 @@ if [[ $parts == *" tests "* ]]; then
       --variant single --gpus 2 --overlap --save s.npz > "$OUT/san-multi-heat-$tool.log" 2>&1
     echo "heat --gpus 2 --overlap $tool: exit $? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/san-multi-heat-$tool.log" | tr '\n' ' '))"
   done
+  mkdir -p $W/mpi && cd $W/mpi
   gs="grayscott --width 333 --size 301 --steps 60 --variant streaming --no-autotune --frame-every 20"
   heat="heat --nx 37 --ny 29 --nz 61 --steps 9 --variant single --frame-every 3"
   outs() { echo "--gif $1.gif --mp4 $1.mp4 --png-dir $1-frames --save $1.npz --checkpoint $1.ck"; }

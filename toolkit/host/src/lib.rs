@@ -263,7 +263,9 @@ impl Gpu {
     }
 
     /// Lets kernels and copies on this GPU reach `peer`'s memory directly (NVLink or PCIe)
-    /// instead of through the host. Returns whether the devices can (false: copies between
+    /// instead of through the host: peer access between the contexts, and to the buffers of
+    /// `peer`'s memory pool (cudarc allocates stream-ordered, from the pool, which context
+    /// peer access does not cover). Returns whether the devices can (false: copies between
     /// them still work, staged by the driver). Enabling it twice is not an error.
     pub fn enable_peer_access(&self, peer: &Gpu) -> Result<bool> {
         if peer.ordinal == self.ordinal {
@@ -280,11 +282,30 @@ impl Gpu {
         self.ctx.bind_to_thread().context(|| "binding the GPU".into())?;
         // SAFETY: the peer context is live (held by `peer`); flags must be 0.
         match unsafe { sys::cuCtxEnablePeerAccess(peer.ctx.cu_ctx(), 0) } {
-            sys::CUresult::CUDA_SUCCESS | sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => Ok(true),
-            other => Err(other.result().unwrap_err()).context(|| {
-                format!("enabling peer access from GPU {} to GPU {}", self.ordinal, peer.ordinal)
-            }),
+            sys::CUresult::CUDA_SUCCESS | sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => {}
+            other => {
+                return Err(other.result().unwrap_err()).context(|| {
+                    format!("enabling peer access from GPU {} to GPU {}", self.ordinal, peer.ordinal)
+                });
+            }
         }
+        let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+        // SAFETY: `pool` is a valid out-pointer; the device is open.
+        unsafe { sys::cuDeviceGetMemPool(&mut pool, peer.ctx.cu_device()) }
+            .result()
+            .context(|| format!("finding GPU {}'s memory pool", peer.ordinal))?;
+        let access = sys::CUmemAccessDesc {
+            location: sys::CUmemLocation {
+                type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
+                id: self.ctx.cu_device(),
+            },
+            flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+        };
+        // SAFETY: one valid descriptor; the pool is the peer's live pool.
+        unsafe { sys::cuMemPoolSetAccess(pool, &access, 1) }.result().context(|| {
+            format!("letting GPU {} reach the buffers of GPU {}", self.ordinal, peer.ordinal)
+        })?;
+        Ok(true)
     }
 
     /// Free and total device memory, in bytes.
