@@ -61,6 +61,9 @@ pub struct PartedHeat {
     /// With `overlap` (single only): each part's exchange stream, on which its halos travel
     /// while its middle planes are written.
     exchange_streams: Option<Vec<Arc<CudaStream>>>,
+    /// In one process: each part's second exchange stream, for the pull from the slab above
+    /// (the pull from below runs on the first), so that both links work at once.
+    above_streams: Vec<Arc<CudaStream>>,
     /// Rank 0's buffer for the slabs it gathers (allocated at the first gather).
     gathered: Option<CudaSlice<f32>>,
 }
@@ -147,8 +150,13 @@ impl PartedHeat {
         } else {
             None
         };
+        let mut above_streams = Vec::new();
         let link = match layout {
             Layout::Local { .. } => {
+                for part in &parts {
+                    above_streams
+                        .push(part.engine.stream().fork().context(|| "creating an exchange stream".into())?);
+                }
                 let used = placement.last().map_or(1, |g| g + 1);
                 let how = local_exchange::enable_peer_access(&gpus[..used])?;
                 let streams = match &exchange_streams {
@@ -166,7 +174,7 @@ impl PartedHeat {
             }
             Layout::Ranks(comm) => Link::Nccl(comm),
         };
-        Ok(Self { variant, n: setup.n, bands, parts, link, exchange_streams, gathered: None })
+        Ok(Self { variant, n: setup.n, bands, parts, link, exchange_streams, above_streams, gathered: None })
     }
 
     /// Whether this process writes the outputs (rank 0, or the only process).
@@ -320,8 +328,12 @@ impl PartedHeat {
             }
         };
         hood.before_pulls()?;
+        let join = |a: &CudaStream, b: &CudaStream| a.join(b).context(|| "ordering the pulls".into());
+        for (p, above) in self.above_streams.iter().enumerate() {
+            join(above, &stream_of(p, &self.parts))?;
+        }
         for p in 0..self.parts.len().saturating_sub(1) {
-            let (lower_stream, upper_stream) = (stream_of(p, &self.parts), stream_of(p + 1, &self.parts));
+            let (lower_stream, upper_stream) = (self.above_streams[p].clone(), stream_of(p + 1, &self.parts));
             let (a, b) = self.parts.split_at_mut(p + 1);
             let (lower, upper) = (&mut a[p], &mut b[0]);
             // The upper slab's halo below ← the lower slab's last interior planes.
@@ -330,6 +342,9 @@ impl PartedHeat {
             // The lower slab's halo above ← the upper slab's first interior planes.
             let to = (lower.below + lower.band.len) as usize;
             copy_planes(how, &lower_stream, &upper.engine, upper.below as usize, &mut lower.engine, to, h, plane)?;
+        }
+        for (p, above) in self.above_streams.iter().enumerate() {
+            join(&stream_of(p, &self.parts), above)?;
         }
         hood.after_pulls()
     }
