@@ -55,8 +55,10 @@ if [[ $parts == *" tests "* ]]; then
   grep -E "test result|panicked" "$OUT/gpu-multi-tests.log"
   grep -c "bit-identical to one GPU" "$OUT/gpu-multi-tests.log" | sed 's/^/configurations on several GPUs checked: /'
 
-  $B/gpu_split --ignored --test-threads=1 --nocapture multi_gpu > "$OUT/gpu-multi-tests-engine.log" 2>&1
-  echo "the same with RUST_GPU_SIM_PEER_COPY=engine: $(grep -E 'test result' "$OUT/gpu-multi-tests-engine.log")"
+  for how in write engine; do
+    RUST_GPU_SIM_PEER_COPY=$how $B/gpu_split --ignored --test-threads=1 --nocapture multi_gpu > "$OUT/gpu-multi-tests-$how.log" 2>&1
+    echo "the same with RUST_GPU_SIM_PEER_COPY=$how: $(grep -E 'test result' "$OUT/gpu-multi-tests-$how.log")"
+  done
 
   W=/tmp/multi && rm -rf $W && mkdir -p $W && cd $W
   echo "== --gpus N in one process: --save against one GPU (rows 16-byte aligned or not), peer reads and copy engines"
@@ -148,9 +150,13 @@ if [[ $parts == *" bench-local "* ]]; then
     --json "$OUT/scaling-heat-local.json" 2> "$OUT/scaling-heat-local.err" | tee "$OUT/scaling-heat-local.txt"
   $B/rust-gpu-sim bench heat --sizes 1200 --variants single --gpus $counts --overlap --repeats 5 \
     2> "$OUT/scaling-heat-local-overlap.err" | tee "$OUT/scaling-heat-local-overlap.txt"
-  echo "== the same with the copy engines instead of peer reads (RUST_GPU_SIM_PEER_COPY=engine), strong only"
-  RUST_GPU_SIM_PEER_COPY=engine $B/rust-gpu-sim bench grayscott --sizes 16384 --variants streaming --gpus $counts --repeats 3 \
-    2> "$OUT/scaling-grayscott-local-engine.err" | tee "$OUT/scaling-grayscott-local-engine.txt"
+  for how in write engine; do
+    echo "== peer writes or the copy engines instead of peer reads (RUST_GPU_SIM_PEER_COPY=$how), strong only"
+    RUST_GPU_SIM_PEER_COPY=$how $B/rust-gpu-sim bench grayscott --sizes 16384 --variants streaming --gpus $counts --repeats 3 \
+      2> "$OUT/scaling-grayscott-local-$how.err" | tee "$OUT/scaling-grayscott-local-$how.txt"
+    RUST_GPU_SIM_PEER_COPY=$how $B/rust-gpu-sim bench heat --sizes 1200 --variants single --gpus $counts --overlap --repeats 3 \
+      2> "$OUT/scaling-heat-local-overlap-$how.err" | tee "$OUT/scaling-heat-local-overlap-$how.txt"
+  done
 fi
 if [[ $parts == *" bench-mpi "* ]]; then
   for np in 2 4; do

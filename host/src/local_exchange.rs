@@ -1,7 +1,8 @@
 //! Halo exchange between the parts of one process (the `local` transport): each part pulls
-//! its halos from its neighbours on its own stream. Between GPUs with peer access (enabled
-//! for every pair that has it) a kernel on the receiving GPU reads the neighbour's rows
-//! directly ([`kernels::halo::halo_copy`]); without it, or with
+//! its halos from its neighbours. Between GPUs with peer access (enabled for every pair that
+//! has it) a kernel on the receiving GPU reads the neighbour's rows directly
+//! ([`kernels::halo::halo_copy`]), or with `RUST_GPU_SIM_PEER_COPY=write` a kernel on the
+//! sending GPU writes them into the neighbour's halo; without peer access, or with
 //! `RUST_GPU_SIM_PEER_COPY=engine`, the copy engines move them (`cuMemcpyPeerAsync`, staged
 //! through the host where the GPUs have no peer access). Within one GPU: device copies.
 //!
@@ -19,15 +20,17 @@ use crate::{
     error::{CudaContext as _, Result},
 };
 
-/// Set to `engine` to move halos between GPUs with the copy engines even where a kernel
-/// could read them through peer access (to compare the two).
+/// Set to `write` (kernels on the sending GPU write) or `engine` (the copy engines) to move
+/// halos between GPUs otherwise than by reads of the receiving GPU (to compare them).
 pub const PEER_COPY_VAR: &str = "RUST_GPU_SIM_PEER_COPY";
 
 /// How halos travel between two GPUs of this process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PeerCopy {
     /// A kernel on the receiving GPU reads the neighbour's memory (peer access).
-    Kernel,
+    Read,
+    /// A kernel on the sending GPU writes into the neighbour's memory (peer access).
+    Write,
     /// The copy engines (`cuMemcpyPeerAsync`).
     Engine,
 }
@@ -35,7 +38,8 @@ pub enum PeerCopy {
 impl PeerCopy {
     pub fn name(self) -> &'static str {
         match self {
-            PeerCopy::Kernel => "peer reads",
+            PeerCopy::Read => "peer reads",
+            PeerCopy::Write => "peer writes",
             PeerCopy::Engine => "copy engines",
         }
     }
@@ -50,8 +54,20 @@ pub fn enable_peer_access(gpus: &[Arc<Gpu>]) -> Result<PeerCopy> {
             all &= a.enable_peer_access(b)?;
         }
     }
-    let forced = std::env::var(PEER_COPY_VAR).is_ok_and(|v| v == "engine");
-    Ok(if all && !forced { PeerCopy::Kernel } else { PeerCopy::Engine })
+    let asked = std::env::var(PEER_COPY_VAR).unwrap_or_default();
+    Ok(match asked.as_str() {
+        _ if !all => PeerCopy::Engine,
+        "engine" => PeerCopy::Engine,
+        "write" => PeerCopy::Write,
+        _ => PeerCopy::Read,
+    })
+}
+
+impl PeerCopy {
+    /// Whether the copy runs on the sending part's stream and GPU (else the receiving one's).
+    pub fn on_sender(self) -> bool {
+        self == PeerCopy::Write
+    }
 }
 
 /// The parts of one process, their streams and who neighbours whom.
@@ -65,14 +81,15 @@ pub struct Neighbourhood {
 }
 
 impl Neighbourhood {
-    /// Parts on `streams` (parts on one GPU share its stream), part `p` exchanging with
-    /// `neighbours[p]` (itself and repeats are dropped).
-    pub fn new(streams: Vec<Arc<CudaStream>>, neighbours: Vec<Vec<usize>>) -> Result<Self> {
-        let neighbours = neighbours
-            .into_iter()
-            .enumerate()
-            .map(|(p, mut list)| {
-                list.retain(|&q| q != p);
+    /// Consecutive parts on `streams` (parts on one GPU may share its stream), each
+    /// exchanging with the parts before and after it (the first and last too where
+    /// `periodic`; itself and repeats dropped).
+    pub fn new(streams: Vec<Arc<CudaStream>>, periodic: bool) -> Result<Self> {
+        let n = streams.len();
+        let neighbours = (0..n)
+            .map(|p| {
+                let (before, after) = crate::decomposition::neighbours(p, n, periodic);
+                let mut list: Vec<usize> = before.into_iter().chain(after).filter(|&q| q != p).collect();
                 list.sort_unstable();
                 list.dedup();
                 list
@@ -119,14 +136,14 @@ impl Neighbourhood {
     }
 }
 
-/// Copies `count` f32s from `src` (from element `src_at`) to `dst` (to element `dst_at`,
-/// a buffer of `dst_gpu`) on `stream` (the receiving part's, a stream of `dst_gpu`), `how`
-/// where the buffers are on different GPUs. The caller orders the copy after the source's
-/// writes (see [`Neighbourhood`]).
+/// Copies `count` f32s from `src` (from element `src_at`) to `dst` (to element `dst_at`) on
+/// `stream`, a stream of `gpu` (the receiving part's, or with [`PeerCopy::on_sender`] the
+/// sending part's), `how` where the buffers are on different GPUs. The caller orders the
+/// copy after the source's writes (see [`Neighbourhood`]).
 #[allow(clippy::too_many_arguments)]
 pub fn copy(
     how: PeerCopy,
-    dst_gpu: &Gpu,
+    gpu: &Gpu,
     stream: &CudaStream,
     src: &CudaSlice<f32>,
     src_at: usize,
@@ -137,7 +154,7 @@ pub fn copy(
     assert!(src_at + count <= src.len() && dst_at + count <= dst.len(), "halo copy out of bounds");
     let bytes = count * std::mem::size_of::<f32>();
     let (src_ctx, dst_ctx) = (src.stream().context(), dst.stream().context());
-    if !Arc::ptr_eq(src_ctx, dst_ctx) && how == PeerCopy::Kernel {
+    if !Arc::ptr_eq(src_ctx, dst_ctx) && how != PeerCopy::Engine {
         let aligned = {
             let (a, _) = src.device_ptr(src.stream());
             let (b, _) = dst.device_ptr(dst.stream());
@@ -147,7 +164,7 @@ pub fn copy(
         let from = src.slice(src_at..src_at + count as usize);
         let mut to = dst.slice_mut(dst_at..dst_at + count as usize);
         let cfg = grid_1d(count.div_ceil(4), 256);
-        return Ok(dst_gpu.launch_on(stream, kernels::halo::halo_copy, cfg, (&from, &mut to, count, aligned))?);
+        return Ok(gpu.launch_on(stream, kernels::halo::halo_copy, cfg, (&from, &mut to, count, aligned))?);
     }
     // Raw pointers: the streams are ordered with explicit events (cudarc's tracking is off).
     let (from, _) = src.device_ptr(src.stream());

@@ -45,11 +45,16 @@ pub fn check_library() -> Result<()> {
     if unsafe { sys::is_culib_present() } {
         return Ok(());
     }
-    Err(Error::InvalidInput(format!(
+    Err(missing_library())
+}
+
+/// The refusal of a run that needs NCCL where the library cannot be loaded.
+fn missing_library() -> Error {
+    Error::InvalidInput(format!(
         "the NCCL transport needs the NCCL library ({LIBRARY}, NCCL 2.x), which this process cannot load: install \
          NVIDIA's libnccl2 and libnccl-dev packages (they come with the CUDA repositories), or the nvidia-nccl-cu12 \
          Python wheel (its lib/ holds libnccl.so.2: link {LIBRARY} to it), and put its directory on LD_LIBRARY_PATH"
-    )))
+    ))
 }
 
 /// One rank's NCCL communicator, on its GPU, with the watchdog of its waits.
@@ -451,6 +456,14 @@ fn give_up(rank: usize, size: usize, what: &str, timeout: Duration) -> ! {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_missing_library_is_named_with_where_to_get_it() {
+        let message = missing_library().to_string();
+        for needle in ["libnccl.so", "libnccl2", "nvidia-nccl-cu12", "LD_LIBRARY_PATH"] {
+            assert!(message.contains(needle), "{needle}: {message}");
+        }
+    }
 
     #[test]
     fn an_id_round_trips_only_for_its_own_job() {

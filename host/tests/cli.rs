@@ -277,6 +277,12 @@ fn bench_arguments_are_checked_before_any_gpu_work() {
         (&["bench", "encode", "--repeats", "2"][..], "--repeats must be at least 3"),
         (&["bench", "encode", "--steps", "199"][..], "--steps must be at least 200"),
         (&["bench", "encode", "--json", "missing/dir/r.json"][..], "does not exist"),
+        (&["bench", "grayscott", "--gpus", "0"][..], "--gpus must list GPU counts between 1 and 64"),
+        (&["bench", "heat", "--gpus", "1,65"][..], "--gpus must list GPU counts between 1 and 64"),
+        (&["bench", "heat", "--overlap"][..], "--overlap is for the scaling bench"),
+        (&["bench", "heat", "--gpus", "1", "--overlap", "--variants", "fused"][..], "the single variant's"),
+        (&["bench", "grayscott", "--nccl-id-file", "id"][..], "--nccl-id-file is for a bench started by"),
+        (&["bench", "heat", "--peer-timeout", "0"][..], "--peer-timeout must be"),
     ] {
         let out = host(&dir, args);
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -333,8 +339,10 @@ fn as_rank(dir: &std::path::Path, rank: u32, size: u32, args: &[&str]) -> std::p
 fn launcher_jobs_that_cannot_run_give_one_line_from_rank_0() {
     let dir = common::scratch_dir("launcher");
     let gif = ["--gif", "o.gif"];
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 6] = [
         (&["physarum", "--backend", "cpu", "--steps", "1"], "only grayscott and heat"),
+        (&["bench", "physarum", "--repeats", "3"], "only grayscott and heat"),
+        (&["bench", "grayscott", "--gpus", "3"], "--gpus under Open MPI"),
         (
             &["grayscott", "--backend", "cpu", "--size", "16", "--steps", "1", "--gpus", "3"],
             "--gpus 3 disagrees with the 2",
@@ -349,7 +357,7 @@ fn launcher_jobs_that_cannot_run_give_one_line_from_rank_0() {
         ),
     ];
     for (args, expected) in cases {
-        let args = [args, &gif[..]].concat();
+        let args = if args[0] == "bench" { args.to_vec() } else { [args, &gif[..]].concat() };
         let out = as_rank(&dir, 0, 2, &args);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
@@ -368,7 +376,7 @@ fn overlap_is_refused_where_there_is_no_nccl_exchange_to_hide() {
     for (args, expected) in [
         (
             &["heat", "--backend", "cpu", "--size", "16", "--steps", "1", "--overlap"][..],
-            "--overlap is for Gray-Scott",
+            "it needs a split run",
         ),
         (
             &["grayscott", "--backend", "cpu", "--size", "16", "--steps", "1", "--overlap"],
@@ -384,7 +392,7 @@ fn overlap_is_refused_where_there_is_no_nccl_exchange_to_hide() {
 }
 
 #[test]
-fn the_nccl_transport_without_nccl_names_the_library() {
+fn the_nccl_transport_on_the_cpu_says_so_before_looking_for_nccl() {
     let dir = common::scratch_dir("no-nccl");
     let args = [
         "grayscott",
@@ -407,13 +415,9 @@ fn the_nccl_transport_without_nccl_names_the_library() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    if host::nccl::check_library().is_err() {
-        assert!(stderr.contains("libnccl.so") && stderr.contains("LD_LIBRARY_PATH"), "{stderr}");
-    } else {
-        // NCCL is here (a GPU machine): without a GPU the run is on the CPU, which NCCL cannot
-        // split; with one this test is not the place.
-        assert!(stderr.contains("CUDA"), "{stderr}");
-    }
+    // The run is on the CPU, which NCCL cannot split: said before any library is looked for
+    // (with or without NCCL on this machine).
+    assert!(stderr.contains("this run is on the CPU") && !stderr.contains("libnccl"), "{stderr}");
     // Rank 1 of a job names itself in an error only it can have.
     let out = as_rank(&dir, 1, 2, &args);
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -285,8 +285,9 @@ fn multi_gpu_parts_match_one_gpu_bit_for_bit() {
     let first = gpu();
     let count = host::cuda::device_count().unwrap();
     assert!(count >= 2, "this test needs at least 2 CUDA GPUs, the machine has {count}");
-    let gpus: Vec<_> =
-        std::iter::once(first.clone()).chain((1..count).map(|g| host::cuda::open_device(g).unwrap())).collect();
+    let gpus: Vec<_> = std::iter::once(first.clone())
+        .chain((1..count).map(|g| host::cuda::open_device(g).unwrap()))
+        .collect();
     let seed = fresh_seed();
     let setup = Setup { init: Init::Spots, ..Setup::new(W, H, coral()) };
     for variant in [Variant::Fused, Variant::Temporal, Variant::Streaming, Variant::Tiled] {

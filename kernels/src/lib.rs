@@ -50,8 +50,8 @@
 
 pub mod colormap;
 pub mod diagnostics;
-pub mod halo;
 pub mod grayscott;
+pub mod halo;
 pub mod heat;
 pub mod physarum;
 

@@ -209,15 +209,16 @@ fn measure(sim: &mut dyn Timed, steps: u32, repeats: usize) -> Result<Measured> 
     for _ in 0..repeats {
         times.push(timed(sim, &mut |s| s.step(steps))? * 1e3 / f64::from(steps));
     }
-    let (min, max) = (times.iter().copied().fold(f64::MAX, f64::min), times.iter().copied().fold(0.0, f64::max));
+    let (min, max) =
+        (times.iter().copied().fold(f64::MAX, f64::min), times.iter().copied().fold(0.0, f64::max));
     let per_step = median(&mut times);
     let halo = sim.steps_per_exchange();
     if halo == 0 {
         return Ok(Measured { timing: (per_step, min, max), halo, exchange: 0.0, exposed: 0.0 });
     }
     let rounds = (steps / halo).max(1);
-    let exchange = timed(sim, &mut |s| (0..rounds).try_for_each(|_| s.exchange()))? * 1e3
-        / f64::from(rounds * halo);
+    let exchange =
+        timed(sim, &mut |s| (0..rounds).try_for_each(|_| s.exchange()))? * 1e3 / f64::from(rounds * halo);
     // Last: it leaves stale halos in the fields.
     let compute = timed(sim, &mut |s| s.compute_only(steps))? * 1e3 / f64::from(steps);
     Ok(Measured { timing: (per_step, min, max), halo, exchange, exposed: per_step - compute })
@@ -315,7 +316,15 @@ pub fn run_local(
                 if n == 1 {
                     base = Some(m.timing.0);
                 }
-                rows.push(row(workload, if n == 1 { "one GPU" } else { "local" }, n, weak_run, steps, &m, base));
+                rows.push(row(
+                    workload,
+                    if n == 1 { "one GPU" } else { "local" },
+                    n,
+                    weak_run,
+                    steps,
+                    &m,
+                    base,
+                ));
             }
         }
     }
@@ -338,7 +347,8 @@ pub fn run_ranks(
         let mut base = None;
         if rank == 0 {
             eprintln!("{} on one GPU (the other ranks wait)...", workload.name());
-            let (m, steps) = run_one(workload, &mut Placement::Local(std::slice::from_ref(&gpu)), 1, false, repeats)?;
+            let (m, steps) =
+                run_one(workload, &mut Placement::Local(std::slice::from_ref(&gpu)), 1, false, repeats)?;
             base = Some(m.timing.0);
             rows.push(row(workload, "one GPU", 1, false, steps, &m, base));
         }

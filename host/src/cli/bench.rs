@@ -131,7 +131,10 @@ impl ScalingArgs {
     /// that disagrees with it and GPU counts beyond this machine's.
     fn job(&self) -> Result<Option<host::decomposition::LaunchRank>> {
         if !(self.peer_timeout.is_finite() && self.peer_timeout > 0.0 && self.peer_timeout <= 86_400.0) {
-            bail!("--peer-timeout must be a number of seconds above 0, at most 86400, got {}", self.peer_timeout);
+            bail!(
+                "--peer-timeout must be a number of seconds above 0, at most 86400, got {}",
+                self.peer_timeout
+            );
         }
         let job = host::decomposition::launch_rank(|name| std::env::var(name).ok())?.filter(|j| j.size > 1);
         if let Some(job) = job {
@@ -170,7 +173,12 @@ impl ScalingArgs {
         let first = open_gpu()?;
         let (rows, machine) = match job {
             Some(job) => {
-                let comm = super::options::connect_rank(&first, Some(job), self.nccl_id_file.clone(), self.peer_timeout)?;
+                let comm = super::options::connect_rank(
+                    &first,
+                    Some(job),
+                    self.nccl_id_file.clone(),
+                    self.peer_timeout,
+                )?;
                 let gpu = comm.gpu().clone();
                 say_binding(job);
                 let rows = bench::scaling::run_ranks(comm, workloads, self.weak, repeats)?;
@@ -183,7 +191,10 @@ impl ScalingArgs {
                 let most = self.gpus.iter().copied().max().unwrap_or(1) as usize;
                 let present = host::cuda::device_count()?;
                 if most > present {
-                    bail!("--gpus {most}: this machine has {present} CUDA GPU{}", if present == 1 { "" } else { "s" });
+                    bail!(
+                        "--gpus {most}: this machine has {present} CUDA GPU{}",
+                        if present == 1 { "" } else { "s" }
+                    );
                 }
                 let mut gpus = vec![first.clone()];
                 for ordinal in 1..most {
@@ -195,8 +206,9 @@ impl ScalingArgs {
         };
         let header = machine.header("scaling over GPUs of this machine");
         let table = format!("{header}{}", bench::scaling::table(&rows));
-        let json_text = serde_json::to_string_pretty(&serde_json::json!({ "machine": machine, "rows": rows }))
-            .context("serialising the report")?;
+        let json_text =
+            serde_json::to_string_pretty(&serde_json::json!({ "machine": machine, "rows": rows }))
+                .context("serialising the report")?;
         print_and_save(&table, &(json_text + "\n"), json)
     }
 }
@@ -371,7 +383,11 @@ fn heat(args: HeatBenchArgs) -> Result<()> {
             .sizes
             .iter()
             .flat_map(|&n| {
-                args.variants.iter().map(move |&variant| bench::scaling::Workload::Heat { n, variant, overlap: args.overlap })
+                args.variants.iter().map(move |&variant| bench::scaling::Workload::Heat {
+                    n,
+                    variant,
+                    overlap: args.overlap,
+                })
             })
             .collect();
         return args.scaling.run(job, &workloads, args.common.repeats, json);

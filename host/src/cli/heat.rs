@@ -177,7 +177,9 @@ pub fn run(mut args: HeatArgs, given: &Given) -> Result<()> {
     let (device, variant) = args.backend.select()?;
     let parted = args.parts.open(&device, true)?;
     if args.parts.overlap && parted.is_none() {
-        anyhow::bail!("--overlap overlaps the exchange between slabs: it needs a split run (--gpus, --split or mpirun)");
+        anyhow::bail!(
+            "--overlap overlaps the exchange between slabs: it needs a split run (--gpus, --split or mpirun)"
+        );
     }
     // Only rank 0 of an NCCL job writes; the other ranks send it their slabs.
     let root = parted.as_ref().is_none_or(Layout::is_root);

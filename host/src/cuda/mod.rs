@@ -81,23 +81,3 @@ pub fn open_device(ordinal: usize) -> Result<Arc<Gpu>> {
     crate::timeline::mark("GPU: driver initialised, context created");
     Ok(gpu)
 }
-
-/// Makes each of `streams` (one per GPU of a split run) wait for the work queued so far on
-/// every other, so a halo exchange between GPUs starts after every part's steps and the next
-/// steps after the exchange. One stream: nothing to join.
-pub fn join_streams(streams: &[Arc<cudarc::driver::CudaStream>]) -> Result<()> {
-    use crate::error::CudaContext as _;
-    if streams.len() < 2 {
-        return Ok(());
-    }
-    let events = streams
-        .iter()
-        .map(|s| s.record_event(None).context(|| "recording an exchange event".into()))
-        .collect::<Result<Vec<_>>>()?;
-    for stream in streams {
-        for event in &events {
-            stream.wait(event).context(|| "ordering an exchange".into())?;
-        }
-    }
-    Ok(())
-}

@@ -238,14 +238,7 @@ impl PartedGrayScott {
                 let used = placement.last().map_or(1, |g| g + 1);
                 let how = local_exchange::enable_peer_access(&gpus[..used])?;
                 let streams = parts.iter().map(|p: &Part| p.engine.stream().clone()).collect();
-                let n = parts.len();
-                let neighbours = (0..n)
-                    .map(|p| {
-                        let (before, after) = decomposition::neighbours(p, n, true);
-                        before.into_iter().chain(after).collect()
-                    })
-                    .collect();
-                (parts, Link::Local(Neighbourhood::new(streams, neighbours)?, how))
+                (parts, Link::Local(Neighbourhood::new(streams, true)?, how))
             }
             Layout::Ranks(comm) => {
                 let mine = pieces(bands[comm.rank()], halo, settings.overlap);
@@ -514,7 +507,8 @@ fn copy_rows(
         let (a, b) = parts.split_at_mut(src);
         (&b[0], &mut a[dst])
     };
-    let (stream, gpu) = (d.engine.stream().clone(), d.engine.gpu().clone());
+    let runs = if how.on_sender() { &s.engine } else { &d.engine };
+    let (stream, gpu) = (runs.stream().clone(), runs.gpu().clone());
     let (su, sv) = s.engine.state();
     let (du, dv) = d.engine.state_mut();
     let (from, to, n) = (src_row * width, dst_row * width, count * width);
@@ -622,11 +616,7 @@ impl Engine for PartedGrayScott {
         let place = match &self.link {
             Link::Local(_, how) => {
                 let gpus = self.gpus();
-                if gpus == 1 {
-                    "on 1 GPU".into()
-                } else {
-                    format!("on {gpus} GPUs, halos by {}", how.name())
-                }
+                if gpus == 1 { "on 1 GPU".into() } else { format!("on {gpus} GPUs, halos by {}", how.name()) }
             }
             Link::Nccl { comm, overlap } => format!(
                 "one per process over NCCL, {} processes{}",

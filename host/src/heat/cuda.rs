@@ -68,8 +68,7 @@ impl CudaHeat {
             alloc(len(stages >= 3))?,
             alloc(len(stages >= 4))?,
         ];
-        let single =
-            if variant == HeatVariant::Single { Some(SinglePass::new(&gpu)?) } else { None };
+        let single = if variant == HeatVariant::Single { Some(SinglePass::new(&gpu)?) } else { None };
         Ok(Self {
             single,
             variant,
@@ -337,7 +336,11 @@ impl SinglePass {
         a: f32,
         dt: f32,
     ) -> Result<()> {
-        assert!(planes.start <= planes.end && planes.end <= n[2], "output planes {planes:?} outside 0..{}", n[2]);
+        assert!(
+            planes.start <= planes.end && planes.end <= n[2],
+            "output planes {planes:?} outside 0..{}",
+            n[2]
+        );
         let count = planes.end - planes.start;
         if count == 0 {
             return Ok(());
@@ -349,8 +352,7 @@ impl SinglePass {
             block_dim: (SINGLE_TX, SINGLE_TY, 1),
             shared_mem_bytes: 0,
         };
-        let args =
-            (u, u_next, n[0], n[1], n[2], a, Rk4Terms::new(dt), planes_per_block, planes.start, count);
+        let args = (u, u_next, n[0], n[1], n[2], a, Rk4Terms::new(dt), planes_per_block, planes.start, count);
         Ok(gpu.launch(heat_rk4_single, cfg, args)?)
     }
 }

@@ -163,14 +163,7 @@ impl PartedHeat {
                     Some(streams) => streams.clone(),
                     None => parts.iter().map(|p| p.engine.stream().clone()).collect(),
                 };
-                let n = parts.len();
-                let neighbours = (0..n)
-                    .map(|p| {
-                        let (below, above) = decomposition::neighbours(p, n, false);
-                        below.into_iter().chain(above).collect()
-                    })
-                    .collect();
-                Link::Local(Neighbourhood::new(streams, neighbours)?, how)
+                Link::Local(Neighbourhood::new(streams, false)?, how)
             }
             Layout::Ranks(comm) => Link::Nccl(comm),
         };
@@ -333,15 +326,19 @@ impl PartedHeat {
             join(above, &stream_of(p, &self.parts))?;
         }
         for p in 0..self.parts.len().saturating_sub(1) {
+            // The lower slab's stream toward the slab above, and the upper's toward the one
+            // below: reads run on the receiver's, writes on the sender's.
             let (lower_stream, upper_stream) = (self.above_streams[p].clone(), stream_of(p + 1, &self.parts));
+            let (up, down) =
+                if how.on_sender() { (&lower_stream, &upper_stream) } else { (&upper_stream, &lower_stream) };
             let (a, b) = self.parts.split_at_mut(p + 1);
             let (lower, upper) = (&mut a[p], &mut b[0]);
             // The upper slab's halo below ← the lower slab's last interior planes.
             let from = (lower.below + lower.band.len) as usize - h;
-            copy_planes(how, &upper_stream, &lower.engine, from, &mut upper.engine, 0, h, plane)?;
+            copy_planes(how, up, &lower.engine, from, &mut upper.engine, 0, h, plane)?;
             // The lower slab's halo above ← the upper slab's first interior planes.
             let to = (lower.below + lower.band.len) as usize;
-            copy_planes(how, &lower_stream, &upper.engine, upper.below as usize, &mut lower.engine, to, h, plane)?;
+            copy_planes(how, down, &upper.engine, upper.below as usize, &mut lower.engine, to, h, plane)?;
         }
         for (p, above) in self.above_streams.iter().enumerate() {
             join(&stream_of(p, &self.parts), above)?;
@@ -442,7 +439,8 @@ impl PartedHeat {
 }
 
 /// Copies `count` planes of `src` (from plane `from`) into `dst` (at plane `to`), on
-/// `stream` (the receiving slab's), `how` between GPUs.
+/// `stream` (the receiving slab's, or the sending one's with [`PeerCopy::on_sender`]), `how`
+/// between GPUs.
 #[allow(clippy::too_many_arguments)]
 fn copy_planes(
     how: PeerCopy,
@@ -454,8 +452,17 @@ fn copy_planes(
     count: usize,
     plane: usize,
 ) -> Result<()> {
-    let gpu = dst.gpu().clone();
-    local_exchange::copy(how, &gpu, stream, src.state(), from * plane, dst.state_mut(), to * plane, count * plane)
+    let gpu = if how.on_sender() { src.gpu().clone() } else { dst.gpu().clone() };
+    local_exchange::copy(
+        how,
+        &gpu,
+        stream,
+        src.state(),
+        from * plane,
+        dst.state_mut(),
+        to * plane,
+        count * plane,
+    )
 }
 
 impl HeatEngine for PartedHeat {

@@ -302,9 +302,9 @@ impl Gpu {
             flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
         };
         // SAFETY: one valid descriptor; the pool is the peer's live pool.
-        unsafe { sys::cuMemPoolSetAccess(pool, &access, 1) }.result().context(|| {
-            format!("letting GPU {} reach the buffers of GPU {}", self.ordinal, peer.ordinal)
-        })?;
+        unsafe { sys::cuMemPoolSetAccess(pool, &access, 1) }
+            .result()
+            .context(|| format!("letting GPU {} reach the buffers of GPU {}", self.ordinal, peer.ordinal))?;
         Ok(true)
     }
 
