@@ -94,7 +94,9 @@ impl Cache {
 /// malformed lines are skipped with a warning on stderr.
 fn read_entries(path: &Path) -> BTreeMap<(String, Key), String> {
     let mut entries = BTreeMap::new();
-    if let Ok(text) = std::fs::read_to_string(path) {
+    // Bounded: the cache is a few KiB; a path that holds far more is not ours.
+    let text = crate::input::read_bounded(path, 16 << 20).ok().and_then(|b| String::from_utf8(b).ok());
+    if let Some(text) = text {
         for (number, line) in text.lines().enumerate() {
             match parse_line(line) {
                 Some((hash, key, shape)) => {

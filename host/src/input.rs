@@ -63,6 +63,30 @@ pub fn read_whole(path: &Path) -> Result<Arc<Vec<u8>>> {
     Ok(bytes)
 }
 
+/// At most `limit` bytes of `path` (a regular file, FIFO or device): the content, or, where
+/// the file or what comes through it is longer, or it cannot be read, the reason in words.
+/// Every input a user names is read through this or [`read_whole`], so `/dev/zero` or a huge
+/// file is refused with one line instead of filling memory.
+pub fn read_bounded(path: &Path, limit: u64) -> std::result::Result<Vec<u8>, String> {
+    let meta = std::fs::metadata(path).map_err(|e| describe_io(&e))?;
+    if meta.is_dir() {
+        return Err("it is a directory".into());
+    }
+    let size = |bytes: u64| {
+        if bytes >= 1 << 20 { format!("{} MiB", bytes >> 20) } else { format!("{} KiB", bytes >> 10) }
+    };
+    if meta.is_file() && meta.len() > limit {
+        return Err(format!("it is over {}, more than this input may hold", size(limit)));
+    }
+    let mut bytes = Vec::new();
+    let file = std::fs::File::open(path).map_err(|e| describe_io(&e))?;
+    file.take(limit + 1).read_to_end(&mut bytes).map_err(|e| describe_io(&e))?;
+    if bytes.len() as u64 > limit {
+        return Err(format!("more than {} came through it, more than this input may hold", size(limit)));
+    }
+    Ok(bytes)
+}
+
 /// Reads `path` whole ([`read_whole`]) and decodes the image, its format told by its bytes.
 pub fn read_image(path: &Path) -> Result<image::DynamicImage> {
     let bytes = read_whole(path)?;

@@ -279,8 +279,9 @@ fn unique_id(rank: usize, size: usize, bootstrap: &Bootstrap) -> Result<sys::ncc
     }
     // Wait for rank 0's file of this job (an older job's file is not ours).
     loop {
-        if let Ok(text) = std::fs::read_to_string(path)
-            && let Some(id) = parse_id(&key, &text)
+        // Bounded: an id file is one line; anything far longer is not rank 0's.
+        if let Ok(bytes) = crate::input::read_bounded(path, 64 << 10)
+            && let Some(id) = parse_id(&key, &String::from_utf8_lossy(&bytes))
         {
             return Ok(id);
         }

@@ -80,6 +80,13 @@ fn frames_with_notes(dir: &Path) {
     std::fs::write(dir.join("frames/notes.txt"), b"mine").unwrap();
 }
 
+/// An earlier run's frames, one of whose places a directory has taken.
+fn blocked_frame(dir: &Path) {
+    std::fs::create_dir(dir.join("frames")).unwrap();
+    std::fs::write(dir.join("frames/frame_00000.png"), b"old").unwrap();
+    std::fs::create_dir(dir.join("frames/frame_00002.png")).unwrap();
+}
+
 fn dangling_link(dir: &Path) {
     std::os::unix::fs::symlink(dir.join("nowhere/x.gif"), dir.join("link.gif")).unwrap();
 }
@@ -397,6 +404,17 @@ const CASES: &[(&str, &str, Prepare)] = &[
     ("grayscott --resume c.ck --steps 8 --save s.npz", "the checkpoint is at step 8", late_checkpoint),
     ("physarum --resume c.ck --save s.npz", "this is a heat checkpoint", heat_checkpoint),
     ("heat --resume c.ck --save s.vti", "this is a grayscott checkpoint", late_checkpoint),
+    // Inputs without end: read up to a bound, then one line (not until memory runs out).
+    ("grayscott --config /dev/zero", "more than 1024 MiB came through it", nothing),
+    ("bench plot --json /dev/zero --out p.png", "more than 64 MiB came through it", nothing),
+    // The entry that blocks a frame is named, not its directory.
+    ("grayscott --frame-every 2 --png-dir frames", "frames/frame_00002.png: it is not a regular file", blocked_frame),
+    // A negative port gets the range, as --port=-1 does.
+    ("serve --port -1", "-1 is not in 0..=65535", nothing),
+    ("serve --port=-1", "-1 is not in 0..=65535", nothing),
+    // On the CPU, NCCL is not looked for: the CPU is named first.
+    ("grayscott --transport nccl --overlap", "this run is on the CPU", nothing),
+    ("heat --transport nccl --nccl-id-file id", "this run is on the CPU", nothing),
 ];
 
 #[test]

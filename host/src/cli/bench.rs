@@ -429,8 +429,16 @@ fn encode(args: EncodeBenchArgs) -> Result<()> {
     print_and_save(&measured.table(), &json_text, json)
 }
 
+/// The largest report `bench plot` reads.
+const REPORT_LIMIT: u64 = 64 << 20;
+
 fn plot_saved(json: &std::path::Path, out: &std::path::Path) -> Result<()> {
-    let text = std::fs::read_to_string(json).with_context(|| format!("cannot read {}", json.display()))?;
+    // A report is a few hundred KiB at most.
+    let bytes = host::input::read_bounded(json, REPORT_LIMIT)
+        .map_err(|reason| anyhow::anyhow!("cannot read {}: {reason}", json.display()))?;
+    let text = String::from_utf8(bytes).map_err(|_| {
+        anyhow::anyhow!("{} is not a report written by `rust-gpu-sim bench grayscott --json`: not UTF-8", json.display())
+    })?;
     let report = GrayScottReport::from_json(&text).map_err(|e| {
         anyhow::anyhow!(
             "{} is not a report written by `rust-gpu-sim bench grayscott --json`: {e}",

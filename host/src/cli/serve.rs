@@ -17,7 +17,7 @@ pub struct ServeArgs {
     #[arg(long, default_value = "127.0.0.1")]
     pub bind: IpAddr,
     /// Port to listen on (0: any free port; the address is printed).
-    #[arg(long, default_value_t = 8080)]
+    #[arg(long, default_value_t = 8080, allow_hyphen_values = true)]
     pub port: u16,
     /// Access token required on every request and WebSocket (at least 16 characters:
     /// letters, digits, '-' and '_').

@@ -23,7 +23,6 @@ use host::{
     grayscott::Init,
     heat::HeatInit,
     physarum::{AgentInit, Sensing},
-    render::output::describe_io,
 };
 
 /// `--config` and `--print-config`, flattened into every simulation.
@@ -43,8 +42,9 @@ impl ConfigArgs {
     /// subcommand's name, the name of its table).
     pub fn read(&self, simulation: &str) -> Result<Option<Document>> {
         let Some(path) = &self.config else { return Ok(None) };
-        let bytes = std::fs::read(path)
-            .map_err(|e| anyhow::anyhow!("cannot read --config {}: {}", path.display(), describe_io(&e)))?;
+        // A settings file, or an output that records them (a GIF or MP4 of a run).
+        let bytes = host::input::read_bounded(path, host::input::MAX_INPUT_BYTES)
+            .map_err(|reason| anyhow::anyhow!("cannot read --config {}: {reason}", path.display()))?;
         let text = match host::render::recorded_text(&bytes).filter(|t| !t.trim().is_empty()) {
             Some(text) => text,
             None if bytes.starts_with(b"GIF8") || bytes.starts_with(b"\x89PNG") => {

@@ -55,13 +55,22 @@ pub fn check_png_dir(dir: &Path) -> Result<()> {
         Ok(_) => {
             let entries = std::fs::read_dir(dir).map_err(|e| fail(describe_io(&e)))?;
             for entry in entries {
-                let name = entry.map_err(|e| fail(describe_io(&e)))?.file_name();
+                let entry = entry.map_err(|e| fail(describe_io(&e)))?;
+                let name = entry.file_name();
                 if !name.to_str().is_some_and(is_frame_name) {
                     return Err(fail(format!(
                         "it holds {} besides frames; --png-dir takes a new directory, or one with only \
                          the frame_*.png files of an earlier run (which are replaced)",
                         name.to_string_lossy()
                     )));
+                }
+                // A frame's place taken by a directory, link or device: named, not the
+                // directory, since it is what blocks.
+                if !entry.file_type().is_ok_and(|t| t.is_file()) {
+                    return Err(Error::Output {
+                        path: entry.path(),
+                        reason: "it is not a regular file (a frame of --png-dir goes there)".into(),
+                    });
                 }
             }
             Ok(())
