@@ -437,3 +437,45 @@ fn a_launcher_job_of_one_process_runs_as_usual() {
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// `--png` writes the final frame for grayscott and physarum as for heat: the same pixels as
+/// the last frame `--png-dir` writes in the same run, the settings recorded (readable by
+/// --config), and an unwritable path refused before the run.
+#[test]
+fn png_writes_the_final_frame_for_every_simulation() {
+    let dir = scratch_dir("png-final");
+    for (sim, args) in [
+        ("grayscott", &["--size", "48", "--steps", "120", "--frame-every", "40"][..]),
+        ("physarum", &["--size", "48", "--agents", "400", "--steps", "12", "--frame-every", "4"][..]),
+    ] {
+        let (png, frames) = (format!("{sim}.png"), format!("{sim}-frames"));
+        let mut all = vec![sim, "--backend", "cpu", "--png", &png, "--png-dir", &frames];
+        all.extend_from_slice(args);
+        let out = host(&dir, &all);
+        assert!(out.status.success(), "{sim}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(String::from_utf8_lossy(&out.stdout).contains(&png), "{sim}: the summary names the PNG");
+        let still = image::open(dir.join(&png)).unwrap().to_rgba8();
+        assert_eq!(still.dimensions(), (48, 48), "{sim}");
+        let last = files_in(&dir.join(&frames)).into_iter().max().expect("frames");
+        let last = image::open(dir.join(&frames).join(last)).unwrap().to_rgba8();
+        assert!(last == still, "{sim}: the PNG is not the last frame");
+        // The settings it records run again.
+        let again = host(&dir, &[sim, "--backend", "cpu", "--config", &png, "--png", "again.png"]);
+        assert!(again.status.success(), "{sim}: {}", String::from_utf8_lossy(&again.stderr));
+        assert!(
+            image::open(dir.join("again.png")).unwrap().to_rgba8() == still,
+            "{sim}: --config from the PNG"
+        );
+    }
+    let bad = scratch_dir("png-bad");
+    for sim in ["grayscott", "physarum"] {
+        let out =
+            host(&bad, &[sim, "--backend", "cpu", "--size", "16", "--steps", "2", "--png", "no/dir/x.png"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && stderr.contains("--png") && stderr.contains("does not exist"),
+            "{stderr}"
+        );
+    }
+    assert!(files_in(&bad).is_empty());
+}

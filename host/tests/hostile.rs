@@ -408,7 +408,11 @@ const CASES: &[(&str, &str, Prepare)] = &[
     ("grayscott --config /dev/zero", "more than 1024 MiB came through it", nothing),
     ("bench plot --json /dev/zero --out p.png", "more than 64 MiB came through it", nothing),
     // The entry that blocks a frame is named, not its directory.
-    ("grayscott --frame-every 2 --png-dir frames", "frames/frame_00002.png: it is not a regular file", blocked_frame),
+    (
+        "grayscott --frame-every 2 --png-dir frames",
+        "frames/frame_00002.png: it is not a regular file",
+        blocked_frame,
+    ),
     // A negative port gets the range, as --port=-1 does.
     ("serve --port -1", "-1 is not in 0..=65535", nothing),
     ("serve --port=-1", "-1 is not in 0..=65535", nothing),

@@ -437,7 +437,10 @@ fn plot_saved(json: &std::path::Path, out: &std::path::Path) -> Result<()> {
     let bytes = host::input::read_bounded(json, REPORT_LIMIT)
         .map_err(|reason| anyhow::anyhow!("cannot read {}: {reason}", json.display()))?;
     let text = String::from_utf8(bytes).map_err(|_| {
-        anyhow::anyhow!("{} is not a report written by `rust-gpu-sim bench grayscott --json`: not UTF-8", json.display())
+        anyhow::anyhow!(
+            "{} is not a report written by `rust-gpu-sim bench grayscott --json`: not UTF-8",
+            json.display()
+        )
     })?;
     let report = GrayScottReport::from_json(&text).map_err(|e| {
         anyhow::anyhow!(

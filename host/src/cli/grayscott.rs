@@ -217,14 +217,15 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
     host::timeline::mark("device open");
     // Open outputs before simulating, so an unwritable path fails now; they record the settings.
     // Only rank 0 of an NCCL job writes; the other ranks send it their bands.
-    let mut writer = if args.output.any() && root {
+    let text = {
         let run = BackendArgs::<GrayScottSim>::ran(&device, variant);
-        let settings = document(&args, &setup, steps, run, Provenance::of_this_run(Some(&device)));
-        let text = settings.to_toml(GrayScottSim::NAME);
-        args.output.open(setup.width, setup.height, palette, &text)?
-    } else {
-        None
+        document(&args, &setup, steps, run, Provenance::of_this_run(Some(&device)))
+            .to_toml(GrayScottSim::NAME)
     };
+    let mut writer = if root { args.output.open(setup.width, setup.height, palette, &text)? } else { None };
+    if root {
+        args.output.check_png()?;
+    }
     host::timeline::mark("outputs open");
     let started = Instant::now();
     let is_parted = parted.is_some();
@@ -302,6 +303,19 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
     }
     progress.finish_and_clear();
     host::timeline::mark("simulated, frames handed to the encoders");
+    // The final frame for --png (every rank of an NCCL job takes part in its gather).
+    let last_frame = match (&args.output.png, root) {
+        (None, _) => None,
+        (Some(_), true) => {
+            let mut levels = vec![0u8; setup.width as usize * setup.height as usize];
+            sim.levels(&mut levels)?;
+            Some(levels)
+        }
+        (Some(_), false) => {
+            sim.fields()?;
+            None
+        }
+    };
     let saved = args.state.write_final(&mut sim)?;
     let described = sim.describe();
     // Without frame outputs there is nothing to overlap: the simulation goes at the end.
@@ -313,6 +327,9 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
         None => Vec::new(),
     };
     host::timeline::mark("outputs finished");
+    if let Some(levels) = last_frame {
+        written.extend(args.output.write_png(&levels, setup.width, setup.height, palette, &text)?);
+    }
     written.extend(saved);
     if !root {
         return Ok(());
@@ -326,7 +343,7 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
         options::resumed(first),
         described,
         super::rate((steps as u64 - first) as f64 / seconds),
-        super::destination(&written, "--gif, --mp4, --png-dir or --save"),
+        super::destination(&written, "--gif, --mp4, --png, --png-dir or --save"),
     );
     Ok(())
 }

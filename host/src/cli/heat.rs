@@ -10,13 +10,12 @@ use clap::Args;
 use host::{
     export,
     heat::{Heat, HeatInit, HeatSetup, HeatVariant},
-    render::output::AtomicFile,
     transport::Layout,
 };
 
 use super::{
     options::{
-        self, BackendArgs, OutputArgs, PartsArgs, SeedArgs, Simulation, State, StateArgs, Target, at_most,
+        self, BackendArgs, OutputArgs, PartsArgs, SeedArgs, Simulation, State, StateArgs, at_most,
         check_steps,
     },
     settings::{ConfigArgs, Document, Given, HeatTable, Provenance, RunTable, Seed},
@@ -83,9 +82,6 @@ pub struct HeatArgs {
     init: HeatInit,
     #[command(flatten)]
     seed: SeedArgs,
-    /// Write the middle z-slice after the run as a PNG.
-    #[arg(long, value_name = "PATH")]
-    png: Option<PathBuf>,
     #[command(flatten)]
     output: OutputArgs<HeatSim>,
     #[command(flatten)]
@@ -167,7 +163,6 @@ pub fn run(mut args: HeatArgs, given: &Given) -> Result<()> {
         );
     }
     let mut targets = args.output.targets();
-    targets.extend(args.png.as_deref().map(|p| Target::file("--png", p)));
     targets.extend(args.state.targets());
     options::check_targets(&targets)?;
     args.state.check(&["npz", "npy", "vti"])?;
@@ -188,10 +183,8 @@ pub fn run(mut args: HeatArgs, given: &Given) -> Result<()> {
     let text = document(&args, &setup, run, Provenance::of_this_run(Some(&device))).to_toml(HeatSim::NAME);
     // Open outputs before simulating, so an unwritable path fails now.
     let mut writer = if root { args.output.open(nx, ny, palette, &text)? } else { None };
-    if let Some(path) = &args.png
-        && root
-    {
-        drop(AtomicFile::create(path)?); // writable; written at the end
+    if root {
+        args.output.check_png()?;
     }
     let started = Instant::now();
     let mut sim = match parted {
@@ -240,7 +233,7 @@ pub fn run(mut args: HeatArgs, given: &Given) -> Result<()> {
     written.extend(args.state.write_final(&mut sim)?);
     if !root {
         // The gathers rank 0 makes below.
-        if args.png.is_some() {
+        if args.output.png.is_some() {
             sim.middle_slice()?;
         }
         if host::heat::has_exact_solution(&setup) {
@@ -248,16 +241,8 @@ pub fn run(mut args: HeatArgs, given: &Given) -> Result<()> {
         }
         return Ok(());
     }
-    if let Some(path) = &args.png {
-        host::render::write_png_with_text(
-            path,
-            &to_levels(&sim.middle_slice()?),
-            nx,
-            ny,
-            palette,
-            Some(&text),
-        )?;
-        written.push(path.clone());
+    if args.output.png.is_some() {
+        written.extend(args.output.write_png(&to_levels(&sim.middle_slice()?), nx, ny, palette, &text)?);
     }
     let seconds = started.elapsed().as_secs_f64();
     // Gathering the field is for the comparison with the exact solution only.

@@ -66,6 +66,9 @@ pub struct OutputArgs<S: Simulation> {
     /// parent must exist) or one holding only an earlier run's frames, which are replaced.
     #[arg(long, value_name = "DIR")]
     pub png_dir: Option<PathBuf>,
+    /// Write the final frame as a PNG (heat: the middle z-slice), with the run's settings.
+    #[arg(long, value_name = "PATH")]
+    pub png: Option<PathBuf>,
     /// Steps between frames (a last frame is taken after the final step).
     #[arg(long, default_value = S::FRAME_EVERY, allow_hyphen_values = true)]
     pub frame_every: u32,
@@ -113,7 +116,7 @@ impl<S: Simulation> OutputArgs<S> {
         palette(&self.palette)
     }
 
-    /// The frame outputs asked for.
+    /// The frame outputs asked for, and `--png`.
     pub fn targets(&self) -> Vec<Target> {
         let mut targets = Vec::new();
         targets.extend(self.gif.as_deref().map(|p| Target::file("--gif", p)));
@@ -123,6 +126,7 @@ impl<S: Simulation> OutputArgs<S> {
             path: p.to_owned(),
             dir: true,
         }));
+        targets.extend(self.png.as_deref().map(|p| Target::file("--png", p)));
         targets
     }
 
@@ -131,8 +135,32 @@ impl<S: Simulation> OutputArgs<S> {
         render::Outputs { gif: self.gif.clone(), png_dir: self.png_dir.clone(), fps: self.fps }
     }
 
+    /// Whether any output takes frames during the run (`--png` is written at the end).
     pub fn any(&self) -> bool {
-        !self.targets().is_empty()
+        self.targets().iter().any(|t| t.option != "--png")
+    }
+
+    /// Checks now that `--png` can be written (only the process that writes outputs).
+    pub fn check_png(&self) -> Result<()> {
+        if let Some(path) = &self.png {
+            drop(host::render::output::AtomicFile::create(path)?); // writable; written at the end
+        }
+        Ok(())
+    }
+
+    /// Writes `levels` (the final frame) to `--png`, if asked, recording `text`; returns the
+    /// file written.
+    pub fn write_png(
+        &self,
+        levels: &[u8],
+        width: u32,
+        height: u32,
+        palette: &'static Palette,
+        text: &str,
+    ) -> Result<Option<PathBuf>> {
+        let Some(path) = &self.png else { return Ok(None) };
+        host::render::write_png_with_text(path, levels, width, height, palette, Some(text))?;
+        Ok(Some(path.clone()))
     }
 
     /// Opens every frame output asked for (`None` without any), recording `text` where the

@@ -326,14 +326,12 @@ pub fn run(mut args: PhysarumArgs, given: &Given) -> Result<()> {
 
     let (device, variant) = args.backend.select()?;
     // Open outputs before simulating, so an unwritable path fails now; they record the settings.
-    let mut writer = if args.output.any() {
+    let text = {
         let run = BackendArgs::<PhysarumSim>::ran(&device, variant);
-        let text =
-            document(&args, &setup, run, Provenance::of_this_run(Some(&device))).to_toml(PhysarumSim::NAME);
-        args.output.open(setup.width, setup.height, palette, &text)?
-    } else {
-        None
+        document(&args, &setup, run, Provenance::of_this_run(Some(&device))).to_toml(PhysarumSim::NAME)
     };
+    let mut writer = args.output.open(setup.width, setup.height, palette, &text)?;
+    args.output.check_png()?;
     let started = Instant::now();
     let mut sim = Physarum::new(&setup, &device, variant)?;
     if let Some(checkpoint) = resume {
@@ -358,6 +356,11 @@ pub fn run(mut args: PhysarumArgs, given: &Given) -> Result<()> {
         progress.inc(u64::from(chunk));
     }
     progress.finish_and_clear();
+    // The final frame for --png.
+    let last_frame = match &args.output.png {
+        Some(_) => Some(host::physarum::trail_levels(&sim.trail()?)),
+        None => None,
+    };
     let saved = args.state.write_final(&mut WithAgents { sim: &mut sim, agents: args.save_agents })?;
     let described = sim.describe();
     // Without frame outputs there is nothing to overlap: the simulation goes at the end.
@@ -365,6 +368,9 @@ pub fn run(mut args: PhysarumArgs, given: &Given) -> Result<()> {
         Some(frames) => frames.finish_while(|| drop((sim, device)))?,
         None => Vec::new(),
     };
+    if let Some(levels) = last_frame {
+        written.extend(args.output.write_png(&levels, setup.width, setup.height, palette, &text)?);
+    }
     written.extend(saved);
     let seconds = started.elapsed().as_secs_f64();
     say!(
@@ -376,7 +382,7 @@ pub fn run(mut args: PhysarumArgs, given: &Given) -> Result<()> {
         options::resumed(first),
         described,
         (u64::from(steps) - first) as f64 * f64::from(setup.agents) / seconds,
-        super::destination(&written, "--gif, --mp4, --png-dir or --save"),
+        super::destination(&written, "--gif, --mp4, --png, --png-dir or --save"),
     );
     Ok(())
 }
