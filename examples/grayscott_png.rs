@@ -1,14 +1,25 @@
 //! Simulates Gray-Scott "mitosis" through the host library and saves the last frame as a PNG.
 //!
-//! `cargo run --release -p host --example grayscott_png -- [OUT.png]`
+//! `cargo run --release -p host --example grayscott_png -- [OUT.png]` (`--help` for help)
 
+use std::path::PathBuf;
+
+use clap::Parser;
 use host::{
     grayscott::{self, GrayScott},
     render,
 };
 
+/// Simulates Gray-Scott "mitosis" (384x256, 4000 steps) and saves the last frame as a PNG.
+#[derive(Parser)]
+struct Args {
+    /// The PNG to write.
+    #[arg(default_value = "mitosis.png")]
+    out: PathBuf,
+}
+
 fn main() -> host::Result<()> {
-    let out = std::env::args().nth(1).unwrap_or_else(|| "mitosis.png".into());
+    let out = Args::parse().out;
     let (width, height) = (384, 256);
     let preset = grayscott::preset("mitosis").expect("preset exists");
     // The preset's rates and start (scattered small squares), seed 1.
@@ -25,14 +36,15 @@ fn main() -> host::Result<()> {
     let mut levels = vec![0u8; (width * height) as usize];
     sim.levels(&mut levels)?;
     let palette = render::palette("cyberpunk").expect("palette exists");
-    render::write_png(out.as_ref(), &levels, width, height, palette)?;
+    render::write_png(&out, &levels, width, height, palette)?;
     println!(
         "Gray-Scott \"{}\" (F = {}, k = {}), {width}x{height}: {} steps on {} -> {out}",
         preset.name,
         setup.rates.feed,
         setup.rates.kill,
         sim.steps_done(),
-        sim.describe()
+        sim.describe(),
+        out = out.display()
     );
     Ok(())
 }

@@ -2,10 +2,11 @@
 //! tiles the last frames into one PNG, in `--list-presets` order, left to right and top to
 //! bottom (the README's docs/presets.png).
 //!
-//! `cargo run --release -p host --example preset_montage -- [OUT.png] [SIDE]`
+//! `cargo run --release -p host --example preset_montage -- [OUT.png] [SIDE]` (`--help` for help)
 
-use std::time::Instant;
+use std::{path::PathBuf, time::Instant};
 
+use clap::Parser;
 use host::{
     Device,
     grayscott::{GrayScott, PRESETS, Variant},
@@ -16,10 +17,20 @@ use rayon::prelude::*;
 const COLUMNS: usize = 3;
 const GAP: usize = 4;
 
+/// Tiles the last frame of every Gray-Scott preset (each from its own start, for its own
+/// steps, on the CPU) into one PNG.
+#[derive(Parser)]
+struct Args {
+    /// The PNG to write.
+    #[arg(default_value = "presets.png")]
+    out: PathBuf,
+    /// Cells along each side of a preset's tile, 8 to 4096.
+    #[arg(default_value_t = 256, value_parser = clap::value_parser!(u32).range(8..=4096))]
+    side: u32,
+}
+
 fn main() -> host::Result<()> {
-    let mut args = std::env::args().skip(1);
-    let out = args.next().unwrap_or_else(|| "presets.png".into());
-    let side: u32 = args.next().map_or(256, |s| s.parse().expect("SIDE: a number of cells"));
+    let Args { out, side } = Args::parse();
     let started = Instant::now();
     let tiles = PRESETS
         .par_iter()
@@ -43,14 +54,15 @@ fn main() -> host::Result<()> {
         }
     }
     let palette = render::palette("cyberpunk").expect("palette exists");
-    render::write_png(out.as_ref(), &montage, width as u32, height as u32, palette)?;
+    render::write_png(&out, &montage, width as u32, height as u32, palette)?;
     let names: Vec<_> = PRESETS.iter().map(|p| p.name).collect();
     println!(
         "{} presets at {side}x{side} ({}) on the CPU ({} threads) in {:.1} s -> {out}",
         PRESETS.len(),
         names.join(", "),
         rayon::current_num_threads(),
-        started.elapsed().as_secs_f32()
+        started.elapsed().as_secs_f32(),
+        out = out.display()
     );
     Ok(())
 }

@@ -90,7 +90,7 @@ if [[ $parts == *" tests "* ]]; then
   mkdir -p $W/mpi && cd $W/mpi
   gs="grayscott --width 333 --size 301 --steps 60 --variant streaming --no-autotune --frame-every 20"
   heat="heat --nx 37 --ny 29 --nz 61 --steps 9 --variant single --frame-every 3"
-  outs() { echo "--gif $1.gif --mp4 $1.mp4 --png-dir $1-frames --save $1.npz --checkpoint $1.ck"; }
+  outs() { echo "--gif $1.gif --mp4 $1.mp4 --png-dir $1-frames --png $1.png --save $1.npz --checkpoint $1.ck"; }
   $B/rust-gpu-sim $gs $(outs gs1) > "$OUT/multi-gs1.log" 2>&1 || echo "one GPU grayscott: exit $?"
   $B/rust-gpu-sim $heat --gif heat1.gif --png heat1.png --save heat1.npz --checkpoint heat1.ck > "$OUT/multi-heat1.log" 2>&1 \
     || echo "one GPU heat: exit $?"
@@ -99,7 +99,7 @@ if [[ $parts == *" tests "* ]]; then
     echo "== mpirun -np $np: every output, rank 0's files against one GPU's"
     mpi $np $B/rust-gpu-sim $gs $(outs gs$np) > "$OUT/multi-gs$np.log" 2>&1
     echo "grayscott streaming: exit $?; --save $(same_npz gs1.npz gs$np.npz); --gif $(python3 $REPO/scripts/same-gif.py gs1.gif gs$np.gif);" \
-      "--mp4 $(same_mp4 gs1.mp4 gs$np.mp4); --png-dir $(same_pngs gs1-frames gs$np-frames)"
+      "--mp4 $(same_mp4 gs1.mp4 gs$np.mp4); --png-dir $(same_pngs gs1-frames gs$np-frames); --png $(same_png gs1.png gs$np.png)"
     mpi $np $B/rust-gpu-sim $heat --gif heat$np.gif --png heat$np.png --save heat$np.npz --checkpoint heat$np.ck \
       > "$OUT/multi-heat$np.log" 2>&1
     echo "heat single: exit $?; --save $(same_npz heat1.npz heat$np.npz); --gif $(python3 $REPO/scripts/same-gif.py heat1.gif heat$np.gif); --png $(same_png heat1.png heat$np.png)"
