@@ -84,6 +84,14 @@ impl std::error::Error for Error {
     }
 }
 
+/// A driver error with no step named, so that `?` works on cudarc's results in functions
+/// returning this crate's [`Result`] (name the step with [`Error::driver`] where it helps).
+impl From<DriverError> for Error {
+    fn from(source: DriverError) -> Self {
+        Error::Driver { context: "a CUDA driver call".into(), source }
+    }
+}
+
 impl Error {
     /// A `map_err` adapter naming the step: `.map_err(Error::driver("copying u"))`.
     pub fn driver(context: impl Into<String>) -> impl FnOnce(DriverError) -> Error {
@@ -447,6 +455,24 @@ pub fn grid_1d(n: u32, block: u32) -> LaunchConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `?` turns cudarc's errors into this crate's (the device crate's doc example relies
+    /// on it).
+    #[test]
+    fn driver_errors_convert_with_question_mark() {
+        fn fails() -> Result<()> {
+            Err(DriverError(sys::CUresult::CUDA_ERROR_INVALID_VALUE))?;
+            Ok(())
+        }
+        // (Displaying a driver error asks the driver for its text: not on a machine without one.)
+        match fails().unwrap_err() {
+            Error::Driver { context, source } => {
+                assert_eq!(context, "a CUDA driver call");
+                assert_eq!(source.0, sys::CUresult::CUDA_ERROR_INVALID_VALUE);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 
     #[test]
     fn newest_cubin_of_the_same_major_version_is_chosen() {
