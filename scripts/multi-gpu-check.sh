@@ -94,7 +94,7 @@ if [[ $parts == *" tests "* ]]; then
   $B/rust-gpu-sim $gs $(outs gs1) > "$OUT/multi-gs1.log" 2>&1 || echo "one GPU grayscott: exit $?"
   $B/rust-gpu-sim $heat --gif heat1.gif --png heat1.png --save heat1.npz --checkpoint heat1.ck > "$OUT/multi-heat1.log" 2>&1 \
     || echo "one GPU heat: exit $?"
-  for np in 2 4; do
+  for np in 2 4 8; do
     [ "$gpus" -ge $np ] || { echo "mpirun -np $np: skipped, $gpus GPUs"; continue; }
     echo "== mpirun -np $np: every output, rank 0's files against one GPU's"
     mpi $np $B/rust-gpu-sim $gs $(outs gs$np) > "$OUT/multi-gs$np.log" 2>&1
@@ -142,7 +142,7 @@ if [[ $parts == *" tests "* ]]; then
 fi
 
 if [[ $parts == *" bench-local "* ]]; then
-  counts=1,2; [ "$gpus" -ge 4 ] && counts=1,2,4
+  counts=1,2; [ "$gpus" -ge 4 ] && counts=1,2,4; [ "$gpus" -ge 8 ] && counts=1,2,4,8
   echo "== scaling bench, one process (--gpus $counts, strong and weak)"
   $B/rust-gpu-sim bench grayscott --sizes 16384 --variants streaming,fused --gpus $counts --weak --repeats 5 \
     --json "$OUT/scaling-grayscott-local.json" 2> "$OUT/scaling-grayscott-local.err" | tee "$OUT/scaling-grayscott-local.txt"
@@ -159,7 +159,7 @@ if [[ $parts == *" bench-local "* ]]; then
   done
 fi
 if [[ $parts == *" bench-mpi "* ]]; then
-  for np in 2 4; do
+  for np in 2 4 8; do
     [ "$gpus" -ge $np ] || continue
     echo "== scaling bench, mpirun -np $np (one process per GPU, NCCL)"
     mpi $np $B/rust-gpu-sim bench grayscott --sizes 16384 --variants streaming,fused --weak --repeats 5 \
