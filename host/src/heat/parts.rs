@@ -514,10 +514,15 @@ impl HeatEngine for PartedHeat {
         Ok(())
     }
 
+    /// Waits for every stream of every slab: its steps, and exchanges queued on their own
+    /// streams (a step joins them, an exchange alone does not).
     fn synchronize(&mut self) -> Result<()> {
         let _watch = self.watch("the halo exchange");
         for part in &mut self.parts {
             part.engine.synchronize()?;
+        }
+        for stream in self.exchange_streams.iter().flatten().chain(&self.above_streams) {
+            stream.synchronize().context(|| "waiting for a halo exchange".into())?;
         }
         Ok(())
     }
