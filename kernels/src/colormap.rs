@@ -8,7 +8,6 @@
 //! [`colormap_levels`].
 
 use ptxkit_device::kernel;
-#[cfg(target_arch = "nvptx64")]
 use ptxkit_device::{
     atomic::{atomic_max_u32, atomic_min_u32},
     shared_array, thread,

@@ -24,7 +24,6 @@
 //! in one launch, for the parameter map.
 
 use ptxkit_device::kernel;
-#[cfg(target_arch = "nvptx64")]
 use ptxkit_device::{shared_array, thread, warp};
 
 /// The model's rates, passed to the kernels by value.
@@ -283,7 +282,6 @@ pub unsafe fn gray_scott_fused(
 }
 
 /// Four adjacent cells of a row, for 16-byte vector loads and stores.
-#[cfg(target_arch = "nvptx64")]
 #[derive(Clone, Copy)]
 #[repr(C, align(16))]
 struct Quad([f32; 4]);
@@ -460,6 +458,7 @@ pub const fn temporal_tile(steps: u32) -> (u32, u32) {
 /// one block per SM, which ncu showed latency-bound at 52% SM throughput. Same float
 /// operations as the other kernels: results are bit-identical.
 #[kernel(launch_bounds(256, 2))]
+#[allow(clippy::too_many_arguments)]
 pub unsafe fn gray_scott_temporal(
     u: *const f32,
     v: *const f32,
@@ -607,7 +606,6 @@ pub const fn stream_shared_bytes(steps: u32, warps: u32) -> u32 {
 /// The per-thread state of a `streaming` block; see [`gray_scott_streaming_s8`]. `C` is
 /// the cells per thread and `T` the steps per launch, constants so that every ring index is
 /// static (registers, not local memory).
-#[cfg(target_arch = "nvptx64")]
 struct Streaming<const C: usize, const T: usize> {
     u: *const f32,
     v: *const f32,
@@ -635,7 +633,6 @@ struct Streaming<const C: usize, const T: usize> {
     ring: [[[[f32; C]; 2]; 3]; T],
 }
 
-#[cfg(target_arch = "nvptx64")]
 impl<const C: usize, const T: usize> Streaming<C, T> {
     /// Loads grid row `load_row` into `prefetch` and moves on to the next row (periodically).
     #[inline(always)]
@@ -739,7 +736,6 @@ impl<const C: usize, const T: usize> Streaming<C, T> {
 }
 
 /// The body of the `gray_scott_streaming_*` kernels: `C` cells per thread, `T` steps.
-#[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn streaming<const C: usize, const T: usize>(

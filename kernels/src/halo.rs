@@ -4,11 +4,9 @@
 //! `host::local_exchange`).
 
 use ptxkit_device::kernel;
-#[cfg(target_arch = "nvptx64")]
 use ptxkit_device::thread;
 
 /// Four floats moved as one 16-byte access.
-#[cfg(target_arch = "nvptx64")]
 #[derive(Clone, Copy)]
 #[repr(C, align(16))]
 struct Quad([f32; 4]);

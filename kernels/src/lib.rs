@@ -42,11 +42,10 @@
 //! `ptxkit-build`: there is no list to keep by hand.
 
 #![cfg_attr(not(test), no_std)]
-#![cfg_attr(
-    target_arch = "nvptx64",
-    feature(abi_ptx, stdarch_nvptx, asm_experimental_arch, stmt_expr_attributes)
-)]
-#![feature(core_float_math)]
+#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, stdarch_nvptx, asm_experimental_arch))]
+// Kernel bodies compile for the host too (`#[kernel]` checks them there), so the features
+// their code uses are on in both builds.
+#![feature(core_float_math, stmt_expr_attributes)]
 
 pub mod colormap;
 pub mod diagnostics;

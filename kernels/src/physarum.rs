@@ -37,7 +37,6 @@
 //!    a copy of the trail, no counts).
 
 use ptxkit_device::kernel;
-#[cfg(target_arch = "nvptx64")]
 use ptxkit_device::{atomic::atomic_add_u32, memory::load_nc, shared_array, shared_f32, thread, warp};
 
 /// 2π as an `f32`.
@@ -512,7 +511,6 @@ pub unsafe fn physarum_deposit(pos: *const [f32; 2], trail: *mut f32, n: u32, p:
 }
 
 /// The 3×3 neighbourhood of (x, y) read from `trail`.
-#[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 unsafe fn gather9(trail: *const f32, x: u32, y: u32, p: &Params) -> [[f32; 3]; 3] {
     let (rows, cols) = neighbourhood(x, y, p);
@@ -689,7 +687,6 @@ pub unsafe fn physarum_agents_deposit(
 /// # Safety
 /// `k` must be a slot of the agent arrays; `trail` must hold the grid and not be written
 /// during the kernel.
-#[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn step_agent_slot(
@@ -882,7 +879,6 @@ pub const TRAIL_H: u32 = 8;
 pub const TRAIL_TILE: u32 = 32;
 /// Cells per thread of [`physarum_trail`] (consecutive rows of one column).
 pub const TRAIL_ROWS: u32 = TRAIL_TILE / TRAIL_H;
-#[cfg(target_arch = "nvptx64")]
 const TRAIL_PITCH: u32 = TRAIL_TILE + 2;
 
 /// Optimized 2/5: deposits, diffusion and decay in one tiled pass.
@@ -922,11 +918,8 @@ pub unsafe fn physarum_trail_deposited(src: *const f32, dst: *mut f32, copy: *mu
     unsafe { trail_body::<false>(tile, src, core::ptr::null(), core::ptr::null_mut(), dst, copy, p) }
 }
 
-#[cfg(target_arch = "nvptx64")]
 const TRAIL_SPAN: u32 = TRAIL_PITCH * TRAIL_PITCH;
-#[cfg(target_arch = "nvptx64")]
 const TRAIL_THREADS: u32 = TRAIL_W * TRAIL_H;
-#[cfg(target_arch = "nvptx64")]
 const TRAIL_STAGED: usize = TRAIL_SPAN.div_ceil(TRAIL_THREADS) as usize;
 
 /// This thread's cells of a trail tile (tile cell `k = 34·ly + lx` for `k = t, t + 256, ...`),
@@ -934,7 +927,6 @@ const TRAIL_STAGED: usize = TRAIL_SPAN.div_ceil(TRAIL_THREADS) as usize;
 ///
 /// # Safety
 /// `index` must give cells of the grid.
-#[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 unsafe fn stage_trail<const COUNTS: bool>(
     t: u32,
@@ -954,7 +946,6 @@ unsafe fn stage_trail<const COUNTS: bool>(
     staged
 }
 
-#[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 unsafe fn trail_body<const COUNTS: bool>(
     tile: ptxkit_device::SharedF32,
@@ -1051,7 +1042,7 @@ pub unsafe fn physarum_distance(a: *const f32, b: *const f32, cells: u32, out: *
         sum += ptxkit_device::warp::shfl_down_f32(sum, delta);
         delta /= 2;
     }
-    if thread::thread_idx_x() % ptxkit_device::warp::SIZE == 0 {
+    if thread::thread_idx_x().is_multiple_of(ptxkit_device::warp::SIZE) {
         // SAFETY: `out` is one valid f32.
         unsafe { ptxkit_device::atomic::atomic_add_f32(out, sum) };
     }

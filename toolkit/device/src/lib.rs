@@ -11,9 +11,7 @@
 //! // my-kernels/src/lib.rs
 //! #![no_std]
 //! #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
-//! use ptxkit_device::kernel;
-//! #[cfg(target_arch = "nvptx64")] // the device half exists only in the device build
-//! use ptxkit_device::thread;
+//! use ptxkit_device::{kernel, thread};
 //!
 //! /// y ← a·x + y. Thread mapping: one thread per element. Bytes per element: 12.
 //! #[kernel(launch_bounds(256))]
@@ -27,7 +25,8 @@
 //!
 //! In the device build, `#[kernel]` makes `saxpy` a PTX entry point. In the host build it
 //! leaves a unit struct `saxpy` implementing [`Kernel`], whose `Params` is the parameter
-//! tuple. The host crate depends on the kernel crate (for these handles and any shared math),
+//! tuple, and the body as a private function that is never called, so a type error in it
+//! fails `cargo check` and clippy and rust-analyzer see it. The host crate depends on the kernel crate (for these handles and any shared math),
 //! `ptxkit-host` (the runtime) and, in `[build-dependencies]`, `ptxkit-build`:
 //!
 //! ```ignore
@@ -63,19 +62,23 @@
 //! # Modules
 //! - [`kernel`](macro@kernel): the attribute (launch bounds, dynamic shared memory).
 //! - [`Kernel`], [`KernelInfo`], [`Param`], [`LaunchBounds`]: the host's view of a kernel.
-//! - Device builds only: `thread` (indices, `sync_threads`), `memory` (`load_nc`, the
-//!   predicated `store_if`), `atomic`, `warp` (shuffles, votes, `match_any`), `SharedF32` and
-//!   the macros `shared_array!`, `shared_f32!`, `dynamic_shared_f32!`, `device_assert!`.
+//! - The device API: `thread` (indices, `sync_threads`), `memory` (`load_nc`, the predicated
+//!   `store_if`), `atomic`, `warp` (shuffles, votes, `match_any`), `SharedF32` and the macros
+//!   `shared_array!`, `shared_f32!`, `dynamic_shared_f32!`, `device_assert!`. It exists in host
+//!   builds too, as rust-cuda's `#[gpu_only]` functions do: there every function panics if
+//!   called, so that kernel bodies, which `#[kernel]` also compiles for the host (never to run),
+//!   are checked by `cargo check`, clippy and rust-analyzer with the host's tools.
 
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(stdarch_nvptx, asm_experimental_arch))]
 
 mod abi;
-#[cfg(target_arch = "nvptx64")]
+mod host;
+// In host builds the functions' bodies are the panic of `host`: their arguments go unused.
+#[cfg_attr(not(target_arch = "nvptx64"), allow(unused_variables, dead_code))]
 mod nvptx;
 
 pub use abi::{Kernel, KernelInfo, LaunchBounds, PTX_MARKER, Param};
-#[cfg(target_arch = "nvptx64")]
 pub use nvptx::*;
 pub use ptxkit_macros::kernel;
 

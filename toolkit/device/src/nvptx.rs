@@ -3,82 +3,133 @@
 
 /// Thread, block and grid coordinates.
 pub mod thread {
+    #[cfg(target_arch = "nvptx64")]
     use core::arch::nvptx;
 
     /// `threadIdx.x`.
     #[inline(always)]
     pub fn thread_idx_x() -> u32 {
-        // SAFETY: reading a special register has no preconditions.
-        unsafe { nvptx::_thread_idx_x() as u32 }
+        #[cfg(target_arch = "nvptx64")]
+        {
+            // SAFETY: reading a special register has no preconditions.
+            unsafe { nvptx::_thread_idx_x() as u32 }
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        crate::host::device_only("thread_idx_x")
     }
 
     /// `threadIdx.y`.
     #[inline(always)]
     pub fn thread_idx_y() -> u32 {
-        // SAFETY: as above.
-        unsafe { nvptx::_thread_idx_y() as u32 }
+        #[cfg(target_arch = "nvptx64")]
+        {
+            // SAFETY: as above.
+            unsafe { nvptx::_thread_idx_y() as u32 }
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        crate::host::device_only("thread_idx_y")
     }
 
     /// `blockIdx.x`.
     #[inline(always)]
     pub fn block_idx_x() -> u32 {
-        // SAFETY: as above.
-        unsafe { nvptx::_block_idx_x() as u32 }
+        #[cfg(target_arch = "nvptx64")]
+        {
+            // SAFETY: as above.
+            unsafe { nvptx::_block_idx_x() as u32 }
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        crate::host::device_only("block_idx_x")
     }
 
     /// `blockIdx.y`.
     #[inline(always)]
     pub fn block_idx_y() -> u32 {
-        // SAFETY: as above.
-        unsafe { nvptx::_block_idx_y() as u32 }
+        #[cfg(target_arch = "nvptx64")]
+        {
+            // SAFETY: as above.
+            unsafe { nvptx::_block_idx_y() as u32 }
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        crate::host::device_only("block_idx_y")
     }
 
     /// `blockIdx.z`.
     #[inline(always)]
     pub fn block_idx_z() -> u32 {
-        // SAFETY: as above.
-        unsafe { nvptx::_block_idx_z() as u32 }
+        #[cfg(target_arch = "nvptx64")]
+        {
+            // SAFETY: as above.
+            unsafe { nvptx::_block_idx_z() as u32 }
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        crate::host::device_only("block_idx_z")
     }
 
     /// `blockDim.x`.
     #[inline(always)]
     pub fn block_dim_x() -> u32 {
-        // SAFETY: as above.
-        unsafe { nvptx::_block_dim_x() as u32 }
+        #[cfg(target_arch = "nvptx64")]
+        {
+            // SAFETY: as above.
+            unsafe { nvptx::_block_dim_x() as u32 }
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        crate::host::device_only("block_dim_x")
     }
 
     /// Global x index: `blockIdx.x * blockDim.x + threadIdx.x`.
     #[inline(always)]
     pub fn index_1d() -> u32 {
-        // SAFETY: as above.
-        unsafe { (nvptx::_block_idx_x() * nvptx::_block_dim_x() + nvptx::_thread_idx_x()) as u32 }
+        #[cfg(target_arch = "nvptx64")]
+        {
+            // SAFETY: as above.
+            unsafe { (nvptx::_block_idx_x() * nvptx::_block_dim_x() + nvptx::_thread_idx_x()) as u32 }
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        crate::host::device_only("index_1d")
     }
 
     /// Global (x, y) index of a 2-D launch.
     #[inline(always)]
     pub fn index_2d() -> (u32, u32) {
-        // SAFETY: as above.
-        unsafe {
-            let x = nvptx::_block_idx_x() * nvptx::_block_dim_x() + nvptx::_thread_idx_x();
-            let y = nvptx::_block_idx_y() * nvptx::_block_dim_y() + nvptx::_thread_idx_y();
-            (x as u32, y as u32)
+        #[cfg(target_arch = "nvptx64")]
+        {
+            // SAFETY: as above.
+            unsafe {
+                let x = nvptx::_block_idx_x() * nvptx::_block_dim_x() + nvptx::_thread_idx_x();
+                let y = nvptx::_block_idx_y() * nvptx::_block_dim_y() + nvptx::_thread_idx_y();
+                (x as u32, y as u32)
+            }
         }
+        #[cfg(not(target_arch = "nvptx64"))]
+        crate::host::device_only("index_2d")
     }
 
     /// Global (x, y, z) index of a 3-D launch.
     #[inline(always)]
     pub fn index_3d() -> (u32, u32, u32) {
-        let (x, y) = index_2d();
-        // SAFETY: as above.
-        let z = unsafe { nvptx::_block_idx_z() * nvptx::_block_dim_z() + nvptx::_thread_idx_z() };
-        (x, y, z as u32)
+        #[cfg(target_arch = "nvptx64")]
+        {
+            let (x, y) = index_2d();
+            // SAFETY: as above.
+            let z = unsafe { nvptx::_block_idx_z() * nvptx::_block_dim_z() + nvptx::_thread_idx_z() };
+            (x, y, z as u32)
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        crate::host::device_only("index_3d")
     }
 
     /// Number of threads in the whole 1-D grid: the stride of a grid-stride loop.
     #[inline(always)]
     pub fn grid_size_1d() -> u32 {
-        // SAFETY: as above.
-        unsafe { (nvptx::_grid_dim_x() * nvptx::_block_dim_x()) as u32 }
+        #[cfg(target_arch = "nvptx64")]
+        {
+            // SAFETY: as above.
+            unsafe { (nvptx::_grid_dim_x() * nvptx::_block_dim_x()) as u32 }
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        crate::host::device_only("grid_size_1d")
     }
 
     /// `__syncthreads()`: every thread of the block waits here, and shared-memory writes
@@ -86,8 +137,13 @@ pub mod thread {
     /// from none.
     #[inline(always)]
     pub fn sync_threads() {
-        // SAFETY: a barrier has no memory-safety preconditions; see the doc for its use.
-        unsafe { nvptx::_syncthreads() }
+        #[cfg(target_arch = "nvptx64")]
+        {
+            // SAFETY: a barrier has no memory-safety preconditions; see the doc for its use.
+            unsafe { nvptx::_syncthreads() }
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        crate::host::device_only("sync_threads")
     }
 }
 
@@ -103,8 +159,15 @@ pub mod thread {
 macro_rules! shared_array {
     ($name:ident : [$ty:ty; $len:expr]) => {{
         let ptr: *mut $ty;
+        // In a host build (kernel bodies are type-checked there, never run) a null pointer.
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            let _ = ($len) * core::mem::size_of::<$ty>();
+            ptr = core::ptr::null_mut();
+        }
         // SAFETY: declares a `.shared` array and converts its address to a generic pointer;
         // the asm reads and writes no memory.
+        #[cfg(target_arch = "nvptx64")]
         unsafe {
             core::arch::asm!(
                 concat!(".shared .align 16 .b8 ", stringify!($name), "[{bytes}];"),
@@ -129,8 +192,15 @@ macro_rules! shared_array {
 macro_rules! shared_f32 {
     ($name:ident : $len:expr) => {{
         let base: u32;
+        // In a host build (kernel bodies are type-checked there, never run) address 0.
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            let _ = ($len) * 4;
+            base = 0;
+        }
         // SAFETY: declares a `.shared` array and reads its shared-space address; the asm reads
         // and writes no memory.
+        #[cfg(target_arch = "nvptx64")]
         unsafe {
             core::arch::asm!(
                 concat!(".shared .align 16 .b8 ", stringify!($name), "[{bytes}];"),
@@ -169,17 +239,22 @@ impl SharedF32 {
     /// from this read by a barrier.
     #[inline(always)]
     pub unsafe fn load(self, index: u32) -> f32 {
-        let value: f32;
-        // SAFETY: the caller keeps `index` in bounds; the load only reads shared memory.
-        unsafe {
-            core::arch::asm!(
-                "ld.shared.f32 {v}, [{a}];",
-                v = out(reg32) value,
-                a = in(reg32) self.base + 4 * index,
-                options(pure, readonly, nostack, preserves_flags),
-            );
+        #[cfg(target_arch = "nvptx64")]
+        {
+            let value: f32;
+            // SAFETY: the caller keeps `index` in bounds; the load only reads shared memory.
+            unsafe {
+                core::arch::asm!(
+                    "ld.shared.f32 {v}, [{a}];",
+                    v = out(reg32) value,
+                    a = in(reg32) self.base + 4 * index,
+                    options(pure, readonly, nostack, preserves_flags),
+                );
+            }
+            value
         }
-        value
+        #[cfg(not(target_arch = "nvptx64"))]
+        crate::host::device_only("load")
     }
 
     /// Elements `index` and `index + 1` in one access (`ld.shared.v2.f32`).
@@ -188,18 +263,23 @@ impl SharedF32 {
     /// As [`SharedF32::load`], for both elements; `index` must be even (8-byte aligned).
     #[inline(always)]
     pub unsafe fn load2(self, index: u32) -> [f32; 2] {
-        let (a, b): (f32, f32);
-        // SAFETY: as `load`.
-        unsafe {
-            core::arch::asm!(
-                "ld.shared.v2.f32 {{{a}, {b}}}, [{p}];",
-                a = out(reg32) a,
-                b = out(reg32) b,
-                p = in(reg32) self.base + 4 * index,
-                options(pure, readonly, nostack, preserves_flags),
-            );
+        #[cfg(target_arch = "nvptx64")]
+        {
+            let (a, b): (f32, f32);
+            // SAFETY: as `load`.
+            unsafe {
+                core::arch::asm!(
+                    "ld.shared.v2.f32 {{{a}, {b}}}, [{p}];",
+                    a = out(reg32) a,
+                    b = out(reg32) b,
+                    p = in(reg32) self.base + 4 * index,
+                    options(pure, readonly, nostack, preserves_flags),
+                );
+            }
+            [a, b]
         }
-        [a, b]
+        #[cfg(not(target_arch = "nvptx64"))]
+        crate::host::device_only("load2")
     }
 
     /// Writes elements `index .. index + 4` in one access (`st.shared.v4.f32`).
@@ -209,18 +289,23 @@ impl SharedF32 {
     /// aligned).
     #[inline(always)]
     pub unsafe fn store4(self, index: u32, values: [f32; 4]) {
-        // SAFETY: as `store`.
-        unsafe {
-            core::arch::asm!(
-                "st.shared.v4.f32 [{p}], {{{a}, {b}, {c}, {d}}};",
-                p = in(reg32) self.base + 4 * index,
-                a = in(reg32) values[0],
-                b = in(reg32) values[1],
-                c = in(reg32) values[2],
-                d = in(reg32) values[3],
-                options(nostack, preserves_flags),
-            );
+        #[cfg(target_arch = "nvptx64")]
+        {
+            // SAFETY: as `store`.
+            unsafe {
+                core::arch::asm!(
+                    "st.shared.v4.f32 [{p}], {{{a}, {b}, {c}, {d}}};",
+                    p = in(reg32) self.base + 4 * index,
+                    a = in(reg32) values[0],
+                    b = in(reg32) values[1],
+                    c = in(reg32) values[2],
+                    d = in(reg32) values[3],
+                    options(nostack, preserves_flags),
+                );
+            }
         }
+        #[cfg(not(target_arch = "nvptx64"))]
+        crate::host::device_only("store4")
     }
 
     /// Writes element `index`.
@@ -229,15 +314,20 @@ impl SharedF32 {
     /// As [`SharedF32::load`].
     #[inline(always)]
     pub unsafe fn store(self, index: u32, value: f32) {
-        // SAFETY: the caller keeps `index` in bounds.
-        unsafe {
-            core::arch::asm!(
-                "st.shared.f32 [{a}], {v};",
-                a = in(reg32) self.base + 4 * index,
-                v = in(reg32) value,
-                options(nostack, preserves_flags),
-            );
+        #[cfg(target_arch = "nvptx64")]
+        {
+            // SAFETY: the caller keeps `index` in bounds.
+            unsafe {
+                core::arch::asm!(
+                    "st.shared.f32 [{a}], {v};",
+                    a = in(reg32) self.base + 4 * index,
+                    v = in(reg32) value,
+                    options(nostack, preserves_flags),
+                );
+            }
         }
+        #[cfg(not(target_arch = "nvptx64"))]
+        crate::host::device_only("store")
     }
 }
 
@@ -254,12 +344,19 @@ impl SharedF32 {
 macro_rules! dynamic_shared_f32 {
     ($name:ident) => {{
         // Declared at module scope, where PTX wants it (`global_asm!` only stands as an item).
+        #[cfg(target_arch = "nvptx64")]
         #[allow(non_snake_case)]
         mod $name {
             core::arch::global_asm!(concat!(".extern .shared .align 16 .b8 ", stringify!($name), "[];"));
         }
         let base: u32;
+        // In a host build (kernel bodies are type-checked there, never run) address 0.
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            base = 0;
+        }
         // SAFETY: reads the shared-space address of the dynamic array; no memory is touched.
+        #[cfg(target_arch = "nvptx64")]
         unsafe {
             core::arch::asm!(
                 concat!("mov.u32 {base}, ", stringify!($name), ";"),
@@ -279,18 +376,23 @@ pub mod memory {
     /// `ptr` must be a valid global address that no thread writes during the kernel.
     #[inline(always)]
     pub unsafe fn load_nc(ptr: *const f32) -> f32 {
-        let value: f32;
-        // SAFETY: the caller guarantees `ptr` is a valid global address not written during
-        // the kernel.
-        unsafe {
-            core::arch::asm!(
-                "ld.global.nc.f32 {v}, [{p}];",
-                v = out(reg32) value,
-                p = in(reg64) ptr,
-                options(readonly, nostack, preserves_flags),
-            );
+        #[cfg(target_arch = "nvptx64")]
+        {
+            let value: f32;
+            // SAFETY: the caller guarantees `ptr` is a valid global address not written during
+            // the kernel.
+            unsafe {
+                core::arch::asm!(
+                    "ld.global.nc.f32 {v}, [{p}];",
+                    v = out(reg32) value,
+                    p = in(reg64) ptr,
+                    options(readonly, nostack, preserves_flags),
+                );
+            }
+            value
         }
-        value
+        #[cfg(not(target_arch = "nvptx64"))]
+        crate::host::device_only("load_nc")
     }
 
     /// `if condition { *address = value }` as one predicated store. Unlike the `if`, it
@@ -302,21 +404,27 @@ pub mod memory {
     /// When `condition` holds, `address` must be valid for a 4-byte write.
     #[inline(always)]
     pub unsafe fn store_if(address: *mut f32, value: f32, condition: bool) {
-        // SAFETY: the store happens only under `condition`, for which the caller vouches.
-        unsafe {
-            core::arch::asm!(
-                "{{ .reg .pred p; setp.ne.u32 p, {c}, 0; @p st.f32 [{a}], {v}; }}",
-                c = in(reg32) condition as u32,
-                a = in(reg64) address,
-                v = in(reg32) value,
-                options(nostack, preserves_flags),
-            );
+        #[cfg(target_arch = "nvptx64")]
+        {
+            // SAFETY: the store happens only under `condition`, for which the caller vouches.
+            unsafe {
+                core::arch::asm!(
+                    "{{ .reg .pred p; setp.ne.u32 p, {c}, 0; @p st.f32 [{a}], {v}; }}",
+                    c = in(reg32) condition as u32,
+                    a = in(reg64) address,
+                    v = in(reg32) value,
+                    options(nostack, preserves_flags),
+                );
+            }
         }
+        #[cfg(not(target_arch = "nvptx64"))]
+        crate::host::device_only("store_if")
     }
 }
 
 /// Atomic read-modify-write operations on device memory (global or shared).
 pub mod atomic {
+    #[cfg(target_arch = "nvptx64")]
     use core::sync::atomic::{AtomicU32, Ordering};
 
     /// `atomicAdd(float*, float)`, result discarded (`red.add.f32`).
@@ -325,15 +433,20 @@ pub mod atomic {
     /// `address` must point to a valid, 4-byte aligned `f32` in global or shared memory.
     #[inline(always)]
     pub unsafe fn atomic_add_f32(address: *mut f32, value: f32) {
-        // SAFETY: the caller guarantees the address; the reduction is atomic in hardware.
-        unsafe {
-            core::arch::asm!(
-                "red.relaxed.gpu.add.f32 [{a}], {v};",
-                a = in(reg64) address,
-                v = in(reg32) value,
-                options(nostack, preserves_flags),
-            );
+        #[cfg(target_arch = "nvptx64")]
+        {
+            // SAFETY: the caller guarantees the address; the reduction is atomic in hardware.
+            unsafe {
+                core::arch::asm!(
+                    "red.relaxed.gpu.add.f32 [{a}], {v};",
+                    a = in(reg64) address,
+                    v = in(reg32) value,
+                    options(nostack, preserves_flags),
+                );
+            }
         }
+        #[cfg(not(target_arch = "nvptx64"))]
+        crate::host::device_only("atomic_add_f32")
     }
 
     /// `atomicAdd(unsigned*, unsigned)`: returns the old value.
@@ -342,8 +455,13 @@ pub mod atomic {
     /// `address` must point to a valid, 4-byte aligned `u32` in device memory.
     #[inline(always)]
     pub unsafe fn atomic_add_u32(address: *mut u32, value: u32) -> u32 {
-        // SAFETY: the caller guarantees the address.
-        unsafe { AtomicU32::from_ptr(address).fetch_add(value, Ordering::Relaxed) }
+        #[cfg(target_arch = "nvptx64")]
+        {
+            // SAFETY: the caller guarantees the address.
+            unsafe { AtomicU32::from_ptr(address).fetch_add(value, Ordering::Relaxed) }
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        crate::host::device_only("atomic_add_u32")
     }
 
     /// `atomicMin(unsigned*, unsigned)`.
@@ -352,8 +470,13 @@ pub mod atomic {
     /// `address` must point to a valid, 4-byte aligned `u32` in device memory.
     #[inline(always)]
     pub unsafe fn atomic_min_u32(address: *mut u32, value: u32) -> u32 {
-        // SAFETY: the caller guarantees the address.
-        unsafe { AtomicU32::from_ptr(address).fetch_min(value, Ordering::Relaxed) }
+        #[cfg(target_arch = "nvptx64")]
+        {
+            // SAFETY: the caller guarantees the address.
+            unsafe { AtomicU32::from_ptr(address).fetch_min(value, Ordering::Relaxed) }
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        crate::host::device_only("atomic_min_u32")
     }
 
     /// `atomicMax(unsigned*, unsigned)`.
@@ -362,8 +485,13 @@ pub mod atomic {
     /// `address` must point to a valid, 4-byte aligned `u32` in device memory.
     #[inline(always)]
     pub unsafe fn atomic_max_u32(address: *mut u32, value: u32) -> u32 {
-        // SAFETY: the caller guarantees the address.
-        unsafe { AtomicU32::from_ptr(address).fetch_max(value, Ordering::Relaxed) }
+        #[cfg(target_arch = "nvptx64")]
+        {
+            // SAFETY: the caller guarantees the address.
+            unsafe { AtomicU32::from_ptr(address).fetch_max(value, Ordering::Relaxed) }
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        crate::host::device_only("atomic_max_u32")
     }
 }
 
@@ -376,114 +504,154 @@ pub mod warp {
     /// This thread's lane, 0..32.
     #[inline(always)]
     pub fn lane() -> u32 {
-        super::thread::thread_idx_x() % SIZE
+        #[cfg(target_arch = "nvptx64")]
+        {
+            super::thread::thread_idx_x() % SIZE
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        crate::host::device_only("lane")
     }
 
     /// `__activemask()`: the lanes of the warp executing this instruction.
     #[inline(always)]
     pub fn active_mask() -> u32 {
-        let mask: u32;
-        // SAFETY: reads which lanes are active; no memory is touched.
-        unsafe {
-            core::arch::asm!(
-                "activemask.b32 {m};",
-                m = out(reg32) mask,
-                options(nomem, nostack, preserves_flags),
-            );
+        #[cfg(target_arch = "nvptx64")]
+        {
+            let mask: u32;
+            // SAFETY: reads which lanes are active; no memory is touched.
+            unsafe {
+                core::arch::asm!(
+                    "activemask.b32 {m};",
+                    m = out(reg32) mask,
+                    options(nomem, nostack, preserves_flags),
+                );
+            }
+            mask
         }
-        mask
+        #[cfg(not(target_arch = "nvptx64"))]
+        crate::host::device_only("active_mask")
     }
 
     /// `__match_any_sync(mask, value)`: the lanes of `mask` holding the same `value` as this
     /// one (sm_70+). Every lane of `mask` must call it together.
     #[inline(always)]
     pub fn match_any(mask: u32, value: u32) -> u32 {
-        let peers: u32;
-        // SAFETY: a register exchange among the lanes of `mask`; no memory is touched.
-        unsafe {
-            core::arch::asm!(
-                "match.any.sync.b32 {p}, {v}, {m};",
-                p = out(reg32) peers,
-                v = in(reg32) value,
-                m = in(reg32) mask,
-                options(nomem, nostack, preserves_flags),
-            );
+        #[cfg(target_arch = "nvptx64")]
+        {
+            let peers: u32;
+            // SAFETY: a register exchange among the lanes of `mask`; no memory is touched.
+            unsafe {
+                core::arch::asm!(
+                    "match.any.sync.b32 {p}, {v}, {m};",
+                    p = out(reg32) peers,
+                    v = in(reg32) value,
+                    m = in(reg32) mask,
+                    options(nomem, nostack, preserves_flags),
+                );
+            }
+            peers
         }
-        peers
+        #[cfg(not(target_arch = "nvptx64"))]
+        crate::host::device_only("match_any")
     }
 
     /// `__shfl_sync(mask, value, src)`: lane `src`'s `value`, among the lanes of `mask` (every
     /// lane of `mask`, `src` included, must call it together).
     #[inline(always)]
     pub fn shfl_idx_u32(mask: u32, value: u32, src: u32) -> u32 {
-        let out: u32;
-        // SAFETY: a register exchange among the lanes of `mask`; no memory is touched.
-        unsafe {
-            core::arch::asm!(
-                "shfl.sync.idx.b32 {out}, {value}, {src}, 31, {mask};",
-                out = out(reg32) out,
-                value = in(reg32) value,
-                src = in(reg32) src,
-                mask = in(reg32) mask,
-                options(nomem, nostack, preserves_flags),
-            );
+        #[cfg(target_arch = "nvptx64")]
+        {
+            let out: u32;
+            // SAFETY: a register exchange among the lanes of `mask`; no memory is touched.
+            unsafe {
+                core::arch::asm!(
+                    "shfl.sync.idx.b32 {out}, {value}, {src}, 31, {mask};",
+                    out = out(reg32) out,
+                    value = in(reg32) value,
+                    src = in(reg32) src,
+                    mask = in(reg32) mask,
+                    options(nomem, nostack, preserves_flags),
+                );
+            }
+            out
         }
-        out
+        #[cfg(not(target_arch = "nvptx64"))]
+        crate::host::device_only("shfl_idx_u32")
     }
 
     /// The `value` of lane `lane - delta`; lanes below `delta` get their own value.
     #[inline(always)]
     pub fn shfl_up_u32(value: u32, delta: u32) -> u32 {
-        let out: u32;
-        // SAFETY: a register exchange among the warp's lanes; no memory is touched.
-        unsafe {
-            core::arch::asm!(
-                "shfl.sync.up.b32 {out}, {value}, {delta}, 0, -1;",
-                out = out(reg32) out,
-                value = in(reg32) value,
-                delta = in(reg32) delta,
-                options(nomem, nostack, preserves_flags),
-            );
+        #[cfg(target_arch = "nvptx64")]
+        {
+            let out: u32;
+            // SAFETY: a register exchange among the warp's lanes; no memory is touched.
+            unsafe {
+                core::arch::asm!(
+                    "shfl.sync.up.b32 {out}, {value}, {delta}, 0, -1;",
+                    out = out(reg32) out,
+                    value = in(reg32) value,
+                    delta = in(reg32) delta,
+                    options(nomem, nostack, preserves_flags),
+                );
+            }
+            out
         }
-        out
+        #[cfg(not(target_arch = "nvptx64"))]
+        crate::host::device_only("shfl_up_u32")
     }
 
     /// The lanes below this one (`%lanemask_lt`).
     #[inline(always)]
     pub fn lanes_below() -> u32 {
-        let mask: u32;
-        // SAFETY: reads a special register; no memory is touched.
-        unsafe {
-            core::arch::asm!(
-                "mov.u32 {m}, %lanemask_lt;",
-                m = out(reg32) mask,
-                options(nomem, nostack, preserves_flags),
-            );
+        #[cfg(target_arch = "nvptx64")]
+        {
+            let mask: u32;
+            // SAFETY: reads a special register; no memory is touched.
+            unsafe {
+                core::arch::asm!(
+                    "mov.u32 {m}, %lanemask_lt;",
+                    m = out(reg32) mask,
+                    options(nomem, nostack, preserves_flags),
+                );
+            }
+            mask
         }
-        mask
+        #[cfg(not(target_arch = "nvptx64"))]
+        crate::host::device_only("lanes_below")
     }
 
     /// The `value` of lane `lane - delta`; lanes below `delta` get their own value.
     #[inline(always)]
     pub fn shfl_up_f32(value: f32, delta: u32) -> f32 {
-        f32::from_bits(shfl_up_u32(value.to_bits(), delta))
+        #[cfg(target_arch = "nvptx64")]
+        {
+            f32::from_bits(shfl_up_u32(value.to_bits(), delta))
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        crate::host::device_only("shfl_up_f32")
     }
 
     /// The `value` of lane `lane + delta`; lanes at or above `32 - delta` get their own value.
     #[inline(always)]
     pub fn shfl_down_f32(value: f32, delta: u32) -> f32 {
-        let out: f32;
-        // SAFETY: as above.
-        unsafe {
-            core::arch::asm!(
-                "shfl.sync.down.b32 {out}, {value}, {delta}, 31, -1;",
-                out = out(reg32) out,
-                value = in(reg32) value,
-                delta = in(reg32) delta,
-                options(nomem, nostack, preserves_flags),
-            );
+        #[cfg(target_arch = "nvptx64")]
+        {
+            let out: f32;
+            // SAFETY: as above.
+            unsafe {
+                core::arch::asm!(
+                    "shfl.sync.down.b32 {out}, {value}, {delta}, 31, -1;",
+                    out = out(reg32) out,
+                    value = in(reg32) value,
+                    delta = in(reg32) delta,
+                    options(nomem, nostack, preserves_flags),
+                );
+            }
+            out
         }
-        out
+        #[cfg(not(target_arch = "nvptx64"))]
+        crate::host::device_only("shfl_down_f32")
     }
 }
 
@@ -530,9 +698,14 @@ pub unsafe fn assert_fail(
     line: u32,
     function: &'static str,
 ) -> ! {
-    // SAFETY: NUL-terminated strings (the caller's promise); `trap` aborts the kernel.
-    unsafe {
-        __assertfail(assertion.as_ptr(), file.as_ptr(), line, function.as_ptr(), 1);
-        core::arch::nvptx::trap()
+    #[cfg(target_arch = "nvptx64")]
+    {
+        // SAFETY: NUL-terminated strings (the caller's promise); `trap` aborts the kernel.
+        unsafe {
+            __assertfail(assertion.as_ptr(), file.as_ptr(), line, function.as_ptr(), 1);
+            core::arch::nvptx::trap()
+        }
     }
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::host::device_only("assert_fail")
 }

@@ -26,7 +26,14 @@
 //!     const LAUNCH_BOUNDS: Option<LaunchBounds> = Some(LaunchBounds { max_threads: 256, min_blocks: 2 });
 //!     const DYNAMIC_SHARED_BYTES: u32 = 0;
 //! }
+//! impl saxpy {
+//!     #[doc(hidden)]
+//!     #[allow(dead_code)]
+//!     unsafe fn device_body(x: *const f32, y: *mut f32, n: u32, a: f32) { ... }
+//! }
 //! ```
+//! (the body compiled for the host too, never called: `cargo check`, clippy and
+//! rust-analyzer check it; the device API exists in host builds, each function a panic)
 //! which the host launches with `gpu.launch(my_kernels::saxpy, cfg, (&x, &mut y, n, a))`,
 //! the tuple checked against `Params` at compile time.
 //!
@@ -189,6 +196,34 @@ fn expand(attr: TokenStream, item: TokenStream) -> Result<TokenStream, Failure> 
     out.extend(parse("impl ::ptxkit_device::Kernel for"));
     out.push(TokenTree::Ident(name.clone()));
     out.push(TokenTree::Group(Group::new(Delimiter::Brace, body)));
+
+    // Host build: the kernel's body too, as a private function never called, so that
+    // `cargo check`, clippy and rust-analyzer check it with the host's tools (the device API
+    // exists on the host, each function a panic if called).
+    let mut checked: Vec<TokenTree> = Vec::new();
+    let mut k = 0;
+    while k < fn_pos {
+        if is_ident(&tokens[k], "pub") {
+            // The visibility (and its `(crate)`) goes: the copy is private.
+            if matches!(tokens.get(k + 1), Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis)
+            {
+                k += 1;
+            }
+        } else {
+            checked.push(tokens[k].clone());
+        }
+        k += 1;
+    }
+    checked.extend(parse("fn device_body"));
+    checked.extend(tokens[fn_pos + 2..].iter().cloned());
+    let mut block = TokenStream::new();
+    block.extend(attribute("doc(hidden)"));
+    block.extend(attribute("allow(dead_code)"));
+    block.extend(checked);
+    out.extend(attribute("cfg(not(target_arch = \"nvptx64\"))"));
+    out.extend(parse("impl"));
+    out.push(TokenTree::Ident(name.clone()));
+    out.push(TokenTree::Group(Group::new(Delimiter::Brace, block)));
     Ok(out.into_iter().collect())
 }
 
