@@ -1,6 +1,18 @@
 //! Device support: the few primitives kernels need, named as in CUDA C and rust-cuda's
 //! `cuda_std`, so that kernel bodies read as math rather than plumbing.
 
+/// The body of a device function: itself in the device build; in a host build, where kernel
+/// bodies are compiled only to be checked, a panic naming the function (rust-cuda's
+/// `#[gpu_only]`).
+macro_rules! on_gpu {
+    ($name:literal, $body:block) => {{
+        #[cfg(target_arch = "nvptx64")]
+        $body
+        #[cfg(not(target_arch = "nvptx64"))]
+        $crate::host::device_only($name)
+    }};
+}
+
 /// Thread, block and grid coordinates.
 pub mod thread {
     #[cfg(target_arch = "nvptx64")]
@@ -9,127 +21,97 @@ pub mod thread {
     /// `threadIdx.x`.
     #[inline(always)]
     pub fn thread_idx_x() -> u32 {
-        #[cfg(target_arch = "nvptx64")]
-        {
+        on_gpu!("thread_idx_x", {
             // SAFETY: reading a special register has no preconditions.
             unsafe { nvptx::_thread_idx_x() as u32 }
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        crate::host::device_only("thread_idx_x")
+        })
     }
 
     /// `threadIdx.y`.
     #[inline(always)]
     pub fn thread_idx_y() -> u32 {
-        #[cfg(target_arch = "nvptx64")]
-        {
+        on_gpu!("thread_idx_y", {
             // SAFETY: as above.
             unsafe { nvptx::_thread_idx_y() as u32 }
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        crate::host::device_only("thread_idx_y")
+        })
     }
 
     /// `blockIdx.x`.
     #[inline(always)]
     pub fn block_idx_x() -> u32 {
-        #[cfg(target_arch = "nvptx64")]
-        {
+        on_gpu!("block_idx_x", {
             // SAFETY: as above.
             unsafe { nvptx::_block_idx_x() as u32 }
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        crate::host::device_only("block_idx_x")
+        })
     }
 
     /// `blockIdx.y`.
     #[inline(always)]
     pub fn block_idx_y() -> u32 {
-        #[cfg(target_arch = "nvptx64")]
-        {
+        on_gpu!("block_idx_y", {
             // SAFETY: as above.
             unsafe { nvptx::_block_idx_y() as u32 }
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        crate::host::device_only("block_idx_y")
+        })
     }
 
     /// `blockIdx.z`.
     #[inline(always)]
     pub fn block_idx_z() -> u32 {
-        #[cfg(target_arch = "nvptx64")]
-        {
+        on_gpu!("block_idx_z", {
             // SAFETY: as above.
             unsafe { nvptx::_block_idx_z() as u32 }
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        crate::host::device_only("block_idx_z")
+        })
     }
 
     /// `blockDim.x`.
     #[inline(always)]
     pub fn block_dim_x() -> u32 {
-        #[cfg(target_arch = "nvptx64")]
-        {
+        on_gpu!("block_dim_x", {
             // SAFETY: as above.
             unsafe { nvptx::_block_dim_x() as u32 }
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        crate::host::device_only("block_dim_x")
+        })
     }
 
     /// Global x index: `blockIdx.x * blockDim.x + threadIdx.x`.
     #[inline(always)]
     pub fn index_1d() -> u32 {
-        #[cfg(target_arch = "nvptx64")]
-        {
+        on_gpu!("index_1d", {
             // SAFETY: as above.
             unsafe { (nvptx::_block_idx_x() * nvptx::_block_dim_x() + nvptx::_thread_idx_x()) as u32 }
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        crate::host::device_only("index_1d")
+        })
     }
 
     /// Global (x, y) index of a 2-D launch.
     #[inline(always)]
     pub fn index_2d() -> (u32, u32) {
-        #[cfg(target_arch = "nvptx64")]
-        {
+        on_gpu!("index_2d", {
             // SAFETY: as above.
             unsafe {
                 let x = nvptx::_block_idx_x() * nvptx::_block_dim_x() + nvptx::_thread_idx_x();
                 let y = nvptx::_block_idx_y() * nvptx::_block_dim_y() + nvptx::_thread_idx_y();
                 (x as u32, y as u32)
             }
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        crate::host::device_only("index_2d")
+        })
     }
 
     /// Global (x, y, z) index of a 3-D launch.
     #[inline(always)]
     pub fn index_3d() -> (u32, u32, u32) {
-        #[cfg(target_arch = "nvptx64")]
-        {
+        on_gpu!("index_3d", {
             let (x, y) = index_2d();
             // SAFETY: as above.
             let z = unsafe { nvptx::_block_idx_z() * nvptx::_block_dim_z() + nvptx::_thread_idx_z() };
             (x, y, z as u32)
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        crate::host::device_only("index_3d")
+        })
     }
 
     /// Number of threads in the whole 1-D grid: the stride of a grid-stride loop.
     #[inline(always)]
     pub fn grid_size_1d() -> u32 {
-        #[cfg(target_arch = "nvptx64")]
-        {
+        on_gpu!("grid_size_1d", {
             // SAFETY: as above.
             unsafe { (nvptx::_grid_dim_x() * nvptx::_block_dim_x()) as u32 }
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        crate::host::device_only("grid_size_1d")
+        })
     }
 
     /// `__syncthreads()`: every thread of the block waits here, and shared-memory writes
@@ -137,13 +119,10 @@ pub mod thread {
     /// from none.
     #[inline(always)]
     pub fn sync_threads() {
-        #[cfg(target_arch = "nvptx64")]
-        {
+        on_gpu!("sync_threads", {
             // SAFETY: a barrier has no memory-safety preconditions; see the doc for its use.
             unsafe { nvptx::_syncthreads() }
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        crate::host::device_only("sync_threads")
+        })
     }
 }
 
@@ -239,8 +218,7 @@ impl SharedF32 {
     /// from this read by a barrier.
     #[inline(always)]
     pub unsafe fn load(self, index: u32) -> f32 {
-        #[cfg(target_arch = "nvptx64")]
-        {
+        on_gpu!("load", {
             let value: f32;
             // SAFETY: the caller keeps `index` in bounds; the load only reads shared memory.
             unsafe {
@@ -252,9 +230,7 @@ impl SharedF32 {
                 );
             }
             value
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        crate::host::device_only("load")
+        })
     }
 
     /// Elements `index` and `index + 1` in one access (`ld.shared.v2.f32`).
@@ -263,8 +239,7 @@ impl SharedF32 {
     /// As [`SharedF32::load`], for both elements; `index` must be even (8-byte aligned).
     #[inline(always)]
     pub unsafe fn load2(self, index: u32) -> [f32; 2] {
-        #[cfg(target_arch = "nvptx64")]
-        {
+        on_gpu!("load2", {
             let (a, b): (f32, f32);
             // SAFETY: as `load`.
             unsafe {
@@ -277,9 +252,7 @@ impl SharedF32 {
                 );
             }
             [a, b]
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        crate::host::device_only("load2")
+        })
     }
 
     /// Writes elements `index .. index + 4` in one access (`st.shared.v4.f32`).
@@ -289,8 +262,7 @@ impl SharedF32 {
     /// aligned).
     #[inline(always)]
     pub unsafe fn store4(self, index: u32, values: [f32; 4]) {
-        #[cfg(target_arch = "nvptx64")]
-        {
+        on_gpu!("store4", {
             // SAFETY: as `store`.
             unsafe {
                 core::arch::asm!(
@@ -303,9 +275,7 @@ impl SharedF32 {
                     options(nostack, preserves_flags),
                 );
             }
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        crate::host::device_only("store4")
+        })
     }
 
     /// Writes element `index`.
@@ -314,8 +284,7 @@ impl SharedF32 {
     /// As [`SharedF32::load`].
     #[inline(always)]
     pub unsafe fn store(self, index: u32, value: f32) {
-        #[cfg(target_arch = "nvptx64")]
-        {
+        on_gpu!("store", {
             // SAFETY: the caller keeps `index` in bounds.
             unsafe {
                 core::arch::asm!(
@@ -325,9 +294,7 @@ impl SharedF32 {
                     options(nostack, preserves_flags),
                 );
             }
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        crate::host::device_only("store")
+        })
     }
 }
 
@@ -376,8 +343,7 @@ pub mod memory {
     /// `ptr` must be a valid global address that no thread writes during the kernel.
     #[inline(always)]
     pub unsafe fn load_nc(ptr: *const f32) -> f32 {
-        #[cfg(target_arch = "nvptx64")]
-        {
+        on_gpu!("load_nc", {
             let value: f32;
             // SAFETY: the caller guarantees `ptr` is a valid global address not written during
             // the kernel.
@@ -390,9 +356,7 @@ pub mod memory {
                 );
             }
             value
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        crate::host::device_only("load_nc")
+        })
     }
 
     /// `if condition { *address = value }` as one predicated store. Unlike the `if`, it
@@ -404,8 +368,7 @@ pub mod memory {
     /// When `condition` holds, `address` must be valid for a 4-byte write.
     #[inline(always)]
     pub unsafe fn store_if(address: *mut f32, value: f32, condition: bool) {
-        #[cfg(target_arch = "nvptx64")]
-        {
+        on_gpu!("store_if", {
             // SAFETY: the store happens only under `condition`, for which the caller vouches.
             unsafe {
                 core::arch::asm!(
@@ -416,9 +379,7 @@ pub mod memory {
                     options(nostack, preserves_flags),
                 );
             }
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        crate::host::device_only("store_if")
+        })
     }
 }
 
@@ -433,8 +394,7 @@ pub mod atomic {
     /// `address` must point to a valid, 4-byte aligned `f32` in global or shared memory.
     #[inline(always)]
     pub unsafe fn atomic_add_f32(address: *mut f32, value: f32) {
-        #[cfg(target_arch = "nvptx64")]
-        {
+        on_gpu!("atomic_add_f32", {
             // SAFETY: the caller guarantees the address; the reduction is atomic in hardware.
             unsafe {
                 core::arch::asm!(
@@ -444,9 +404,7 @@ pub mod atomic {
                     options(nostack, preserves_flags),
                 );
             }
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        crate::host::device_only("atomic_add_f32")
+        })
     }
 
     /// `atomicAdd(unsigned*, unsigned)`: returns the old value.
@@ -455,13 +413,10 @@ pub mod atomic {
     /// `address` must point to a valid, 4-byte aligned `u32` in device memory.
     #[inline(always)]
     pub unsafe fn atomic_add_u32(address: *mut u32, value: u32) -> u32 {
-        #[cfg(target_arch = "nvptx64")]
-        {
+        on_gpu!("atomic_add_u32", {
             // SAFETY: the caller guarantees the address.
             unsafe { AtomicU32::from_ptr(address).fetch_add(value, Ordering::Relaxed) }
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        crate::host::device_only("atomic_add_u32")
+        })
     }
 
     /// `atomicMin(unsigned*, unsigned)`.
@@ -470,13 +425,10 @@ pub mod atomic {
     /// `address` must point to a valid, 4-byte aligned `u32` in device memory.
     #[inline(always)]
     pub unsafe fn atomic_min_u32(address: *mut u32, value: u32) -> u32 {
-        #[cfg(target_arch = "nvptx64")]
-        {
+        on_gpu!("atomic_min_u32", {
             // SAFETY: the caller guarantees the address.
             unsafe { AtomicU32::from_ptr(address).fetch_min(value, Ordering::Relaxed) }
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        crate::host::device_only("atomic_min_u32")
+        })
     }
 
     /// `atomicMax(unsigned*, unsigned)`.
@@ -485,13 +437,10 @@ pub mod atomic {
     /// `address` must point to a valid, 4-byte aligned `u32` in device memory.
     #[inline(always)]
     pub unsafe fn atomic_max_u32(address: *mut u32, value: u32) -> u32 {
-        #[cfg(target_arch = "nvptx64")]
-        {
+        on_gpu!("atomic_max_u32", {
             // SAFETY: the caller guarantees the address.
             unsafe { AtomicU32::from_ptr(address).fetch_max(value, Ordering::Relaxed) }
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        crate::host::device_only("atomic_max_u32")
+        })
     }
 }
 
@@ -504,19 +453,13 @@ pub mod warp {
     /// This thread's lane, 0..32.
     #[inline(always)]
     pub fn lane() -> u32 {
-        #[cfg(target_arch = "nvptx64")]
-        {
-            super::thread::thread_idx_x() % SIZE
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        crate::host::device_only("lane")
+        on_gpu!("lane", { super::thread::thread_idx_x() % SIZE })
     }
 
     /// `__activemask()`: the lanes of the warp executing this instruction.
     #[inline(always)]
     pub fn active_mask() -> u32 {
-        #[cfg(target_arch = "nvptx64")]
-        {
+        on_gpu!("active_mask", {
             let mask: u32;
             // SAFETY: reads which lanes are active; no memory is touched.
             unsafe {
@@ -527,17 +470,14 @@ pub mod warp {
                 );
             }
             mask
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        crate::host::device_only("active_mask")
+        })
     }
 
     /// `__match_any_sync(mask, value)`: the lanes of `mask` holding the same `value` as this
     /// one (sm_70+). Every lane of `mask` must call it together.
     #[inline(always)]
     pub fn match_any(mask: u32, value: u32) -> u32 {
-        #[cfg(target_arch = "nvptx64")]
-        {
+        on_gpu!("match_any", {
             let peers: u32;
             // SAFETY: a register exchange among the lanes of `mask`; no memory is touched.
             unsafe {
@@ -550,17 +490,14 @@ pub mod warp {
                 );
             }
             peers
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        crate::host::device_only("match_any")
+        })
     }
 
     /// `__shfl_sync(mask, value, src)`: lane `src`'s `value`, among the lanes of `mask` (every
     /// lane of `mask`, `src` included, must call it together).
     #[inline(always)]
     pub fn shfl_idx_u32(mask: u32, value: u32, src: u32) -> u32 {
-        #[cfg(target_arch = "nvptx64")]
-        {
+        on_gpu!("shfl_idx_u32", {
             let out: u32;
             // SAFETY: a register exchange among the lanes of `mask`; no memory is touched.
             unsafe {
@@ -574,16 +511,13 @@ pub mod warp {
                 );
             }
             out
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        crate::host::device_only("shfl_idx_u32")
+        })
     }
 
     /// The `value` of lane `lane - delta`; lanes below `delta` get their own value.
     #[inline(always)]
     pub fn shfl_up_u32(value: u32, delta: u32) -> u32 {
-        #[cfg(target_arch = "nvptx64")]
-        {
+        on_gpu!("shfl_up_u32", {
             let out: u32;
             // SAFETY: a register exchange among the warp's lanes; no memory is touched.
             unsafe {
@@ -596,16 +530,13 @@ pub mod warp {
                 );
             }
             out
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        crate::host::device_only("shfl_up_u32")
+        })
     }
 
     /// The lanes below this one (`%lanemask_lt`).
     #[inline(always)]
     pub fn lanes_below() -> u32 {
-        #[cfg(target_arch = "nvptx64")]
-        {
+        on_gpu!("lanes_below", {
             let mask: u32;
             // SAFETY: reads a special register; no memory is touched.
             unsafe {
@@ -616,27 +547,19 @@ pub mod warp {
                 );
             }
             mask
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        crate::host::device_only("lanes_below")
+        })
     }
 
     /// The `value` of lane `lane - delta`; lanes below `delta` get their own value.
     #[inline(always)]
     pub fn shfl_up_f32(value: f32, delta: u32) -> f32 {
-        #[cfg(target_arch = "nvptx64")]
-        {
-            f32::from_bits(shfl_up_u32(value.to_bits(), delta))
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        crate::host::device_only("shfl_up_f32")
+        on_gpu!("shfl_up_f32", { f32::from_bits(shfl_up_u32(value.to_bits(), delta)) })
     }
 
     /// The `value` of lane `lane + delta`; lanes at or above `32 - delta` get their own value.
     #[inline(always)]
     pub fn shfl_down_f32(value: f32, delta: u32) -> f32 {
-        #[cfg(target_arch = "nvptx64")]
-        {
+        on_gpu!("shfl_down_f32", {
             let out: f32;
             // SAFETY: as above.
             unsafe {
@@ -649,9 +572,7 @@ pub mod warp {
                 );
             }
             out
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        crate::host::device_only("shfl_down_f32")
+        })
     }
 }
 
@@ -698,14 +619,11 @@ pub unsafe fn assert_fail(
     line: u32,
     function: &'static str,
 ) -> ! {
-    #[cfg(target_arch = "nvptx64")]
-    {
+    on_gpu!("assert_fail", {
         // SAFETY: NUL-terminated strings (the caller's promise); `trap` aborts the kernel.
         unsafe {
             __assertfail(assertion.as_ptr(), file.as_ptr(), line, function.as_ptr(), 1);
             core::arch::nvptx::trap()
         }
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    crate::host::device_only("assert_fail")
+    })
 }
