@@ -55,7 +55,7 @@ if [[ $parts == *" tests "* ]]; then
   grep -E "test result|panicked" "$OUT/gpu-multi-tests.log"
   grep -c "bit-identical to one GPU" "$OUT/gpu-multi-tests.log" | sed 's/^/configurations on several GPUs checked: /'
 
-  for how in write engine; do
+  for how in engine; do
     RUST_GPU_SIM_PEER_COPY=$how $B/gpu_split --ignored --test-threads=1 --nocapture multi_gpu > "$OUT/gpu-multi-tests-$how.log" 2>&1
     echo "the same with RUST_GPU_SIM_PEER_COPY=$how: $(grep -E 'test result' "$OUT/gpu-multi-tests-$how.log")"
   done
@@ -150,8 +150,8 @@ if [[ $parts == *" bench-local "* ]]; then
     --json "$OUT/scaling-heat-local.json" 2> "$OUT/scaling-heat-local.err" | tee "$OUT/scaling-heat-local.txt"
   $B/rust-gpu-sim bench heat --sizes 1200 --variants single --gpus $counts --overlap --repeats 5 \
     2> "$OUT/scaling-heat-local-overlap.err" | tee "$OUT/scaling-heat-local-overlap.txt"
-  for how in write engine; do
-    echo "== peer writes or the copy engines instead of peer reads (RUST_GPU_SIM_PEER_COPY=$how), strong only"
+  for how in engine; do
+    echo "== the copy engines instead of peer reads (RUST_GPU_SIM_PEER_COPY=$how), strong only"
     RUST_GPU_SIM_PEER_COPY=$how $B/rust-gpu-sim bench grayscott --sizes 16384 --variants streaming --gpus $counts --repeats 3 \
       2> "$OUT/scaling-grayscott-local-$how.err" | tee "$OUT/scaling-grayscott-local-$how.txt"
     RUST_GPU_SIM_PEER_COPY=$how $B/rust-gpu-sim bench heat --sizes 1200 --variants single --gpus $counts --overlap --repeats 3 \

@@ -1,10 +1,11 @@
 //! Halo exchange between the parts of one process (the `local` transport): each part pulls
 //! its halos from its neighbours. Between GPUs with peer access (enabled for every pair that
 //! has it) a kernel on the receiving GPU reads the neighbour's rows directly
-//! ([`kernels::halo::halo_copy`]), or with `RUST_GPU_SIM_PEER_COPY=write` a kernel on the
-//! sending GPU writes them into the neighbour's halo; without peer access, or with
+//! ([`kernels::halo::halo_copy`]); without peer access, or with
 //! `RUST_GPU_SIM_PEER_COPY=engine`, the copy engines move them (`cuMemcpyPeerAsync`, staged
 //! through the host where the GPUs have no peer access). Within one GPU: device copies.
+//! (Peer writes by the sending GPU, and pulls from the two neighbours on two streams, were
+//! measured no faster on 4 H200s and are gone: docs/multi-gpu.md.)
 //!
 //! Ordering uses events between neighbours only: a part's pulls wait for its neighbours'
 //! steps, and its next steps wait for its neighbours' pulls from it (they read the band it
@@ -20,8 +21,8 @@ use crate::{
     error::{CudaContext as _, Result},
 };
 
-/// Set to `write` (kernels on the sending GPU write) or `engine` (the copy engines) to move
-/// halos between GPUs otherwise than by reads of the receiving GPU (to compare them).
+/// Set to `engine` to move halos between GPUs with the copy engines even where a kernel
+/// could read them through peer access (to compare the two); `read` or unset: peer reads.
 pub const PEER_COPY_VAR: &str = "RUST_GPU_SIM_PEER_COPY";
 
 /// How halos travel between two GPUs of this process.
@@ -29,8 +30,6 @@ pub const PEER_COPY_VAR: &str = "RUST_GPU_SIM_PEER_COPY";
 pub enum PeerCopy {
     /// A kernel on the receiving GPU reads the neighbour's memory (peer access).
     Read,
-    /// A kernel on the sending GPU writes into the neighbour's memory (peer access).
-    Write,
     /// The copy engines (`cuMemcpyPeerAsync`).
     Engine,
 }
@@ -39,7 +38,6 @@ impl PeerCopy {
     pub fn name(self) -> &'static str {
         match self {
             PeerCopy::Read => "peer reads",
-            PeerCopy::Write => "peer writes",
             PeerCopy::Engine => "copy engines",
         }
     }
@@ -55,18 +53,27 @@ pub fn enable_peer_access(gpus: &[Arc<Gpu>]) -> Result<PeerCopy> {
         }
     }
     let asked = std::env::var(PEER_COPY_VAR).unwrap_or_default();
-    Ok(match asked.as_str() {
-        _ if !all => PeerCopy::Engine,
-        "engine" => PeerCopy::Engine,
-        "write" => PeerCopy::Write,
-        _ => PeerCopy::Read,
-    })
+    let engine = match asked.as_str() {
+        "" | "read" => false,
+        "engine" => true,
+        other => {
+            return Err(crate::Error::InvalidInput(format!(
+                "{PEER_COPY_VAR}={other:?}: the halo copies between GPUs are `read` (the default) or `engine`"
+            )));
+        }
+    };
+    Ok(if all && !engine { PeerCopy::Read } else { PeerCopy::Engine })
 }
 
-impl PeerCopy {
-    /// Whether the copy runs on the sending part's stream and GPU (else the receiving one's).
-    pub fn on_sender(self) -> bool {
-        self == PeerCopy::Write
+/// Where the parts of one process are, for descriptions: `on 1 GPU`, or `on N GPUs, halos by
+/// ...`, from the GPU ordinals of the parts.
+pub fn describe(ordinals: impl IntoIterator<Item = usize>, how: PeerCopy) -> String {
+    let mut ordinals: Vec<usize> = ordinals.into_iter().collect();
+    ordinals.sort_unstable();
+    ordinals.dedup();
+    match ordinals.len() {
+        1 => "on 1 GPU".into(),
+        n => format!("on {n} GPUs, halos by {}", how.name()),
     }
 }
 
@@ -136,14 +143,14 @@ impl Neighbourhood {
     }
 }
 
-/// Copies `count` f32s from `src` (from element `src_at`) to `dst` (to element `dst_at`) on
-/// `stream`, a stream of `gpu` (the receiving part's, or with [`PeerCopy::on_sender`] the
-/// sending part's), `how` where the buffers are on different GPUs. The caller orders the
-/// copy after the source's writes (see [`Neighbourhood`]).
+/// Copies `count` f32s from `src` (from element `src_at`) to `dst` (to element `dst_at`, a
+/// buffer of `dst_gpu`) on `stream` (the receiving part's, a stream of `dst_gpu`), `how`
+/// where the buffers are on different GPUs. The caller orders the copy after the source's
+/// writes (see [`Neighbourhood`]).
 #[allow(clippy::too_many_arguments)]
 pub fn copy(
     how: PeerCopy,
-    gpu: &Gpu,
+    dst_gpu: &Gpu,
     stream: &CudaStream,
     src: &CudaSlice<f32>,
     src_at: usize,
@@ -154,7 +161,7 @@ pub fn copy(
     assert!(src_at + count <= src.len() && dst_at + count <= dst.len(), "halo copy out of bounds");
     let bytes = count * std::mem::size_of::<f32>();
     let (src_ctx, dst_ctx) = (src.stream().context(), dst.stream().context());
-    if !Arc::ptr_eq(src_ctx, dst_ctx) && how != PeerCopy::Engine {
+    if !Arc::ptr_eq(src_ctx, dst_ctx) && how == PeerCopy::Read {
         let aligned = {
             let (a, _) = src.device_ptr(src.stream());
             let (b, _) = dst.device_ptr(dst.stream());
@@ -164,7 +171,12 @@ pub fn copy(
         let from = src.slice(src_at..src_at + count as usize);
         let mut to = dst.slice_mut(dst_at..dst_at + count as usize);
         let cfg = grid_1d(count.div_ceil(4), 256);
-        return Ok(gpu.launch_on(stream, kernels::halo::halo_copy, cfg, (&from, &mut to, count, aligned))?);
+        return Ok(dst_gpu.launch_on(
+            stream,
+            kernels::halo::halo_copy,
+            cfg,
+            (&from, &mut to, count, aligned),
+        )?);
     }
     // Raw pointers: the streams are ordered with explicit events (cudarc's tracking is off).
     let (from, _) = src.device_ptr(src.stream());

@@ -61,7 +61,7 @@ impl Workload {
         }
     }
 
-    /// The grid of a run on `gpus` GPUs, as text, and its size factor.
+    /// The grid of a run on `gpus` GPUs, as text.
     fn grid(&self, gpus: u32, weak: bool) -> String {
         let k = if weak { gpus } else { 1 };
         match self {

@@ -266,14 +266,6 @@ impl PartedGrayScott {
         })
     }
 
-    /// How many GPUs this process's parts are on.
-    fn gpus(&self) -> usize {
-        let mut ordinals: Vec<usize> = self.parts.iter().map(|p| p.engine.gpu_ordinal()).collect();
-        ordinals.sort_unstable();
-        ordinals.dedup();
-        ordinals.len()
-    }
-
     /// Steps every part `steps` times with no exchange in between: the computation alone, for
     /// the bench (the halos go stale, so the fields are no longer the simulation's).
     pub fn compute_only(&mut self, steps: u32) -> Result<()> {
@@ -507,8 +499,7 @@ fn copy_rows(
         let (a, b) = parts.split_at_mut(src);
         (&b[0], &mut a[dst])
     };
-    let runs = if how.on_sender() { &s.engine } else { &d.engine };
-    let (stream, gpu) = (runs.stream().clone(), runs.gpu().clone());
+    let (stream, gpu) = (d.engine.stream().clone(), d.engine.gpu().clone());
     let (su, sv) = s.engine.state();
     let (du, dv) = d.engine.state_mut();
     let (from, to, n) = (src_row * width, dst_row * width, count * width);
@@ -615,8 +606,7 @@ impl Engine for PartedGrayScott {
             (bands.iter().map(|b| b.len).min().unwrap_or(0), bands.iter().map(|b| b.len).max().unwrap_or(0));
         let place = match &self.link {
             Link::Local(_, how) => {
-                let gpus = self.gpus();
-                if gpus == 1 { "on 1 GPU".into() } else { format!("on {gpus} GPUs, halos by {}", how.name()) }
+                local_exchange::describe(self.parts.iter().map(|p| p.engine.gpu_ordinal()), *how)
             }
             Link::Nccl { comm, overlap } => format!(
                 "one per process over NCCL, {} processes{}",

@@ -61,9 +61,6 @@ pub struct PartedHeat {
     /// With `overlap` (single only): each part's exchange stream, on which its halos travel
     /// while its middle planes are written.
     exchange_streams: Option<Vec<Arc<CudaStream>>>,
-    /// In one process: each part's second exchange stream, for the pull from the slab above
-    /// (the pull from below runs on the first), so that both links work at once.
-    above_streams: Vec<Arc<CudaStream>>,
     /// Rank 0's buffer for the slabs it gathers (allocated at the first gather).
     gathered: Option<CudaSlice<f32>>,
 }
@@ -150,13 +147,8 @@ impl PartedHeat {
         } else {
             None
         };
-        let mut above_streams = Vec::new();
         let link = match layout {
             Layout::Local { .. } => {
-                for part in &parts {
-                    above_streams
-                        .push(part.engine.stream().fork().context(|| "creating an exchange stream".into())?);
-                }
                 let used = placement.last().map_or(1, |g| g + 1);
                 let how = local_exchange::enable_peer_access(&gpus[..used])?;
                 let streams = match &exchange_streams {
@@ -167,7 +159,7 @@ impl PartedHeat {
             }
             Layout::Ranks(comm) => Link::Nccl(comm),
         };
-        Ok(Self { variant, n: setup.n, bands, parts, link, exchange_streams, above_streams, gathered: None })
+        Ok(Self { variant, n: setup.n, bands, parts, link, exchange_streams, gathered: None })
     }
 
     /// Whether this process writes the outputs (rank 0, or the only process).
@@ -321,27 +313,25 @@ impl PartedHeat {
             }
         };
         hood.before_pulls()?;
-        let join = |a: &CudaStream, b: &CudaStream| a.join(b).context(|| "ordering the pulls".into());
-        for (p, above) in self.above_streams.iter().enumerate() {
-            join(above, &stream_of(p, &self.parts))?;
-        }
         for p in 0..self.parts.len().saturating_sub(1) {
-            // The lower slab's stream toward the slab above, and the upper's toward the one
-            // below: reads run on the receiver's, writes on the sender's.
-            let (lower_stream, upper_stream) = (self.above_streams[p].clone(), stream_of(p + 1, &self.parts));
-            let (up, down) =
-                if how.on_sender() { (&lower_stream, &upper_stream) } else { (&upper_stream, &lower_stream) };
+            let (lower_stream, upper_stream) = (stream_of(p, &self.parts), stream_of(p + 1, &self.parts));
             let (a, b) = self.parts.split_at_mut(p + 1);
             let (lower, upper) = (&mut a[p], &mut b[0]);
             // The upper slab's halo below ← the lower slab's last interior planes.
             let from = (lower.below + lower.band.len) as usize - h;
-            copy_planes(how, up, &lower.engine, from, &mut upper.engine, 0, h, plane)?;
+            copy_planes(how, &upper_stream, &lower.engine, from, &mut upper.engine, 0, h, plane)?;
             // The lower slab's halo above ← the upper slab's first interior planes.
             let to = (lower.below + lower.band.len) as usize;
-            copy_planes(how, down, &upper.engine, upper.below as usize, &mut lower.engine, to, h, plane)?;
-        }
-        for (p, above) in self.above_streams.iter().enumerate() {
-            join(&stream_of(p, &self.parts), above)?;
+            copy_planes(
+                how,
+                &lower_stream,
+                &upper.engine,
+                upper.below as usize,
+                &mut lower.engine,
+                to,
+                h,
+                plane,
+            )?;
         }
         hood.after_pulls()
     }
@@ -349,14 +339,18 @@ impl PartedHeat {
     /// `steps` RK4 steps of every slab with no exchange: the computation alone, for the bench
     /// (the halos go stale, so the field is no longer the simulation's).
     pub fn compute_only(&mut self, steps: u32) -> Result<()> {
-        for _ in 0..steps {
-            for part in &mut self.parts {
-                if self.variant == HeatVariant::Single {
-                    part.engine.step_planes(part.below..part.below + part.band.len)?;
-                    part.engine.finish_planes();
-                } else {
-                    part.engine.step(1)?;
-                }
+        (0..steps).try_for_each(|_| self.step_slabs())
+    }
+
+    /// One RK4 step of every slab, no exchange: `single` writes each slab's own planes, the
+    /// other variants the whole slab.
+    fn step_slabs(&mut self) -> Result<()> {
+        for part in &mut self.parts {
+            if self.variant == HeatVariant::Single {
+                part.engine.step_planes(part.below..part.below + part.band.len)?;
+                part.engine.finish_planes();
+            } else {
+                part.engine.step(1)?;
             }
         }
         Ok(())
@@ -380,18 +374,8 @@ impl PartedHeat {
 
     /// One RK4 step of every slab and the exchange after it (see the module documentation).
     fn step_once(&mut self) -> Result<()> {
-        if self.variant != HeatVariant::Single {
-            for part in &mut self.parts {
-                part.engine.step(1)?;
-            }
-            return self.exchange();
-        }
         let Some(exchange_streams) = self.exchange_streams.clone() else {
-            for part in &mut self.parts {
-                let own = part.below..part.below + part.band.len;
-                part.engine.step_planes(own)?;
-                part.engine.finish_planes();
-            }
+            self.step_slabs()?;
             return self.exchange();
         };
         // The planes the neighbours need first; the exchange stream waits for them only.
@@ -439,8 +423,7 @@ impl PartedHeat {
 }
 
 /// Copies `count` planes of `src` (from plane `from`) into `dst` (at plane `to`), on
-/// `stream` (the receiving slab's, or the sending one's with [`PeerCopy::on_sender`]), `how`
-/// between GPUs.
+/// `stream` (the receiving slab's), `how` between GPUs.
 #[allow(clippy::too_many_arguments)]
 fn copy_planes(
     how: PeerCopy,
@@ -452,7 +435,7 @@ fn copy_planes(
     count: usize,
     plane: usize,
 ) -> Result<()> {
-    let gpu = if how.on_sender() { src.gpu().clone() } else { dst.gpu().clone() };
+    let gpu = dst.gpu().clone();
     local_exchange::copy(
         how,
         &gpu,
@@ -521,7 +504,7 @@ impl HeatEngine for PartedHeat {
         for part in &mut self.parts {
             part.engine.synchronize()?;
         }
-        for stream in self.exchange_streams.iter().flatten().chain(&self.above_streams) {
+        for stream in self.exchange_streams.iter().flatten() {
             stream.synchronize().context(|| "waiting for a halo exchange".into())?;
         }
         Ok(())
@@ -534,13 +517,7 @@ impl HeatEngine for PartedHeat {
     fn describe(&self) -> String {
         let place = match &self.link {
             Link::Local(_, how) => {
-                let mut ordinals: Vec<usize> = self.parts.iter().map(|p| p.engine.gpu_ordinal()).collect();
-                ordinals.sort_unstable();
-                ordinals.dedup();
-                match ordinals.len() {
-                    1 => "on 1 GPU".into(),
-                    n => format!("on {n} GPUs, halos by {}", how.name()),
-                }
+                local_exchange::describe(self.parts.iter().map(|p| p.engine.gpu_ordinal()), *how)
             }
             Link::Nccl(comm) => format!("one per process over NCCL, {} processes", comm.size()),
         };
