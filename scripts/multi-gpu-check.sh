@@ -5,7 +5,9 @@
 #          every output option against one GPU's files, a checkpoint of 4 ranks resumed by 2 and
 #          by 1, --resume under mpirun, a rank killed mid-run;
 #   bench-local: the scaling bench in one process (bench grayscott / bench heat --gpus 1,2,4 --weak);
-#   bench-mpi: the same under mpirun -np 2 and -np 4.
+#   bench-mpi: the same under mpirun -np 2 and -np 4;
+#   bench-heat: heat 1200^3 single only, with and without --overlap, one process and mpirun
+#          (--overlap by copy engines and peer reads; over NCCL also with NCCL_MAX_CTAS=2).
 # NVLink multicast stays off for every process (NCCL_NVLS_ENABLE=0, passed through mpirun -x).
 set -uo pipefail
 : "${B:?the unpacked binaries}" "${OUT:?the log directory}"
@@ -148,14 +150,32 @@ if [[ $parts == *" bench-local "* ]]; then
     --json "$OUT/scaling-grayscott-local.json" 2> "$OUT/scaling-grayscott-local.err" | tee "$OUT/scaling-grayscott-local.txt"
   $B/rust-gpu-sim bench heat --sizes 1200 --variants single --gpus $counts --weak --repeats 5 \
     --json "$OUT/scaling-heat-local.json" 2> "$OUT/scaling-heat-local.err" | tee "$OUT/scaling-heat-local.txt"
+  echo "== the copy engines instead of peer reads (RUST_GPU_SIM_PEER_COPY=engine), strong only"
+  RUST_GPU_SIM_PEER_COPY=engine $B/rust-gpu-sim bench grayscott --sizes 16384 --variants streaming --gpus $counts --repeats 3 \
+    2> "$OUT/scaling-grayscott-local-engine.err" | tee "$OUT/scaling-grayscott-local-engine.txt"
+fi
+# heat --overlap: by copy engines (its default) and by peer reads, in one process; over NCCL
+# with NCCL's own choice of blocks and with NCCL_MAX_CTAS=2 (the SMs the halves leave free).
+if [[ $parts == *" bench-local "* || $parts == *" bench-heat "* ]]; then
+  counts=1,2; [ "$gpus" -ge 4 ] && counts=1,2,4; [ "$gpus" -ge 8 ] && counts=1,2,4,8
+  echo "== heat --overlap, one process (--gpus $counts): copy engines (default), then peer reads"
   $B/rust-gpu-sim bench heat --sizes 1200 --variants single --gpus $counts --overlap --repeats 5 \
-    2> "$OUT/scaling-heat-local-overlap.err" | tee "$OUT/scaling-heat-local-overlap.txt"
-  for how in engine; do
-    echo "== the copy engines instead of peer reads (RUST_GPU_SIM_PEER_COPY=$how), strong only"
-    RUST_GPU_SIM_PEER_COPY=$how $B/rust-gpu-sim bench grayscott --sizes 16384 --variants streaming --gpus $counts --repeats 3 \
-      2> "$OUT/scaling-grayscott-local-$how.err" | tee "$OUT/scaling-grayscott-local-$how.txt"
-    RUST_GPU_SIM_PEER_COPY=$how $B/rust-gpu-sim bench heat --sizes 1200 --variants single --gpus $counts --overlap --repeats 3 \
-      2> "$OUT/scaling-heat-local-overlap-$how.err" | tee "$OUT/scaling-heat-local-overlap-$how.txt"
+    --json "$OUT/scaling-heat-local-overlap.json" 2> "$OUT/scaling-heat-local-overlap.err" | tee "$OUT/scaling-heat-local-overlap.txt"
+  RUST_GPU_SIM_PEER_COPY=read $B/rust-gpu-sim bench heat --sizes 1200 --variants single --gpus $counts --overlap --repeats 3 \
+    2> "$OUT/scaling-heat-local-overlap-read.err" | tee "$OUT/scaling-heat-local-overlap-read.txt"
+fi
+if [[ $parts == *" bench-heat "* ]]; then
+  echo "== heat without overlap, one process and mpirun (the same run's baseline)"
+  $B/rust-gpu-sim bench heat --sizes 1200 --variants single --gpus $counts --repeats 5 \
+    2> "$OUT/scaling-heat-local.err" | tee "$OUT/scaling-heat-local.txt"
+  for np in 2 4 8; do
+    [ "$gpus" -ge $np ] || continue
+    mpi $np $B/rust-gpu-sim bench heat --sizes 1200 --variants single --repeats 5 \
+      2> "$OUT/scaling-heat-mpi$np.err" | tee "$OUT/scaling-heat-mpi$np.txt"
+    mpi $np $B/rust-gpu-sim bench heat --sizes 1200 --variants single --overlap --repeats 5 \
+      2> "$OUT/scaling-heat-mpi$np-overlap.err" | tee "$OUT/scaling-heat-mpi$np-overlap.txt"
+    mpi $np -x NCCL_MAX_CTAS=2 $B/rust-gpu-sim bench heat --sizes 1200 --variants single --overlap --repeats 5 \
+      2> "$OUT/scaling-heat-mpi$np-overlap-ctas2.err" | tee "$OUT/scaling-heat-mpi$np-overlap-ctas2.txt"
   done
 fi
 if [[ $parts == *" bench-mpi "* ]]; then

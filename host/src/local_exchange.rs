@@ -22,7 +22,9 @@ use crate::{
 };
 
 /// Set to `engine` to move halos between GPUs with the copy engines even where a kernel
-/// could read them through peer access (to compare the two); `read` or unset: peer reads.
+/// could read them through peer access, or `read` for peer reads (to compare the two); unset:
+/// peer reads, but copy engines for heat's `--overlap`, whose halos travel beside a kernel
+/// that fills every SM (a reading kernel would have to wait for it).
 pub const PEER_COPY_VAR: &str = "RUST_GPU_SIM_PEER_COPY";
 
 /// How halos travel between two GPUs of this process.
@@ -44,8 +46,9 @@ impl PeerCopy {
 }
 
 /// Lets every GPU of `gpus` reach every other's memory where the hardware allows, and says
-/// how halos will travel between them.
-pub fn enable_peer_access(gpus: &[Arc<Gpu>]) -> Result<PeerCopy> {
+/// how halos will travel between them: `preferred` unless [`PEER_COPY_VAR`] says otherwise
+/// (peer reads only where every pair has peer access).
+pub fn enable_peer_access(gpus: &[Arc<Gpu>], preferred: PeerCopy) -> Result<PeerCopy> {
     let mut all = true;
     for a in gpus {
         for b in gpus {
@@ -54,7 +57,8 @@ pub fn enable_peer_access(gpus: &[Arc<Gpu>]) -> Result<PeerCopy> {
     }
     let asked = std::env::var(PEER_COPY_VAR).unwrap_or_default();
     let engine = match asked.as_str() {
-        "" | "read" => false,
+        "" => preferred == PeerCopy::Engine,
+        "read" => false,
         "engine" => true,
         other => {
             return Err(crate::Error::InvalidInput(format!(

@@ -236,7 +236,7 @@ impl PartedGrayScott {
                     .map(|(band, &g)| part(*band, &gpus[g]))
                     .collect::<Result<Vec<_>>>()?;
                 let used = placement.last().map_or(1, |g| g + 1);
-                let how = local_exchange::enable_peer_access(&gpus[..used])?;
+                let how = local_exchange::enable_peer_access(&gpus[..used], PeerCopy::Read)?;
                 let streams = parts.iter().map(|p: &Part| p.engine.stream().clone()).collect();
                 (parts, Link::Local(Neighbourhood::new(streams, true)?, how))
             }

@@ -131,6 +131,14 @@ impl CudaHeat {
         single.launch(&self.gpu, &self.u, &mut self.k[0], self.n, planes, self.a, self.dt)
     }
 
+    /// Leaves `sms` multiprocessors free in the single variant's launches from now on.
+    pub(crate) fn leave_sms_free(&mut self, sms: u32) -> Result<()> {
+        if self.single.is_some() {
+            self.single = Some(SinglePass::leaving_free(&self.gpu, sms)?);
+        }
+        Ok(())
+    }
+
     /// Makes the field [`CudaHeat::step_planes`] wrote current.
     pub(crate) fn finish_planes(&mut self) {
         std::mem::swap(&mut self.u, &mut self.k[0]);
@@ -316,6 +324,19 @@ impl SinglePass {
     /// For this GPU: one wave of resident blocks per launch.
     pub fn new(gpu: &Gpu) -> Result<Self> {
         Ok(Self { resident: gpu.resident_blocks(heat_rk4_single, SINGLE_TX * SINGLE_TY)? })
+    }
+
+    /// For this GPU, leaving `sms` of its multiprocessors free for other kernels (NCCL's,
+    /// beside an overlapped half).
+    pub fn leaving_free(gpu: &Gpu, sms: u32) -> Result<Self> {
+        let resident = gpu.resident_blocks(heat_rk4_single, SINGLE_TX * SINGLE_TY)?;
+        let count = gpu
+            .context()
+            .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+            .context(|| "querying the SM count".into())?
+            .max(1) as u32;
+        let per_sm = resident / count;
+        Ok(Self::with_resident(resident.saturating_sub(per_sm * sms.min(count - 1))))
     }
 
     /// With `resident` blocks per launch (tests cut the work into other runs with it).

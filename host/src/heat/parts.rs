@@ -9,15 +9,19 @@
 //! the slab's edge reaches one plane further per stage: after one step the first four planes
 //! are wrong and the fifth is right. Every variant needs the same four planes per side.
 //!
-//! `single` writes a slab's own planes only (its halos come from the exchange), and with
-//! `overlap` it writes the planes its neighbours need first, then the middle while those
-//! travel on a stream of their own. The other variants step the whole slab, halos included,
+//! `single` writes a slab's own planes only (its halos come from the exchange). With `overlap`
+//! it writes its slab in two halves, the lower and the upper, in turns: lower first on even
+//! steps, upper first on odd ones. The edge planes of the half written first travel (on the
+//! slab's exchange stream) while the second half is written, and the edge of the second half
+//! travels while the next step writes its first half, which is on the other side and needs the
+//! halo that arrived during the second half. So both exchanges of a step hide behind a half
+//! each, and a step costs one split of the pipeline (see [`Overlap`]). The other variants step the whole slab, halos included,
 //! and exchange after the step. In one process the halos are pulled by peer copies ordered by
 //! events between neighbours ([`crate::local_exchange`]); between processes through NCCL.
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaSlice, CudaStream};
+use cudarc::driver::{CudaEvent, CudaSlice, CudaStream};
 
 use super::{HeatEngine, HeatSetup, HeatVariant, cuda::CudaHeat};
 use crate::{
@@ -33,12 +37,90 @@ use crate::{
 /// Planes of halo per side per RK4 step: one per stage.
 pub const HALO: u32 = 4;
 
+/// Multiprocessors an NCCL rank's halves leave free with `--overlap`, for NCCL's
+/// send/receive kernel to run beside them (the single pass takes a whole SM per block, in
+/// one wave: a block waiting for NCCL's to end would hold up the whole half).
+pub const NCCL_FREE_SMS: u32 = 2;
+
 /// One slab, its halos and the engine that steps it.
 struct Part {
     band: Band,
     below: u32,
     above: u32,
     engine: CudaHeat,
+}
+
+impl Part {
+    /// The planes written first, on `side`, and the rest: the slab's two halves, or all of it
+    /// and nothing where a half would be thinner than the halo (its pipeline would then read
+    /// the far halo too).
+    fn halves(&self, side: Side) -> (std::ops::Range<u32>, std::ops::Range<u32>) {
+        let (lo, hi) = (self.below, self.below + self.band.len);
+        if self.band.len < 2 * HALO {
+            return (lo..hi, hi..hi);
+        }
+        let mid = lo + self.band.len / 2;
+        match side {
+            Side::Below => (lo..mid, mid..hi),
+            Side::Above => (mid..hi, lo..mid),
+        }
+    }
+}
+
+/// A side of a slab along z.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Side {
+    Below,
+    Above,
+}
+
+impl Side {
+    fn other(self) -> Self {
+        match self {
+            Side::Below => Side::Above,
+            Side::Above => Side::Below,
+        }
+    }
+}
+
+/// The order of `--overlap`'s steps (single only), one event of each kind per slab. A step
+/// writes every slab's half on the side `first` (after `first_halo`, the halo there), records
+/// `first_done`, writes the other half (after `second_halo`) and records `second_done`. Then
+/// on each slab's exchange stream: the halo on the other side, from the neighbour there once
+/// its `first_done` (the edge facing this slab is in its first half), recorded as the next
+/// step's `first_halo`; and the halo on the side `first`, from the neighbour once its
+/// `second_done`, recorded as the next step's `second_halo`. The sides then swap. Each
+/// exchange stream waits for its own slab's half too, which ends the reads of the halo it
+/// overwrites; a slab's next writes of an edge come after its exchange stream has recorded
+/// the halos that its neighbours' reads of that edge precede. Costs against one launch per
+/// step: one more pipeline start per column of tiles (4 planes below and above; 8 of a
+/// 300-plane slab's step, the three-range scheme this replaced cost 16).
+struct Overlap {
+    first: Side,
+    first_done: Vec<CudaEvent>,
+    second_done: Vec<CudaEvent>,
+    first_halo: Vec<CudaEvent>,
+    second_halo: Vec<CudaEvent>,
+}
+
+impl Overlap {
+    fn new(parts: &[Part]) -> Result<Self> {
+        let events = || {
+            parts
+                .iter()
+                .map(|p| {
+                    p.engine.stream().context().new_event(None).context(|| "creating an overlap event".into())
+                })
+                .collect::<Result<Vec<_>>>()
+        };
+        Ok(Self {
+            first: Side::Below,
+            first_done: events()?,
+            second_done: events()?,
+            first_halo: events()?,
+            second_halo: events()?,
+        })
+    }
 }
 
 /// How this process's slabs exchange halos.
@@ -59,8 +141,10 @@ pub struct PartedHeat {
     parts: Vec<Part>,
     link: Link,
     /// With `overlap` (single only): each part's exchange stream, on which its halos travel
-    /// while its middle planes are written.
+    /// while its other half is written.
     exchange_streams: Option<Vec<Arc<CudaStream>>>,
+    /// With `overlap`: the events that order the halves and the exchanges, and the turn.
+    overlap: Option<Overlap>,
     /// Rank 0's buffer for the slabs it gathers (allocated at the first gather).
     gathered: Option<CudaSlice<f32>>,
 }
@@ -150,16 +234,28 @@ impl PartedHeat {
         let link = match layout {
             Layout::Local { .. } => {
                 let used = placement.last().map_or(1, |g| g + 1);
-                let how = local_exchange::enable_peer_access(&gpus[..used])?;
+                // Beside a half that fills every SM, halos go by the copy engines, which
+                // take none (a reading kernel would wait for the half to end).
+                let preferred = if overlap { PeerCopy::Engine } else { PeerCopy::Read };
+                let how = local_exchange::enable_peer_access(&gpus[..used], preferred)?;
                 let streams = match &exchange_streams {
                     Some(streams) => streams.clone(),
                     None => parts.iter().map(|p| p.engine.stream().clone()).collect(),
                 };
                 Link::Local(Neighbourhood::new(streams, false)?, how)
             }
-            Layout::Ranks(comm) => Link::Nccl(comm),
+            Layout::Ranks(comm) => {
+                if overlap {
+                    parts[0].engine.leave_sms_free(NCCL_FREE_SMS)?;
+                }
+                Link::Nccl(comm)
+            }
         };
-        Ok(Self { variant, n: setup.n, bands, parts, link, exchange_streams, gathered: None })
+        let overlap = match &exchange_streams {
+            Some(_) => Some(Overlap::new(&parts)?),
+            None => None,
+        };
+        Ok(Self { variant, n: setup.n, bands, parts, link, exchange_streams, overlap, gathered: None })
     }
 
     /// Whether this process writes the outputs (rank 0, or the only process).
@@ -374,46 +470,135 @@ impl PartedHeat {
 
     /// One RK4 step of every slab and the exchange after it (see the module documentation).
     fn step_once(&mut self) -> Result<()> {
-        let Some(exchange_streams) = self.exchange_streams.clone() else {
-            self.step_slabs()?;
-            return self.exchange();
-        };
-        // The planes the neighbours need first; the exchange stream waits for them only.
-        let slabs = self.bands.len();
-        let mut middles = Vec::with_capacity(self.parts.len());
-        for (part, exchange) in self.parts.iter_mut().zip(&exchange_streams) {
-            let (lo, hi) = (part.below, part.below + part.band.len);
-            let (first, last) = match &self.link {
-                Link::Local(..) => (part.below == 0, part.above == 0),
-                Link::Nccl(comm) => {
-                    let (below, above) = decomposition::neighbours(comm.rank(), slabs, false);
-                    (below.is_none(), above.is_none())
-                }
-            };
-            let bottom = if first { lo } else { lo + HALO };
-            let top = if last { hi } else { hi - HALO };
-            if bottom >= top {
-                // Too thin to split: the whole slab before the exchange.
-                part.engine.step_planes(lo..hi)?;
-                middles.push(hi..hi);
-            } else {
-                part.engine.step_planes(lo..bottom)?;
-                part.engine.step_planes(top..hi)?;
-                middles.push(bottom..top);
-            }
-            exchange.join(part.engine.stream()).context(|| "ordering the exchange after the edges".into())?;
+        if self.overlap.is_some() {
+            return self.step_overlapped();
         }
-        for (part, middle) in self.parts.iter_mut().zip(middles) {
-            part.engine.step_planes(middle)?;
+        self.step_slabs()?;
+        self.exchange()
+    }
+
+    /// One RK4 step with the exchange hidden behind the halves (see [`Overlap`]).
+    fn step_overlapped(&mut self) -> Result<()> {
+        let mut turn = self.overlap.take().expect("called with overlap");
+        let result = self.step_halves(&mut turn);
+        self.overlap = Some(turn);
+        result
+    }
+
+    fn step_halves(&mut self, turn: &mut Overlap) -> Result<()> {
+        let streams = self.exchange_streams.clone().expect("overlap has exchange streams");
+        let (first, second) = (turn.first, turn.first.other());
+        let mut seconds = Vec::with_capacity(self.parts.len());
+        for (p, part) in self.parts.iter_mut().enumerate() {
+            let (half, rest) = part.halves(first);
+            let stream = part.engine.stream().clone();
+            // The halo on the first side came during the last step's second half; a slab
+            // too thin to halve is written at once and needs both.
+            stream.wait(&turn.first_halo[p]).context(|| "ordering a half after its halo".into())?;
+            if rest.is_empty() {
+                stream.wait(&turn.second_halo[p]).context(|| "ordering a half after its halo".into())?;
+            }
+            part.engine.step_planes(half)?;
+            turn.first_done[p].record(&stream).context(|| "recording a half".into())?;
+            seconds.push(rest);
+        }
+        for ((p, part), rest) in self.parts.iter_mut().enumerate().zip(seconds) {
+            let stream = part.engine.stream().clone();
+            stream.wait(&turn.second_halo[p]).context(|| "ordering a half after its halo".into())?;
+            part.engine.step_planes(rest)?;
+            turn.second_done[p].record(&stream).context(|| "recording a half".into())?;
             part.engine.finish_planes();
         }
-        // The exchange reads and writes the new field's edges and halos, which the middle
-        // launch does not touch.
-        self.exchange()?;
-        for (part, exchange) in self.parts.iter().zip(&exchange_streams) {
-            part.engine.stream().join(exchange).context(|| "joining the exchange".into())?;
+        // The next step writes its first half on this step's second side: that halo comes
+        // from the neighbour there, whose facing edge was in its first half; then the halo
+        // on this step's first side, from its neighbour's second half. Each exchange stream
+        // also waits for its own slab's half, whose reads of the old halo must be done.
+        self.pull_halos(&streams, second, &turn.first_done, &turn.first_halo)?;
+        self.pull_halos(&streams, first, &turn.second_done, &turn.second_halo)?;
+        turn.first = second;
+        Ok(())
+    }
+
+    /// Every slab's halo on `side`, on its exchange stream in `streams`, after `written` (its
+    /// own and the neighbours' halves that hold the planes); `arrived` is recorded after.
+    fn pull_halos(
+        &mut self,
+        streams: &[Arc<CudaStream>],
+        side: Side,
+        written: &[CudaEvent],
+        arrived: &[CudaEvent],
+    ) -> Result<()> {
+        let (plane, h) = (self.plane(), HALO as usize);
+        let slabs = self.bands.len();
+        match &self.link {
+            Link::Nccl(comm) => {
+                let stream = &streams[0];
+                stream.wait(&written[0]).context(|| "ordering an exchange after a half".into())?;
+                Self::exchange_nccl_towards(comm, &self.parts[0], slabs, plane, stream, side)?;
+                arrived[0].record(stream).context(|| "recording an exchange".into())?;
+            }
+            Link::Local(_, how) => {
+                let how = *how;
+                for p in 0..self.parts.len() {
+                    let stream = &streams[p];
+                    stream.wait(&written[p]).context(|| "ordering an exchange after a half".into())?;
+                    let neighbour = match side {
+                        Side::Below => p.checked_sub(1),
+                        Side::Above => (p + 1 < self.parts.len()).then_some(p + 1),
+                    };
+                    if let Some(q) = neighbour {
+                        if !Arc::ptr_eq(stream, &streams[q]) {
+                            stream
+                                .wait(&written[q])
+                                .context(|| "ordering an exchange after a half".into())?;
+                        }
+                        let (src, dst) = if q < p {
+                            let (a, b) = self.parts.split_at_mut(p);
+                            (&a[q], &mut b[0])
+                        } else {
+                            let (a, b) = self.parts.split_at_mut(q);
+                            (&b[0], &mut a[p])
+                        };
+                        let (from, to) = match side {
+                            Side::Below => ((src.below + src.band.len) as usize - h, 0),
+                            Side::Above => (src.below as usize, (dst.below + dst.band.len) as usize),
+                        };
+                        copy_planes(how, stream, &src.engine, from, &mut dst.engine, to, h, plane)?;
+                    }
+                    arrived[p].record(stream).context(|| "recording an exchange".into())?;
+                }
+            }
         }
         Ok(())
+    }
+
+    /// This rank's halo on `side` from the neighbouring rank there, and its own edge on the
+    /// other side to the neighbour there, as one NCCL group on `stream`.
+    fn exchange_nccl_towards(
+        comm: &Communicator,
+        part: &Part,
+        slabs: usize,
+        plane: usize,
+        stream: &Arc<CudaStream>,
+        side: Side,
+    ) -> Result<()> {
+        let h = HALO as usize;
+        let (below, above) = decomposition::neighbours(comm.rank(), slabs, false);
+        let u = part.engine.state();
+        let planes = |at, peer, send| Transfer::rows(u, stream, at, h, plane, peer, send);
+        let top = (part.below + part.band.len) as usize;
+        let mut transfers = Vec::with_capacity(2);
+        match side {
+            Side::Below => {
+                transfers.extend(above.map(|peer| planes(top - h, peer, true)));
+                transfers.extend(below.map(|peer| planes(0, peer, false)));
+            }
+            Side::Above => {
+                transfers.extend(below.map(|peer| planes(part.below as usize, peer, true)));
+                transfers.extend(above.map(|peer| planes(top, peer, false)));
+            }
+        }
+        comm.exchange(stream, &transfers)
     }
 
     /// Bytes one exchange copies (each inner boundary: both directions).
@@ -457,6 +642,11 @@ impl HeatEngine for PartedHeat {
             if let Some(watch) = &watch {
                 watch.progress();
             }
+        }
+        // With overlap the last halos are still travelling: whatever comes next (a frame, a
+        // save, new values) sees the whole field.
+        for (part, exchange) in self.parts.iter().zip(self.exchange_streams.iter().flatten()) {
+            part.engine.stream().join(exchange).context(|| "joining the exchange".into())?;
         }
         Ok(())
     }
@@ -522,7 +712,7 @@ impl HeatEngine for PartedHeat {
             Link::Nccl(comm) => format!("one per process over NCCL, {} processes", comm.size()),
         };
         let place = if self.exchange_streams.is_some() {
-            format!("{place}, exchange overlapped with the middle planes")
+            format!("{place}, exchange overlapped with the other half of each slab")
         } else {
             place
         };
