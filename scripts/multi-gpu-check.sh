@@ -57,7 +57,7 @@ if [[ $parts == *" tests "* ]]; then
   grep -E "test result|panicked" "$OUT/gpu-multi-tests.log"
   grep -c "bit-identical to one GPU" "$OUT/gpu-multi-tests.log" | sed 's/^/configurations on several GPUs checked: /'
 
-  for how in engine; do
+  for how in engine read; do
     RUST_GPU_SIM_PEER_COPY=$how $B/gpu_split --ignored --test-threads=1 --nocapture multi_gpu > "$OUT/gpu-multi-tests-$how.log" 2>&1
     echo "the same with RUST_GPU_SIM_PEER_COPY=$how: $(grep -E 'test result' "$OUT/gpu-multi-tests-$how.log")"
   done
