@@ -37,6 +37,10 @@ pub struct Bootstrap {
     pub id_file: Option<PathBuf>,
     /// How long any wait on another rank may go without progress.
     pub timeout: Duration,
+    /// The most blocks an NCCL kernel may take (`NCCL_MAX_CTAS`, unless the environment
+    /// already sets it), where this rank leaves only so many SMs free beside its own kernels
+    /// (heat's `--overlap`: more blocks would wait for SMs that the halves hold).
+    pub max_ctas: Option<u32>,
 }
 
 /// Refuses, with where to get it, when the NCCL library cannot be loaded.
@@ -87,6 +91,14 @@ impl Communicator {
             unique_id(rank, size, bootstrap)?
         };
         gpu.context().bind_to_thread().context(|| "binding the GPU for NCCL".into())?;
+        if let Some(ctas) = bootstrap.max_ctas
+            && std::env::var_os("NCCL_MAX_CTAS").is_none()
+        {
+            // SAFETY: set before NCCL starts, which reads it at initialisation; no other
+            // thread of this process reads or writes the environment meanwhile (the
+            // watchdog only waits, signal handling only reads its own flags).
+            unsafe { std::env::set_var("NCCL_MAX_CTAS", ctas.to_string()) };
+        }
         let mut comm: sys::ncclComm_t = std::ptr::null_mut();
         {
             let _watch = watchdog.watch("connecting to the other ranks (NCCL)");

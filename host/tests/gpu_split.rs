@@ -194,7 +194,8 @@ fn heat_slabs_match_one_part_bit_for_bit() {
 /// One NCCL rank: its own periodic neighbour, so every halo goes through NCCL's send to
 /// itself. An NCCL communicator of one rank on this GPU, as `--transport nccl` makes.
 fn one_rank(gpu: &std::sync::Arc<host::cuda::Gpu>) -> host::transport::Layout {
-    let bootstrap = host::nccl::Bootstrap { id_file: None, timeout: std::time::Duration::from_secs(60) };
+    let bootstrap =
+        host::nccl::Bootstrap { id_file: None, timeout: std::time::Duration::from_secs(60), max_ctas: None };
     let comm =
         host::nccl::Communicator::connect(gpu.clone(), 0, 1, &bootstrap).expect("NCCL on this machine");
     host::transport::Layout::Ranks(comm)

@@ -434,9 +434,9 @@ unsafe fn column_stencil(
 /// advances by renaming registers instead of moving them.
 ///
 /// Writes output planes `z_first .. z_first + z_count` only (the whole grid: 0 and nz; a
-/// slab of a split run: its own planes, not its halos, or its edge planes apart from its
-/// middle so that the halo exchange overlaps the middle); the other planes of `u_next` are
-/// left as they were.
+/// slab of a split run: its own planes, not its halos, or one half of them at a time so that
+/// the other half's halo exchange overlaps it); the other planes of `u_next` are left as they
+/// were.
 /// Thread mapping: a persistent 1-D grid of blocks of `SINGLE_TX × SINGLE_TY` threads (one
 /// wave). The work, tile columns × `z_count` planes (column-major), is cut into equal runs of
 /// `planes_per_block`; a block marches its run, which may span the end of one column and the

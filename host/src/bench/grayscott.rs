@@ -520,6 +520,7 @@ pub fn split_table(
                     let bootstrap = crate::nccl::Bootstrap {
                         id_file: None,
                         timeout: std::time::Duration::from_secs(120),
+                        max_ctas: None,
                     };
                     let comm = crate::nccl::Communicator::connect(gpu.clone(), 0, 1, &bootstrap)?;
                     let layout = crate::transport::Layout::Ranks(comm);

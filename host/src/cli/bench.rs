@@ -95,8 +95,8 @@ pub struct HeatBenchArgs {
     split: Vec<u32>,
     #[command(flatten)]
     scaling: ScalingArgs,
-    /// With --gpus or under mpirun: the single variant writes each slab's edge planes first
-    /// and exchanges them while it writes the middle.
+    /// With --gpus or under mpirun: the single variant writes each slab in halves, in turns,
+    /// and exchanges each half's edge while it writes the other.
     #[arg(long)]
     overlap: bool,
     #[command(flatten)]
@@ -173,11 +173,16 @@ impl ScalingArgs {
         let first = open_gpu()?;
         let (rows, machine) = match job {
             Some(job) => {
+                // Heat's overlapped halves leave NCCL a few SMs only.
+                let heat_overlap = workloads
+                    .iter()
+                    .any(|w| matches!(w, bench::scaling::Workload::Heat { overlap: true, .. }));
                 let comm = super::options::connect_rank(
                     &first,
                     Some(job),
                     self.nccl_id_file.clone(),
                     self.peer_timeout,
+                    heat_overlap.then_some(host::heat::parts::NCCL_FREE_SMS),
                 )?;
                 let gpu = comm.gpu().clone();
                 say_binding(job);

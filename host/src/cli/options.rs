@@ -498,9 +498,10 @@ pub struct PartsArgs {
     /// never started cannot hang the others.
     #[arg(long, value_name = "SECONDS", default_value_t = 120.0, allow_hyphen_values = true)]
     pub peer_timeout: f64,
-    /// Overlap the halo exchange with computation: a part steps the rows or planes its
-    /// neighbours need first and exchanges them while it steps its middle. Gray-Scott: over
-    /// NCCL only; heat: the single variant, either transport. Off by default (see
+    /// Overlap the halo exchange with computation. Gray-Scott (over NCCL only): a part steps
+    /// the rows its neighbours need first and exchanges them while it steps its middle.
+    /// Heat (the single variant, either transport): a slab is written in halves, in turns,
+    /// each half's edge exchanged while the other is written. Off by default (see
     /// docs/multi-gpu.md for when it pays).
     #[arg(long)]
     pub overlap: bool,
@@ -543,7 +544,7 @@ impl PartsArgs {
             None => several,
         };
         if nccl {
-            return self.open_ranks(device, job).map(Some);
+            return self.open_ranks(device, job, local_overlap).map(Some);
         }
         if self.overlap && !local_overlap {
             bail!(
@@ -590,7 +591,13 @@ impl PartsArgs {
 
     /// This process's part of an NCCL job (rank 0 of 1 without a launcher): its GPU chosen
     /// by its rank on this host, connected to the others.
-    fn open_ranks(&self, device: &Device, job: Option<host::decomposition::LaunchRank>) -> Result<Layout> {
+    /// `heat_overlap`: heat's `--overlap`, whose halves leave NCCL a few SMs only.
+    fn open_ranks(
+        &self,
+        device: &Device,
+        job: Option<host::decomposition::LaunchRank>,
+        heat_overlap: bool,
+    ) -> Result<Layout> {
         let (size, launcher) = job.map_or((1, "this command"), |j| (j.size, j.launcher));
         let disagree = |option: String| {
             anyhow::Error::from(host::Error::SameOnEveryRank(format!(
@@ -610,18 +617,20 @@ impl PartsArgs {
         let Device::Cuda(first) = device else {
             bail!("--transport nccl exchanges halos between CUDA GPUs; this run is on the CPU");
         };
-        Ok(Layout::Ranks(connect_rank(first, job, self.nccl_id_file.clone(), self.peer_timeout)?))
+        let max_ctas = (self.overlap && heat_overlap).then_some(host::heat::parts::NCCL_FREE_SMS);
+        Ok(Layout::Ranks(connect_rank(first, job, self.nccl_id_file.clone(), self.peer_timeout, max_ctas)?))
     }
 }
 
 /// This process's rank of an NCCL job (rank 0 of 1 without a launcher) on the GPU its rank
 /// on this host takes (`first`, GPU 0 as opened, where that is the one), connected to the
-/// others through `NCCL_COMM_ID` or `id_file`.
+/// others through `NCCL_COMM_ID` or `id_file`; `max_ctas`: see [`host::nccl::Bootstrap`].
 pub fn connect_rank(
     first: &std::sync::Arc<host::cuda::Gpu>,
     job: Option<host::decomposition::LaunchRank>,
     id_file: Option<PathBuf>,
     peer_timeout: f64,
+    max_ctas: Option<u32>,
 ) -> Result<host::nccl::Communicator> {
     host::nccl::check_library()?;
     let (rank, size) = job.map_or((0, 1), |j| (j.rank, j.size));
@@ -637,8 +646,11 @@ pub fn connect_rank(
         None => first.ordinal(),
     };
     let gpu = if ordinal == first.ordinal() { first.clone() } else { host::cuda::open_device(ordinal)? };
-    let bootstrap =
-        host::nccl::Bootstrap { id_file, timeout: std::time::Duration::from_secs_f64(peer_timeout) };
+    let bootstrap = host::nccl::Bootstrap {
+        id_file,
+        timeout: std::time::Duration::from_secs_f64(peer_timeout),
+        max_ctas,
+    };
     Ok(host::nccl::Communicator::connect(gpu, rank, size, &bootstrap)?)
 }
 

@@ -353,8 +353,8 @@ impl Heat {
 
     /// A CUDA run in the slabs of `layout` (in this process, or this process's slab of an
     /// NCCL job: every process builds the whole start and keeps its slab); bit-identical to
-    /// [`Heat::new`]'s run of the same variant. `overlap`: write each slab's edge planes
-    /// first and exchange them while its middle is written (single only; [`parts`]).
+    /// [`Heat::new`]'s run of the same variant. `overlap`: write each slab in halves, in
+    /// turns, each half's edge exchanged while the other is written (single only; [`parts`]).
     pub fn new_in(
         setup: &HeatSetup,
         layout: crate::transport::Layout,

@@ -39,7 +39,8 @@ pub const HALO: u32 = 4;
 
 /// Multiprocessors an NCCL rank's halves leave free with `--overlap`, for NCCL's
 /// send/receive kernel to run beside them (the single pass takes a whole SM per block, in
-/// one wave: a block waiting for NCCL's to end would hold up the whole half).
+/// one wave: a block waiting for NCCL's to end would hold up the whole half); NCCL's kernels
+/// are held to as many blocks (`NCCL_MAX_CTAS`, [`crate::nccl::Bootstrap::max_ctas`]).
 pub const NCCL_FREE_SMS: u32 = 2;
 
 /// One slab, its halos and the engine that steps it.
@@ -157,7 +158,8 @@ impl PartedHeat {
     pub fn new(layout: Layout, variant: HeatVariant, setup: &HeatSetup, overlap: bool) -> Result<Self> {
         if overlap && variant != HeatVariant::Single {
             return Err(Error::InvalidInput(format!(
-                "--overlap writes a slab's edge planes before its middle, which only the single variant does, not {}",
+                "--overlap writes a slab in halves, each half's edge exchanged while the other is written, which \
+                 only the single variant does, not {}",
                 variant.name()
             )));
         }
