@@ -6,6 +6,7 @@
 #          by 1, --resume under mpirun, a rank killed mid-run;
 #   bench-local: the scaling bench in one process (bench grayscott / bench heat --gpus 1,2,4 --weak);
 #   bench-mpi: the same under mpirun -np 2 and -np 4;
+#   bench-gs: Gray-Scott 16384^2 streaming and fused only, one process and mpirun;
 #   bench-heat: heat 1200^3 single only, with and without --overlap, one process and mpirun
 #          (--overlap by copy engines and peer reads; over NCCL also with NCCL_MAX_CTAS=2).
 # NVLink multicast stays off for every process (NCCL_NVLS_ENABLE=0, passed through mpirun -x).
@@ -143,6 +144,17 @@ if [[ $parts == *" tests "* ]]; then
   cd "$REPO"
 fi
 
+if [[ $parts == *" bench-gs "* ]]; then
+  counts=1,2; [ "$gpus" -ge 4 ] && counts=1,2,4; [ "$gpus" -ge 8 ] && counts=1,2,4,8
+  echo "== Gray-Scott's scaling bench alone: one process (--gpus $counts), then mpirun"
+  $B/rust-gpu-sim bench grayscott --sizes 16384 --variants streaming,fused --gpus $counts --weak --repeats 5 \
+    --json "$OUT/scaling-grayscott-local.json" 2> "$OUT/scaling-grayscott-local.err" | tee "$OUT/scaling-grayscott-local.txt"
+  for np in 2 4 8; do
+    [ "$gpus" -ge $np ] || continue
+    mpi $np $B/rust-gpu-sim bench grayscott --sizes 16384 --variants streaming,fused --weak --repeats 5 \
+      --json "$OUT/scaling-grayscott-mpi$np.json" 2> "$OUT/scaling-grayscott-mpi$np.err" | tee "$OUT/scaling-grayscott-mpi$np.txt"
+  done
+fi
 if [[ $parts == *" bench-local "* ]]; then
   counts=1,2; [ "$gpus" -ge 4 ] && counts=1,2,4; [ "$gpus" -ge 8 ] && counts=1,2,4,8
   echo "== scaling bench, one process (--gpus $counts, strong and weak)"

@@ -106,11 +106,11 @@ impl LaunchSettings {
         match variant {
             Variant::Fused => settings.fused = fused_shape_for(gpu, width, part_rows + 2, autotune)?.0,
             Variant::Temporal => {
-                let rows = part_rows + 2 * kernels::grayscott::TEMPORAL_MAX_STEPS;
+                let rows = part_rows + 2 * LAUNCHES_PER_EXCHANGE * kernels::grayscott::TEMPORAL_MAX_STEPS;
                 settings.temporal_steps = temporal_steps_for(gpu, width, rows, autotune)?.0;
             }
             Variant::Streaming => {
-                let rows = part_rows + 2 * kernels::grayscott::STREAM_MAX_STEPS;
+                let rows = part_rows + 2 * LAUNCHES_PER_EXCHANGE * kernels::grayscott::STREAM_MAX_STEPS;
                 settings.stream = streaming_shape_for(gpu, width, rows, autotune)?.0;
             }
             _ => {}
@@ -118,13 +118,15 @@ impl LaunchSettings {
         Ok(settings)
     }
 
-    /// Rows of halo a part needs on each side: the steps one kernel launch advances, and for
-    /// the variants of one step per launch [`SINGLE_STEP_HALO`] (at most `rows`, the thinnest
-    /// part's rows), so that they exchange every so many steps instead of every step.
+    /// Rows of halo a part needs on each side, which are also the steps between exchanges:
+    /// for the variants of several steps per launch, [`LAUNCHES_PER_EXCHANGE`] launches' steps;
+    /// for those of one step per launch, [`SINGLE_STEP_HALO`]. At most `rows` (the thinnest
+    /// part's rows), but never under one launch's steps.
     pub fn halo(&self, variant: Variant, rows: u32) -> u32 {
+        let launches = |steps: u32| (steps * LAUNCHES_PER_EXCHANGE).min(rows).max(steps);
         match variant {
-            Variant::Temporal => self.temporal_steps,
-            Variant::Streaming => self.stream.steps,
+            Variant::Temporal => launches(self.temporal_steps),
+            Variant::Streaming => launches(self.stream.steps),
             _ => SINGLE_STEP_HALO.min(rows).max(1),
         }
     }
@@ -136,6 +138,12 @@ impl LaunchSettings {
 /// 8 copies or an NCCL group, is paid every `h` steps; the price is `2h` extra rows stepped,
 /// 0.4% of a 4096-row band at 8.
 pub const SINGLE_STEP_HALO: u32 = 8;
+
+/// Launches between exchanges of the variants that advance several steps per launch
+/// (`temporal`, `streaming`: T steps each) in a split run: a halo of 2T rows lasts two
+/// launches, so the exchange's fixed cost is paid every other launch, for T more rows stepped
+/// on each side per launch (0.2% of a 4096-row band at T = 7).
+pub const LAUNCHES_PER_EXCHANGE: u32 = 2;
 
 /// One band and the engine that steps it with its halos.
 struct Part {
