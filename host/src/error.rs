@@ -184,6 +184,14 @@ impl<T> CudaContext<T> for std::result::Result<T, cudarc::driver::DriverError> {
     }
 }
 
+/// `Error::InvalidInput(format!(...))`: a user's mistake, in one line.
+macro_rules! invalid {
+    ($($arg:tt)*) => {
+        $crate::error::Error::InvalidInput(format!($($arg)*))
+    };
+}
+pub(crate) use invalid;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,6 +21,7 @@ pub mod bench;
 pub mod checkpoint;
 pub mod cuda;
 pub mod decomposition;
+pub mod driver;
 pub mod error;
 pub mod export;
 pub mod faults;

@@ -2,15 +2,12 @@
 
 mod map;
 
-use std::{
-    path::{Path, PathBuf},
-    time::Instant,
-};
+use std::{path::PathBuf, time::Instant};
 
 use anyhow::{Context, Result};
 use clap::Args;
 use host::{
-    Device, export,
+    Device,
     grayscott::{
         self, GrayScott, Init, PRESETS, Rates, Setup, Variant,
         cuda::{fused_shape_for, streaming_shape_for, temporal_steps_for},
@@ -21,24 +18,28 @@ use host::{
 
 use super::{
     options::{
-        self, BackendArgs, OutputArgs, PartsArgs, SeedArgs, Simulation, State, StateArgs, at_most,
-        check_steps,
+        self, BackendArgs, OutputArgs, PartsArgs, SeedArgs, Simulation, StateArgs, at_most, check_steps,
     },
     settings::{ConfigArgs, Document, Given, GrayScottTable, Provenance, RunTable, Seed},
 };
 use crate::say;
+use host::driver::FrameDefaults as _;
+use options::FramesSettings as _;
 
 /// Gray-Scott's defaults in the shared groups.
 #[derive(Debug)]
 pub struct GrayScottSim;
 
-impl Simulation for GrayScottSim {
+impl host::driver::FrameDefaults for GrayScottSim {
     const NAME: &'static str = "grayscott";
     const GIF: &'static str = "grayscott.gif";
     const MP4: &'static str = "grayscott.mp4";
     const FPS: &'static str = "25";
     const FRAME_EVERY: &'static str = "50";
     const PALETTE: &'static str = "cyberpunk";
+}
+
+impl Simulation for GrayScottSim {
     type Variant = Variant;
     fn name(variant: Variant) -> &'static str {
         variant.name()
@@ -346,24 +347,6 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
         super::destination(&written, "--gif, --mp4, --png, --png-dir or --save"),
     );
     Ok(())
-}
-
-impl State for GrayScott {
-    fn steps_done(&self) -> u64 {
-        GrayScott::steps_done(self)
-    }
-
-    fn fields(&mut self) -> host::Result<export::Fields> {
-        self.export_fields()
-    }
-
-    fn save_checkpoint(&mut self, path: &Path) -> host::Result<PathBuf> {
-        GrayScott::save_checkpoint(self, path)
-    }
-
-    fn is_root(&self) -> bool {
-        GrayScott::is_root(self)
-    }
 }
 
 /// Takes the options the command line did not give from a settings file. A `--preset` on the

@@ -1,38 +1,36 @@
 //! `rust-gpu-sim heat`.
 
-use std::{
-    path::{Path, PathBuf},
-    time::Instant,
-};
-
 use anyhow::{Result, bail};
 use clap::Args;
 use host::{
-    export,
+    driver::{Driver, FrameDefaults, Report},
     heat::{Heat, HeatInit, HeatSetup, HeatVariant},
     transport::Layout,
 };
 
 use super::{
     options::{
-        self, BackendArgs, OutputArgs, PartsArgs, SeedArgs, Simulation, State, StateArgs, at_most,
-        check_steps,
+        self, BackendArgs, OutputArgs, PartsArgs, SeedArgs, Simulation, StateArgs, at_most, check_steps,
     },
     settings::{ConfigArgs, Document, Given, HeatTable, Provenance, RunTable, Seed},
 };
 use crate::say;
+use options::FramesSettings as _;
 
 /// Heat's defaults in the shared groups.
 #[derive(Debug)]
 pub struct HeatSim;
 
-impl Simulation for HeatSim {
+impl FrameDefaults for HeatSim {
     const NAME: &'static str = "heat";
     const GIF: &'static str = "heat.gif";
     const MP4: &'static str = "heat.mp4";
     const FPS: &'static str = "20";
     const FRAME_EVERY: &'static str = "10";
     const PALETTE: &'static str = "magma";
+}
+
+impl Simulation for HeatSim {
     type Variant = HeatVariant;
     fn name(variant: HeatVariant) -> &'static str {
         variant.name()
@@ -153,7 +151,7 @@ pub fn run(mut args: HeatArgs, given: &Given) -> Result<()> {
     if let Some(document) = args.config.read(HeatSim::NAME)? {
         apply(&mut args, document, given)?;
     }
-    let palette = args.output.check()?;
+    args.output.check()?;
     let setup = check(&args)?;
     if args.config.print_config {
         let run = args.backend.table();
@@ -162,11 +160,7 @@ pub fn run(mut args: HeatArgs, given: &Given) -> Result<()> {
             HeatSim::NAME,
         );
     }
-    let mut targets = args.output.targets();
-    targets.extend(args.state.targets());
-    options::check_targets(&targets)?;
-    args.state.check(&["npz", "npy", "vti"])?;
-    let resume = args.state.prepare()?;
+    let driver = Driver::new(&args.output, &args.state, &["npz", "npy", "vti"], Vec::new())?;
 
     let [nx, ny, nz] = setup.n;
     let (device, variant) = args.backend.select()?;
@@ -181,70 +175,19 @@ pub fn run(mut args: HeatArgs, given: &Given) -> Result<()> {
     // Every output records the settings.
     let run = BackendArgs::<HeatSim>::ran(&device, variant);
     let text = document(&args, &setup, run, Provenance::of_this_run(Some(&device))).to_toml(HeatSim::NAME);
-    // Open outputs before simulating, so an unwritable path fails now.
-    let mut writer = if root { args.output.open(nx, ny, palette, &text)? } else { None };
-    if root {
-        args.output.check_png()?;
-    }
-    let started = Instant::now();
+    let driver = driver.open((nx, ny), root, text)?;
     let mut sim = match parted {
         Some(layout) => Heat::new_in(&setup, layout, variant, args.parts.overlap)?,
         None => Heat::new(&setup, &device, variant)?,
     };
-    // Colours span the initial range (and the boundary value), fixed over the run.
-    let (lo, hi) = host::heat::initial_range(&setup);
-    let to_levels = |slice: &[f32]| -> Vec<u8> {
-        let span = (hi - lo).max(f32::MIN_POSITIVE);
-        slice.iter().map(|&x| (((x - lo) / span).clamp(0.0, 1.0) * 255.0) as u8).collect()
-    };
-
-    if let Some(checkpoint) = resume {
-        sim.restore(checkpoint)?;
-    }
-    args.state.check_resumed(sim.steps_done(), args.steps)?;
-    let (first, steps) = (sim.steps_done(), args.steps);
-    let progress = super::progress_bar(steps - first as u32, "RK4 steps");
+    let Report { first, frames, written, seconds } = driver.run(&mut sim, args.steps, "RK4 steps")?;
     if !root {
-        progress.set_draw_target(indicatif::ProgressDrawTarget::hidden());
-    }
-    let mut frames = 0u32;
-    while sim.steps_done() < u64::from(steps) {
-        let chunk = args.state.next_chunk(sim.steps_done(), steps, args.output.frame_every);
-        sim.step(chunk)?;
-        let (done, last) = (sim.steps_done(), sim.steps_done() == u64::from(steps));
-        // Every rank of an NCCL job takes the frames (gathered to rank 0).
-        if args.output.any() && (last || done.is_multiple_of(u64::from(args.output.frame_every))) {
-            let slice = sim.middle_slice()?;
-            if let Some(writer) = &mut writer {
-                writer.push(to_levels(&slice))?;
-                frames += 1;
-            }
-        } else {
-            sim.synchronize()?;
-        }
-        args.state.write_due(&mut sim)?;
-        progress.inc(u64::from(chunk));
-    }
-    progress.finish_and_clear();
-    let mut written = match writer {
-        Some(writer) => writer.finish()?,
-        None => Vec::new(),
-    };
-    written.extend(args.state.write_final(&mut sim)?);
-    if !root {
-        // The gathers rank 0 makes below.
-        if args.output.png.is_some() {
-            sim.middle_slice()?;
-        }
+        // The gather rank 0 makes below.
         if host::heat::has_exact_solution(&setup) {
             sim.field()?;
         }
         return Ok(());
     }
-    if args.output.png.is_some() {
-        written.extend(args.output.write_png(&to_levels(&sim.middle_slice()?), nx, ny, palette, &text)?);
-    }
-    let seconds = started.elapsed().as_secs_f64();
     // Gathering the field is for the comparison with the exact solution only.
     let exact = host::heat::has_exact_solution(&setup);
     let error = match exact.then(|| sim.field()).transpose()? {
@@ -264,24 +207,6 @@ pub fn run(mut args: HeatArgs, given: &Given) -> Result<()> {
         super::destination(&written, "--png, --gif, --mp4, --png-dir or --save"),
     );
     Ok(())
-}
-
-impl State for Heat {
-    fn steps_done(&self) -> u64 {
-        Heat::steps_done(self)
-    }
-
-    fn fields(&mut self) -> host::Result<export::Fields> {
-        self.export_fields()
-    }
-
-    fn save_checkpoint(&mut self, path: &Path) -> host::Result<PathBuf> {
-        Heat::save_checkpoint(self, path)
-    }
-
-    fn is_root(&self) -> bool {
-        Heat::is_root(self)
-    }
 }
 
 /// Takes the options the command line did not give from a settings file. `--size` on the

@@ -16,13 +16,12 @@ pub mod settings;
 
 use std::{
     fmt,
-    io::{ErrorKind, IsTerminal, Write},
+    io::{ErrorKind, Write},
     process::ExitCode,
 };
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, error::ErrorKind as ClapErrorKind};
 use host::render::output;
-use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 
 #[derive(Parser)]
 #[command(name = "rust-gpu-sim", version, about = "GPU simulations whose kernels are written in Rust")]
@@ -160,59 +159,11 @@ macro_rules! say {
     };
 }
 
+pub use host::driver::{destination, progress_bar, rate};
+
 /// Removes the run's temporary files and exits 128 + the signal on SIGINT, SIGTERM or SIGHUP.
 pub fn handle_signals() -> anyhow::Result<()> {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])?;
-    std::thread::Builder::new().name("signals".into()).spawn(move || {
-        if let Some(signal) = signals.forever().next() {
-            output::remove_temporaries();
-            if std::io::stderr().is_terminal() {
-                // Clear the progress bar's line.
-                let _ = write!(std::io::stderr(), "\r\x1b[2K");
-            }
-            let name = match signal {
-                SIGINT => "SIGINT",
-                SIGTERM => "SIGTERM",
-                _ => "SIGHUP",
-            };
-            error_line(&format!("interrupted by {name}; the run's unfinished outputs were removed"));
-            std::process::exit(128 + signal);
-        }
-    })?;
-    Ok(())
-}
-
-/// A progress bar on stderr counting `unit`, with the rate and the time left (drawn only on a
-/// terminal).
-pub fn progress_bar(len: u32, unit: &str) -> ProgressBar {
-    let template = format!("{{spinner}} [{{bar:40}}] {{pos}}/{{len}} {unit}  {{rate}} {unit}/s  eta {{eta}}");
-    let style = ProgressStyle::with_template(&template)
-        .expect("valid template")
-        .with_key("rate", |state: &ProgressState, w: &mut dyn fmt::Write| {
-            let _ = w.write_str(&rate(state.per_sec()));
-        })
-        .progress_chars("=> ");
-    ProgressBar::new(u64::from(len)).with_style(style)
-}
-
-/// The summary's `-> ...` part: the outputs written, or which options would have written some.
-pub fn destination(written: &[std::path::PathBuf], options: &str) -> String {
-    if written.is_empty() {
-        format!("no output (use {options})")
-    } else {
-        written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
-    }
-}
-
-/// A rate with three significant figures and no thousands separators: `7070`, `12.3`, `0.456`.
-pub fn rate(per_second: f64) -> String {
-    match per_second {
-        r if !r.is_finite() => "-".into(),
-        r if r >= 100.0 => format!("{r:.0}"),
-        r if r >= 10.0 => format!("{r:.1}"),
-        r => format!("{r:.2}"),
-    }
+    Ok(host::driver::handle_signals()?)
 }
 
 /// Refuses to run a command other than grayscott and heat (and their benches) as one of

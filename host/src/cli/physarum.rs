@@ -25,18 +25,23 @@ use super::{
     settings::{ConfigArgs, Document, Given, PhysarumTable, Provenance, RunTable, Seed},
 };
 use crate::say;
+use host::driver::FrameDefaults as _;
+use options::FramesSettings as _;
 
 /// Physarum's defaults in the shared groups.
 #[derive(Debug)]
 pub struct PhysarumSim;
 
-impl Simulation for PhysarumSim {
+impl host::driver::FrameDefaults for PhysarumSim {
     const NAME: &'static str = "physarum";
     const GIF: &'static str = "physarum.gif";
     const MP4: &'static str = "physarum.mp4";
     const FPS: &'static str = "25";
     const FRAME_EVERY: &'static str = "10";
     const PALETTE: &'static str = "slime";
+}
+
+impl Simulation for PhysarumSim {
     type Variant = PhysarumVariant;
     fn name(variant: PhysarumVariant) -> &'static str {
         variant.name()

@@ -14,6 +14,7 @@
 
 pub mod cpu;
 pub mod cuda;
+mod driven;
 pub mod init;
 pub mod map;
 pub mod parts;

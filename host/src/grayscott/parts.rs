@@ -106,11 +106,11 @@ impl LaunchSettings {
         match variant {
             Variant::Fused => settings.fused = fused_shape_for(gpu, width, part_rows + 2, autotune)?.0,
             Variant::Temporal => {
-                let rows = part_rows + 2 * LAUNCHES_PER_EXCHANGE * kernels::grayscott::TEMPORAL_MAX_STEPS;
+                let rows = part_rows + 2 * multi_step_halo(kernels::grayscott::TEMPORAL_MAX_STEPS);
                 settings.temporal_steps = temporal_steps_for(gpu, width, rows, autotune)?.0;
             }
             Variant::Streaming => {
-                let rows = part_rows + 2 * LAUNCHES_PER_EXCHANGE * kernels::grayscott::STREAM_MAX_STEPS;
+                let rows = part_rows + 2 * multi_step_halo(kernels::grayscott::STREAM_MAX_STEPS);
                 settings.stream = streaming_shape_for(gpu, width, rows, autotune)?.0;
             }
             _ => {}
@@ -119,11 +119,11 @@ impl LaunchSettings {
     }
 
     /// Rows of halo a part needs on each side, which are also the steps between exchanges:
-    /// for the variants of several steps per launch, [`LAUNCHES_PER_EXCHANGE`] launches' steps;
-    /// for those of one step per launch, [`SINGLE_STEP_HALO`]. At most `rows` (the thinnest
-    /// part's rows), but never under one launch's steps.
+    /// for the variants of several steps per launch, whole launches' steps up to
+    /// [`MULTI_STEP_HALO`] or more; for those of one step per launch, [`SINGLE_STEP_HALO`]. At
+    /// most `rows` (the thinnest part's rows), but never under one launch's steps.
     pub fn halo(&self, variant: Variant, rows: u32) -> u32 {
-        let launches = |steps: u32| (steps * LAUNCHES_PER_EXCHANGE).min(rows).max(steps);
+        let launches = |steps: u32| multi_step_halo(steps).min(rows).max(steps);
         match variant {
             Variant::Temporal => launches(self.temporal_steps),
             Variant::Streaming => launches(self.stream.steps),
@@ -139,11 +139,20 @@ impl LaunchSettings {
 /// 0.4% of a 4096-row band at 8.
 pub const SINGLE_STEP_HALO: u32 = 8;
 
-/// Launches between exchanges of the variants that advance several steps per launch
-/// (`temporal`, `streaming`: T steps each) in a split run: a halo of 2T rows lasts two
-/// launches, so the exchange's fixed cost is paid every other launch, for T more rows stepped
-/// on each side per launch (0.2% of a 4096-row band at T = 7).
-pub const LAUNCHES_PER_EXCHANGE: u32 = 2;
+/// The fewest halo rows of the variants that advance several steps per launch (`temporal`,
+/// `streaming`: T steps each) in a split run: their halo is the smallest whole number of
+/// launches' steps that reaches it (21 rows at T = 7, 16 at T = 8), and lasts as many
+/// launches, so the exchange's fixed cost is paid once per so many launches. Measured on 4
+/// H200s, Gray-Scott 16384² `streaming` (T = 7): 1 launch per exchange 89.2% strong scaling on
+/// 4 GPUs, 2 launches 91.0% (one process; docs/multi-gpu.md).
+pub const MULTI_STEP_HALO: u32 = 16;
+
+/// The halo of a variant of `steps` steps per launch: the smallest multiple of `steps` that is
+/// at least [`MULTI_STEP_HALO`].
+pub fn multi_step_halo(steps: u32) -> u32 {
+    let steps = steps.max(1);
+    MULTI_STEP_HALO.div_ceil(steps) * steps
+}
 
 /// One band and the engine that steps it with its halos.
 struct Part {
@@ -628,5 +637,22 @@ impl Engine for PartedGrayScott {
             self.total,
             self.halo,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whole launches, at least 16 rows, and no more launches than needed.
+    #[test]
+    fn multi_step_halos_are_whole_launches_of_at_least_16_rows() {
+        for (steps, halo) in [(1, 16), (3, 18), (5, 20), (7, 21), (8, 16), (0, 16)] {
+            assert_eq!(multi_step_halo(steps), halo, "{steps} steps per launch");
+        }
+        for steps in 1..=8 {
+            let halo = multi_step_halo(steps);
+            assert!(halo.is_multiple_of(steps) && halo >= MULTI_STEP_HALO && halo - steps < MULTI_STEP_HALO);
+        }
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod cpu;
 pub mod cuda;
+mod driven;
 pub mod parts;
 
 use std::path::{Path, PathBuf};

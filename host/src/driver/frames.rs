@@ -1,0 +1,326 @@
+//! Frame outputs, shared by every simulation: the options (`--gif`, `--mp4`, `--png-dir`,
+//! `--png`, `--frame-every`, `--fps`, `--palette`), their checks, and the writers.
+//!
+//! A run lists its output paths as [`Target`]s ([`OutputArgs::targets`], the state outputs'
+//! and any of its own); [`check_targets`] validates them all, clashes between them included,
+//! before anything is created. A new output kind is one field in [`OutputArgs`] and one entry
+//! in [`OutputArgs::targets`].
+
+use std::{
+    marker::PhantomData,
+    path::{Path, PathBuf},
+};
+
+use clap::Args;
+
+use crate::{
+    error::{Result, invalid},
+    render::{self, FrameWriter, Palette, mp4::Mp4Writer, output},
+};
+
+/// A simulation's defaults for the frame options: its name and the default file names,
+/// frame rate, frame interval and palette.
+pub trait FrameDefaults: Send + Sync + 'static {
+    /// The simulation's name (a CLI subcommand, a model's command), also the name of its
+    /// table in a settings file.
+    const NAME: &'static str;
+    /// The default `--gif` name.
+    const GIF: &'static str;
+    /// The default `--mp4` name.
+    const MP4: &'static str;
+    const FPS: &'static str;
+    const FRAME_EVERY: &'static str;
+    const PALETTE: &'static str;
+}
+
+/// GIF delays are whole hundredths of a second, and browsers play delays under 2 (above 50
+/// frames per second) at about 10 frames per second.
+pub const MAX_FPS: u32 = 50;
+
+/// The smallest frame side OpenH264 encodes (it pads odd sides to 16 from 15; measured: 14
+/// fails).
+pub const MP4_MIN_SIDE: u32 = 15;
+
+/// Where frames go, and how they look.
+#[derive(Args, Debug)]
+pub struct OutputArgs<S: FrameDefaults> {
+    /// Write an animated GIF (PATH defaults to the subcommand's name: grayscott.gif, heat.gif,
+    /// physarum.gif).
+    #[arg(long, value_name = "PATH", num_args = 0..=1, default_missing_value = S::GIF)]
+    pub gif: Option<PathBuf>,
+    /// Write an H.264 video in an MP4 container (PATH defaults to the subcommand's name:
+    /// grayscott.mp4, heat.mp4, physarum.mp4), at --fps, from the same frames as --gif.
+    #[arg(long, value_name = "PATH", num_args = 0..=1, default_missing_value = S::MP4)]
+    pub mp4: Option<PathBuf>,
+    /// Write numbered PNG frames (frame_00000.png, ...) into this directory: a new one (its
+    /// parent must exist) or one holding only an earlier run's frames, which are replaced.
+    #[arg(long, value_name = "DIR")]
+    pub png_dir: Option<PathBuf>,
+    /// Write the final frame as a PNG (heat: the middle z-slice), with the run's settings.
+    #[arg(long, value_name = "PATH")]
+    pub png: Option<PathBuf>,
+    /// Steps between frames (a last frame is taken after the final step).
+    #[arg(long, default_value = S::FRAME_EVERY, allow_hyphen_values = true)]
+    pub frame_every: u32,
+    /// GIF frames per second, 1 to 50 (delays are whole hundredths of a second).
+    #[arg(long, default_value = S::FPS, allow_hyphen_values = true)]
+    pub fps: u32,
+    /// Colour palette; see --list-palettes.
+    #[arg(long, default_value = S::PALETTE)]
+    pub palette: String,
+    /// Print the palettes and exit.
+    #[arg(long)]
+    pub list_palettes: bool,
+    #[arg(skip)]
+    _simulation: PhantomData<S>,
+}
+
+/// Where a run writes: the option that named it, the path, and whether it is a file or a
+/// directory of frames.
+#[derive(Clone, Debug)]
+pub struct Target {
+    pub option: &'static str,
+    pub path: PathBuf,
+    pub dir: bool,
+}
+
+impl Target {
+    pub fn file(option: &'static str, path: &Path) -> Self {
+        Self { option, path: path.to_owned(), dir: false }
+    }
+}
+
+impl<S: FrameDefaults> OutputArgs<S> {
+    /// Checks the frame options; returns the palette.
+    pub fn check(&self) -> Result<&'static Palette> {
+        if self.frame_every == 0 {
+            return Err(invalid!("--frame-every must be at least 1"));
+        }
+        if !(1..=MAX_FPS).contains(&self.fps) {
+            return Err(invalid!(
+                "--fps must be between 1 and {MAX_FPS}, got {}: GIF frame delays are whole hundredths of a \
+                 second, and browsers play delays under 0.02 s at about 10 frames per second",
+                self.fps
+            ));
+        }
+        palette(&self.palette)
+    }
+
+    /// The frame outputs asked for, and `--png`.
+    pub fn targets(&self) -> Vec<Target> {
+        let mut targets = Vec::new();
+        targets.extend(self.gif.as_deref().map(|p| Target::file("--gif", p)));
+        targets.extend(self.mp4.as_deref().map(|p| Target::file("--mp4", p)));
+        targets.extend(self.png_dir.as_deref().map(|p| Target {
+            option: "--png-dir",
+            path: p.to_owned(),
+            dir: true,
+        }));
+        targets.extend(self.png.as_deref().map(|p| Target::file("--png", p)));
+        targets
+    }
+
+    /// The frame writer's view of these options.
+    pub fn outputs(&self) -> render::Outputs {
+        render::Outputs { gif: self.gif.clone(), png_dir: self.png_dir.clone(), fps: self.fps }
+    }
+
+    /// Whether any output takes frames during the run (`--png` is written at the end).
+    pub fn any(&self) -> bool {
+        self.targets().iter().any(|t| t.option != "--png")
+    }
+
+    /// Checks now that `--png` can be written (only the process that writes outputs).
+    pub fn check_png(&self) -> Result<()> {
+        if let Some(path) = &self.png {
+            drop(crate::render::output::AtomicFile::create(path)?); // writable; written at the end
+        }
+        Ok(())
+    }
+
+    /// Writes `levels` (the final frame) to `--png`, if asked, recording `text`; returns the
+    /// file written.
+    pub fn write_png(
+        &self,
+        levels: &[u8],
+        width: u32,
+        height: u32,
+        palette: &'static Palette,
+        text: &str,
+    ) -> Result<Option<PathBuf>> {
+        let Some(path) = &self.png else { return Ok(None) };
+        crate::render::write_png_with_text(path, levels, width, height, palette, Some(text))?;
+        Ok(Some(path.clone()))
+    }
+
+    /// Opens every frame output asked for (`None` without any), recording `text` where the
+    /// format has room for it (GIF, PNG).
+    pub fn open(
+        &self,
+        width: u32,
+        height: u32,
+        palette: &'static Palette,
+        text: &str,
+    ) -> Result<Option<Frames>> {
+        if !self.any() {
+            return Ok(None);
+        }
+        if self.mp4.is_some() && width.min(height) < MP4_MIN_SIDE {
+            return Err(invalid!(
+                "--mp4: frames of {width}x{height} are too small for the H.264 encoder (OpenH264), which takes \
+                 at least {MP4_MIN_SIDE} pixels a side; use --gif or --png-dir, or a larger grid"
+            ));
+        }
+        let outputs = self.outputs();
+        let images = if outputs.any() {
+            Some(FrameWriter::with_text(&outputs, width, height, palette, Some(text))?)
+        } else {
+            None
+        };
+        let video = match &self.mp4 {
+            Some(path) => {
+                let video = Mp4Writer::create(path, width, height, self.fps, palette)?;
+                if !crate::render::mp4::openh264_simd() {
+                    note(
+                        "this build's H.264 encoder lacks OpenH264's SIMD code (no nasm when it was built): \
+                         --mp4 takes about twice the CPU time; run scripts/setup.sh, then `cargo clean -p openh264-sys2` and rebuild",
+                    );
+                }
+                Some(video)
+            }
+            None => None,
+        };
+        Ok(Some(Frames { images, video }))
+    }
+}
+
+/// The frame outputs of a run: GIF and PNG frames on one encoder thread, the MP4 on another;
+/// both get every frame.
+pub struct Frames {
+    images: Option<FrameWriter>,
+    video: Option<Mp4Writer>,
+}
+
+impl Frames {
+    /// Queues one frame of palette levels for every output.
+    pub fn push(&mut self, levels: Vec<u8>) -> Result<()> {
+        match (&mut self.images, &mut self.video) {
+            (Some(images), Some(video)) => {
+                video.push_frame(levels.clone())?;
+                images.push(levels)?;
+            }
+            (Some(images), None) => images.push(levels)?,
+            (None, Some(video)) => video.push_frame(levels)?,
+            (None, None) => {}
+        }
+        Ok(())
+    }
+
+    /// Finishes the outputs on a thread of their own while `release` runs here (the caller
+    /// drops the simulation and its GPU in it): releasing a GPU context takes 65–75 ms on an
+    /// H200 (`scripts/cuda-floor.py`), which so overlaps the encoders' last frames instead of
+    /// following them. Outputs done within 2 ms leave nothing to overlap: then `release` is
+    /// not run, and process exit tears the context down, which costs less than a release
+    /// followed by exit (startup-only run on an H200: 0.34–0.35 → 0.32 s, medians of 11 and
+    /// 13 runs). Returns what [`Frames::finish`] returns.
+    pub fn finish_while(self, release: impl FnOnce()) -> Result<Vec<PathBuf>> {
+        let (done, finished) = std::sync::mpsc::channel();
+        let finishing = std::thread::spawn(move || {
+            let written = self.finish();
+            let _ = done.send(());
+            written
+        });
+        if finished.recv_timeout(std::time::Duration::from_millis(2)).is_ok() {
+            // Nothing left to overlap: the simulation and its context are left to process
+            // exit (which the caller's return leads to).
+            std::mem::forget(release);
+        } else {
+            release();
+        }
+        finishing.join().unwrap_or_else(|_| Err(invalid!("the output encoder panicked")))
+    }
+
+    /// Finishes every output (the video first: it is the slower) and returns the paths
+    /// written. On an error the outputs not yet finished are removed.
+    pub fn finish(self) -> Result<Vec<PathBuf>> {
+        let mut written = Vec::new();
+        if let Some(video) = self.video {
+            written.push(video.finish()?);
+        }
+        if let Some(images) = self.images {
+            written.extend(images.finish()?);
+        }
+        Ok(written)
+    }
+}
+
+/// Looks a palette up by name; the error lists the valid ones.
+pub fn palette(name: &str) -> Result<&'static Palette> {
+    render::palette(name).ok_or_else(|| {
+        invalid!("unknown palette '{name}'; valid palettes: {}", render::palette::palette_names())
+    })
+}
+
+/// Validates every output of a run before anything is created or simulated: first clashes
+/// (two options naming the same path, or a file inside a frame directory), then each path on
+/// its own ([`output::check_target`], [`render::check_png_dir`]).
+pub fn check_targets(targets: &[Target]) -> Result<()> {
+    let keys: Vec<PathBuf> = targets.iter().map(|t| identity(&t.path)).collect();
+    for (i, a) in targets.iter().enumerate() {
+        for (j, b) in targets.iter().enumerate().skip(i + 1) {
+            if keys[i] == keys[j] {
+                return Err(invalid!(
+                    "{} and {} both name {}; give each output its own path",
+                    a.option,
+                    b.option,
+                    b.path.display()
+                ));
+            }
+        }
+        for (j, b) in targets.iter().enumerate() {
+            if b.dir && !a.dir && i != j && keys[i].starts_with(&keys[j]) {
+                return Err(invalid!(
+                    "{} {} is inside {} {}, which holds only frames; write it elsewhere",
+                    a.option,
+                    a.path.display(),
+                    b.option,
+                    b.path.display()
+                ));
+            }
+        }
+    }
+    for target in targets {
+        if target.dir {
+            render::check_png_dir(&target.path)
+        } else {
+            output::check_target(&target.path).map(|_| ())
+        }
+        .map_err(|e| invalid!("{}: {e}", target.option))?;
+    }
+    Ok(())
+}
+
+/// A path as the file system sees it, for comparing outputs: its longest existing ancestor
+/// resolved (symbolic links, `.` and `..`), the rest appended.
+fn identity(path: &Path) -> PathBuf {
+    let mut existing = path;
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(resolved) = std::fs::canonicalize(existing) {
+            return rest.iter().rev().fold(resolved, |p, name| p.join(name));
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name);
+                existing = if parent.as_os_str().is_empty() { Path::new(".") } else { parent };
+            }
+            _ => return path.to_owned(),
+        }
+    }
+}
+
+/// Writes `note: {message}` to stderr (ignoring a failing stderr).
+fn note(message: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr().lock(), "note: {message}");
+}

@@ -1,0 +1,15 @@
+//! One driver for every simulation, built in or written outside this crate: the output and
+//! state options every simulation shares ([`OutputArgs`], [`StateArgs`]), their checks, and
+//! the step loop ([`Driver`]) that takes a [`Simulation`] to its total step count with frames
+//! (GIF, MP4, PNG frames, the final PNG), `--save`, checkpoints and `--resume`, a progress
+//! bar, and signals that remove unfinished outputs ([`handle_signals`]).
+
+mod console;
+mod frames;
+mod run;
+mod state;
+
+pub use console::{destination, handle_signals, progress_bar, rate};
+pub use frames::{FrameDefaults, Frames, MAX_FPS, MP4_MIN_SIDE, OutputArgs, Target, check_targets, palette};
+pub use run::{Driver, Report, Simulation};
+pub use state::{State, StateArgs, resumed};

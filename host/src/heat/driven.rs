@@ -1,0 +1,63 @@
+//! Heat through the driver ([`crate::driver`]): frames are the middle z-slice, coloured over
+//! the initial field's range (and the boundary value), fixed for the whole run.
+
+use std::path::{Path, PathBuf};
+
+use super::{Heat, initial_range};
+use crate::{
+    checkpoint::Checkpoint,
+    driver::{Simulation, State},
+    error::Result,
+    export,
+};
+
+impl State for Heat {
+    fn steps_done(&self) -> u64 {
+        Heat::steps_done(self)
+    }
+
+    fn fields(&mut self) -> Result<export::Fields> {
+        self.export_fields()
+    }
+
+    fn save_checkpoint(&mut self, path: &Path) -> Result<PathBuf> {
+        Heat::save_checkpoint(self, path)
+    }
+
+    fn is_root(&self) -> bool {
+        Heat::is_root(self)
+    }
+}
+
+impl Simulation for Heat {
+    fn step(&mut self, steps: u32) -> Result<()> {
+        Heat::step(self, steps)
+    }
+
+    fn synchronize(&mut self) -> Result<()> {
+        Heat::synchronize(self)
+    }
+
+    fn frame_size(&self) -> (u32, u32) {
+        (self.setup.n[0], self.setup.n[1])
+    }
+
+    fn frame(&mut self) -> Result<Vec<u8>> {
+        let (lo, hi) = initial_range(&self.setup);
+        Ok(levels(&self.middle_slice()?, lo, hi))
+    }
+
+    fn restore(&mut self, checkpoint: Checkpoint) -> Result<()> {
+        Heat::restore(self, checkpoint)
+    }
+
+    fn describe(&self) -> String {
+        Heat::describe(self)
+    }
+}
+
+/// Palette levels of `values` over `lo..=hi` (clamped).
+pub fn levels(values: &[f32], lo: f32, hi: f32) -> Vec<u8> {
+    let span = (hi - lo).max(f32::MIN_POSITIVE);
+    values.iter().map(|&x| (((x - lo) / span).clamp(0.0, 1.0) * 255.0) as u8).collect()
+}
