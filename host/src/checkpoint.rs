@@ -44,25 +44,32 @@ pub const MAGIC: [u8; 8] = *b"GPUSIMCK";
 pub const FORMAT_VERSION: u32 = 1;
 
 /// Which simulation a checkpoint holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Simulation {
     GrayScott,
     Physarum,
     Heat,
+    /// A model written outside this crate on the driver ([`crate::driver`]), by its name.
+    Model(String),
 }
 
 impl Simulation {
-    /// The name stored in the file (and the CLI's subcommand).
-    pub fn name(self) -> &'static str {
+    /// The name stored in the file (and the CLI's subcommand, or the model's command).
+    pub fn name(&self) -> &str {
         match self {
             Simulation::GrayScott => "grayscott",
             Simulation::Physarum => "physarum",
             Simulation::Heat => "heat",
+            Simulation::Model(name) => name,
         }
     }
 
     fn from_name(name: &str) -> Option<Self> {
-        [Simulation::GrayScott, Simulation::Physarum, Simulation::Heat].into_iter().find(|s| s.name() == name)
+        let known = [Simulation::GrayScott, Simulation::Physarum, Simulation::Heat]
+            .into_iter()
+            .find(|s| s.name() == name);
+        let model = || (!name.is_empty()).then(|| Simulation::Model(name.to_owned()));
+        known.or_else(model)
     }
 }
 

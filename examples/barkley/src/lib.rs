@@ -9,6 +9,8 @@ use std::{
     path::{Path, PathBuf},
 };
 
+pub mod driven;
+
 pub use barkley_kernels::Coefficients;
 use barkley_kernels::{barkley_step, laplacian_no_flux};
 use ptxkit_host::{Gpu, KernelImages, grid_2d};

@@ -1,13 +1,20 @@
 //! `barkley`: a broken wave curls into a spiral; runs on GPU 0 if there is one (else on the
-//! CPU, and says so) and writes the final fields as a PNG.
+//! CPU, and says so). Its own output is the picture of both fields (`--output`); every other
+//! output (`--gif`, `--mp4`, `--png-dir`, `--png`, `--save`, `--checkpoint`, `--resume`) is the
+//! host library's driver's.
 
-use std::{path::PathBuf, process::ExitCode, time::Instant};
+use std::{path::PathBuf, process::ExitCode};
 
-use barkley::{Field, Model};
+use barkley::{
+    Field, Model,
+    driven::{Barkley, BarkleyRun},
+};
 use clap::Parser;
+use host::driver::{Driver, OutputArgs, Report, StateArgs, Target, destination, handle_signals};
 
 /// Barkley's spiral waves: a broken wave curls into a rotating spiral. Writes the final
-/// (u, v) as a PNG. Runs on GPU 0 if there is one, else on the CPU.
+/// (u, v) as a picture; frames, videos, saves and checkpoints as asked. Runs on GPU 0 if
+/// there is one, else on the CPU.
 #[derive(Parser)]
 struct Args {
     /// Grid width in cells (spacing 0.5).
@@ -16,15 +23,19 @@ struct Args {
     /// Grid height in cells (spacing 0.5).
     #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(8..=8192))]
     height: u32,
-    /// Time steps of 0.02.
+    /// Time steps of 0.02 in all (a resumed checkpoint's count towards them).
     #[arg(long, default_value_t = 2500, allow_negative_numbers = true)]
     steps: u32,
-    /// The PNG to write.
+    /// The picture of the final fields (u yellow, v red) to write.
     #[arg(long, short, default_value = "barkley.png")]
     output: PathBuf,
     /// Run on the CPU even where there is a GPU.
     #[arg(long)]
     cpu: bool,
+    #[command(flatten)]
+    frames: OutputArgs<Barkley>,
+    #[command(flatten)]
+    state: StateArgs,
 }
 
 fn main() -> ExitCode {
@@ -37,10 +48,15 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(args: &Args) -> barkley::Result<()> {
+fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
+    if args.steps == 0 {
+        return Err("--steps must be at least 1".into());
+    }
+    handle_signals()?;
+    let picture = vec![Target::file("--output", &args.output)];
+    let driver = Driver::new(&args.frames, &args.state, &["npz", "npy"], picture)?;
     barkley::check_output(&args.output)?;
     let model = Model::default();
-    let mut field = Field::broken_wave(args.width, args.height, &model);
     let gpu = match args.cpu {
         true => None,
         false => match ptxkit_host::Gpu::open(0, &barkley::IMAGES) {
@@ -52,25 +68,20 @@ fn run(args: &Args) -> barkley::Result<()> {
             Err(e) => return Err(e.into()),
         },
     };
-    let start = Instant::now();
-    let device = match gpu {
-        Some(gpu) => {
-            barkley::step_gpu(&gpu, &mut field, &model.coefficients(), args.steps)?;
-            format!("the GPU ({}, {})", gpu.name(), gpu.image())
-        }
-        None => {
-            barkley::step_cpu(&mut field, &model.coefficients(), args.steps);
-            "the CPU".to_string()
-        }
-    };
-    let seconds = start.elapsed().as_secs_f64();
-    barkley::write_output(&args.output, &barkley::encode_png(&field)?)?;
+    let settings = format!("barkley {}x{} {model:?}", args.width, args.height);
+    let driver = driver.open((args.width, args.height), true, settings)?;
+    let mut sim = BarkleyRun::new(Field::broken_wave(args.width, args.height, &model), model, gpu);
+    let Report { first, mut written, seconds, .. } = driver.run(&mut sim, args.steps, "steps")?;
+    barkley::write_output(&args.output, &barkley::encode_png(&sim.field)?)?;
+    written.insert(0, args.output.clone());
+    let resumed = host::driver::resumed(first);
     println!(
-        "{} steps of {}x{} on {device} in {seconds:.2} s; wrote {}",
+        "{} steps of {}x{}{resumed} on {} in {seconds:.2} s; wrote {}",
         args.steps,
         args.width,
         args.height,
-        args.output.display()
+        host::driver::Simulation::describe(&sim),
+        destination(&written, "--output")
     );
     Ok(())
 }

@@ -94,3 +94,40 @@ fn the_command_draws_the_same_picture_on_the_gpu_as_on_the_cpu() {
     assert!(gpu_says.contains("on the GPU"), "{gpu_says}");
     assert!(gpu_png == cpu_png, "the pictures differ");
 }
+
+/// Through the driver on the GPU: `--save` equals the CPU's, and a run resumed on the GPU
+/// from a checkpoint the GPU wrote equals the uninterrupted one, bit for bit.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_driver_saves_and_resumes_gpu_runs_bit_identically() {
+    let binary = std::env::var_os("BARKLEY_BIN").unwrap_or(env!("CARGO_BIN_EXE_barkley").into());
+    let dir = tempfile::tempdir().unwrap();
+    let run = |extra: &[&str]| {
+        let out = Command::new(&binary)
+            .current_dir(dir.path())
+            .args(["--width", "301", "--height", "203", "-o", "picture.png"])
+            .args(extra)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{extra:?}: {text}");
+        print!("{text}");
+        text
+    };
+    assert!(run(&["--steps", "1000", "--save", "gpu.npz", "--gif", "gpu.gif"]).contains("on the GPU"));
+    run(&["--steps", "1000", "--save", "cpu.npz", "--cpu"]);
+    run(&["--steps", "400", "--checkpoint", "half.ck"]);
+    assert!(
+        run(&["--steps", "1000", "--resume", "half.ck", "--save", "resumed.npz"])
+            .contains("resumed at step 400")
+    );
+    let read = |name: &str| {
+        let arrays = host::export::read_npz(&dir.path().join(name)).unwrap();
+        arrays
+            .into_iter()
+            .map(|a| (a.name, a.data.iter().map(|x| x.to_bits()).collect::<Vec<_>>()))
+            .collect::<Vec<_>>()
+    };
+    assert!(read("gpu.npz") == read("cpu.npz"), "GPU and CPU saves differ");
+    assert!(read("gpu.npz") == read("resumed.npz"), "the resumed GPU run differs");
+}
