@@ -71,7 +71,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let settings = format!("barkley {}x{} {model:?}", args.width, args.height);
     let driver = driver.open((args.width, args.height), true, settings)?;
     let mut sim = BarkleyRun::new(Field::broken_wave(args.width, args.height, &model), model, gpu);
-    let Report { first, mut written, seconds, .. } = driver.run(&mut sim, args.steps, "steps")?;
+    let Report { first, mut written, seconds, .. } = driver.run(&mut sim, args.steps, "steps")?.finish()?;
     barkley::write_output(&args.output, &barkley::encode_png(&sim.field)?)?;
     written.insert(0, args.output.clone());
     let resumed = host::driver::resumed(first);

@@ -2,7 +2,7 @@
 
 mod map;
 
-use std::{path::PathBuf, time::Instant};
+use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Args;
@@ -23,7 +23,7 @@ use super::{
     settings::{ConfigArgs, Document, Given, GrayScottTable, Provenance, RunTable, Seed},
 };
 use crate::say;
-use host::driver::FrameDefaults as _;
+use host::driver::{Driver, FrameDefaults as _, Report};
 use options::FramesSettings as _;
 
 /// Gray-Scott's defaults in the shared groups.
@@ -192,7 +192,7 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
     if args.map.any() {
         return map::run(&args);
     }
-    let palette = args.output.check()?;
+    args.output.check()?;
     let (setup, steps) = check(&args)?;
     if args.config.print_config {
         let run = args.backend.table();
@@ -201,11 +201,7 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
             GrayScottSim::NAME,
         );
     }
-    let mut targets = args.output.targets();
-    targets.extend(args.state.targets());
-    options::check_targets(&targets)?;
-    args.state.check(&["npz", "npy"])?;
-    let resume = args.state.prepare()?;
+    let driver = Driver::new(&args.output, &args.state, &["npz", "npy"], Vec::new())?;
     if let Some(path) = &setup.init_image {
         // Fail on an unreadable image before anything else starts.
         host::input::check_image(path)?;
@@ -223,12 +219,8 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
         document(&args, &setup, steps, run, Provenance::of_this_run(Some(&device)))
             .to_toml(GrayScottSim::NAME)
     };
-    let mut writer = if root { args.output.open(setup.width, setup.height, palette, &text)? } else { None };
-    if root {
-        args.output.check_png()?;
-    }
+    let driver = driver.open((setup.width, setup.height), root, text)?;
     host::timeline::mark("outputs open");
-    let started = Instant::now();
     let is_parted = parted.is_some();
     let mut sim = match parted {
         Some(layout) => {
@@ -265,77 +257,16 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
     }
 
     host::timeline::mark("launch settings chosen");
-    if let Some(checkpoint) = resume {
-        sim.restore(checkpoint)?;
-    }
-    args.state.check_resumed(sim.steps_done(), steps)?;
-    let first = sim.steps_done();
-    let progress = super::progress_bar(steps - first as u32, "steps");
-    if !root {
-        progress.set_draw_target(indicatif::ProgressDrawTarget::hidden());
-    }
-    let mut frames = 0u32;
-    while sim.steps_done() < u64::from(steps) {
-        let chunk = args.state.next_chunk(sim.steps_done(), steps, args.output.frame_every);
-        sim.step(chunk)?;
-        host::faults::inject_if_asked(&device, sim.steps_done())?;
-        let (done, last) = (sim.steps_done(), sim.steps_done() == u64::from(steps));
-        // Every rank of an NCCL job takes the frames (they are gathered to rank 0).
-        if args.output.any() && (last || done.is_multiple_of(u64::from(args.output.frame_every))) {
-            // Frames come back while the simulation goes on; hand each to the encoder.
-            sim.snapshot()?;
-            for frame in sim.collect(false)? {
-                if let Some(writer) = &mut writer {
-                    writer.push(frame)?;
-                    frames += 1;
-                }
-            }
-        } else {
-            sim.synchronize()?;
-        }
-        args.state.write_due(&mut sim)?;
-        progress.inc(u64::from(chunk));
-    }
-    if let Some(writer) = &mut writer {
-        for frame in sim.collect(true)? {
-            writer.push(frame)?;
-            frames += 1;
-        }
-    }
-    progress.finish_and_clear();
-    host::timeline::mark("simulated, frames handed to the encoders");
-    // The final frame for --png (every rank of an NCCL job takes part in its gather).
-    let last_frame = match (&args.output.png, root) {
-        (None, _) => None,
-        (Some(_), true) => {
-            let mut levels = vec![0u8; setup.width as usize * setup.height as usize];
-            sim.levels(&mut levels)?;
-            Some(levels)
-        }
-        (Some(_), false) => {
-            sim.fields()?;
-            None
-        }
-    };
-    let saved = args.state.write_final(&mut sim)?;
+    let finishing =
+        driver.run_with(&mut sim, steps, "steps", |done| host::faults::inject_if_asked(&device, done))?;
     let described = sim.describe();
-    // Without frame outputs there is nothing to overlap: the simulation goes at the end.
-    let mut written = match writer {
-        Some(frames) => frames.finish_while(|| {
-            drop((sim, device));
-            host::timeline::mark("simulation and device released");
-        })?,
-        None => Vec::new(),
-    };
-    host::timeline::mark("outputs finished");
-    if let Some(levels) = last_frame {
-        written.extend(args.output.write_png(&levels, setup.width, setup.height, palette, &text)?);
-    }
-    written.extend(saved);
+    let Report { first, frames, written, seconds } = finishing.finish_while(|| {
+        drop((sim, device));
+        host::timeline::mark("simulation and device released");
+    })?;
     if !root {
         return Ok(());
     }
-    let seconds = started.elapsed().as_secs_f64();
     say!(
         "grayscott {}x{}: {} steps{}, {frames} frames on {} in {seconds:.2} s ({} steps/s) -> {}",
         setup.width,

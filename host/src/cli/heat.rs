@@ -180,7 +180,8 @@ pub fn run(mut args: HeatArgs, given: &Given) -> Result<()> {
         Some(layout) => Heat::new_in(&setup, layout, variant, args.parts.overlap)?,
         None => Heat::new(&setup, &device, variant)?,
     };
-    let Report { first, frames, written, seconds } = driver.run(&mut sim, args.steps, "RK4 steps")?;
+    let Report { first, frames, written, seconds } =
+        driver.run(&mut sim, args.steps, "RK4 steps")?.finish()?;
     if !root {
         // The gather rank 0 makes below.
         if host::heat::has_exact_solution(&setup) {

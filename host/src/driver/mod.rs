@@ -11,5 +11,5 @@ mod state;
 
 pub use console::{destination, handle_signals, progress_bar, rate};
 pub use frames::{FrameDefaults, Frames, MAX_FPS, MP4_MIN_SIDE, OutputArgs, Target, check_targets, palette};
-pub use run::{Driver, Report, Simulation};
+pub use run::{Driver, Finishing, Report, Simulation};
 pub use state::{State, StateArgs, resumed};

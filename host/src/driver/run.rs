@@ -23,6 +23,17 @@ pub trait Simulation: State {
     /// The current frame as palette levels, one byte per pixel, row by row. Every process of
     /// a job calls it (the processes gather to rank 0); other ranks may return nothing.
     fn frame(&mut self) -> Result<Vec<u8>>;
+    /// Takes the current frame for the frame outputs: `Some` now, or `None` where it comes
+    /// back later through [`Simulation::collect_frames`] (a GPU copying it back while the next
+    /// steps run). Default: [`Simulation::frame`], now.
+    fn take_frame(&mut self) -> Result<Option<Vec<u8>>> {
+        self.frame().map(Some)
+    }
+    /// The frames [`Simulation::take_frame`] left to come back that are ready, oldest first;
+    /// with `wait`, all of them. Default: none.
+    fn collect_frames(&mut self, _wait: bool) -> Result<Vec<Vec<u8>>> {
+        Ok(Vec::new())
+    }
     /// Continues from `checkpoint`, refusing one of another simulation, grid or parameters.
     fn restore(&mut self, checkpoint: Checkpoint) -> Result<()>;
     /// Where and how it runs, for a summary line (`cuda fused on NVIDIA H200`).
@@ -104,8 +115,20 @@ impl<'a, F: FrameDefaults> Driver<'a, F> {
 
     /// Runs `sim` to `steps` steps in all (resuming `--resume`'s checkpoint first): chunks up
     /// to the next frame, save or checkpoint; a progress bar counting `unit` on the writing
-    /// process; then `--png`, `--save` and `--checkpoint`.
-    pub fn run(mut self, sim: &mut impl Simulation, steps: u32, unit: &str) -> Result<Report> {
+    /// process; then `--png`'s frame and `--save` and `--checkpoint`. The frame outputs are
+    /// finished by [`Finishing`].
+    pub fn run(self, sim: &mut impl Simulation, steps: u32, unit: &str) -> Result<Finishing> {
+        self.run_with(sim, steps, unit, |_| Ok(()))
+    }
+
+    /// [`Driver::run`], calling `after_chunk` with the steps done after each chunk.
+    pub fn run_with(
+        mut self,
+        sim: &mut impl Simulation,
+        steps: u32,
+        unit: &str,
+        mut after_chunk: impl FnMut(u64) -> Result<()>,
+    ) -> Result<Finishing> {
         if let Some(checkpoint) = self.resume.take() {
             sim.restore(checkpoint)?;
         }
@@ -117,16 +140,25 @@ impl<'a, F: FrameDefaults> Driver<'a, F> {
         }
         let (every, any) = (self.output.frame_every, self.output.any());
         let mut frames = 0u32;
+        let mut push = |writer: &mut Option<Frames>, levels: Vec<u8>| -> Result<()> {
+            if let Some(writer) = writer {
+                writer.push(levels)?;
+                frames += 1;
+            }
+            Ok(())
+        };
         while sim.steps_done() < u64::from(steps) {
             let chunk = self.state.next_chunk(sim.steps_done(), steps, every);
             sim.step(chunk)?;
             let done = sim.steps_done();
+            after_chunk(done)?;
             // Every process of a job takes the frames (gathered to rank 0).
             if any && (done == u64::from(steps) || done.is_multiple_of(u64::from(every))) {
-                let levels = sim.frame()?;
-                if let Some(writer) = &mut self.frames {
-                    writer.push(levels)?;
-                    frames += 1;
+                if let Some(levels) = sim.take_frame()? {
+                    push(&mut self.frames, levels)?;
+                }
+                for levels in sim.collect_frames(false)? {
+                    push(&mut self.frames, levels)?;
                 }
             } else {
                 sim.synchronize()?;
@@ -134,26 +166,89 @@ impl<'a, F: FrameDefaults> Driver<'a, F> {
             self.state.write_due(sim)?;
             progress.inc(u64::from(chunk));
         }
-        progress.finish_and_clear();
-        let mut written = match self.frames.take() {
-            Some(writer) => writer.finish()?,
-            None => Vec::new(),
-        };
-        written.extend(self.state.write_final(sim)?);
-        if self.output.png.is_some() {
-            // Every process takes the frame (a gather); rank 0 writes it.
-            let levels = sim.frame()?;
-            if self.root {
-                let (width, height) = self.size;
-                written.extend(self.output.write_png(
-                    &levels,
-                    width,
-                    height,
-                    self.palette,
-                    &self.settings,
-                )?);
+        if any {
+            for levels in sim.collect_frames(true)? {
+                push(&mut self.frames, levels)?;
             }
         }
-        Ok(Report { first, frames, written, seconds: self.started.elapsed().as_secs_f64() })
+        progress.finish_and_clear();
+        crate::timeline::mark("simulated, frames handed to the encoders");
+        // --png's frame: every process takes part (a gather); rank 0 writes it.
+        let last = match &self.output.png {
+            Some(_) => Some(sim.frame()?),
+            None => None,
+        };
+        let saved = self.state.write_final(sim)?;
+        let png = match (last, &self.output.png, self.root) {
+            (Some(levels), Some(path), true) => Some((path.clone(), levels)),
+            _ => None,
+        };
+        Ok(Finishing {
+            frames: self.frames.take(),
+            png,
+            palette: self.palette,
+            size: self.size,
+            settings: std::mem::take(&mut self.settings),
+            saved,
+            first,
+            taken: frames,
+            started: self.started,
+        })
+    }
+}
+
+/// A run whose steps are done and whose state outputs are written, with its frame outputs
+/// still encoding: [`Finishing::finish`] waits for them, [`Finishing::finish_while`] lets
+/// the caller release the simulation meanwhile.
+pub struct Finishing {
+    frames: Option<Frames>,
+    png: Option<(PathBuf, Vec<u8>)>,
+    palette: &'static Palette,
+    size: (u32, u32),
+    settings: String,
+    saved: Vec<PathBuf>,
+    first: u64,
+    taken: u32,
+    started: Instant,
+}
+
+impl Finishing {
+    /// Finishes the frame outputs, then writes `--png`.
+    pub fn finish(self) -> Result<Report> {
+        self.finish_while(|| {})
+    }
+
+    /// [`Finishing::finish`], running `release` meanwhile (dropping the simulation and its
+    /// GPU: a context's release overlaps the encoders' last frames; see
+    /// [`Frames::finish_while`]).
+    pub fn finish_while(self, release: impl FnOnce()) -> Result<Report> {
+        let mut written = match self.frames {
+            Some(frames) => frames.finish_while(release)?,
+            // Nothing to overlap: the simulation goes when the caller lets it.
+            None => {
+                drop(release);
+                Vec::new()
+            }
+        };
+        crate::timeline::mark("outputs finished");
+        if let Some((path, levels)) = &self.png {
+            let (width, height) = self.size;
+            crate::render::write_png_with_text(
+                path,
+                levels,
+                width,
+                height,
+                self.palette,
+                Some(&self.settings),
+            )?;
+            written.push(path.clone());
+        }
+        written.extend(self.saved);
+        Ok(Report {
+            first: self.first,
+            frames: self.taken,
+            written,
+            seconds: self.started.elapsed().as_secs_f64(),
+        })
     }
 }
