@@ -10,7 +10,7 @@ use host::{BackendChoice, Device, driver::FrameDefaults, render::PALETTES, trans
 
 use super::settings::{FramesTable, Given, RunTable, name_of};
 
-pub use host::driver::{OutputArgs, State, StateArgs, Target, check_targets, palette, resumed};
+pub use host::driver::{OutputArgs, StateArgs, Target, check_targets, palette, resumed};
 
 /// What differs between the simulations in the shared groups: the frame defaults
 /// ([`FrameDefaults`]: the subcommand's name, file names, ...) and the variants.

@@ -1,15 +1,11 @@
 //! `rust-gpu-sim physarum`: the simulation, `--sensitivity` and `--toy-model`.
 
-use std::{
-    io::Write,
-    path::{Path, PathBuf},
-    time::Instant,
-};
+use std::{io::Write, path::PathBuf, time::Instant};
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use host::{
-    Device, export,
+    Device,
     physarum::{
         AgentInit, Physarum, PhysarumSetup, PhysarumVariant, Sensing, ToyModel,
         sensitivity::{self, Perturb},
@@ -19,13 +15,14 @@ use host::{
 
 use super::{
     options::{
-        self, BackendArgs, OneGpuArgs, OutputArgs, SeedArgs, Simulation, State, StateArgs, Target, at_most,
+        self, BackendArgs, OneGpuArgs, OutputArgs, SeedArgs, Simulation, StateArgs, Target, at_most,
         check_steps,
     },
     settings::{ConfigArgs, Document, Given, PhysarumTable, Provenance, RunTable, Seed},
 };
 use crate::say;
-use host::driver::FrameDefaults as _;
+use host::driver::{Driver, FrameDefaults as _, Report};
+use host::physarum::driven::PhysarumRun;
 use options::FramesSettings as _;
 
 /// Physarum's defaults in the shared groups.
@@ -301,7 +298,7 @@ pub fn run(mut args: PhysarumArgs, given: &Given) -> Result<()> {
     if let Some(document) = args.config.read(PhysarumSim::NAME)? {
         apply(&mut args, document, given)?;
     }
-    let palette = args.output.check()?;
+    let _palette = args.output.check()?;
     let setup = check(&args)?;
     if args.config.print_config {
         let run = args.backend.table();
@@ -319,11 +316,7 @@ pub fn run(mut args: PhysarumArgs, given: &Given) -> Result<()> {
     if args.save_agents && args.state.save.is_none() {
         bail!("--save-agents needs --save PATH");
     }
-    let mut targets = args.output.targets();
-    targets.extend(args.state.targets());
-    options::check_targets(&targets)?;
-    args.state.check(&["npz", "npy"])?;
-    let resume = args.state.prepare()?;
+    let driver = Driver::new(&args.output, &args.state, &["npz", "npy"], Vec::new())?;
     if let Some(path) = &setup.init_image {
         // Fail on an unreadable image before anything else starts.
         host::physarum::luminance(path, 1, 1)?;
@@ -335,49 +328,13 @@ pub fn run(mut args: PhysarumArgs, given: &Given) -> Result<()> {
         let run = BackendArgs::<PhysarumSim>::ran(&device, variant);
         document(&args, &setup, run, Provenance::of_this_run(Some(&device))).to_toml(PhysarumSim::NAME)
     };
-    let mut writer = args.output.open(setup.width, setup.height, palette, &text)?;
-    args.output.check_png()?;
-    let started = Instant::now();
-    let mut sim = Physarum::new(&setup, &device, variant)?;
-    if let Some(checkpoint) = resume {
-        sim.restore(checkpoint)?;
-    }
-    args.state.check_resumed(sim.steps_done(), args.steps)?;
-    let (first, steps) = (sim.steps_done(), args.steps);
-    let progress = super::progress_bar(steps - first as u32, "steps");
-    let mut frames = 0u32;
-    while sim.steps_done() < u64::from(steps) {
-        let chunk = args.state.next_chunk(sim.steps_done(), steps, args.output.frame_every);
-        sim.step(chunk)?;
-        let (done, last) = (sim.steps_done(), sim.steps_done() == u64::from(steps));
-        match &mut writer {
-            Some(writer) if last || done.is_multiple_of(u64::from(args.output.frame_every)) => {
-                writer.push(host::physarum::trail_levels(&sim.trail()?))?;
-                frames += 1;
-            }
-            _ => sim.synchronize()?,
-        }
-        args.state.write_due(&mut WithAgents { sim: &mut sim, agents: args.save_agents })?;
-        progress.inc(u64::from(chunk));
-    }
-    progress.finish_and_clear();
-    // The final frame for --png.
-    let last_frame = match &args.output.png {
-        Some(_) => Some(host::physarum::trail_levels(&sim.trail()?)),
-        None => None,
-    };
-    let saved = args.state.write_final(&mut WithAgents { sim: &mut sim, agents: args.save_agents })?;
-    let described = sim.describe();
-    // Without frame outputs there is nothing to overlap: the simulation goes at the end.
-    let mut written = match writer {
-        Some(frames) => frames.finish_while(|| drop((sim, device)))?,
-        None => Vec::new(),
-    };
-    if let Some(levels) = last_frame {
-        written.extend(args.output.write_png(&levels, setup.width, setup.height, palette, &text)?);
-    }
-    written.extend(saved);
-    let seconds = started.elapsed().as_secs_f64();
+    let driver = driver.open((setup.width, setup.height), true, text)?;
+    let mut run =
+        PhysarumRun { sim: Physarum::new(&setup, &device, variant)?, save_agents: args.save_agents };
+    let steps = args.steps;
+    let finishing = driver.run(&mut run, steps, "steps")?;
+    let described = run.sim.describe();
+    let Report { first, frames, written, seconds } = finishing.finish_while(|| drop((run, device)))?;
     say!(
         "physarum {}x{}, {} agents: {} steps{}, {frames} frames on {} in {seconds:.2} s ({:.3e} agent-steps/s) -> {}",
         setup.width,
@@ -390,26 +347,6 @@ pub fn run(mut args: PhysarumArgs, given: &Given) -> Result<()> {
         super::destination(&written, "--gif, --mp4, --png, --png-dir or --save"),
     );
     Ok(())
-}
-
-/// A Physarum run's state for `--save`, with its agents on `--save-agents`.
-struct WithAgents<'a> {
-    sim: &'a mut Physarum,
-    agents: bool,
-}
-
-impl State for WithAgents<'_> {
-    fn steps_done(&self) -> u64 {
-        self.sim.steps_done()
-    }
-
-    fn fields(&mut self) -> host::Result<export::Fields> {
-        self.sim.export_fields(self.agents)
-    }
-
-    fn save_checkpoint(&mut self, path: &Path) -> host::Result<PathBuf> {
-        self.sim.save_checkpoint(path)
-    }
 }
 
 fn run_sensitivity(args: &PhysarumArgs, setup: &PhysarumSetup) -> Result<()> {

@@ -4,6 +4,7 @@
 
 pub mod cpu;
 pub mod cuda;
+pub mod driven;
 pub mod sensitivity;
 
 use std::path::{Path, PathBuf};
