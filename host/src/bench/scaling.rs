@@ -255,11 +255,7 @@ fn run_one(
             setup.init = grayscott::Init::Spots;
             let (u, v) = grayscott::initial_fields(setup.init, w, h, setup.seed);
             if gpus == 1 && matches!(placement, Placement::Local(_)) {
-                let mut sim = GrayScott::new(&setup, &Device::Cuda(first), variant)?;
-                let e = sim.cuda_engine().expect("a GPU variant");
-                e.set_fused_shape(settings.fused);
-                e.set_temporal_steps(settings.temporal_steps);
-                e.set_stream_shape(settings.stream);
+                let sim = GrayScott::with_settings(&setup, &Device::Cuda(first), variant, &settings)?;
                 measure(&mut Whole::GrayScott(sim), steps, repeats)?
             } else {
                 let mut sim = PartedGrayScott::new(layout, variant, w, h, setup.rates, settings, &u, &v)?;

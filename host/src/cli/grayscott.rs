@@ -7,12 +7,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::Args;
 use host::{
-    Device,
-    grayscott::{
-        self, GrayScott, Init, PRESETS, Rates, Setup, Variant,
-        cuda::{fused_shape_for, streaming_shape_for, temporal_steps_for},
-        parts::LaunchSettings,
-    },
+    grayscott::{self, GrayScott, Init, PRESETS, Rates, Setup, Variant, parts::LaunchSettings},
     transport::Layout,
 };
 
@@ -221,7 +216,6 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
     };
     let driver = driver.open((setup.width, setup.height), root, text)?;
     host::timeline::mark("outputs open");
-    let is_parted = parted.is_some();
     let mut sim = match parted {
         Some(layout) => {
             let settings = LaunchSettings::for_layout(
@@ -234,28 +228,9 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
             )?;
             GrayScott::new_in(&setup, layout, variant, settings)?
         }
-        None => GrayScott::new(&setup, &device, variant)?,
+        None => GrayScott::new_tuned(&setup, &device, variant, !args.no_autotune)?,
     };
     host::timeline::mark("simulation set up");
-    // Tuned launch settings (timed once per GPU and size, then cached); a split run's parts
-    // were tuned for their own size above.
-    match (&device, variant) {
-        _ if is_parted => {}
-        (Device::Cuda(gpu), Variant::Fused) => {
-            let (shape, _) = fused_shape_for(gpu, setup.width, setup.height, !args.no_autotune)?;
-            sim.cuda_engine().expect("a CUDA run").set_fused_shape(shape);
-        }
-        (Device::Cuda(gpu), Variant::Temporal) => {
-            let (steps, _) = temporal_steps_for(gpu, setup.width, setup.height, !args.no_autotune)?;
-            sim.cuda_engine().expect("a CUDA run").set_temporal_steps(steps);
-        }
-        (Device::Cuda(gpu), Variant::Streaming) => {
-            let (shape, _) = streaming_shape_for(gpu, setup.width, setup.height, !args.no_autotune)?;
-            sim.cuda_engine().expect("a CUDA run").set_stream_shape(shape);
-        }
-        _ => {}
-    }
-
     host::timeline::mark("launch settings chosen");
     let finishing =
         driver.run_with(&mut sim, steps, "steps", |done| host::faults::inject_if_asked(&device, done))?;

@@ -16,6 +16,7 @@ pub mod cpu;
 pub mod cuda;
 mod driven;
 pub mod init;
+mod launch;
 pub mod map;
 pub mod parts;
 

@@ -20,7 +20,6 @@ use host::{
     Device,
     grayscott::{
         GrayScott, Variant,
-        cuda::fused_shape_for,
         map::{DEFAULT_FEED, DEFAULT_KILL, MapSetup, ParameterMap},
     },
     heat::{Heat, HeatVariant},
@@ -117,12 +116,7 @@ impl Sim {
         Ok(match model {
             Model::GrayScott(setup) => {
                 let variant = if gpu { Variant::Fused } else { Variant::Cpu };
-                let mut sim = GrayScott::new(setup, device, variant)?;
-                if let Device::Cuda(gpu) = device {
-                    let (shape, _) = fused_shape_for(gpu, setup.width, setup.height, true)?;
-                    sim.cuda_engine().expect("a CUDA run").set_fused_shape(shape);
-                }
-                Sim::GrayScott(sim)
+                Sim::GrayScott(GrayScott::new_tuned(setup, device, variant, true)?)
             }
             Model::Physarum(setup) => {
                 let variant = if gpu { PhysarumVariant::Optimized } else { PhysarumVariant::Cpu };
