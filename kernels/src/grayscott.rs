@@ -54,13 +54,9 @@ impl Rates {
     }
 }
 
-/// Clamps to [0, 1]; NaN becomes 0 (unlike `f32::clamp`, which keeps NaN), so a field can
-/// never hold NaN.
-#[inline(always)]
-#[allow(clippy::manual_clamp)]
-pub fn clamp01(x: f32) -> f32 {
-    x.max(0.0).min(1.0)
-}
+// In a file of their own (shared with the colormap's and Physarum's kernels, which are built
+// as other PTX modules), and here under their old paths.
+pub use crate::math::{clamp01, wrap_into};
 
 /// `clamp01(a + b)`: the sum rounded to nearest, then clamped to [0, 1], NaN to +0 (and
 /// −0 to +0). On the GPU this is the add and a `cvt.sat.f32.f32`, which ptxas folds into one
@@ -124,16 +120,6 @@ pub fn wrap_prev(i: u32, n: u32) -> u32 {
 #[inline(always)]
 pub fn wrap_next(i: u32, n: u32) -> u32 {
     if i + 1 == n { 0 } else { i + 1 }
-}
-
-/// `i mod n` for the small overshoots of tile windows (a subtraction or two instead of a
-/// division; loops only on grids narrower than a tile).
-#[inline(always)]
-pub fn wrap_into(mut i: u32, n: u32) -> u32 {
-    while i >= n {
-        i -= n;
-    }
-    i
 }
 
 /// The flat indices of a cell and its four periodic neighbours.
