@@ -28,6 +28,8 @@ fn main() {
         // heat module only (docs/startup.md, the edit-to-run loop).
         .module("heat", ["heat"])
         .module("grayscott", ["grayscott"])
+        .module("grayscott_streaming", ["grayscott_streaming"])
+        .module("grayscott_streaming_c1", ["grayscott_streaming_c1"])
         .module("physarum", ["physarum"])
         .module("common", ["common"])
         .build_into_out_dir("kernels.ptx")

@@ -11,7 +11,10 @@
 #
 # What each name edits (each file is loaded by the PTX modules named; kernels/src/lib.rs):
 #   heat       kernels/src/heat.rs, heat's RK4 update       (module heat)
-#   grayscott  kernels/src/grayscott.rs, gray_scott_fused    (module grayscott)
+#   grayscott  kernels/src/grayscott.rs, gray_scott_fused    (module grayscott; the file is
+#              loaded by grayscott_streaming and _c1 too, whose PTX does not change)
+#   streaming  kernels/src/grayscott.rs, the streaming kernels' store (grayscott_streaming and
+#              _c1, most of Gray-Scott's PTX)
 #   physarum   kernels/src/physarum.rs, physarum_distance    (module physarum)
 #   shared     kernels/src/math.rs, clamp01                  (every module; the PTX of
 #              grayscott and common changes)
@@ -22,9 +25,9 @@ targets=()
 while [ $# -gt 0 ]; do
     case $1 in
         --) shift; break ;;
-        heat | grayscott | physarum | shared) targets+=("$1"); shift ;;
+        heat | grayscott | streaming | physarum | shared) targets+=("$1"); shift ;;
         -*) break ;; # cargo arguments without `--`, as before
-        *) echo "edit-to-run: unknown edit '$1' (heat, grayscott, physarum or shared)" >&2; exit 2 ;;
+        *) echo "edit-to-run: unknown edit '$1' (heat, grayscott, streaming, physarum or shared)" >&2; exit 2 ;;
     esac
 done
 [ ${#targets[@]} -gt 0 ] || targets=(heat)
@@ -36,6 +39,7 @@ edit_of() {
     case $1 in
         heat) echo "kernels/src/heat.rs|dt / 6.0 * (*k1.add(i)|dt / 6.5 * (*k1.add(i)" ;;
         grayscott) echo "kernels/src/grayscott.rs|*u_next.add(here) = u_new;|*u_next.add(here) = u_new * 0.5;" ;;
+        streaming) echo "kernels/src/grayscott.rs|*self.v_next.add(row + self.columns[j]) = next[1][j];|*self.v_next.add(row + self.columns[j]) = next[1][j] * 0.5;" ;;
         physarum) echo "kernels/src/physarum.rs|sum += d * d;|sum += d * d * 0.5;" ;;
         shared) echo "kernels/src/math.rs|x.max(0.0).min(1.0)|x.max(0.0).min(0.5)" ;;
     esac

@@ -19,11 +19,11 @@ use crate::error::{Error, Result};
 pub const FORCE_PTX_VAR: &str = "RUST_GPU_SIM_FORCE_PTX";
 
 /// The `kernels` crate's PTX modules, compiled by `build.rs` for `sm_70` (JIT-compiled by the
-/// driver on any GPU from Volta on), one per simulation (`heat`, `grayscott`, `physarum`) and
-/// one of the kernels they share (`common`: the colormap, the halo copy). Each holds its
-/// machine code for the common GPUs, `(arch, cubin)` newest first, assembled by `ptxas` at
-/// build time (none where the build had no `ptxas`). A GPU loads every module, all from
-/// cubins of one architecture or all from the PTX.
+/// driver on any GPU from Volta on): one per simulation (`heat`, `grayscott` with two more of
+/// its streaming kernels, `physarum`) and one of the kernels they share (`common`: the
+/// colormap, the halo copy). Each holds its machine code for the common GPUs, `(arch, cubin)`
+/// newest first, assembled by `ptxas` at build time (none where the build had no `ptxas`). A
+/// GPU loads every module, all from cubins of one architecture or all from the PTX.
 pub static MODULES: &[KernelModule] = IMAGES.modules;
 
 /// Every kernel of every module: name, parameter layout, launch bounds and dynamic shared

@@ -24,7 +24,14 @@
 //! candidates that exists, else `ptxas` on the PATH), in parallel, into
 //! `kernels.sm_XX.cubin`, and `kernels.cubins.rs` lists them as `&[(arch, image)]` (e.g.
 //! `(90, include_bytes!(...))`) for `include!`. Without `ptxas` the list is empty and one build
-//! warning says so: the program then runs from the PTX (JIT-compiled by the driver).
+//! warning says so: the program then runs from the PTX (JIT-compiled by the driver). A cubin
+//! that a stamp says was assembled from the same PTX bytes by the same `ptxas` is kept, without
+//! running `ptxas`. `kernels.modules.rs` puts the PTX, the cubins and the table together for
+//! `include_kernels!`.
+//!
+//! With [`PtxBuilder::module`], the crate is built as several PTX modules, one per feature set,
+//! each compiled, assembled and cached on its own (`kernels.<module>.ptx`, ...), so that an edit
+//! of a file that one module alone loads rebuilds only that module; the host loads them all.
 //!
 //! The crate is built with `cargo rustc --release --target nvptx64-nvidia-cuda
 //! -Zbuild-std=core --crate-type cdylib` with fat LTO, in a target directory of its own (so the nested cargo
