@@ -8,6 +8,8 @@
 #   REPEAT=3 scripts/edit-to-run.sh heat shared  # three times each, then the median
 #   RUST_GPU_SIM_CUBINS=sm_90 scripts/edit-to-run.sh
 #   scripts/edit-to-run.sh heat -- --timings     # arguments after `--` go to cargo
+#   WAIT_LOAD=0.7 REPEAT=3 scripts/edit-to-run.sh heat   # each run waits (up to 5 min) for a
+#                                                # 1-minute load average below 0.7 first
 #
 # What each name edits (each file is loaded by the PTX modules named; kernels/src/lib.rs):
 #   heat       kernels/src/heat.rs, heat's RK4 update       (module heat)
@@ -69,6 +71,12 @@ for target in "${targets[@]}"; do
     IFS='|' read -r file before after <<<"$(edit_of "$target")"
     times=()
     for _ in $(seq "$repeat"); do
+        if [ -n "${WAIT_LOAD:-}" ]; then
+            for _ in $(seq 60); do
+                awk -v l="$(cut -d' ' -f1 /proc/loadavg)" -v w="$WAIT_LOAD" 'BEGIN { exit !(l < w) }' && break
+                sleep 5
+            done
+        fi
         replace_first "$file" "$before" "$after"
         pending_restore="$file|$before|$after"
         grep -qF -- "$after" "$file"
