@@ -1,8 +1,8 @@
-//! Compiles the `kernels` crate to PTX with the toolkit's builder (`ptxkit-build`) and embeds
-//! it: `host::cuda::PTX` is the module text,
-//! `host::cuda::KERNELS` the table of its kernels (generated from the kernels' `#[kernel]`
-//! markers; launch bounds come from `#[kernel(launch_bounds(...))]` on each kernel), and
-//! `host::cuda::CUBINS` machine code for the common GPUs, so they skip the JIT at start-up.
+//! Compiles the `kernels` crate to PTX modules with the toolkit's builder (`ptxkit-build`),
+//! one per simulation, and embeds them: `host::cuda::MODULES` holds each module's PTX and its
+//! machine code for the common GPUs (so they skip the JIT at start-up), and
+//! `host::cuda::KERNELS` is the table of every kernel (generated from the kernels' `#[kernel]`
+//! markers; launch bounds come from `#[kernel(launch_bounds(...))]` on each kernel).
 
 /// Overrides the cubin architectures: `RUST_GPU_SIM_CUBINS=sm_90` (a comma list; `none` for
 /// PTX only) shortens a kernel author's edit-to-run loop to their own GPU's.
@@ -23,6 +23,15 @@ fn main() {
         .cubins_from_env(CUBINS_VAR, ["sm_80", "sm_86", "sm_89", "sm_90"])
         // Installed by scripts/setup.sh.
         .ptxas("../.tools/cuda-nvcc/nvidia/cuda_nvcc/bin/ptxas")
+        // One PTX module per simulation (kernels/Cargo.toml's features), each compiled,
+        // assembled and cached on its own: a kernel author's edit of heat.rs rebuilds the
+        // heat module only (docs/startup.md, the edit-to-run loop).
+        .module("heat", ["heat"])
+        .module("grayscott", ["grayscott"])
+        .module("grayscott_streaming", ["grayscott_streaming"])
+        .module("grayscott_streaming_c1", ["grayscott_streaming_c1"])
+        .module("physarum", ["physarum"])
+        .module("common", ["common"])
         .build_into_out_dir("kernels.ptx")
         .unwrap_or_else(|e| e.exit());
 }

@@ -59,9 +59,9 @@ pub fn ptx_hash(ptx: &str) -> String {
 
 impl Cache {
     /// Reads the cache at `path` for the kernels embedded in this program
-    /// ([`crate::cuda::PTX`]); see [`Cache::load_for`].
+    /// ([`crate::cuda::all_ptx`]); see [`Cache::load_for`].
     pub fn load(path: &Path) -> Self {
-        Self::load_for(path, &ptx_hash(crate::cuda::PTX))
+        Self::load_for(path, &ptx_hash(&crate::cuda::all_ptx()))
     }
 
     /// Reads the cache at `path` for the kernels whose [`ptx_hash`] is `ptx`; a missing file
@@ -260,6 +260,6 @@ mod tests {
         // Published FNV-1a 64 test vectors.
         assert_eq!(ptx_hash(""), "cbf29ce484222325");
         assert_eq!(ptx_hash("a"), "af63dc4c8601ec8c");
-        assert_eq!(ptx_hash(crate::cuda::PTX).len(), 16);
+        assert_eq!(ptx_hash(&crate::cuda::all_ptx()).len(), 16);
     }
 }

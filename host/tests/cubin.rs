@@ -1,34 +1,52 @@
-//! The machine code embedded next to the PTX, checked without a GPU: every cubin is for the
-//! architecture it is filed under and holds every kernel entry point, and a GPU gets the
-//! right image for its compute capability.
+//! The machine code embedded next to each PTX module, checked without a GPU: every cubin is
+//! for the architecture it is filed under and holds every kernel entry point of its module,
+//! and a GPU gets the right image for its compute capability.
 
-use host::cuda::{CUBINS, KERNELS, KernelImage, select_image};
+use host::cuda::{IMAGES, KernelImage, MODULES, select_image};
 use object::{Object, ObjectSymbol, SymbolKind};
 
 /// `scripts/setup.sh` installs ptxas, so the build assembled the four architectures.
 #[test]
 fn cubins_are_embedded_for_the_common_gpus() {
-    let archs: Vec<u32> = CUBINS.iter().map(|(arch, _)| *arch).collect();
-    assert_eq!(archs, [90, 89, 86, 80], "ptxas missing at build time? (see the build warning)");
+    for module in MODULES {
+        let archs: Vec<u32> = module.cubins.iter().map(|(arch, _)| *arch).collect();
+        assert_eq!(
+            archs,
+            [90, 89, 86, 80],
+            "{}: ptxas missing at build time? (see the build warning)",
+            module.name
+        );
+    }
+    assert_eq!(IMAGES.cubin_archs(), [90, 89, 86, 80]);
 }
 
 #[test]
 fn every_cubin_holds_every_kernel_for_its_architecture() {
-    for (arch, image) in CUBINS {
-        // A copy: the ELF reader wants the header aligned, and `include_bytes!` is not.
-        let image = image.to_vec();
-        let elf = object::File::parse(image.as_slice())
-            .unwrap_or_else(|e| panic!("sm_{arch}: not an ELF image: {e}"));
-        // The low byte of e_flags is the SM version the code was assembled for.
-        let flags = match elf.flags() {
-            object::FileFlags::Elf { e_flags, .. } => e_flags,
-            other => panic!("sm_{arch}: {other:?}"),
-        };
-        assert_eq!(flags & 0xff, *arch, "sm_{arch}: e_flags {flags:#x}");
-        let functions: Vec<&str> =
-            elf.symbols().filter(|s| s.kind() == SymbolKind::Text).filter_map(|s| s.name().ok()).collect();
-        for kernel in KERNELS {
-            assert!(functions.contains(&kernel.name), "sm_{arch} lacks {}: {functions:?}", kernel.name);
+    for module in MODULES {
+        for (arch, image) in module.cubins {
+            // A copy: the ELF reader wants the header aligned, and `include_bytes!` is not.
+            let image = image.to_vec();
+            let elf = object::File::parse(image.as_slice())
+                .unwrap_or_else(|e| panic!("{} sm_{arch}: not an ELF image: {e}", module.name));
+            // The low byte of e_flags is the SM version the code was assembled for.
+            let flags = match elf.flags() {
+                object::FileFlags::Elf { e_flags, .. } => e_flags,
+                other => panic!("sm_{arch}: {other:?}"),
+            };
+            assert_eq!(flags & 0xff, *arch, "{} sm_{arch}: e_flags {flags:#x}", module.name);
+            let functions: Vec<&str> = elf
+                .symbols()
+                .filter(|s| s.kind() == SymbolKind::Text)
+                .filter_map(|s| s.name().ok())
+                .collect();
+            for kernel in module.kernels {
+                assert!(
+                    functions.contains(&kernel.name),
+                    "{} sm_{arch} lacks {}: {functions:?}",
+                    module.name,
+                    kernel.name
+                );
+            }
         }
     }
 }

@@ -1,5 +1,5 @@
-//! The embedded PTX, checked without a GPU: every kernel is there, and `ptxas` (from the
-//! PyPI wheel `nvidia-cuda-nvcc-cu12`, installed by `scripts/setup.sh`) assembles it for
+//! The embedded PTX modules, checked without a GPU: every kernel is in one, and `ptxas` (from
+//! the PyPI wheel `nvidia-cuda-nvcc-cu12`, installed by `scripts/setup.sh`) assembles each for
 //! Volta (sm_70) and Hopper (sm_90) with no spills and no stack frame (one documented
 //! exception: [`spill_allowance`]).
 
@@ -8,7 +8,7 @@ use std::{
     process::Command,
 };
 
-use host::cuda::{KERNELS, PTX};
+use host::cuda::{KERNELS, MODULES};
 
 /// `$PTXAS`, else the copy `scripts/setup.sh` installs, else `ptxas` on the PATH.
 fn ptxas() -> PathBuf {
@@ -28,28 +28,52 @@ fn ptxas() -> PathBuf {
     );
 }
 
-#[test]
-fn ptx_has_every_kernel_and_no_other() {
-    let entries: Vec<&str> = PTX
-        .lines()
+/// The `.entry` names of one module's PTX.
+fn entries(ptx: &str) -> Vec<&str> {
+    ptx.lines()
         .filter_map(|l| l.trim().strip_prefix(".visible .entry "))
         .map(|l| l.split('(').next().unwrap())
-        .collect();
+        .collect()
+}
+
+#[test]
+fn ptx_has_every_kernel_and_no_other() {
+    let names: Vec<&str> = MODULES.iter().map(|m| m.name).collect();
+    assert_eq!(
+        names,
+        ["heat", "grayscott", "grayscott_streaming", "grayscott_streaming_c1", "physarum", "common"]
+    );
+    let mut in_modules = Vec::new();
+    for module in MODULES {
+        let mut listed: Vec<&str> = module.kernels.iter().map(|k| k.name).collect();
+        let mut found = entries(module.ptx);
+        listed.sort();
+        found.sort();
+        assert_eq!(
+            found, listed,
+            "{}: the module's table must list exactly its PTX's entry points",
+            module.name
+        );
+        assert!(
+            module.ptx.contains(".target sm_70") && !module.ptx.contains(", debug"),
+            "{}: portable, optimised PTX",
+            module.name
+        );
+        in_modules.extend(listed);
+    }
     let mut listed: Vec<&str> = KERNELS.iter().map(|k| k.name).collect();
-    let mut found = entries.clone();
     listed.sort();
-    found.sort();
-    assert_eq!(found, listed, "the kernel table must list exactly the PTX's entry points");
-    assert!(PTX.contains(".target sm_70") && !PTX.contains(", debug"), "portable, optimised PTX");
+    in_modules.sort();
+    assert_eq!(in_modules, listed, "the kernel table must list each module's kernels, each once");
 }
 
 /// One `.param` of a PTX entry: its size, and its alignment if it is an aggregate.
 type PtxParam = (usize, Option<usize>);
 
-/// Each entry's `.param` list in the PTX.
+/// Each entry's `.param` list in the PTX of every module.
 fn ptx_params() -> Vec<(String, Vec<PtxParam>)> {
     let mut entries = Vec::new();
-    let mut lines = PTX.lines().map(str::trim);
+    let mut lines = MODULES.iter().flat_map(|m| m.ptx.lines()).map(str::trim);
     while let Some(line) = lines.next() {
         let Some(name) = line.strip_prefix(".visible .entry ").and_then(|l| l.split('(').next()) else {
             continue;
@@ -108,10 +132,11 @@ fn generated_parameter_lists_match_the_ptx() {
 fn launch_bounds_come_from_the_kernels() {
     let bounded: Vec<_> = KERNELS.iter().filter_map(|k| Some((k.name, k.launch_bounds?))).collect();
     assert!(bounded.iter().any(|(name, _)| *name == "gray_scott_temporal"), "{bounded:?}");
-    assert_eq!(PTX.matches(".maxntid").count(), bounded.len());
+    assert_eq!(MODULES.iter().map(|m| m.ptx.matches(".maxntid").count()).sum::<usize>(), bounded.len());
     for (name, bounds) in bounded {
-        let entry = PTX.find(&format!(".visible .entry {name}(")).expect(name);
-        let body = &PTX[entry..];
+        let header = format!(".visible .entry {name}(");
+        let ptx = MODULES.iter().map(|m| m.ptx).find(|ptx| ptx.contains(&header)).expect(name);
+        let body = &ptx[ptx.find(&header).unwrap()..];
         let close = body.find("\n)").unwrap() + 1;
         let after: Vec<&str> = body[close..].lines().skip(1).take(2).collect();
         assert_eq!(
@@ -125,17 +150,28 @@ fn launch_bounds_come_from_the_kernels() {
     }
 }
 
+/// Assembles every module for `arch`, checking each kernel's stack and spills.
 fn assemble(arch: &str) {
-    let file = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("kernels-{arch}.ptx"));
-    std::fs::write(&file, PTX).unwrap();
+    let mut checked = 0;
+    for module in MODULES {
+        checked += assemble_module(arch, module.name, module.ptx, module.kernels);
+    }
+    assert_eq!(checked, KERNELS.len());
+}
+
+/// Assembles one module for `arch`; returns how many of its kernels' properties it checked
+/// (all, or it fails).
+fn assemble_module(arch: &str, module: &str, ptx: &str, kernels: &[host::cuda::KernelInfo]) -> usize {
+    let file = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("kernels-{module}-{arch}.ptx"));
+    std::fs::write(&file, ptx).unwrap();
     let out = Command::new(ptxas())
         .args([&format!("-arch={arch}"), "-v", "-o", "/dev/null"])
         .arg(&file)
         .output()
         .expect("run ptxas");
     let log = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "ptxas -arch={arch} failed:\n{log}");
-    for name in KERNELS.iter().map(|k| k.name) {
+    assert!(out.status.success(), "ptxas -arch={arch} failed on module {module}:\n{log}");
+    for name in kernels.iter().map(|k| k.name) {
         assert!(
             log.contains(&format!("Compiling entry function '{name}' for '{arch}'")),
             "{name} for {arch}:\n{log}"
@@ -148,7 +184,7 @@ fn assemble(arch: &str) {
         let Some(name) = line.split("Function properties for ").nth(1) else { continue };
         let properties = lines.next().unwrap_or_default();
         // Device functions that are not entry points (a cold `assert_fail`) are checked too.
-        checked += usize::from(KERNELS.iter().any(|k| k.name == name.trim()));
+        checked += usize::from(kernels.iter().any(|k| k.name == name.trim()));
         if properties.contains("0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads") {
             continue;
         }
@@ -161,8 +197,9 @@ fn assemble(arch: &str) {
             .unwrap_or(u32::MAX);
         assert!(spilled <= allowance, "{arch}: {name}: {properties}\n{log}");
     }
-    assert_eq!(checked, KERNELS.len(), "{log}");
+    assert_eq!(checked, kernels.len(), "{log}");
     eprintln!("{log}");
+    checked
 }
 
 /// Spill bytes (stores or loads) a kernel may have on `arch`: none, except the single-pass

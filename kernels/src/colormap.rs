@@ -86,7 +86,7 @@ pub enum Source {
 #[inline(always)]
 pub fn level(x: f32, lo: f32, hi: f32) -> u8 {
     let t = ((x - lo) / (hi - lo)).max(0.0);
-    let boosted = crate::grayscott::clamp01(core::f32::math::sqrt(t) * 1.2 - 0.1);
+    let boosted = crate::math::clamp01(core::f32::math::sqrt(t) * 1.2 - 0.1);
     (boosted * 255.0) as u8
 }
 

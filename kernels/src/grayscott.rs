@@ -22,6 +22,11 @@
 //!
 //! Beside the progression, [`gray_scott_map`] steps many small tiles with their own (F, k)
 //! in one launch, for the parameter map.
+//!
+//! The kernels are three PTX modules (the `#[cfg(feature = ...)]` on each): `grayscott`, and
+//! the streaming kernels' instances, most of the PTX, in `grayscott_streaming` and
+//! `grayscott_streaming_c1`. An edit here recompiles the three at once, and reassembles only
+//! those whose PTX changed.
 
 use ptxkit_device::kernel;
 use ptxkit_device::{shared_array, thread, warp};
@@ -54,13 +59,9 @@ impl Rates {
     }
 }
 
-/// Clamps to [0, 1]; NaN becomes 0 (unlike `f32::clamp`, which keeps NaN), so a field can
-/// never hold NaN.
-#[inline(always)]
-#[allow(clippy::manual_clamp)]
-pub fn clamp01(x: f32) -> f32 {
-    x.max(0.0).min(1.0)
-}
+// In a file of their own (shared with the colormap's and Physarum's kernels, which are built
+// as other PTX modules), and here under their old paths.
+pub use crate::math::{clamp01, wrap_into};
 
 /// `clamp01(a + b)`: the sum rounded to nearest, then clamped to [0, 1], NaN to +0 (and
 /// −0 to +0). On the GPU this is the add and a `cvt.sat.f32.f32`, which ptxas folds into one
@@ -126,16 +127,6 @@ pub fn wrap_next(i: u32, n: u32) -> u32 {
     if i + 1 == n { 0 } else { i + 1 }
 }
 
-/// `i mod n` for the small overshoots of tile windows (a subtraction or two instead of a
-/// division; loops only on grids narrower than a tile).
-#[inline(always)]
-pub fn wrap_into(mut i: u32, n: u32) -> u32 {
-    while i >= n {
-        i -= n;
-    }
-    i
-}
-
 /// The flat indices of a cell and its four periodic neighbours.
 #[derive(Clone, Copy, Debug)]
 pub struct Stencil5 {
@@ -184,6 +175,7 @@ impl Stencil5 {
 ///
 /// Thread mapping: one thread per cell of a 2-D launch (x along rows). Bytes per cell: reads
 /// u and v (8 B; the four neighbour reads hit in cache), writes lu and lv (8 B): 16 B.
+#[cfg(feature = "grayscott")]
 #[kernel]
 pub unsafe fn gray_scott_laplacian(
     u: *const f32,
@@ -209,6 +201,7 @@ pub unsafe fn gray_scott_laplacian(
 ///
 /// Thread mapping: one thread per cell of a 2-D launch. Bytes per cell: reads u, v, lu, lv
 /// (16 B), writes u and v (8 B): 24 B. With the Laplacian kernel, 40 B per cell per step.
+#[cfg(feature = "grayscott")]
 #[kernel]
 pub unsafe fn gray_scott_update(
     u: *mut f32,
@@ -239,6 +232,7 @@ pub unsafe fn gray_scott_update(
 /// registers (with 1 row per thread this is the one-thread-per-cell kernel of the write-up).
 /// Bytes per cell: reads u and v (8 B; the left/right neighbours hit in L1), writes the next u
 /// and v (8 B): 16 B, the single-step minimum.
+#[cfg(feature = "grayscott")]
 #[kernel]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn gray_scott_fused(
@@ -296,6 +290,7 @@ struct Quad([f32; 4]);
 /// Thread mapping: a 2-D launch, x along rows in units of four columns (thread `t` holds
 /// columns `4t .. 4t + 4`); each thread marches down `rows_per_thread` consecutive rows,
 /// keeping the rows above and at the current one in registers. Bytes per cell: 16, as fused.
+#[cfg(feature = "grayscott")]
 #[kernel]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn gray_scott_fused_x4(
@@ -359,6 +354,7 @@ pub const TILE_SPAN: usize = ((TILE_W + 2) * (TILE_H + 2)) as usize;
 /// block loads its `(TILE_W + 2) × (TILE_H + 2)` window (periodic) cooperatively. Bytes per
 /// cell: 16 from DRAM, as fused; it trades the L1 hits of the neighbour reads for shared loads
 /// and a barrier.
+#[cfg(feature = "grayscott")]
 #[kernel]
 pub unsafe fn gray_scott_tiled(
     u: *const f32,
@@ -457,6 +453,7 @@ pub const fn temporal_tile(steps: u32) -> (u32, u32) {
 /// (steps per launch tuned), against 48 µs for the earlier 8-row layout at 168 registers and
 /// one block per SM, which ncu showed latency-bound at 52% SM throughput. Same float
 /// operations as the other kernels: results are bit-identical.
+#[cfg(feature = "grayscott")]
 #[kernel(launch_bounds(256, 2))]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn gray_scott_temporal(
@@ -842,6 +839,7 @@ macro_rules! streaming_kernels {
     )*};
 }
 
+#[cfg(feature = "grayscott_streaming")]
 streaming_kernels!(STREAM_COLS as usize;
     /// Step 5, the `streaming` variant with 1 step per launch; see [`gray_scott_streaming_s8`].
     gray_scott_streaming_s1 1,
@@ -887,6 +885,7 @@ streaming_kernels!(STREAM_COLS as usize;
     gray_scott_streaming_s8 8
 );
 
+#[cfg(feature = "grayscott_streaming_c1")]
 streaming_kernels!(1;
     /// The `streaming` variant with one cell per thread and 1 step per launch; see
     /// [`gray_scott_streaming_c1_s8`].
@@ -929,6 +928,7 @@ streaming_kernels!(1;
 /// rows above and at the current cell in registers, as the fused kernel does), z the tile.
 /// Bytes per cell per step: reads u and v (8 B; neighbours hit in L1), writes the next u and
 /// v (8 B): 16 B, as the fused kernel, plus 8 B of rates per thread (cached).
+#[cfg(feature = "grayscott")]
 #[kernel]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn gray_scott_map(

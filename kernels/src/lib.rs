@@ -6,6 +6,14 @@
 //!   8-bit palette levels.
 //! - [`diagnostics`]: kernels that exercise the device layer in the GPU tests.
 //! - [`halo`]: the halo copy between GPUs of a split run.
+//! - [`math`]: per-cell helpers that several of them use.
+//!
+//! The kernels are compiled as six PTX modules, each of its own cargo feature (all on by
+//! default): `heat`, `grayscott` (Gray-Scott's kernels up to the temporal one, the map, and
+//! `diagnostics`), `grayscott_streaming` and `grayscott_streaming_c1` (the streaming kernels'
+//! instances, most of Gray-Scott's PTX), `physarum`, and `common` (`colormap`, `halo`), so
+//! that a kernel edit recompiles only the modules that load its file (the three of
+//! `grayscott.rs` at once, in parallel) and reassembles only those whose PTX changed.
 //!
 //! Everything GPU-specific comes from the toolkit's device crate, `ptxkit_device` (thread
 //! indices, barriers, shared tiles, atomics, `ld.global.nc`, `device_assert!`, `#[kernel]`
@@ -47,11 +55,23 @@
 // their code uses are on in both builds.
 #![feature(core_float_math, stmt_expr_attributes)]
 
+// One PTX module per cargo feature (host/build.rs builds each with only its feature on; the
+// host's build of this crate has them all): rustc reads only the files a module's `mod` items
+// load, so an edit of `heat.rs` rebuilds the heat module alone. Files every module loads
+// (this one, `math.rs`) rebuild them all. A kernel belongs to exactly one module (in
+// `grayscott.rs`, a `#[cfg(feature = ...)]` on each kernel says which).
+#[cfg(feature = "common")]
 pub mod colormap;
+#[cfg(feature = "grayscott")]
 pub mod diagnostics;
+#[cfg(any(feature = "grayscott", feature = "grayscott_streaming", feature = "grayscott_streaming_c1"))]
 pub mod grayscott;
+#[cfg(feature = "common")]
 pub mod halo;
+#[cfg(feature = "heat")]
 pub mod heat;
+pub mod math;
+#[cfg(feature = "physarum")]
 pub mod physarum;
 
 pub use ptxkit_device::kernel;

@@ -966,7 +966,7 @@ unsafe fn trail_body<const COUNTS: bool>(
     }
     // Tile cell k = 34·ly + lx is grid cell (y0 − 1 + ly, x0 − 1 + lx), periodic: a block whose
     // tile and halo lie inside the grid (all but the edge blocks) indexes without wrapping.
-    let wrap = crate::grayscott::wrap_into;
+    let wrap = crate::math::wrap_into;
     let t = ty * TRAIL_W + tx;
     let inside = x0 >= 1 && x0 + TRAIL_PITCH - 1 <= w && y0 >= 1 && y0 + TRAIL_PITCH - 1 <= h;
     // SAFETY: both index the grid (inside: rows y0 − 1 ..= y0 + 32 and columns x0 − 1 ..= x0 + 32

@@ -24,7 +24,14 @@
 //! candidates that exists, else `ptxas` on the PATH), in parallel, into
 //! `kernels.sm_XX.cubin`, and `kernels.cubins.rs` lists them as `&[(arch, image)]` (e.g.
 //! `(90, include_bytes!(...))`) for `include!`. Without `ptxas` the list is empty and one build
-//! warning says so: the program then runs from the PTX (JIT-compiled by the driver).
+//! warning says so: the program then runs from the PTX (JIT-compiled by the driver). A cubin
+//! that a stamp says was assembled from the same PTX bytes by the same `ptxas` is kept, without
+//! running `ptxas`. `kernels.modules.rs` puts the PTX, the cubins and the table together for
+//! `include_kernels!`.
+//!
+//! With [`PtxBuilder::module`], the crate is built as several PTX modules, one per feature set,
+//! each compiled, assembled and cached on its own (`kernels.<module>.ptx`, ...), so that an edit
+//! of a file that one module alone loads rebuilds only that module; the host loads them all.
 //!
 //! The crate is built with `cargo rustc --release --target nvptx64-nvidia-cuda
 //! -Zbuild-std=core --crate-type cdylib` with fat LTO, in a target directory of its own (so the nested cargo
@@ -51,8 +58,20 @@ pub struct PtxBuilder {
     rustflags: Vec<String>,
     cubins: Vec<String>,
     ptxas: Vec<PathBuf>,
+    modules: Vec<Module>,
     /// A configuration mistake found by a setter, reported by the build.
     invalid: Option<String>,
+}
+
+/// One PTX module of a kernel crate: the crate built with some of its cargo features.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Module {
+    /// The module's name, in its files' names (`kernels.<name>.ptx`); empty for the one
+    /// module of a crate built whole.
+    name: String,
+    /// The cargo features it is built with (`--no-default-features --features ...`); `None`
+    /// for the crate's default features.
+    features: Option<Vec<String>>,
 }
 
 /// Why the PTX could not be built.
@@ -105,6 +124,7 @@ impl PtxBuilder {
             rustflags: Vec::new(),
             cubins: Vec::new(),
             ptxas: Vec::new(),
+            modules: Vec::new(),
             invalid: None,
         }
     }
@@ -157,36 +177,131 @@ impl PtxBuilder {
         self
     }
 
+    /// Builds the crate as one PTX module of several: the crate with only `features` on
+    /// (`--no-default-features --features ...`), compiled in a target directory of its own,
+    /// and assembled and cached on its own. rustc reads only the files a feature set's `mod`
+    /// items load, so an edit of a file that one module alone loads rebuilds only that module
+    /// (its PTX and its cubins); the other modules' builds find themselves fresh. Without any
+    /// `module`, the crate is built whole, with its default features, as one module. Each
+    /// kernel must be in exactly one module (the build fails otherwise); the host loads every
+    /// module and finds each kernel in its own ([`build_into_out_dir`](Self::build_into_out_dir)
+    /// says which files hold what).
+    pub fn module<S: Into<String>>(
+        mut self,
+        name: impl Into<String>,
+        features: impl IntoIterator<Item = S>,
+    ) -> Self {
+        let name = name.into();
+        let valid = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid || self.modules.iter().any(|m| m.name == name) {
+            self.invalid.get_or_insert(format!(
+                "PTX module {name:?}: a module needs a name of its own, of letters, digits and `_`"
+            ));
+        }
+        self.modules.push(Module { name, features: Some(features.into_iter().map(Into::into).collect()) });
+        self
+    }
+
     /// Builds the PTX and copies it to `$OUT_DIR/<file_name>`, and writes the kernel table
     /// next to it (the same name with the extension `rs`); returns the PTX's path.
+    ///
+    /// Every file it writes, for `file_name` `kernels.ptx` and one module (the crate built
+    /// whole): `kernels.ptx`; `kernels.rs`, the kernel table; `kernels.sm_XX.cubin` and
+    /// `kernels.cubins.rs`, the cubins and their table; `kernels.modules.rs`, the list of
+    /// modules (here one) with their images, which `ptxkit_host::include_kernels!` embeds.
+    /// With [`module`](Self::module)s, each module `m` has its `kernels.m.ptx`,
+    /// `kernels.m.rs`, `kernels.m.sm_XX.cubin` and `kernels.m.cubins.rs`, `kernels.rs` is the
+    /// table of every module's kernels, and the returned path is the first module's PTX.
+    ///
+    /// The modules are built in parallel, then `ptxas` runs for every module and
+    /// architecture at once, except where a cubin was already assembled from the same PTX
+    /// bytes by the same `ptxas` (a stamp next to each cubin records both).
     pub fn build_into_out_dir(&self, file_name: &str) -> Result<PathBuf, BuildError> {
         if let Some(message) = &self.invalid {
             return Err(BuildError::Config(message.clone()));
         }
         let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR is set for build scripts"));
-        let ptx = self.build(&out_dir.join("ptx-target"))?;
-        let dest = out_dir.join(file_name);
-        fs::copy(&ptx, &dest).map_err(|e| BuildError::Io(ptx.clone(), e))?;
-        let text = fs::read_to_string(&dest).map_err(|e| BuildError::Io(dest.clone(), e))?;
-        let table = dest.with_extension("rs");
-        write_if_changed(&table, &kernel_table(&markers(&text)))?;
+        let stem = file_name.strip_suffix(".ptx").unwrap_or(file_name);
+        let whole = [Module { name: String::new(), features: None }];
+        let modules: &[Module] = if self.modules.is_empty() { &whole } else { &self.modules };
+        let module_file = |module: &Module, extension: &str| match module.name.as_str() {
+            "" => out_dir.join(format!("{stem}.{extension}")),
+            name => out_dir.join(format!("{stem}.{name}.{extension}")),
+        };
+        // Each module in a target directory of its own: the nested builds run at once, and
+        // each one's artifacts stay where the next build of it finds them fresh.
+        let target_dir = |module: &Module| match module.name.as_str() {
+            "" => out_dir.join("ptx-target"),
+            name => out_dir.join("ptx-target").join(name),
+        };
+        let built: Vec<Result<PathBuf, BuildError>> = std::thread::scope(|scope| {
+            let jobs: Vec<_> = modules
+                .iter()
+                .map(|module| {
+                    let dir = target_dir(module);
+                    scope.spawn(move || self.build_module(&dir, module))
+                })
+                .collect();
+            jobs.into_iter().map(|job| job.join().expect("PTX build thread")).collect()
+        });
+        let mut ptx_files = Vec::new();
+        let mut all_markers: Vec<(&str, Marker)> = Vec::new();
+        for (module, ptx) in modules.iter().zip(built) {
+            let ptx = ptx?;
+            let dest = module_file(module, "ptx");
+            let text = fs::read_to_string(&ptx).map_err(|e| BuildError::Io(ptx.clone(), e))?;
+            write_if_changed(&dest, &text)?;
+            let markers = markers(&text);
+            write_if_changed(&module_file(module, "rs"), &kernel_table(&markers))?;
+            for marker in markers {
+                if let Some((other, _)) = all_markers.iter().find(|(_, m)| m.entry() == marker.entry()) {
+                    return Err(BuildError::Config(format!(
+                        "kernel {} is in two PTX modules, {other:?} and {:?}: each kernel must be in one \
+                         module only (the host finds a kernel by its name)",
+                        marker.path, module.name
+                    )));
+                }
+                all_markers.push((&module.name, marker));
+            }
+            ptx_files.push((dest, text));
+        }
+        if !self.modules.is_empty() {
+            let all: Vec<Marker> = all_markers.into_iter().map(|(_, m)| m).collect();
+            write_if_changed(&out_dir.join(format!("{stem}.rs")), &kernel_table(&all))?;
+        }
         let images = if self.cubins.is_empty() {
-            Vec::new()
+            vec![Vec::new(); modules.len()]
         } else {
             match self.find_ptxas() {
-                Some(ptxas) => self.assemble(&ptxas, &dest)?,
+                Some(ptxas) => self.assemble(&ptxas, &ptx_files)?,
                 None => {
                     println!(
                         "cargo::warning=ptxas not found ($PTXAS, {:?}, PATH): embedding PTX only, which the driver \
                          JIT-compiles at first use (scripts/setup.sh installs ptxas)",
                         self.ptxas
                     );
-                    Vec::new()
+                    vec![Vec::new(); modules.len()]
                 }
             }
         };
-        write_if_changed(&dest.with_extension("cubins.rs"), &cubin_table(&images))?;
-        Ok(dest)
+        let mut list = String::from(
+            "// Generated by ptxkit-build: the kernel crate's PTX modules, each with its cubins and its kernels.\n&[\n",
+        );
+        for (module, images) in modules.iter().zip(&images) {
+            let cubins = module_file(module, "cubins.rs");
+            write_if_changed(&cubins, &cubin_table(images))?;
+            let name = if module.name.is_empty() { stem } else { &module.name };
+            list.push_str(&format!(
+                "    ::ptxkit_host::KernelModule {{\n        name: {name:?},\n        ptx: include_str!({:?}),\n        \
+                 cubins: include!({:?}),\n        kernels: include!({:?}),\n    }},\n",
+                module_file(module, "ptx").display().to_string(),
+                cubins.display().to_string(),
+                module_file(module, "rs").display().to_string(),
+            ));
+        }
+        list.push_str("]\n");
+        write_if_changed(&out_dir.join(format!("{stem}.modules.rs")), &list)?;
+        Ok(ptx_files.swap_remove(0).0)
     }
 
     /// `$PTXAS`, the first candidate that exists, or `ptxas` if the PATH has one.
@@ -205,40 +320,75 @@ impl PtxBuilder {
         on_path.then(|| "ptxas".into())
     }
 
-    /// Assembles `ptx` for every architecture of [`PtxBuilder::cubins`], in parallel; returns
-    /// (arch number, cubin path) pairs.
-    fn assemble(&self, ptxas: &Path, ptx: &Path) -> Result<Vec<(u32, PathBuf)>, BuildError> {
+    /// Assembles each `(path, text)` PTX for every architecture of [`PtxBuilder::cubins`],
+    /// all in parallel, except where the cubin's stamp says it was assembled from these very
+    /// bytes by this `ptxas` already; returns each PTX's (arch number, cubin path) pairs.
+    fn assemble(
+        &self,
+        ptxas: &Path,
+        ptx_files: &[(PathBuf, String)],
+    ) -> Result<Vec<Vec<(u32, PathBuf)>>, BuildError> {
+        let mut archs = Vec::new();
+        for arch in &self.cubins {
+            let number: u32 = arch.trim_start_matches("sm_").parse().map_err(|_| {
+                BuildError::Compile(format!("cubin architecture {arch:?} is not of the form sm_XX"))
+            })?;
+            archs.push((arch.as_str(), number));
+        }
+        // What identifies the assembler: its path, size and modification time.
+        let assembler = match fs::metadata(ptxas).or_else(|_| fs::metadata(which(ptxas))) {
+            Ok(meta) => format!(
+                "{} {} {:?}",
+                ptxas.display(),
+                meta.len(),
+                meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            ),
+            Err(_) => ptxas.display().to_string(),
+        };
         std::thread::scope(|scope| {
-            let jobs: Vec<_> = self
-                .cubins
+            let jobs: Vec<Vec<_>> = ptx_files
                 .iter()
-                .map(|arch| {
-                    scope.spawn(move || {
-                        let number: u32 = arch.trim_start_matches("sm_").parse().map_err(|_| {
-                            BuildError::Compile(format!(
-                                "cubin architecture {arch:?} is not of the form sm_XX"
-                            ))
-                        })?;
-                        let cubin = ptx.with_extension(format!("{arch}.cubin"));
-                        let output = Command::new(ptxas)
-                            .arg(format!("-arch={arch}"))
-                            .arg("-o")
-                            .arg(&cubin)
-                            .arg(ptx)
-                            .output()
-                            .map_err(BuildError::Spawn)?;
-                        if !output.status.success() {
-                            return Err(BuildError::Compile(format!(
-                                "{} -arch={arch} failed:\n{}",
-                                ptxas.display(),
-                                String::from_utf8_lossy(&output.stderr)
-                            )));
-                        }
-                        Ok((number, cubin))
-                    })
+                .map(|(ptx, text)| {
+                    let content = format!("{:016x} {}", fnv1a(text.as_bytes()), text.len());
+                    archs
+                        .iter()
+                        .map(|&(arch, number)| {
+                            let stamp_text = format!("{assembler}\n-arch={arch}\n{content}\n");
+                            scope.spawn(move || {
+                                let cubin = ptx.with_extension(format!("{arch}.cubin"));
+                                let stamp = ptx.with_extension(format!("{arch}.cubin.stamp"));
+                                if cubin.is_file()
+                                    && fs::read_to_string(&stamp).is_ok_and(|s| s == stamp_text)
+                                {
+                                    return Ok((number, cubin));
+                                }
+                                let _ = fs::remove_file(&stamp);
+                                let output = Command::new(ptxas)
+                                    .arg(format!("-arch={arch}"))
+                                    .arg("-o")
+                                    .arg(&cubin)
+                                    .arg(ptx)
+                                    .output()
+                                    .map_err(BuildError::Spawn)?;
+                                if !output.status.success() {
+                                    return Err(BuildError::Compile(format!(
+                                        "{} -arch={arch} {} failed:\n{}",
+                                        ptxas.display(),
+                                        ptx.display(),
+                                        String::from_utf8_lossy(&output.stderr)
+                                    )));
+                                }
+                                fs::write(&stamp, &stamp_text)
+                                    .map_err(|e| BuildError::Io(stamp.clone(), e))?;
+                                Ok((number, cubin))
+                            })
+                        })
+                        .collect()
                 })
                 .collect();
-            jobs.into_iter().map(|job| job.join().expect("ptxas thread")).collect()
+            jobs.into_iter()
+                .map(|module| module.into_iter().map(|job| job.join().expect("ptxas thread")).collect())
+                .collect()
         })
     }
 
@@ -259,8 +409,14 @@ impl PtxBuilder {
         Ok(flags)
     }
 
-    /// Builds the PTX into `target_dir`; returns the path of the `.ptx` file.
+    /// Builds the PTX of the crate whole (its default features) into `target_dir`; returns the
+    /// path of the `.ptx` file.
     pub fn build(&self, target_dir: &Path) -> Result<PathBuf, BuildError> {
+        self.build_module(target_dir, &Module { name: String::new(), features: None })
+    }
+
+    /// Builds one module's PTX into `target_dir`; returns the path of the `.ptx` file.
+    fn build_module(&self, target_dir: &Path, module: &Module) -> Result<PathBuf, BuildError> {
         for dir in std::iter::once(&self.crate_dir).chain(&self.watch) {
             println!("cargo::rerun-if-changed={}", dir.display());
         }
@@ -285,8 +441,14 @@ impl PtxBuilder {
             .arg("--manifest-path")
             .arg(&manifest)
             .args(["--lib", "--release", "--crate-type", "cdylib", "--target", TARGET])
-            .args(["-Zbuild-std=core", "--message-format=short", "--color=never"])
-            .arg("--target-dir")
+            .args(["-Zbuild-std=core", "--message-format=short", "--color=never"]);
+        if let Some(features) = &module.features {
+            cmd.arg("--no-default-features");
+            if !features.is_empty() {
+                cmd.arg("--features").arg(features.join(","));
+            }
+        }
+        cmd.arg("--target-dir")
             .arg(target_dir)
             .env("RUSTFLAGS", self.device_rustflags(target_dir)?)
             // DWARF in the PTX turns its `.target` into `sm_XX, debug`; keep kernels optimised.
@@ -305,7 +467,11 @@ impl PtxBuilder {
                     !l.trim_start().starts_with("Compiling") && !l.trim_start().starts_with("Blocking")
                 })
                 .collect();
-            return Err(BuildError::Compile(relevant.join("\n")));
+            let log = relevant.join("\n");
+            return Err(BuildError::Compile(match module.name.as_str() {
+                "" => log,
+                name => format!("(PTX module {name:?})\n{log}"),
+            }));
         }
         let crate_name = package_name(&manifest).replace('-', "_");
         let ptx = target_dir.join(TARGET).join("release").join(format!("{crate_name}.ptx"));
@@ -327,6 +493,27 @@ impl PtxBuilder {
         write_if_changed(&finished, &with_bounds)?;
         Ok(finished)
     }
+}
+
+/// FNV-1a (64 bit) of `bytes`: fixed by its definition, so a stamp written by one build of the
+/// builder reads the same in the next.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// Where the PATH finds `program` (itself if it names a directory or is found nowhere).
+fn which(program: &Path) -> PathBuf {
+    if program.components().count() == 1
+        && let Some(path) = env::var_os("PATH")
+    {
+        for dir in env::split_paths(&path) {
+            let candidate = dir.join(program);
+            if candidate.is_file() {
+                return candidate;
+            }
+        }
+    }
+    program.to_path_buf()
 }
 
 /// The prerequisites of the first rule of a Makefile-style dep-info file

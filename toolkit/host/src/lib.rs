@@ -1,8 +1,9 @@
 //! Host runtime for GPU kernels written in Rust: ptxkit's counterpart of rust-cuda's `cust`,
 //! on `cudarc` (the driver, loaded at run time) and `bytemuck`.
 //!
-//! - [`Gpu`]: one open GPU (context, stream, the kernel module loaded on first use, cached
-//!   function handles), opened by ordinal with the [`KernelImages`] a build script embedded;
+//! - [`Gpu`]: one open GPU (context, stream, the kernel modules each loaded on first use,
+//!   cached function handles), opened by ordinal with the [`KernelImages`] a build script
+//!   embedded;
 //!   it runs the cubin for its architecture if there is one, else the PTX
 //!   ([`select_image`]).
 //! - [`Gpu::launch`]: typed launches. The argument tuple is checked against the kernel's
@@ -114,16 +115,50 @@ impl<T> Context<T> for std::result::Result<T, DriverError> {
     }
 }
 
-/// The kernel images of one kernel crate, as `ptxkit-build` embeds them: the PTX, machine
-/// code for some architectures, and the table of kernels. Made by [`include_kernels!`].
+/// The kernel images of one kernel crate, as `ptxkit-build` embeds them: its PTX modules
+/// (one, or several where the build script built the crate as several), each with machine
+/// code for some architectures, and the table of all their kernels. Made by
+/// [`include_kernels!`].
 #[derive(Clone, Copy, Debug)]
 pub struct KernelImages {
+    /// The modules; each kernel is in exactly one.
+    pub modules: &'static [KernelModule],
+    /// Every kernel of every module: name, parameter layout, launch bounds, dynamic shared
+    /// memory.
+    pub kernels: &'static [KernelInfo],
+}
+
+/// One PTX module and its cubins: a [`Gpu`] loads each module of its [`KernelImages`] as a
+/// CUDA module of its own.
+#[derive(Clone, Copy, Debug)]
+pub struct KernelModule {
+    /// The module's name (from the build script), for messages.
+    pub name: &'static str,
     /// The PTX, JIT-compiled by the driver where no cubin matches.
     pub ptx: &'static str,
     /// `(arch, cubin)` pairs, newest first (e.g. `(90, ...)` for sm_90).
     pub cubins: &'static [(u32, &'static [u8])],
-    /// Every kernel in the PTX: name, parameter layout, launch bounds, dynamic shared memory.
+    /// The kernels in this module's PTX.
     pub kernels: &'static [KernelInfo],
+}
+
+impl KernelImages {
+    /// The architectures every module has a cubin for, newest first: a GPU runs one of
+    /// them, or the PTX of every module.
+    pub fn cubin_archs(&self) -> Vec<u32> {
+        let Some((first, rest)) = self.modules.split_first() else { return Vec::new() };
+        first
+            .cubins
+            .iter()
+            .map(|(arch, _)| *arch)
+            .filter(|arch| rest.iter().all(|m| m.cubins.iter().any(|(a, _)| a == arch)))
+            .collect()
+    }
+
+    /// The index of the module that holds the kernel named `name`.
+    pub fn module_of(&self, name: &str) -> Option<usize> {
+        self.modules.iter().position(|m| m.kernels.iter().any(|k| k.name == name))
+    }
 }
 
 /// The [`KernelImages`] that `ptxkit_build::PtxBuilder::build_into_out_dir("<name>.ptx")`
@@ -132,8 +167,7 @@ pub struct KernelImages {
 macro_rules! include_kernels {
     ($name:literal) => {
         $crate::KernelImages {
-            ptx: include_str!(concat!(env!("OUT_DIR"), "/", $name, ".ptx")),
-            cubins: include!(concat!(env!("OUT_DIR"), "/", $name, ".cubins.rs")),
+            modules: include!(concat!(env!("OUT_DIR"), "/", $name, ".modules.rs")),
             kernels: include!(concat!(env!("OUT_DIR"), "/", $name, ".rs")),
         }
     };
@@ -182,14 +216,15 @@ pub fn device_count() -> Result<usize> {
     CudaContext::device_count().map(|n| n as usize).context(|| "counting GPUs".into())
 }
 
-/// An open GPU: context, stream, the kernel module (loaded on first use), and a cache of
-/// function handles.
+/// An open GPU: context, stream, the kernel modules (each loaded on first use), and a cache
+/// of function handles.
 pub struct Gpu {
     ordinal: usize,
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     images: &'static KernelImages,
-    module: Mutex<Option<Arc<CudaModule>>>,
+    /// One slot per module of `images`.
+    modules: Mutex<Vec<Option<Arc<CudaModule>>>>,
     functions: Mutex<HashMap<&'static str, CudaFunction>>,
     name: String,
     image: KernelImage,
@@ -231,14 +266,13 @@ impl Gpu {
             |attribute| ctx.attribute(attribute).context(|| "querying the compute capability".into());
         let major = capability(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
         let minor = capability(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
-        let archs: Vec<u32> = images.cubins.iter().map(|(arch, _)| *arch).collect();
-        let image = select_image(&archs, major as u32, minor as u32, force_ptx);
+        let image = select_image(&images.cubin_archs(), major as u32, minor as u32, force_ptx);
         Ok(Arc::new(Self {
             ordinal,
             ctx,
             stream,
             images,
-            module: Mutex::new(None),
+            modules: Mutex::new(vec![None; images.modules.len()]),
             functions: Mutex::new(HashMap::new()),
             name,
             image,
@@ -255,7 +289,8 @@ impl Gpu {
         &self.name
     }
 
-    /// The kernel image this GPU loads (a cubin for its architecture, or the PTX).
+    /// The kernel image this GPU loads, the same for every module (a cubin for its
+    /// architecture, or the PTX).
     pub fn image(&self) -> KernelImage {
         self.image
     }
@@ -323,15 +358,18 @@ impl Gpu {
     }
 
     /// The loaded function of `kernel`, for queries such as occupancy (launch through
-    /// [`Gpu::launch`]). The module is loaded (JIT-compiled) the first time any kernel is asked
-    /// for; a kernel that declares more than 48 KiB of dynamic shared memory is allowed it.
+    /// [`Gpu::launch`]). The kernel's module is loaded (JIT-compiled) the first time any of its
+    /// kernels is asked for; a kernel that declares more than 48 KiB of dynamic shared memory
+    /// is allowed it.
     pub fn function<K: Kernel>(&self, _kernel: K) -> Result<CudaFunction> {
         let name = K::NAME;
         let mut functions = self.functions.lock().expect("kernel cache lock");
         if let Some(f) = functions.get(name) {
             return Ok(f.clone());
         }
-        let f = self.module()?.load_function(name).context(|| format!("looking up kernel {name}"))?;
+        // A kernel no module lists (an outside table out of date) is looked for in the first.
+        let index = self.images.module_of(name).unwrap_or(0);
+        let f = self.module(index)?.load_function(name).context(|| format!("looking up kernel {name}"))?;
         if K::DYNAMIC_SHARED_BYTES > DEFAULT_SHARED_LIMIT {
             f.set_attribute(
                 sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -343,27 +381,38 @@ impl Gpu {
         Ok(f)
     }
 
-    /// Loads the kernel module now (from the cubin, or JIT-compiled from the PTX) instead of
-    /// at the first launch, e.g. on a thread while the program does other start-up work.
+    /// Loads every kernel module now (from the cubin, or JIT-compiled from the PTX) instead of
+    /// at the first launch of one of its kernels, e.g. on a thread while the program does
+    /// other start-up work.
     pub fn load_kernels(&self) -> Result<()> {
-        self.module().map(drop)
+        (0..self.images.modules.len()).try_for_each(|index| self.module(index).map(drop))
     }
 
-    /// The kernel module, loaded on first use.
-    fn module(&self) -> Result<Arc<CudaModule>> {
-        let mut slot = self.module.lock().expect("module lock");
+    /// Module `index` of the images, loaded on first use.
+    fn module(&self, index: usize) -> Result<Arc<CudaModule>> {
+        let mut slots = self.modules.lock().expect("module lock");
+        let Some(slot) = slots.get_mut(index) else {
+            return Err(Error::InvalidLaunch("the kernel images hold no module".into()));
+        };
         if let Some(m) = &*slot {
             return Ok(m.clone());
         }
+        let module = &self.images.modules[index];
         let image = match self.image {
             KernelImage::Cubin(arch) => {
-                let (_, cubin) =
-                    self.images.cubins.iter().find(|(a, _)| *a == arch).expect("selected from the cubins");
+                let (_, cubin) = module
+                    .cubins
+                    .iter()
+                    .find(|(a, _)| *a == arch)
+                    .expect("selected from every module's cubins");
                 Ptx::from_binary(cubin.to_vec())
             }
-            KernelImage::Ptx => Ptx::from_src(self.images.ptx),
+            KernelImage::Ptx => Ptx::from_src(module.ptx),
         };
-        let m = self.ctx.load_module(image).context(|| format!("loading the kernels ({})", self.image))?;
+        let m = self.ctx.load_module(image).context(|| match self.images.modules.len() {
+            1 => format!("loading the kernels ({})", self.image),
+            _ => format!("loading the kernels of module {} ({})", module.name, self.image),
+        })?;
         *slot = Some(m.clone());
         Ok(m)
     }
