@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """The CUDA driver's own start-up cost on this machine, without our program: loading libcuda,
-cuInit, creating the primary context, loading a cubin, and releasing the context, each timed
+cuInit, creating the primary context, loading cubins (the program's modules), and releasing
+the context, each timed
 (ctypes, no CUDA toolkit needed). The floor under `host`'s cold start (README, "Measured").
 
-    python3 scripts/cuda-floor.py [--keep] [--exit-now] [image.cubin]
+    python3 scripts/cuda-floor.py [--keep] [--exit-now] [image.cubin ...]
 
 --keep leaves the context to process exit instead of releasing it, --exit-now ends the
 process with _exit (no exit handlers, the driver's included); time the whole process from
@@ -44,10 +45,13 @@ keep = "--keep" in sys.argv[1:]
 exit_now = "--exit-now" in sys.argv[1:]
 images = [a for a in sys.argv[1:] if not a.startswith("--")]
 if images:
-    image = open(images[0], "rb").read()
-    module = ctypes.c_void_p()
-    check(cuda.cuModuleLoadData(ctypes.byref(module), image), "cuModuleLoadData")
-    mark(f"load {len(image) // 1024} KiB cubin")
+    size = 0
+    for path in images:
+        image = open(path, "rb").read()
+        size += len(image)
+        module = ctypes.c_void_p()
+        check(cuda.cuModuleLoadData(ctypes.byref(module), image), "cuModuleLoadData")
+    mark(f"load {len(images)} cubins, {size // 1024} KiB")
 if not keep:
     check(cuda.cuDevicePrimaryCtxRelease(device), "cuDevicePrimaryCtxRelease")
     mark("release context")

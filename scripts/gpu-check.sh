@@ -46,7 +46,7 @@ fi
 
 if has coldstart; then
   echo "== the driver's own start-up (scripts/cuda-floor.py, cold), the floor under ours"
-  for i in 1 2 3; do CUDA_CACHE_DISABLE=1 python3 scripts/cuda-floor.py $B/kernels.sm_90.cubin | tr -s ' ' | tr '\n' ';'; echo; done
+  for i in 1 2 3; do CUDA_CACHE_DISABLE=1 python3 scripts/cuda-floor.py $B/kernels.*.sm_90.cubin | tr -s ' ' | tr '\n' ';'; echo; done
   echo "== cold start (CUDA_CACHE_DISABLE=1: no driver JIT cache), process start to exit"
   mkdir -p /tmp/cold && cd /tmp/cold
   echo "-- where a cold startup-only run spends its time (RUST_GPU_SIM_TIMELINE=1)"

@@ -27,8 +27,10 @@ for line in sys.stdin:
         print(m["executable"])')
 cp "$exe" .gpu/barkley_gpu
 strip .gpu/rust-gpu-sim .gpu/grayscott_png .gpu/gpu_* .gpu/outputs_gpu .gpu/faults_gpu .gpu/serve_gpu .gpu/barkley .gpu/barkley_gpu
-# The H100/H200 cubin on its own, for scripts/cuda-floor.py (the driver's start-up without us).
-cp "$(ls -t target/release/build/host/*/out/kernels.sm_90.cubin | head -1)" .gpu/kernels.sm_90.cubin
+# The H100/H200 cubins (one per kernel module) on their own, for scripts/cuda-floor.py (the
+# driver's start-up without us), from the build directory of the binary just built.
+out=$(dirname "$(ls -t target/release/build/host/*/out/kernels.heat.sm_90.cubin | head -1)")
+for module in "$out"/kernels.*.sm_90.cubin; do cp "$module" .gpu/; done
 # Compressed: what travels to the GPU machine is limited to 64 MiB; gpu-check.sh unpacks.
 rm -f .gpu/*.gz
 for f in .gpu/*; do gzip -9 "$f"; done
