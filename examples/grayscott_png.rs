@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use clap::Parser;
-use host::{
+use simulations::{
     grayscott::{self, GrayScott},
     render,
 };
@@ -18,7 +18,7 @@ struct Args {
     out: PathBuf,
 }
 
-fn main() -> host::Result<()> {
+fn main() -> simulations::Result<()> {
     let out = Args::parse().out;
     let (width, height) = (384, 256);
     let preset = grayscott::preset("mitosis").expect("preset exists");
@@ -26,7 +26,7 @@ fn main() -> host::Result<()> {
     let setup = preset.setup(width, height);
 
     // The GPU (fused kernel) if there is one, else the CPU.
-    let (device, variant, notice) = grayscott::select(host::BackendChoice::Auto, None)?;
+    let (device, variant, notice) = grayscott::select(simulations::BackendChoice::Auto, None)?;
     if let Some(notice) = notice {
         eprintln!("note: {notice}");
     }

@@ -7,12 +7,12 @@
 use std::{path::PathBuf, time::Instant};
 
 use clap::Parser;
-use host::{
+use rayon::prelude::*;
+use simulations::{
     Device,
     grayscott::{GrayScott, PRESETS, Variant},
     render,
 };
-use rayon::prelude::*;
 
 const COLUMNS: usize = 3;
 const GAP: usize = 4;
@@ -29,7 +29,7 @@ struct Args {
     side: u32,
 }
 
-fn main() -> host::Result<()> {
+fn main() -> simulations::Result<()> {
     let Args { out, side } = Args::parse();
     let started = Instant::now();
     let tiles = PRESETS
@@ -41,7 +41,7 @@ fn main() -> host::Result<()> {
             sim.levels(&mut levels)?;
             Ok(levels)
         })
-        .collect::<host::Result<Vec<_>>>()?;
+        .collect::<simulations::Result<Vec<_>>>()?;
 
     let s = side as usize;
     let rows = PRESETS.len().div_ceil(COLUMNS);

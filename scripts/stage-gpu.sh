@@ -29,7 +29,7 @@ cp "$exe" .gpu/barkley_gpu
 strip .gpu/rust-gpu-sim .gpu/grayscott_png .gpu/gpu_* .gpu/outputs_gpu .gpu/faults_gpu .gpu/serve_gpu .gpu/barkley .gpu/barkley_gpu
 # The H100/H200 cubins (one per kernel module) on their own, for scripts/cuda-floor.py (the
 # driver's start-up without us), from the build directory of the binary just built.
-out=$(dirname "$(ls -t target/release/build/host/*/out/kernels.heat.sm_90.cubin | head -1)")
+out=$(dirname "$(ls -t target/release/build/simulations/*/out/kernels.heat.sm_90.cubin | head -1)")
 for module in "$out"/kernels.*.sm_90.cubin; do cp "$module" .gpu/; done
 # Compressed: what travels to the GPU machine is limited to 64 MiB; gpu-check.sh unpacks.
 rm -f .gpu/*.gz

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use cli::Command;
 
 fn main() -> ExitCode {
-    host::timeline::start();
+    simulations::timeline::start();
     let (cli, given) = match cli::parse() {
         Ok(parsed) => parsed,
         Err(status) => return status,
@@ -21,9 +21,9 @@ fn main() -> ExitCode {
         return cli::finish(Err(e));
     }
     // The driver's start-up (about 0.2 s) overlaps with the command's checks and preparation.
-    host::timeline::mark("command line parsed");
+    simulations::timeline::mark("command line parsed");
     if cli.command.may_use_gpu() {
-        host::cuda::open_in_background();
+        simulations::cuda::open_in_background();
     }
     let status = cli::finish(match cli.command {
         Command::Grayscott(args) => cli::grayscott::run(*args, &given),
@@ -33,7 +33,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => serve::run(*args),
     });
     // A run that failed its checks never took the GPU: let the thread leave the driver first.
-    host::cuda::settle_background_open();
-    host::timeline::mark("exiting");
+    simulations::cuda::settle_background_open();
+    simulations::timeline::mark("exiting");
     status
 }

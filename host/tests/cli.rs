@@ -200,7 +200,7 @@ fn image_seeding_runs() {
 
 #[test]
 fn a_grid_too_big_for_memory_is_refused_with_its_size() {
-    let Some(available) = host::memory::available_host_bytes() else { return };
+    let Some(available) = simulations::memory::available_host_bytes() else { return };
     // 17 bytes per cell on the CPU; ask for 1.5 times what fits, if a GIF can be that big.
     let side = ((available as f64 * 1.5 / 17.0).sqrt() as u64).max(2);
     assert!(side <= 65_535, "this machine has too much memory for this test ({available} bytes)");
@@ -216,7 +216,7 @@ fn a_grid_too_big_for_memory_is_refused_with_its_size() {
 
 #[test]
 fn cuda_backend_without_a_gpu_is_a_clear_error() {
-    if host::cuda::open().is_ok() {
+    if simulations::cuda::open().is_ok() {
         return; // A GPU is here: the GPU tests cover this backend.
     }
     let dir = scratch_dir("nogpu");
@@ -310,7 +310,7 @@ fn bench_encode_times_both_encoders_without_a_gpu() {
     assert_eq!(report["steps"], 400);
     let rows = report["rows"].as_array().unwrap();
     let frames: Vec<u64> = rows.iter().map(|r| r["frames"].as_u64().unwrap()).collect();
-    assert_eq!(frames, [200, 200, host::render::mp4::frames_per_group(25) as u64]);
+    assert_eq!(frames, [200, 200, simulations::render::mp4::frames_per_group(25) as u64]);
     for row in rows {
         assert!(row["wall_s"].as_f64().unwrap() > 0.0 && row["cpu_s"].as_f64().unwrap() > 0.0, "{row}");
         assert!(row["bytes"].as_u64().unwrap() > 1000, "{row}");

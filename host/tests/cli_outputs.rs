@@ -6,7 +6,7 @@ mod common;
 use std::path::Path;
 
 use common::{files_in, host, scratch_dir};
-use host::export::{Array, read_npy, read_npz};
+use simulations::export::{Array, read_npy, read_npz};
 
 fn ok(dir: &Path, args: &[&str]) -> String {
     let out = host(dir, args);

@@ -3,12 +3,12 @@
 mod common;
 
 use common::*;
-use host::{
+use kernels::colormap::level;
+use simulations::{
     Device,
     grayscott::{self, GrayScott, Init, Rates, Setup, Variant, cpu},
     render,
 };
-use kernels::colormap::level;
 
 const W: usize = 37;
 const H: usize = 23;

@@ -4,7 +4,7 @@
 mod common;
 
 use common::{fresh_seed, random_field};
-use host::{
+use simulations::{
     Device,
     heat::{self, Heat, HeatInit, HeatSetup, HeatVariant, cpu},
 };

@@ -4,15 +4,15 @@
 mod common;
 
 use common::{files_in, fresh_seed, host, random_field, scratch_dir};
-use host::{
+use kernels::physarum::{
+    Params, SENSE_BILINEAR, SENSE_NEAREST, TURN_LEFT, TURN_NONE, TURN_RIGHT, agent_step, choose_turn, sample,
+    sensor_dirs, sin_cos,
+};
+use simulations::{
     Device,
     physarum::{
         Agents, Physarum, PhysarumSetup, PhysarumVariant, ToyModel, cpu, initial_trail, trail_from_luminance,
     },
-};
-use kernels::physarum::{
-    Params, SENSE_BILINEAR, SENSE_NEAREST, TURN_LEFT, TURN_NONE, TURN_RIGHT, agent_step, choose_turn, sample,
-    sensor_dirs, sin_cos,
 };
 
 const W: u32 = 64;
@@ -132,7 +132,7 @@ fn n_agents_deposit_exactly_n_times_the_deposit() {
     let p = params(0.0, SENSE_NEAREST);
     let n = 100_000;
     let setup = PhysarumSetup { width: W, height: H, agents: n, seed, ..PhysarumSetup::default() };
-    let agents = host::physarum::initial_agents(&setup);
+    let agents = simulations::physarum::initial_agents(&setup);
     let mut trail = vec![0.0f32; (W * H) as usize];
     cpu::deposit(&agents, &mut trail, &p);
     assert_eq!(trail.iter().map(|&t| f64::from(t)).sum::<f64>(), f64::from(n) * f64::from(p.deposit));
@@ -234,7 +234,7 @@ fn bad_physarum_input_is_refused_without_output() {
 
 #[test]
 fn a_physarum_run_too_big_for_memory_is_refused() {
-    let Some(available) = host::memory::available_host_bytes() else { return };
+    let Some(available) = simulations::memory::available_host_bytes() else { return };
     // The largest run: 32768² cells (12 B each on the host) and 2³⁰ agents (24 B each).
     let need = 12 * (32_768u64 * 32_768) + 24 * (1 << 30);
     if available >= need {
@@ -279,13 +279,13 @@ fn physarum_writes_a_gif_and_sensitivity_data() {
 
 #[test]
 fn agents_by_init_start_where_documented() {
-    for init in [host::physarum::AgentInit::Disc, host::physarum::AgentInit::Ring] {
+    for init in [simulations::physarum::AgentInit::Disc, simulations::physarum::AgentInit::Ring] {
         let setup = PhysarumSetup { width: 100, height: 80, agents: 5_000, init, ..PhysarumSetup::default() };
-        let Agents { y, x, heading } = host::physarum::initial_agents(&setup);
+        let Agents { y, x, heading } = simulations::physarum::initial_agents(&setup);
         for i in 0..y.len() {
             let r = (y[i] - 40.0).hypot(x[i] - 50.0);
             match init {
-                host::physarum::AgentInit::Disc => assert!(r <= 0.35 * 80.0 + 1e-3, "r {r}"),
+                simulations::physarum::AgentInit::Disc => assert!(r <= 0.35 * 80.0 + 1e-3, "r {r}"),
                 _ => assert!((r - 0.4 * 80.0).abs() <= 0.5, "r {r}"),
             }
             assert!((0.0..std::f32::consts::TAU).contains(&heading[i]));

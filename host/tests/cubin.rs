@@ -2,8 +2,8 @@
 //! for the architecture it is filed under and holds every kernel entry point of its module,
 //! and a GPU gets the right image for its compute capability.
 
-use host::cuda::{IMAGES, KernelImage, MODULES, select_image};
 use object::{Object, ObjectSymbol, SymbolKind};
+use simulations::cuda::{IMAGES, KernelImage, MODULES, select_image};
 
 /// `scripts/setup.sh` installs ptxas, so the build assembled the four architectures.
 #[test]

@@ -11,7 +11,7 @@ use std::{
     time::Duration,
 };
 
-use host::autotune::{Cache, Key, ptx_hash};
+use simulations::autotune::{Cache, Key, ptx_hash};
 
 const PROCESSES: usize = 8;
 const ENTRIES_EACH: u32 = 25;

@@ -85,7 +85,7 @@ fn check_fifo_equals_file(simulation: &str) {
     std::fs::write(dir.path().join("seed.png"), seed_png()).unwrap();
     let from_file = run(dir.path(), &[&args[..], &["file.npz", "--init-image", "seed.png"]].concat());
     assert!(from_file.status.success(), "{}", String::from_utf8_lossy(&from_file.stderr));
-    let read = |name: &str| host::export::read_npz(&dir.path().join(name)).unwrap();
+    let read = |name: &str| simulations::export::read_npz(&dir.path().join(name)).unwrap();
     assert_eq!(read("fifo.npz"), read("file.npz"), "{simulation}: the FIFO run differs from the file run");
     // And the image did seed the run: an unseeded run differs.
     let unseeded = run(dir.path(), &[&args[..], &["plain.npz"]].concat());

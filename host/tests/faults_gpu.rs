@@ -13,7 +13,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use host::{
+use simulations::{
     checkpoint::Checkpoint,
     faults::{INJECT_FAULT_VAR, PAUSE_AFTER_GPU_CHECK_VAR},
 };
@@ -66,7 +66,7 @@ fn finish(mut child: Child, limit: Duration) -> Output {
 /// The hog: takes all the GPU memory it can get, in 64 MiB pieces, reports it, and holds it
 /// until its stdin closes.
 fn hog() {
-    let gpu = host::cuda::open().expect("the hog needs the GPU");
+    let gpu = simulations::cuda::open().expect("the hog needs the GPU");
     let mut held = Vec::new();
     let mut bytes = 0u64;
     for piece in [64usize << 20, 1 << 20] {

@@ -5,7 +5,7 @@ mod common;
 
 use std::path::Path;
 
-use host::render::{FrameWriter, Outputs, palette};
+use simulations::render::{FrameWriter, Outputs, palette};
 
 fn scratch(name: &str) -> std::path::PathBuf {
     let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))

@@ -5,8 +5,8 @@
 mod common;
 
 use common::gpu::{download, gpu, upload};
-use host::cuda::grid_1d;
 use kernels::diagnostics::check_device_assert;
+use simulations::cuda::grid_1d;
 
 /// A passing `device_assert!` lets the kernel run; a failing one stops it, and the launch's
 /// error reaches the host as CUDA's assertion error (the driver prints the condition, file

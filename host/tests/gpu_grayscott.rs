@@ -7,7 +7,8 @@ mod common;
 use common::gpu::{download, gpu, upload};
 use common::*;
 use cudarc::driver::CudaSlice;
-use host::{
+use kernels::colormap::MinMax;
+use simulations::{
     Device,
     cuda::Gpu,
     grayscott::{
@@ -16,7 +17,6 @@ use host::{
     },
     render::colormap,
 };
-use kernels::colormap::MinMax;
 
 /// An odd size, so partial blocks and the wrap-around at every edge are exercised.
 const W: u32 = 257;
@@ -86,7 +86,7 @@ fn exact_forms_match_cpu_on_special_values() {
     let mut laplacians = upload(&gpu, &vec![f32::NAN; 2 * n]);
     gpu.launch(
         gray_scott_exact_forms,
-        host::cuda::grid_1d(n as u32, 128),
+        simulations::cuda::grid_1d(n as u32, 128),
         (&da, &db, n as u32, &mut sums, &mut laplacians),
     )
     .unwrap();
@@ -456,7 +456,7 @@ fn frame_pipelines_match_cpu_frames_in_order() {
     };
     let want = frames_of(&Device::Cpu, Variant::Cpu);
     assert_eq!(want.len(), 23);
-    let palette = host::render::palette("cyberpunk").unwrap();
+    let palette = simulations::render::palette("cyberpunk").unwrap();
     for variant in [Variant::Fused, Variant::V1, Variant::V2, Variant::V0, Variant::Temporal] {
         let got = frames_of(&Device::Cuda(gpu.clone()), variant);
         assert_eq!(got.len(), want.len(), "{}", variant.name());
@@ -546,7 +546,7 @@ fn cuda_memory_check_agrees_with_free_memory() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn gpu_map_tiles_match_single_cpu_simulations_bit_for_bit() {
-    use host::grayscott::map::{MapSetup, ParameterMap};
+    use simulations::grayscott::map::{MapSetup, ParameterMap};
     let setup = MapSetup { tiles: 9, side: 45, ..MapSetup::default() };
     let steps = 1000;
     let mut gpu_map = ParameterMap::new(&setup, &Device::Cuda(gpu())).unwrap();

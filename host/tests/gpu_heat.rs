@@ -6,7 +6,7 @@ mod common;
 use common::gpu::{download, gpu, upload};
 use common::{fresh_seed, max_abs_diff, random_field};
 use cudarc::driver::CudaSlice;
-use host::{
+use simulations::{
     Device,
     heat::{Heat, HeatEngine, HeatInit, HeatSetup, HeatVariant, cpu, cuda},
 };
@@ -138,7 +138,7 @@ fn single_pass_runs_may_cross_tile_columns() {
     setup.n = [130, 60, 43];
     setup.boundary = 0.5;
     setup.seed = seed;
-    let u = host::heat::initial_field(&setup);
+    let u = simulations::heat::initial_field(&setup);
     let mut cpu_sim = cpu::CpuHeat::new(&setup, u.clone());
     cpu_sim.step_once();
     let want = cpu_sim.field().unwrap();
@@ -214,7 +214,7 @@ fn sine_mode_decays_as_the_exact_solution_on_the_gpu() {
     for variant in [HeatVariant::Fused, HeatVariant::Tiled, HeatVariant::Single] {
         let mut sim = Heat::new(&setup, &Device::Cuda(gpu.clone()), variant).unwrap();
         sim.step(100).unwrap();
-        let (_, rel) = host::heat::sine_error(&setup, &sim.field().unwrap(), sim.time()).unwrap();
+        let (_, rel) = simulations::heat::sine_error(&setup, &sim.field().unwrap(), sim.time()).unwrap();
         eprintln!("{}: relative error {rel:e}", variant.name());
         assert!(rel < 1e-4, "{}: {rel}", variant.name());
     }

@@ -6,11 +6,11 @@ mod common;
 
 use common::gpu::{download, gpu, upload};
 use common::{fresh_seed, random_field};
-use host::{
+use kernels::physarum::Params;
+use simulations::{
     Device,
     physarum::{Agents, Physarum, PhysarumSetup, PhysarumVariant, Sensing, cpu, cuda, initial_agents},
 };
-use kernels::physarum::Params;
 
 const W: u32 = 333;
 const H: u32 = 217;
@@ -263,7 +263,7 @@ fn binning_keeps_every_agent_and_orders_them_by_tile() {
 
 /// Bins `from` into `to` and checks that every agent is there once, in bin order.
 fn check_binning(
-    gpu: &std::sync::Arc<host::cuda::Gpu>,
+    gpu: &std::sync::Arc<simulations::cuda::Gpu>,
     from: &cuda::SoaAgents,
     to: &mut cuda::SoaAgents,
     agents: &Agents,
@@ -366,9 +366,11 @@ fn the_same_seed_gives_the_same_field_on_two_runs() {
 fn sensitivity_runs_on_the_gpu_as_on_the_cpu() {
     let seed = fresh_seed();
     let s = PhysarumSetup { width: 96, height: 80, agents: 4_000, seed, ..PhysarumSetup::default() };
-    let trail = host::physarum::sensitivity::Perturb::Trail;
+    let trail = simulations::physarum::sensitivity::Perturb::Trail;
     let on = |device: &Device, variant| {
-        host::physarum::sensitivity::run(&s, device, variant, trail, 0.01, 60, || {}).unwrap().distances
+        simulations::physarum::sensitivity::run(&s, device, variant, trail, 0.01, 60, || {})
+            .unwrap()
+            .distances
     };
     let gpu = on(&Device::Cuda(gpu()), PhysarumVariant::Optimized);
     let cpu = on(&Device::Cpu, PhysarumVariant::Cpu);
@@ -383,8 +385,8 @@ fn sensitivity_runs_on_the_gpu_as_on_the_cpu() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn every_optimized_setting_matches_cpu() {
-    use host::physarum::cuda::{CudaPhysarum, OptimizedSettings};
-    use host::physarum::{PhysarumEngine, initial_trail};
+    use simulations::physarum::cuda::{CudaPhysarum, OptimizedSettings};
+    use simulations::physarum::{PhysarumEngine, initial_trail};
     let (gpu, seed) = (gpu(), fresh_seed());
     for s in cases(seed) {
         let (want_trail, want_agents) = run(&s, &Device::Cpu, PhysarumVariant::Cpu, 60);

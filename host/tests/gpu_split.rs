@@ -7,7 +7,7 @@ mod common;
 
 use common::gpu::gpu;
 use common::*;
-use host::{
+use simulations::{
     Device,
     grayscott::{GrayScott, Init, Setup, Variant, parts::LaunchSettings},
 };
@@ -138,7 +138,7 @@ fn a_part_thinner_than_its_halo_and_v0_are_refused() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn heat_slabs_match_one_part_bit_for_bit() {
-    use host::heat::{Heat, HeatInit, HeatSetup, HeatVariant};
+    use simulations::heat::{Heat, HeatInit, HeatSetup, HeatVariant};
     let gpu = gpu();
     let device = Device::Cuda(gpu.clone());
     let mut setup = HeatSetup::cube(37, HeatInit::Blobs);
@@ -193,12 +193,15 @@ fn heat_slabs_match_one_part_bit_for_bit() {
 
 /// One NCCL rank: its own periodic neighbour, so every halo goes through NCCL's send to
 /// itself. An NCCL communicator of one rank on this GPU, as `--transport nccl` makes.
-fn one_rank(gpu: &std::sync::Arc<host::cuda::Gpu>) -> host::transport::Layout {
-    let bootstrap =
-        host::nccl::Bootstrap { id_file: None, timeout: std::time::Duration::from_secs(60), max_ctas: None };
-    let comm =
-        host::nccl::Communicator::connect(gpu.clone(), 0, 1, &bootstrap).expect("NCCL on this machine");
-    host::transport::Layout::Ranks(comm)
+fn one_rank(gpu: &std::sync::Arc<simulations::cuda::Gpu>) -> simulations::transport::Layout {
+    let bootstrap = simulations::nccl::Bootstrap {
+        id_file: None,
+        timeout: std::time::Duration::from_secs(60),
+        max_ctas: None,
+    };
+    let comm = simulations::nccl::Communicator::connect(gpu.clone(), 0, 1, &bootstrap)
+        .expect("NCCL on this machine");
+    simulations::transport::Layout::Ranks(comm)
 }
 
 /// Gray-Scott through the NCCL transport (one rank, periodic self-exchange) against the CPU,
@@ -260,7 +263,7 @@ fn nccl_one_rank_refuses_a_grid_thinner_than_its_halo() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn nccl_heat_one_rank_matches_one_part() {
-    use host::heat::{Heat, HeatInit, HeatSetup, HeatVariant};
+    use simulations::heat::{Heat, HeatInit, HeatSetup, HeatVariant};
     let gpu = gpu();
     let mut setup = HeatSetup::cube(37, HeatInit::Blobs);
     setup.n = [37, 29, 61];
@@ -282,12 +285,12 @@ fn nccl_heat_one_rank_matches_one_part() {
 #[test]
 #[ignore = "needs 2 or more CUDA GPUs"]
 fn multi_gpu_parts_match_one_gpu_bit_for_bit() {
-    use host::heat::{Heat, HeatInit, HeatSetup, HeatVariant};
+    use simulations::heat::{Heat, HeatInit, HeatSetup, HeatVariant};
     let first = gpu();
-    let count = host::cuda::device_count().unwrap();
+    let count = simulations::cuda::device_count().unwrap();
     assert!(count >= 2, "this test needs at least 2 CUDA GPUs, the machine has {count}");
     let gpus: Vec<_> = std::iter::once(first.clone())
-        .chain((1..count).map(|g| host::cuda::open_device(g).unwrap()))
+        .chain((1..count).map(|g| simulations::cuda::open_device(g).unwrap()))
         .collect();
     let seed = fresh_seed();
     let setup = Setup { init: Init::Spots, ..Setup::new(W, H, coral()) };

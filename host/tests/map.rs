@@ -1,7 +1,7 @@
 //! The parameter map on the CPU: every tile is the single simulation with its rates, bit for
 //! bit, and the map draws as one labelled PNG.
 
-use host::{
+use simulations::{
     Device,
     grayscott::{
         GrayScott, Variant,
@@ -46,7 +46,7 @@ fn the_map_draws_as_one_labelled_png() {
     map.step(200).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("map.png");
-    map.render(host::render::palette("grayscale").unwrap(), &path).unwrap();
+    map.render(simulations::render::palette("grayscale").unwrap(), &path).unwrap();
     let image = image::open(&path).unwrap().to_rgb8();
     // The map (3 tiles of 32 pixels) plus the axes and caption around it.
     let side = 3 * setup.tile_pixels();

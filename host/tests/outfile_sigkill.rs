@@ -1,6 +1,6 @@
 //! Issue 27, part 4: a run killed with SIGKILL while it writes an output leaves nothing
 //! behind: no `.tmpXXXXXX`, the earlier file (or checkpoint) whole. (On Linux outputs are
-//! anonymous `O_TMPFILE` files until complete; see `host::outfile`.) The same kill with the
+//! anonymous `O_TMPFILE` files until complete; see `simulations::outfile`.) The same kill with the
 //! named fallback (`RUST_GPU_SIM_NAMED_TEMPORARIES=1`) does leave its temporary file: that
 //! check shows these tests see a stray file when there is one.
 
@@ -11,7 +11,7 @@ use std::{
     process::{Child, Command, Stdio},
 };
 
-use host::{checkpoint::Checkpoint, outfile::NAMED_TEMPORARIES_VAR};
+use simulations::{checkpoint::Checkpoint, outfile::NAMED_TEMPORARIES_VAR};
 
 fn scratch(name: &str) -> tempfile::TempDir {
     tempfile::Builder::new()

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use host::{
+use simulations::{
     Device,
     checkpoint::{Checkpoint, FORMAT_VERSION, MAGIC},
     grayscott::{GrayScott, Init, Setup, Variant, preset},

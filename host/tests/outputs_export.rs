@@ -6,7 +6,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::files_in;
-use host::{
+use simulations::{
     Device,
     export::{Array, numbered, read_npy, read_npz, save},
     grayscott::{GrayScott, Setup, Variant, preset},

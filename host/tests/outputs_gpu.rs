@@ -2,7 +2,7 @@
 //! resume in a new simulation, M more steps equals the same steps uninterrupted, bit for bit.
 //! Run on a machine with a CUDA GPU: `cargo test --release -- --ignored`.
 
-use host::{
+use simulations::{
     Device,
     grayscott::{GrayScott, Init, Setup, Variant, preset},
     heat::{Heat, HeatInit, HeatSetup, HeatVariant},
@@ -10,7 +10,7 @@ use host::{
 };
 
 fn device() -> Device {
-    Device::Cuda(host::cuda::open().expect("GPU tests need a CUDA GPU"))
+    Device::Cuda(simulations::cuda::open().expect("GPU tests need a CUDA GPU"))
 }
 
 fn bits(v: &[f32]) -> Vec<u32> {

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use host::render::{
+use simulations::render::{
     mp4::{Mp4Writer, bt709, frames_per_group},
     palette,
 };

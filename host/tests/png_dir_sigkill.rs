@@ -15,7 +15,7 @@ use std::{
 };
 
 use common::{scratch_dir, sigkill_once, spill_file_size};
-use host::outfile::NAMED_TEMPORARIES_VAR;
+use simulations::outfile::NAMED_TEMPORARIES_VAR;
 
 /// Every entry under `dir` (recursively, links not followed) with its kind and contents,
 /// sorted.

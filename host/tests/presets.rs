@@ -5,8 +5,8 @@
 //! The presets run in parallel, each on one thread (the host crate is built with
 //! optimisations in test builds for this: see `[profile.dev.package.host]` in Cargo.toml).
 
-use host::grayscott::{Engine, PRESETS, Preset, cpu::CpuGrayScott, initial_fields};
 use rayon::prelude::*;
+use simulations::grayscott::{Engine, PRESETS, Preset, cpu::CpuGrayScott, initial_fields};
 
 const SIDE: u32 = 128;
 /// Steps at 128²: patterns form within a few thousand steps; the presets' own (larger)

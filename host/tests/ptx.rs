@@ -8,7 +8,7 @@ use std::{
     process::Command,
 };
 
-use host::cuda::{KERNELS, MODULES};
+use simulations::cuda::{KERNELS, MODULES};
 
 /// `$PTXAS`, else the copy `scripts/setup.sh` installs, else `ptxas` on the PATH.
 fn ptxas() -> PathBuf {
@@ -161,7 +161,7 @@ fn assemble(arch: &str) {
 
 /// Assembles one module for `arch`; returns how many of its kernels' properties it checked
 /// (all, or it fails).
-fn assemble_module(arch: &str, module: &str, ptx: &str, kernels: &[host::cuda::KernelInfo]) -> usize {
+fn assemble_module(arch: &str, module: &str, ptx: &str, kernels: &[simulations::cuda::KernelInfo]) -> usize {
     let file = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("kernels-{module}-{arch}.ptx"));
     std::fs::write(&file, ptx).unwrap();
     let out = Command::new(ptxas())

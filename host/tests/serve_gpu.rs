@@ -6,18 +6,18 @@ mod serve_server;
 
 use std::time::{Duration, Instant};
 
-use host::{
+use serve_server::{Received, Server, Socket, send, until};
+use simulations::{
     Device,
     grayscott::{self, GrayScott, Rates, Variant},
 };
-use serve_server::{Received, Server, Socket, send, until};
 
 const LIMIT: Duration = Duration::from_secs(120);
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn new_rates_on_the_gpu_match_the_cpu() {
-    let gpu = host::cuda::open().unwrap();
+    let gpu = simulations::cuda::open().unwrap();
     let setup = grayscott::preset("coral").unwrap().setup(128, 128);
     let other = Rates { feed: 0.03, kill: 0.055, ..setup.rates };
     let run = |device: &Device, variant| {
@@ -111,7 +111,10 @@ fn frame_rate_and_latency_on_the_gpu() {
     let (median, max) = latency(&mut socket, &changes);
     rows.push(("physarum 2048^2, 1M agents, 1 step/frame", fps, bytes, median, max, 30.0));
 
-    println!("serve on {}, client on the same host (loopback WebSocket)", host::cuda::open().unwrap().name());
+    println!(
+        "serve on {}, client on the same host (loopback WebSocket)",
+        simulations::cuda::open().unwrap().name()
+    );
     println!(
         "{:<42} {:>10} {:>11} {:>16} {:>14} {:>8}",
         "case", "frames/s", "frame MiB", "change ms (med)", "change ms (max)", "target"

@@ -86,7 +86,7 @@ fn a_parameter_change_is_applied_and_shown() {
         Received::Json(v) if v["type"] == "error" => panic!("{v}"),
         _ => None,
     });
-    let text = host::render::recorded_text(&png).expect("settings in the PNG");
+    let text = simulations::render::recorded_text(&png).expect("settings in the PNG");
     assert!(text.contains("[grayscott]") && text.contains("feed = 0.031"), "{text}");
     // Another simulation.
     send(&mut socket, r#"{"type":"start","simulation":"physarum","settings":{"agents":5000}}"#);

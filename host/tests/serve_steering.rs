@@ -1,7 +1,7 @@
 //! The simulation methods `serve` steers with, on the CPU: live rate and model changes take
 //! effect from the next step, the brush paints V or moves agents where it is asked to.
 
-use host::{
+use simulations::{
     Device,
     grayscott::{self, GrayScott, Rates, Variant},
     physarum::{Physarum, PhysarumSetup, PhysarumVariant},

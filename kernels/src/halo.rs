@@ -1,7 +1,7 @@
 //! Halo copies between the GPUs of one process: a kernel on the receiving GPU reads its
 //! neighbour's rows or planes directly through peer access (NVLink or PCIe), the
 //! alternative to the copy engines' `cuMemcpyPeerAsync` (which one a run uses, and why:
-//! `host::local_exchange`).
+//! `simulations::local_exchange`).
 
 use ptxkit_device::kernel;
 use ptxkit_device::thread;

@@ -40,13 +40,13 @@
 //! host launches like a function call, the tuple checked against the parameters at compile
 //! time:
 //! ```ignore
-//! // host/src/grayscott/cuda.rs
+//! // simulations/src/grayscott/cuda.rs
 //! use kernels::grayscott::gray_scott_fused;
 //! gpu.launch(gray_scott_fused, cfg, (&u, &v, &mut u_next, &mut v_next, width, height, rates, rows))?;
 //! ```
 //! `#[kernel(launch_bounds(256, 2))]` adds CUDA C's `__launch_bounds__`, and
 //! `#[kernel(dynamic_shared = BYTES)]` declares the dynamic shared memory every block gets.
-//! The host's table of kernels (`host::cuda::KERNELS`) is generated from the PTX by
+//! The host's table of kernels (`simulations::cuda::KERNELS`) is generated from the PTX by
 //! `ptxkit-build`: there is no list to keep by hand.
 
 #![cfg_attr(not(test), no_std)]
@@ -55,7 +55,7 @@
 // their code uses are on in both builds.
 #![feature(core_float_math, stmt_expr_attributes)]
 
-// One PTX module per cargo feature (host/build.rs builds each with only its feature on; the
+// One PTX module per cargo feature (simulations/build.rs builds each with only its feature on; the
 // host's build of this crate has them all): rustc reads only the files a module's `mod` items
 // load, so an edit of `heat.rs` rebuilds the heat module alone. Files every module loads
 // (this one, `math.rs`) rebuild them all. A kernel belongs to exactly one module (in

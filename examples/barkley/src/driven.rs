@@ -1,4 +1,4 @@
-//! Barkley through the host library's driver ([`host::driver`]): the GIF, MP4, PNG frames,
+//! Barkley through the simulations library's driver ([`simulations::driver`]): the GIF, MP4, PNG frames,
 //! the final `--png`, `--save`, checkpoints and `--resume` come from the driver; this file
 //! only says what a frame, the fields and a checkpoint of Barkley are.
 
@@ -7,12 +7,12 @@ use std::{
     sync::Arc,
 };
 
-use host::{
+use ptxkit_host::Gpu;
+use simulations::{
     checkpoint::{self, Checkpoint},
     driver::{FrameDefaults, Simulation, State},
     export::{Array, Fields},
 };
-use ptxkit_host::Gpu;
 
 use crate::{Field, Model, step_cpu, step_gpu};
 
@@ -72,7 +72,7 @@ impl State for BarkleyRun {
     }
 
     /// `u` and `v`, of shape `[height, width]`.
-    fn fields(&mut self) -> host::Result<Fields> {
+    fn fields(&mut self) -> simulations::Result<Fields> {
         let shape = [u64::from(self.field.height), u64::from(self.field.width)];
         let arrays = vec![
             Array::new("u", &shape, self.field.u.clone()),
@@ -81,7 +81,7 @@ impl State for BarkleyRun {
         Ok(Fields { grid: self.grid(), spacing: self.model.spacing, arrays })
     }
 
-    fn save_checkpoint(&mut self, path: &Path) -> host::Result<PathBuf> {
+    fn save_checkpoint(&mut self, path: &Path) -> simulations::Result<PathBuf> {
         let mut checkpoint = Checkpoint::new(Self::kind(), self.grid(), self.steps_done, self.params());
         checkpoint.arrays = vec![("u".into(), self.field.u.clone()), ("v".into(), self.field.v.clone())];
         checkpoint.write(path)
@@ -89,12 +89,12 @@ impl State for BarkleyRun {
 }
 
 impl Simulation for BarkleyRun {
-    fn step(&mut self, steps: u32) -> host::Result<()> {
+    fn step(&mut self, steps: u32) -> simulations::Result<()> {
         let coefficients = self.model.coefficients();
         match &self.gpu {
             Some(gpu) => step_gpu(gpu, &mut self.field, &coefficients, steps).map_err(|e| match e {
-                crate::Error::Gpu(e) => host::Error::from(e),
-                other => host::Error::InvalidInput(other.to_string()),
+                crate::Error::Gpu(e) => simulations::Error::from(e),
+                other => simulations::Error::InvalidInput(other.to_string()),
             })?,
             None => step_cpu(&mut self.field, &coefficients, steps),
         }
@@ -107,11 +107,11 @@ impl Simulation for BarkleyRun {
     }
 
     /// u, 0 to 1, as palette levels.
-    fn frame(&mut self) -> host::Result<Vec<u8>> {
+    fn frame(&mut self) -> simulations::Result<Vec<u8>> {
         Ok(self.field.u.iter().map(|&u| (u.clamp(0.0, 1.0) * 255.0).round() as u8).collect())
     }
 
-    fn restore(&mut self, mut checkpoint: Checkpoint) -> host::Result<()> {
+    fn restore(&mut self, mut checkpoint: Checkpoint) -> simulations::Result<()> {
         checkpoint.check(Self::kind(), self.grid(), &self.params())?;
         let cells = self.field.u.len();
         self.field.u = checkpoint.take_array("u", cells)?;

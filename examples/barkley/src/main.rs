@@ -1,7 +1,7 @@
 //! `barkley`: a broken wave curls into a spiral; runs on GPU 0 if there is one (else on the
 //! CPU, and says so). Its own output is the picture of both fields (`--output`); every other
 //! output (`--gif`, `--mp4`, `--png-dir`, `--png`, `--save`, `--checkpoint`, `--resume`) is the
-//! host library's driver's.
+//! simulations library's driver's.
 
 use std::{path::PathBuf, process::ExitCode};
 
@@ -10,7 +10,7 @@ use barkley::{
     driven::{Barkley, BarkleyRun},
 };
 use clap::Parser;
-use host::driver::{Driver, OutputArgs, Report, StateArgs, Target, destination, handle_signals};
+use simulations::driver::{Driver, OutputArgs, Report, StateArgs, Target, destination, handle_signals};
 
 /// Barkley's spiral waves: a broken wave curls into a rotating spiral. Writes the final
 /// (u, v) as a picture; frames, videos, saves and checkpoints as asked. Runs on GPU 0 if
@@ -74,13 +74,13 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let Report { first, mut written, seconds, .. } = driver.run(&mut sim, args.steps, "steps")?.finish()?;
     barkley::write_output(&args.output, &barkley::encode_png(&sim.field)?)?;
     written.insert(0, args.output.clone());
-    let resumed = host::driver::resumed(first);
+    let resumed = simulations::driver::resumed(first);
     println!(
         "{} steps of {}x{}{resumed} on {} in {seconds:.2} s; wrote {}",
         args.steps,
         args.width,
         args.height,
-        host::driver::Simulation::describe(&sim),
+        simulations::driver::Simulation::describe(&sim),
         destination(&written, "--output")
     );
     Ok(())

@@ -1,10 +1,10 @@
-//! Barkley through the host library's driver, on the CPU (these run in CI): every output it
+//! Barkley through the simulations library's driver, on the CPU (these run in CI): every output it
 //! gets with no code of its own, and `--resume` bit-identical to an uninterrupted run.
 
 use std::{fs, path::Path, process::Command};
 
 use barkley::{Field, Model, step_cpu};
-use host::{
+use simulations::{
     checkpoint::{Checkpoint, Simulation},
     export::read_npz,
 };

@@ -122,7 +122,7 @@ fn the_driver_saves_and_resumes_gpu_runs_bit_identically() {
             .contains("resumed at step 400")
     );
     let read = |name: &str| {
-        let arrays = host::export::read_npz(&dir.path().join(name)).unwrap();
+        let arrays = simulations::export::read_npz(&dir.path().join(name)).unwrap();
         arrays
             .into_iter()
             .map(|a| (a.name, a.data.iter().map(|x| x.to_bits()).collect::<Vec<_>>()))

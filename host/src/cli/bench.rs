@@ -4,7 +4,8 @@ use std::{io::Write, path::PathBuf};
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
-use host::{
+use serde::Serialize;
+use simulations::{
     BackendChoice,
     bench::{
         self, Measurements, Report,
@@ -15,7 +16,6 @@ use host::{
     physarum::PhysarumVariant,
     render::output::AtomicFile,
 };
-use serde::Serialize;
 
 use super::options::{self, Target};
 use crate::say;
@@ -129,17 +129,18 @@ pub struct ScalingArgs {
 impl ScalingArgs {
     /// The launcher job this bench is one process of, if it has several; refuses `--gpus`
     /// that disagrees with it and GPU counts beyond this machine's.
-    fn job(&self) -> Result<Option<host::decomposition::LaunchRank>> {
+    fn job(&self) -> Result<Option<simulations::decomposition::LaunchRank>> {
         if !(self.peer_timeout.is_finite() && self.peer_timeout > 0.0 && self.peer_timeout <= 86_400.0) {
             bail!(
                 "--peer-timeout must be a number of seconds above 0, at most 86400, got {}",
                 self.peer_timeout
             );
         }
-        let job = host::decomposition::launch_rank(|name| std::env::var(name).ok())?.filter(|j| j.size > 1);
+        let job =
+            simulations::decomposition::launch_rank(|name| std::env::var(name).ok())?.filter(|j| j.size > 1);
         if let Some(job) = job {
             if self.gpus.iter().any(|&n| n as usize != job.size && n != 1) {
-                return Err(host::Error::SameOnEveryRank(format!(
+                return Err(simulations::Error::SameOnEveryRank(format!(
                     "--gpus under {}: the job's {} processes are the GPUs (each is timed against rank 0's GPU \
                      alone); leave --gpus out",
                     job.launcher, job.size
@@ -158,14 +159,14 @@ impl ScalingArgs {
     }
 
     /// Whether the scaling bench runs (instead of the variant table).
-    fn wanted(&self, job: Option<host::decomposition::LaunchRank>) -> bool {
+    fn wanted(&self, job: Option<simulations::decomposition::LaunchRank>) -> bool {
         job.is_some() || !self.gpus.is_empty()
     }
 
     /// Runs the scaling bench of `workloads` and prints its table (rank 0 of a job only).
     fn run(
         &self,
-        job: Option<host::decomposition::LaunchRank>,
+        job: Option<simulations::decomposition::LaunchRank>,
         workloads: &[bench::scaling::Workload],
         repeats: usize,
         json: Option<AtomicFile>,
@@ -182,7 +183,7 @@ impl ScalingArgs {
                     Some(job),
                     self.nccl_id_file.clone(),
                     self.peer_timeout,
-                    heat_overlap.then_some(host::heat::parts::NCCL_FREE_SMS),
+                    heat_overlap.then_some(simulations::heat::parts::NCCL_FREE_SMS),
                 )?;
                 let gpu = comm.gpu().clone();
                 say_binding(job);
@@ -194,7 +195,7 @@ impl ScalingArgs {
             }
             None => {
                 let most = self.gpus.iter().copied().max().unwrap_or(1) as usize;
-                let present = host::cuda::device_count()?;
+                let present = simulations::cuda::device_count()?;
                 if most > present {
                     bail!(
                         "--gpus {most}: this machine has {present} CUDA GPU{}",
@@ -203,7 +204,7 @@ impl ScalingArgs {
                 }
                 let mut gpus = vec![first.clone()];
                 for ordinal in 1..most {
-                    gpus.push(host::cuda::open_device(ordinal)?);
+                    gpus.push(simulations::cuda::open_device(ordinal)?);
                 }
                 let rows = bench::scaling::run_local(&gpus, workloads, &self.gpus, self.weak, repeats)?;
                 (rows, bench::Machine::measure(&first)?)
@@ -220,11 +221,11 @@ impl ScalingArgs {
 
 /// Tells (rank 0) how the launcher bound this process: bound to one CPU, it shares that
 /// core with NCCL's proxy thread, which slows every exchange.
-fn say_binding(job: host::decomposition::LaunchRank) {
+fn say_binding(job: simulations::decomposition::LaunchRank) {
     if job.rank != 0 {
         return;
     }
-    if let Some(cpus) = host::resources::allowed_cpus() {
+    if let Some(cpus) = simulations::resources::allowed_cpus() {
         eprintln!("rank 0 of {} may run on {cpus} CPU{}", job.size, if cpus == 1 { "" } else { "s" });
     }
 }
@@ -299,7 +300,7 @@ fn print_and_save(table: &str, json_text: &str, json: Option<AtomicFile>) -> Res
             anyhow::anyhow!(
                 "cannot write {}: {}",
                 file.path().display(),
-                host::render::output::describe_io(&e)
+                simulations::render::output::describe_io(&e)
             )
         })?;
         say!("-> {}", file.commit()?.display());
@@ -307,8 +308,8 @@ fn print_and_save(table: &str, json_text: &str, json: Option<AtomicFile>) -> Res
     Ok(())
 }
 
-fn open_gpu() -> Result<std::sync::Arc<host::cuda::Gpu>> {
-    host::cuda::open().context("bench needs a CUDA GPU")
+fn open_gpu() -> Result<std::sync::Arc<simulations::cuda::Gpu>> {
+    simulations::cuda::open().context("bench needs a CUDA GPU")
 }
 
 fn grayscott(args: GrayScottBenchArgs) -> Result<()> {
@@ -369,8 +370,8 @@ fn grayscott(args: GrayScottBenchArgs) -> Result<()> {
 }
 
 fn heat(args: HeatBenchArgs) -> Result<()> {
-    if args.sizes.is_empty() || args.sizes.iter().any(|&s| !(3..=host::heat::MAX_SIDE).contains(&s)) {
-        bail!("--sizes must list grid sides between 3 and {}", host::heat::MAX_SIDE);
+    if args.sizes.is_empty() || args.sizes.iter().any(|&s| !(3..=simulations::heat::MAX_SIDE).contains(&s)) {
+        bail!("--sizes must list grid sides between 3 and {}", simulations::heat::MAX_SIDE);
     }
     if let Some(v) = args.variants.iter().find(|v| **v == HeatVariant::Cpu) {
         bail!("bench times GPU variants; drop {} from --variants", v.name());
@@ -412,11 +413,12 @@ fn heat(args: HeatBenchArgs) -> Result<()> {
 }
 
 fn physarum(args: PhysarumBenchArgs) -> Result<()> {
-    if args.sizes.is_empty() || args.sizes.iter().any(|&s| s == 0 || s > host::physarum::MAX_SIDE) {
-        bail!("--sizes must list grid sides between 1 and {}", host::physarum::MAX_SIDE);
+    if args.sizes.is_empty() || args.sizes.iter().any(|&s| s == 0 || s > simulations::physarum::MAX_SIDE) {
+        bail!("--sizes must list grid sides between 1 and {}", simulations::physarum::MAX_SIDE);
     }
-    if args.agents.is_empty() || args.agents.iter().any(|&a| a == 0 || a > host::physarum::MAX_AGENTS) {
-        bail!("--agents must list counts between 1 and {}", host::physarum::MAX_AGENTS);
+    if args.agents.is_empty() || args.agents.iter().any(|&a| a == 0 || a > simulations::physarum::MAX_AGENTS)
+    {
+        bail!("--agents must list counts between 1 and {}", simulations::physarum::MAX_AGENTS);
     }
     if args.variants.contains(&PhysarumVariant::Cpu) {
         bail!("bench times GPU variants; drop cpu from --variants");
@@ -439,7 +441,7 @@ const REPORT_LIMIT: u64 = 64 << 20;
 
 fn plot_saved(json: &std::path::Path, out: &std::path::Path) -> Result<()> {
     // A report is a few hundred KiB at most.
-    let bytes = host::input::read_bounded(json, REPORT_LIMIT)
+    let bytes = simulations::input::read_bounded(json, REPORT_LIMIT)
         .map_err(|reason| anyhow::anyhow!("cannot read {}: {reason}", json.display()))?;
     let text = String::from_utf8(bytes).map_err(|_| {
         anyhow::anyhow!(

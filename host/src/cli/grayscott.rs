@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use host::{
+use simulations::{
     grayscott::{self, GrayScott, Init, PRESETS, Rates, Setup, Variant, parts::LaunchSettings},
     transport::Layout,
 };
@@ -18,14 +18,14 @@ use super::{
     settings::{ConfigArgs, Document, Given, GrayScottTable, Provenance, RunTable, Seed},
 };
 use crate::say;
-use host::driver::{Driver, FrameDefaults as _, Report};
 use options::FramesSettings as _;
+use simulations::driver::{Driver, FrameDefaults as _, Report};
 
 /// Gray-Scott's defaults in the shared groups.
 #[derive(Debug)]
 pub struct GrayScottSim;
 
-impl host::driver::FrameDefaults for GrayScottSim {
+impl simulations::driver::FrameDefaults for GrayScottSim {
     const NAME: &'static str = "grayscott";
     const GIF: &'static str = "grayscott.gif";
     const MP4: &'static str = "grayscott.mp4";
@@ -199,14 +199,14 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
     let driver = Driver::new(&args.output, &args.state, &["npz", "npy"], Vec::new())?;
     if let Some(path) = &setup.init_image {
         // Fail on an unreadable image before anything else starts.
-        host::input::check_image(path)?;
+        simulations::input::check_image(path)?;
     }
 
-    host::timeline::mark("options checked");
+    simulations::timeline::mark("options checked");
     let (device, variant) = args.backend.select()?;
     let parted = args.parts.open(&device, false)?;
     let root = parted.as_ref().is_none_or(Layout::is_root);
-    host::timeline::mark("device open");
+    simulations::timeline::mark("device open");
     // Open outputs before simulating, so an unwritable path fails now; they record the settings.
     // Only rank 0 of an NCCL job writes; the other ranks send it their bands.
     let text = {
@@ -215,7 +215,7 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
             .to_toml(GrayScottSim::NAME)
     };
     let driver = driver.open((setup.width, setup.height), root, text)?;
-    host::timeline::mark("outputs open");
+    simulations::timeline::mark("outputs open");
     let mut sim = match parted {
         Some(layout) => {
             let settings = LaunchSettings::for_layout(
@@ -230,14 +230,14 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
         }
         None => GrayScott::new_tuned(&setup, &device, variant, !args.no_autotune)?,
     };
-    host::timeline::mark("simulation set up");
-    host::timeline::mark("launch settings chosen");
-    let finishing =
-        driver.run_with(&mut sim, steps, "steps", |done| host::faults::inject_if_asked(&device, done))?;
+    simulations::timeline::mark("simulation set up");
+    simulations::timeline::mark("launch settings chosen");
+    let finishing = driver
+        .run_with(&mut sim, steps, "steps", |done| simulations::faults::inject_if_asked(&device, done))?;
     let described = sim.describe();
     let Report { first, frames, written, seconds } = finishing.finish_while(|| {
         drop((sim, device));
-        host::timeline::mark("simulation and device released");
+        simulations::timeline::mark("simulation and device released");
     })?;
     if !root {
         return Ok(());

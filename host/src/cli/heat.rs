@@ -2,7 +2,7 @@
 
 use anyhow::{Result, bail};
 use clap::Args;
-use host::{
+use simulations::{
     driver::{Driver, FrameDefaults, Report},
     heat::{Heat, HeatInit, HeatSetup, HeatVariant},
     transport::Layout,
@@ -184,15 +184,15 @@ pub fn run(mut args: HeatArgs, given: &Given) -> Result<()> {
         driver.run(&mut sim, args.steps, "RK4 steps")?.finish()?;
     if !root {
         // The gather rank 0 makes below.
-        if host::heat::has_exact_solution(&setup) {
+        if simulations::heat::has_exact_solution(&setup) {
             sim.field()?;
         }
         return Ok(());
     }
     // Gathering the field is for the comparison with the exact solution only.
-    let exact = host::heat::has_exact_solution(&setup);
+    let exact = simulations::heat::has_exact_solution(&setup);
     let error = match exact.then(|| sim.field()).transpose()? {
-        Some(u) => match host::heat::sine_error(&setup, &u, sim.time()) {
+        Some(u) => match simulations::heat::sine_error(&setup, &u, sim.time()) {
             Some((abs, rel)) => format!(", error against the exact solution {abs:.3e} ({rel:.3e} relative)"),
             None => String::new(),
         },

@@ -21,7 +21,7 @@ use std::{
 };
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, error::ErrorKind as ClapErrorKind};
-use host::render::output;
+use simulations::render::output;
 
 #[derive(Parser)]
 #[command(name = "rust-gpu-sim", version, about = "GPU simulations whose kernels are written in Rust")]
@@ -58,7 +58,7 @@ impl Command {
             Self::Heat(args) => args.may_use_gpu(),
             Self::Physarum(args) => args.may_use_gpu(),
             Self::Bench { .. } => false,
-            Self::Serve(args) => args.backend != host::BackendChoice::Cpu,
+            Self::Serve(args) => args.backend != simulations::BackendChoice::Cpu,
         }
     }
 }
@@ -115,9 +115,12 @@ pub fn finish(result: anyhow::Result<()>) -> ExitCode {
             }
             // Under a launcher, rank 0 reports what every rank finds alike; the others name
             // themselves in what only they hit.
-            match host::decomposition::launch_rank(|name| std::env::var(name).ok()) {
+            match simulations::decomposition::launch_rank(|name| std::env::var(name).ok()) {
                 Ok(Some(job)) if job.size > 1 && job.rank > 0 => {
-                    if !matches!(e.downcast_ref::<host::Error>(), Some(host::Error::SameOnEveryRank(_))) {
+                    if !matches!(
+                        e.downcast_ref::<simulations::Error>(),
+                        Some(simulations::Error::SameOnEveryRank(_))
+                    ) {
                         error_line(&format!("rank {} of {}: {e:#}", job.rank, job.size));
                     }
                 }
@@ -159,11 +162,11 @@ macro_rules! say {
     };
 }
 
-pub use host::driver::{destination, progress_bar, rate};
+pub use simulations::driver::{destination, progress_bar, rate};
 
 /// Removes the run's temporary files and exits 128 + the signal on SIGINT, SIGTERM or SIGHUP.
 pub fn handle_signals() -> anyhow::Result<()> {
-    Ok(host::driver::handle_signals()?)
+    Ok(simulations::driver::handle_signals()?)
 }
 
 /// Refuses to run a command other than grayscott and heat (and their benches) as one of
@@ -180,10 +183,10 @@ pub fn one_process_only(command: &Command) -> anyhow::Result<()> {
     ) {
         return Ok(());
     }
-    if let Some(job) = host::decomposition::launch_rank(|name| std::env::var(name).ok())?
+    if let Some(job) = simulations::decomposition::launch_rank(|name| std::env::var(name).ok())?
         && job.size > 1
     {
-        return Err(host::Error::SameOnEveryRank(format!(
+        return Err(simulations::Error::SameOnEveryRank(format!(
             "started by {} as one of {} processes: only grayscott and heat (and bench grayscott and bench heat) run \
              as one process per GPU (NCCL); run this command as one process",
             job.launcher, job.size

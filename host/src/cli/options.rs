@@ -1,16 +1,16 @@
 //! The option groups every subcommand shares, defined once and flattened into each, and the
 //! checks that go with them. The output and state groups ([`OutputArgs`], [`StateArgs`]) are
-//! the library's driver's ([`host::driver`]), which model crates flatten too.
+//! the library's driver's ([`simulations::driver`]), which model crates flatten too.
 
 use std::path::PathBuf;
 
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
-use host::{BackendChoice, Device, driver::FrameDefaults, render::PALETTES, transport::Layout};
+use simulations::{BackendChoice, Device, driver::FrameDefaults, render::PALETTES, transport::Layout};
 
 use super::settings::{FramesTable, Given, RunTable, name_of};
 
-pub use host::driver::{OutputArgs, StateArgs, Target, check_targets, palette, resumed};
+pub use simulations::driver::{OutputArgs, StateArgs, Target, check_targets, palette, resumed};
 
 /// What differs between the simulations in the shared groups: the frame defaults
 /// ([`FrameDefaults`]: the subcommand's name, file names, ...) and the variants.
@@ -137,7 +137,7 @@ impl<S: Simulation> BackendArgs<S> {
         let (device, variant) = match (self.backend, self.variant) {
             (_, Some(v)) if v == S::CPU => (Device::Cpu, v),
             (_, Some(v)) => {
-                let gpu = host::cuda::open()
+                let gpu = simulations::cuda::open()
                     .map_err(|e| anyhow::anyhow!("--variant {} needs a CUDA GPU: {e}", S::name(v)))?;
                 (Device::Cuda(gpu), v)
             }
@@ -224,19 +224,19 @@ impl PartsArgs {
     /// `local_overlap`: whether `--overlap` is also taken by parts in one process (heat).
     pub fn open(&self, device: &Device, local_overlap: bool) -> Result<Option<Layout>> {
         if !(self.peer_timeout.is_finite() && self.peer_timeout > 0.0 && self.peer_timeout <= 86_400.0) {
-            return Err(host::Error::SameOnEveryRank(format!(
+            return Err(simulations::Error::SameOnEveryRank(format!(
                 "--peer-timeout must be a number of seconds above 0, at most 86400, got {}",
                 self.peer_timeout
             ))
             .into());
         }
-        let job = host::decomposition::launch_rank(|name| std::env::var(name).ok())?;
+        let job = simulations::decomposition::launch_rank(|name| std::env::var(name).ok())?;
         let several = job.is_some_and(|j| j.size > 1);
         let nccl = match self.transport {
             Some(Transport::Nccl) => true,
             Some(Transport::Local) if several => {
                 let job = job.expect("several processes");
-                return Err(host::Error::SameOnEveryRank(format!(
+                return Err(simulations::Error::SameOnEveryRank(format!(
                     "--transport local keeps every part in one process, but {} started {} processes: leave it out \
                      to use NCCL between them",
                     job.launcher, job.size
@@ -263,7 +263,7 @@ impl PartsArgs {
         let Device::Cuda(first) = device else {
             bail!("--gpus and --split split the grid over CUDA GPUs; this run is on the CPU");
         };
-        let present = host::cuda::device_count()?;
+        let present = simulations::cuda::device_count()?;
         let gpus = match self.gpus {
             None => 1,
             Some(GpuCount::All) => present,
@@ -287,7 +287,7 @@ impl PartsArgs {
         }
         let mut opened = vec![first.clone()];
         for ordinal in 1..gpus {
-            opened.push(host::cuda::open_device(ordinal)?);
+            opened.push(simulations::cuda::open_device(ordinal)?);
         }
         Ok(Some(Layout::Local { gpus: opened, split }))
     }
@@ -298,12 +298,12 @@ impl PartsArgs {
     fn open_ranks(
         &self,
         device: &Device,
-        job: Option<host::decomposition::LaunchRank>,
+        job: Option<simulations::decomposition::LaunchRank>,
         heat_overlap: bool,
     ) -> Result<Layout> {
         let (size, launcher) = job.map_or((1, "this command"), |j| (j.size, j.launcher));
         let disagree = |option: String| {
-            anyhow::Error::from(host::Error::SameOnEveryRank(format!(
+            anyhow::Error::from(simulations::Error::SameOnEveryRank(format!(
                 "{option} disagrees with the {size} process{} {launcher} started: with NCCL each process holds one \
                  part on one GPU",
                 if size == 1 { "" } else { "es" }
@@ -320,41 +320,42 @@ impl PartsArgs {
         let Device::Cuda(first) = device else {
             bail!("--transport nccl exchanges halos between CUDA GPUs; this run is on the CPU");
         };
-        let max_ctas = (self.overlap && heat_overlap).then_some(host::heat::parts::NCCL_FREE_SMS);
+        let max_ctas = (self.overlap && heat_overlap).then_some(simulations::heat::parts::NCCL_FREE_SMS);
         Ok(Layout::Ranks(connect_rank(first, job, self.nccl_id_file.clone(), self.peer_timeout, max_ctas)?))
     }
 }
 
 /// This process's rank of an NCCL job (rank 0 of 1 without a launcher) on the GPU its rank
 /// on this host takes (`first`, GPU 0 as opened, where that is the one), connected to the
-/// others through `NCCL_COMM_ID` or `id_file`; `max_ctas`: see [`host::nccl::Bootstrap`].
+/// others through `NCCL_COMM_ID` or `id_file`; `max_ctas`: see [`simulations::nccl::Bootstrap`].
 pub fn connect_rank(
-    first: &std::sync::Arc<host::cuda::Gpu>,
-    job: Option<host::decomposition::LaunchRank>,
+    first: &std::sync::Arc<simulations::cuda::Gpu>,
+    job: Option<simulations::decomposition::LaunchRank>,
     id_file: Option<PathBuf>,
     peer_timeout: f64,
     max_ctas: Option<u32>,
-) -> Result<host::nccl::Communicator> {
-    host::nccl::check_library()?;
+) -> Result<simulations::nccl::Communicator> {
+    simulations::nccl::check_library()?;
     let (rank, size) = job.map_or((0, 1), |j| (j.rank, j.size));
-    if rank == 0 && size > 1 && host::resources::allowed_cpus() == Some(1) {
-        eprintln!("{}", host::resources::ONE_CPU_ADVICE);
+    if rank == 0 && size > 1 && simulations::resources::allowed_cpus() == Some(1) {
+        eprintln!("{}", simulations::resources::ONE_CPU_ADVICE);
     }
     let ordinal = match job {
-        Some(job) => host::decomposition::gpu_for_rank(
+        Some(job) => simulations::decomposition::gpu_for_rank(
             &job,
-            host::cuda::device_count()?,
+            simulations::cuda::device_count()?,
             std::env::var_os("CUDA_VISIBLE_DEVICES").is_some(),
         )?,
         None => first.ordinal(),
     };
-    let gpu = if ordinal == first.ordinal() { first.clone() } else { host::cuda::open_device(ordinal)? };
-    let bootstrap = host::nccl::Bootstrap {
+    let gpu =
+        if ordinal == first.ordinal() { first.clone() } else { simulations::cuda::open_device(ordinal)? };
+    let bootstrap = simulations::nccl::Bootstrap {
         id_file,
         timeout: std::time::Duration::from_secs_f64(peer_timeout),
         max_ctas,
     };
-    Ok(host::nccl::Communicator::connect(gpu, rank, size, &bootstrap)?)
+    Ok(simulations::nccl::Communicator::connect(gpu, rank, size, &bootstrap)?)
 }
 
 /// Physarum takes no `--gpus`/`--split`: its agents move anywhere on the plane each step and

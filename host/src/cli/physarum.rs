@@ -4,7 +4,7 @@ use std::{io::Write, path::PathBuf, time::Instant};
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use host::{
+use simulations::{
     Device,
     physarum::{
         AgentInit, Physarum, PhysarumSetup, PhysarumVariant, Sensing, ToyModel,
@@ -21,15 +21,15 @@ use super::{
     settings::{ConfigArgs, Document, Given, PhysarumTable, Provenance, RunTable, Seed},
 };
 use crate::say;
-use host::driver::{Driver, FrameDefaults as _, Report};
-use host::physarum::driven::PhysarumRun;
 use options::FramesSettings as _;
+use simulations::driver::{Driver, FrameDefaults as _, Report};
+use simulations::physarum::driven::PhysarumRun;
 
 /// Physarum's defaults in the shared groups.
 #[derive(Debug)]
 pub struct PhysarumSim;
 
-impl host::driver::FrameDefaults for PhysarumSim {
+impl simulations::driver::FrameDefaults for PhysarumSim {
     const NAME: &'static str = "physarum";
     const GIF: &'static str = "physarum.gif";
     const MP4: &'static str = "physarum.mp4";
@@ -210,8 +210,8 @@ fn run_toy_model(args: &PhysarumArgs) -> Result<()> {
 /// Checks everything that can be checked before any work; returns the setup.
 pub(crate) fn check(args: &PhysarumArgs) -> Result<PhysarumSetup> {
     check_steps(args.steps)?;
-    let preset = host::physarum::physarum_preset(&args.preset).with_context(|| {
-        let names: Vec<_> = host::physarum::PHYSARUM_PRESETS.iter().map(|p| p.name).collect();
+    let preset = simulations::physarum::physarum_preset(&args.preset).with_context(|| {
+        let names: Vec<_> = simulations::physarum::PHYSARUM_PRESETS.iter().map(|p| p.name).collect();
         format!("unknown preset '{}'; valid presets: {}", args.preset, names.join(", "))
     })?;
     let setup = PhysarumSetup {
@@ -319,7 +319,7 @@ pub fn run(mut args: PhysarumArgs, given: &Given) -> Result<()> {
     let driver = Driver::new(&args.output, &args.state, &["npz", "npy"], Vec::new())?;
     if let Some(path) = &setup.init_image {
         // Fail on an unreadable image before anything else starts.
-        host::physarum::luminance(path, 1, 1)?;
+        simulations::physarum::luminance(path, 1, 1)?;
     }
 
     let (device, variant) = args.backend.select()?;
@@ -364,7 +364,7 @@ fn run_sensitivity(args: &PhysarumArgs, setup: &PhysarumSetup) -> Result<()> {
         .collect();
     options::check_targets(&targets)?;
     if let Some(path) = &setup.init_image {
-        host::physarum::luminance(path, 1, 1)?;
+        simulations::physarum::luminance(path, 1, 1)?;
     }
     // Both outputs writable before the run.
     for target in &targets {
@@ -421,7 +421,11 @@ fn run_sensitivity(args: &PhysarumArgs, setup: &PhysarumSetup) -> Result<()> {
     if let Some(path) = &args.data {
         let mut file = AtomicFile::create(path)?;
         file.write_all(result.tsv().as_bytes()).map_err(|e| {
-            anyhow::anyhow!("cannot write {}: {}", path.display(), host::render::output::describe_io(&e))
+            anyhow::anyhow!(
+                "cannot write {}: {}",
+                path.display(),
+                simulations::render::output::describe_io(&e)
+            )
         })?;
         say!("-> {}", file.commit()?.display());
     }

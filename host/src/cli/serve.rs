@@ -5,7 +5,7 @@ use std::net::IpAddr;
 
 use anyhow::{Result, bail};
 use clap::Args;
-use host::BackendChoice;
+use simulations::BackendChoice;
 
 /// The shortest token accepted from `--token`: a guessable token is no protection.
 pub const MIN_TOKEN_LEN: usize = 16;

@@ -18,7 +18,7 @@ use anyhow::{Result, bail};
 use clap::{ArgMatches, Args, ValueEnum, parser::ValueSource};
 use serde::{Deserialize, Serialize};
 
-use host::{
+use simulations::{
     BackendChoice, Device,
     grayscott::Init,
     heat::HeatInit,
@@ -43,9 +43,9 @@ impl ConfigArgs {
     pub fn read(&self, simulation: &str) -> Result<Option<Document>> {
         let Some(path) = &self.config else { return Ok(None) };
         // A settings file, or an output that records them (a GIF or MP4 of a run).
-        let bytes = host::input::read_bounded(path, host::input::MAX_INPUT_BYTES)
+        let bytes = simulations::input::read_bounded(path, simulations::input::MAX_INPUT_BYTES)
             .map_err(|reason| anyhow::anyhow!("cannot read --config {}: {reason}", path.display()))?;
-        let text = match host::render::recorded_text(&bytes).filter(|t| !t.trim().is_empty()) {
+        let text = match simulations::render::recorded_text(&bytes).filter(|t| !t.trim().is_empty()) {
             Some(text) => text,
             None if bytes.starts_with(b"GIF8") || bytes.starts_with(b"\x89PNG") => {
                 bail!(

@@ -32,8 +32,8 @@ use axum::{
     response::{IntoResponse, Response},
     routing::get,
 };
-use host::Device;
 use serde_json::json;
+use simulations::Device;
 use tokio::sync::{mpsc, watch};
 
 use crate::{
@@ -367,11 +367,11 @@ fn hello(shared: &Shared) -> String {
         Device::Cpu => format!("cpu ({} threads)", rayon::current_num_threads()),
         Device::Cuda(gpu) => gpu.name().to_owned(),
     };
-    let grayscott_presets = host::grayscott::PRESETS
+    let grayscott_presets = simulations::grayscott::PRESETS
         .iter()
         .map(|p| json!({ "name": p.name, "feed": p.feed, "kill": p.kill, "description": p.description }))
         .collect();
-    let physarum_presets = host::physarum::PHYSARUM_PRESETS
+    let physarum_presets = simulations::physarum::PHYSARUM_PRESETS
         .iter()
         .map(|p| json!({ "name": p.name, "description": p.description }))
         .collect();

@@ -132,7 +132,7 @@ pub fn tagged(tag: &[u8; 4], body: &[u8]) -> Vec<u8> {
 
 /// The palettes as the page draws them.
 pub fn palettes() -> Vec<PaletteColors> {
-    host::render::PALETTES
+    simulations::render::PALETTES
         .iter()
         .map(|p| PaletteColors {
             name: p.name,

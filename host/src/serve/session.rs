@@ -16,7 +16,8 @@ use std::{
 };
 
 use axum::body::Bytes;
-use host::{
+use serde_json::{Map, Value};
+use simulations::{
     Device,
     grayscott::{
         GrayScott, Variant,
@@ -26,7 +27,6 @@ use host::{
     physarum::{Physarum, PhysarumVariant},
     render::colormap,
 };
-use serde_json::{Map, Value};
 use tokio::sync::{mpsc, watch};
 
 use super::{
@@ -111,7 +111,7 @@ enum Sim {
 }
 
 impl Sim {
-    fn build(model: &Model, device: &Device) -> host::Result<Sim> {
+    fn build(model: &Model, device: &Device) -> simulations::Result<Sim> {
         let gpu = matches!(device, Device::Cuda(_));
         Ok(match model {
             Model::GrayScott(setup) => {
@@ -124,7 +124,7 @@ impl Sim {
             }
             Model::Heat(setup) => {
                 let variant = if gpu { HeatVariant::Fused } else { HeatVariant::Cpu };
-                let initial = host::heat::initial_field(setup);
+                let initial = simulations::heat::initial_field(setup);
                 let lo = initial.iter().copied().fold(setup.boundary, f32::min);
                 let hi = initial.iter().copied().fold(setup.boundary, f32::max);
                 Sim::Heat { sim: Heat::new(setup, device, variant)?, lo, hi }
@@ -132,7 +132,7 @@ impl Sim {
         })
     }
 
-    fn step(&mut self, steps: u32) -> host::Result<()> {
+    fn step(&mut self, steps: u32) -> simulations::Result<()> {
         match self {
             Sim::GrayScott(sim) => sim.step(steps),
             Sim::Physarum(sim) => sim.step(steps),
@@ -141,13 +141,13 @@ impl Sim {
     }
 
     /// The current frame: one palette level per cell, through the CLI's colour mapping.
-    fn levels(&mut self) -> host::Result<Vec<u8>> {
+    fn levels(&mut self) -> simulations::Result<Vec<u8>> {
         match self {
             Sim::GrayScott(sim) => {
                 sim.snapshot()?;
                 Ok(sim.collect(true)?.pop().expect("the frame just taken"))
             }
-            Sim::Physarum(sim) => Ok(host::physarum::trail_levels(&sim.trail()?)),
+            Sim::Physarum(sim) => Ok(simulations::physarum::trail_levels(&sim.trail()?)),
             Sim::Heat { sim, lo, hi } => {
                 let span = (*hi - *lo).max(f32::MIN_POSITIVE);
                 let slice = sim.middle_slice()?;
@@ -287,7 +287,7 @@ impl Runner {
     }
 
     /// Runs one frame's steps and publishes the frame.
-    fn advance(&mut self) -> host::Result<()> {
+    fn advance(&mut self) -> simulations::Result<()> {
         let mut left = self.checked.settings.steps_per_frame();
         let cpu = matches!(self.device, Device::Cpu);
         while left > 0 {
@@ -314,7 +314,7 @@ impl Runner {
     }
 
     /// Takes the current frame and makes it the newest.
-    fn publish(&mut self) -> host::Result<()> {
+    fn publish(&mut self) -> simulations::Result<()> {
         let _turn = self.gpu_turn();
         let Some(sim) = self.sim.as_mut() else { return Ok(()) };
         let levels = sim.levels()?;
@@ -466,7 +466,8 @@ impl Runner {
                 Ok(true)
             }
             (Model::Physarum(old), Model::Physarum(new), Sim::Physarum(sim)) => {
-                let key = |s: &host::physarum::PhysarumSetup| (s.width, s.height, s.agents, s.seed, s.init);
+                let key =
+                    |s: &simulations::physarum::PhysarumSetup| (s.width, s.height, s.agents, s.seed, s.init);
                 if key(old) != key(new) {
                     return Ok(false);
                 }
@@ -532,7 +533,7 @@ impl Runner {
         let (w, h) = sim.size();
         let steps = u32::try_from(sim.steps_done()).unwrap_or(u32::MAX).max(1);
         let text = self.checked.settings.toml(steps, &self.device)?;
-        let png = host::render::png_bytes(levels, w, h, self.checked.palette, Some(&text))
+        let png = simulations::render::png_bytes(levels, w, h, self.checked.palette, Some(&text))
             .map_err(|e| e.to_string())?;
         self.reply(Outgoing::Binary(Bytes::from(protocol::tagged(PNG_TAG, &png))));
         Ok(())
@@ -558,7 +559,7 @@ impl Runner {
                 du: gs.du,
                 dv: gs.dv,
                 dt: gs.dt,
-                init: host::grayscott::Init::Spots,
+                init: simulations::grayscott::Init::Spots,
                 seed: gs.seed,
             };
             let _turn = self.gpu_turn();

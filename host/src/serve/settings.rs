@@ -6,15 +6,15 @@
 //! steps per frame) bound what one page may take.
 
 use clap::Parser;
-use host::{
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use simulations::{
     Device,
     grayscott::{self, Setup, Variant},
     heat::{HeatInit, HeatSetup, HeatVariant},
     physarum::{AgentInit, PhysarumSetup, PhysarumVariant},
     render::Palette,
 };
-use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 
 use crate::cli::{
     Cli, Command,
@@ -152,7 +152,7 @@ impl Settings {
                 })
             }
             "physarum" => {
-                let preset = &host::physarum::PHYSARUM_PRESETS[0];
+                let preset = &simulations::physarum::PHYSARUM_PRESETS[0];
                 let side = if gpu { 2048 } else { 256 };
                 Settings::Physarum(PhysarumValues {
                     width: side,
@@ -253,8 +253,9 @@ impl Settings {
                 s.init = name_of(&preset.init);
             }
             Settings::Physarum(s) => {
-                let p = host::physarum::physarum_preset(name).ok_or_else(|| {
-                    let names: Vec<_> = host::physarum::PHYSARUM_PRESETS.iter().map(|p| p.name).collect();
+                let p = simulations::physarum::physarum_preset(name).ok_or_else(|| {
+                    let names: Vec<_> =
+                        simulations::physarum::PHYSARUM_PRESETS.iter().map(|p| p.name).collect();
                     format!("unknown preset '{name}'; valid presets: {}", names.join(", "))
                 })?;
                 (s.sensor_dist, s.sensor_angle, s.turn_angle, s.step_size) =

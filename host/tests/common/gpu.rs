@@ -3,11 +3,11 @@
 use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, DeviceRepr};
-use host::cuda::Gpu;
+use simulations::cuda::Gpu;
 
 /// GPU 0; the GPU tests are `#[ignore]`d where there is none.
 pub fn gpu() -> Arc<Gpu> {
-    host::cuda::open().expect("GPU tests need a CUDA GPU")
+    simulations::cuda::open().expect("GPU tests need a CUDA GPU")
 }
 
 /// A device copy of `data`.

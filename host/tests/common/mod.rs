@@ -11,7 +11,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use host::{grayscott::Rates, rng::SplitMix64};
+use simulations::{grayscott::Rates, rng::SplitMix64};
 
 pub mod gpu;
 
@@ -84,7 +84,7 @@ pub fn max_abs_diff<A: Copy + Into<f64>, B: Copy + Into<f64>>(a: &[A], b: &[B]) 
 
 /// Typical rates of the coral preset.
 pub fn coral() -> Rates {
-    host::grayscott::preset("coral").unwrap().rates()
+    simulations::grayscott::preset("coral").unwrap().rates()
 }
 
 /// A fresh empty directory under the target's temp dir, never shared with another call (tests

@@ -4,7 +4,7 @@ use std::{path::PathBuf, time::Instant};
 
 use anyhow::{Result, bail};
 use clap::Args;
-use host::{
+use simulations::{
     Device,
     grayscott::{
         DEFAULT_DT, DEFAULT_DU, DEFAULT_DV, Init,

@@ -12,13 +12,13 @@
 //! writer does).
 //!
 //! ```no_run
-//! use host::render::{mp4::Mp4Writer, palette};
+//! use simulations::render::{mp4::Mp4Writer, palette};
 //! let mut video = Mp4Writer::create("run.mp4".as_ref(), 64, 48, 30, palette("viridis").unwrap())?;
 //! for t in 0..60u32 {
 //!     video.push_frame((0..64 * 48).map(|i| (i as u32 + 4 * t) as u8).collect())?;
 //! }
 //! video.finish()?;
-//! # Ok::<(), host::Error>(())
+//! # Ok::<(), simulations::Error>(())
 //! ```
 
 use std::{

@@ -1,7 +1,7 @@
 //! Compiles the `kernels` crate to PTX modules with the toolkit's builder (`ptxkit-build`),
-//! one per simulation, and embeds them: `host::cuda::MODULES` holds each module's PTX and its
+//! one per simulation, and embeds them: `simulations::cuda::MODULES` holds each module's PTX and its
 //! machine code for the common GPUs (so they skip the JIT at start-up), and
-//! `host::cuda::KERNELS` is the table of every kernel (generated from the kernels' `#[kernel]`
+//! `simulations::cuda::KERNELS` is the table of every kernel (generated from the kernels' `#[kernel]`
 //! markers; launch bounds come from `#[kernel(launch_bounds(...))]` on each kernel).
 
 /// Overrides the cubin architectures: `RUST_GPU_SIM_CUBINS=sm_90` (a comma list; `none` for

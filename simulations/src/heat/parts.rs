@@ -15,9 +15,10 @@
 //! slab's exchange stream) while the second half is written, and the edge of the second half
 //! travels while the next step writes its first half, which is on the other side and needs the
 //! halo that arrived during the second half. So both exchanges of a step hide behind a half
-//! each, and a step costs one split of the pipeline (see [`Overlap`]). The other variants step the whole slab, halos included,
-//! and exchange after the step. In one process the halos are pulled by peer copies ordered by
-//! events between neighbours ([`crate::local_exchange`]); between processes through NCCL.
+//! each, and a step costs one split of the pipeline (see `Overlap`). The other variants step
+//! the whole slab, halos included, and exchange after the step. In one process the halos are
+//! pulled by peer copies (copy engines with `overlap`) ordered by events between neighbours
+//! ([`crate::local_exchange`]); between processes through NCCL.
 
 use std::sync::Arc;
 

@@ -2,14 +2,14 @@
 //! simulation value that the CLI, tests and examples drive.
 //!
 //! ```no_run
-//! use host::grayscott::{GrayScott, Setup};
-//! use host::Device;
-//! let setup = Setup::new(256, 256, host::grayscott::preset("coral").unwrap().rates());
-//! let mut sim = GrayScott::new(&setup, &Device::Cpu, host::grayscott::Variant::Cpu)?;
+//! use simulations::grayscott::{GrayScott, Setup};
+//! use simulations::Device;
+//! let setup = Setup::new(256, 256, simulations::grayscott::preset("coral").unwrap().rates());
+//! let mut sim = GrayScott::new(&setup, &Device::Cpu, simulations::grayscott::Variant::Cpu)?;
 //! sim.step(1000)?;
 //! let mut levels = vec![0u8; 256 * 256];
 //! sim.levels(&mut levels)?;
-//! # Ok::<(), host::Error>(())
+//! # Ok::<(), simulations::Error>(())
 //! ```
 
 pub mod cpu;

@@ -4,12 +4,12 @@
 //! interrupted run leaves the previous file (or nothing), never half a file.
 //!
 //! ```no_run
-//! use host::{Device, export::save, grayscott::{GrayScott, Setup, Variant, preset}};
+//! use simulations::{Device, export::save, grayscott::{GrayScott, Setup, Variant, preset}};
 //! let setup = Setup::new(128, 128, preset("coral").unwrap().rates());
 //! let mut sim = GrayScott::new(&setup, &Device::Cpu, Variant::Cpu)?;
 //! sim.step(100)?;
 //! save("state.npz".as_ref(), &sim.export_fields()?)?; // arrays "u" and "v", [128, 128]
-//! # Ok::<(), host::Error>(())
+//! # Ok::<(), simulations::Error>(())
 //! ```
 //!
 //! NumPy files are written with `npyz` (C order, little-endian `float32`); `.npz` archives

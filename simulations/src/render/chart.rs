@@ -1,8 +1,8 @@
 //! Charts: plotters draws into an RGB buffer, written here as a PNG like every other output.
 //!
-//! Text is drawn with DejaVu Sans, embedded in the binary (`host/fonts/DejaVuSans.ttf`, from
+//! Text is drawn with DejaVu Sans, embedded in the binary (`simulations/fonts/DejaVuSans.ttf`, from
 //! Debian's `fonts-dejavu-core` 2.37; Bitstream Vera licence with public-domain DejaVu
-//! changes, `host/fonts/DejaVuSans-LICENSE.txt`) and rasterised by plotters' `ab_glyph`
+//! changes, `simulations/fonts/DejaVuSans-LICENSE.txt`) and rasterised by plotters' `ab_glyph`
 //! feature, so charts need no fontconfig or system fonts.
 
 use std::{path::Path, sync::Once};

@@ -88,7 +88,7 @@ impl StateArgs {
         Ok(())
     }
 
-    /// The files asked for, for [`check_targets`].
+    /// The files asked for, for [`check_targets`](super::check_targets).
     pub fn targets(&self) -> Vec<Target> {
         let mut targets = Vec::new();
         targets.extend(self.save.as_deref().map(|p| Target::file("--save", p)));

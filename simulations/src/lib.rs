@@ -1,5 +1,8 @@
-//! GPU simulations with kernels written in Rust.
+//! GPU simulations with kernels written in Rust: the library under the `rust-gpu-sim`
+//! command (package `host`), usable by any crate (`examples/barkley`, docs/models.md).
 //!
+//! - [`driver`]: the one step loop any simulation runs through, with every output,
+//!   checkpoints and `--resume`, and the option groups a command flattens.
 //! - [`cuda`]: the embedded kernels and the GPU opened with them (the toolkit's `ptxkit-host`).
 //! - [`decomposition`]: bands, halos, placement on GPUs and launcher ranks for split runs.
 //! - [`grayscott`]: Gray-Scott reaction-diffusion (CPU and CUDA backends).

@@ -10,12 +10,12 @@
 //! (rayon over tiles), the GPU one launch of `gray_scott_map` per step for all tiles.
 //!
 //! ```no_run
-//! use host::grayscott::map::{MapSetup, ParameterMap};
+//! use simulations::grayscott::map::{MapSetup, ParameterMap};
 //! let setup = MapSetup { tiles: 16, side: 64, ..MapSetup::default() };
-//! let mut map = ParameterMap::new(&setup, &host::Device::Cpu)?;
+//! let mut map = ParameterMap::new(&setup, &simulations::Device::Cpu)?;
 //! map.step(2000)?;
-//! map.render(host::render::palette("cyberpunk").unwrap(), std::path::Path::new("map.png"))?;
-//! # Ok::<(), host::Error>(())
+//! map.render(simulations::render::palette("cyberpunk").unwrap(), std::path::Path::new("map.png"))?;
+//! # Ok::<(), simulations::Error>(())
 //! ```
 
 use std::{path::Path, sync::Arc};
