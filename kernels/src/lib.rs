@@ -40,7 +40,7 @@
 //! host launches like a function call, the tuple checked against the parameters at compile
 //! time:
 //! ```ignore
-//! // simulations/src/grayscott/cuda.rs
+//! // simulations/src/grayscott/cuda/launch.rs
 //! use kernels::grayscott::gray_scott_fused;
 //! gpu.launch(gray_scott_fused, cfg, (&u, &v, &mut u_next, &mut v_next, width, height, rates, rows))?;
 //! ```

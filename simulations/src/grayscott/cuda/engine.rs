@@ -1,0 +1,410 @@
+//! The CUDA engine: device buffers, the GPU variants of the progression and CUDA-graph
+//! replay of the per-step launches.
+
+use std::{collections::HashMap, sync::Arc};
+
+use cudarc::driver::{CudaGraph, CudaSlice, CudaStream, sys};
+use kernels::grayscott::{Rates, TEMPORAL_MAX_STEPS};
+
+use super::*;
+use crate::grayscott::{Engine, Variant, cpu};
+use crate::{
+    cuda::Gpu,
+    error::{CudaContext as _, Result},
+    memory,
+    render::colormap,
+};
+
+/// Frames colour-mapped per launch by `v2`.
+pub const V2_BATCH: usize = 10;
+
+/// Device bytes per cell: U, V and two scratch fields (f32), one frame byte per pipeline
+/// slot (v2 keeps a batch of U and V copies instead).
+pub const BYTES_PER_CELL: u64 = 4 * 4 + FRAME_SLOTS as u64;
+
+/// Refuses, with the sizes, a grid that would not fit in the GPU's free memory (keeping
+/// 64 MiB for the module and the driver).
+pub fn check_fits(gpu: &Gpu, width: u32, height: u32, variant: Variant) -> Result<()> {
+    let per_cell = if variant == Variant::V2 { 4 * 4 + 9 * V2_BATCH as u64 } else { BYTES_PER_CELL };
+    let need = per_cell * u64::from(width) * u64::from(height) + (64 << 20);
+    let (free, _) = gpu.memory()?;
+    memory::require(width, height, need, free, "GPU")
+}
+
+/// Gray-Scott on a GPU.
+pub struct CudaGrayScott {
+    gpu: Arc<Gpu>,
+    variant: Variant,
+    width: u32,
+    height: u32,
+    rates: Rates,
+    u: CudaSlice<f32>,
+    v: CudaSlice<f32>,
+    /// The ping-pong partners of `u`, `v` (fused, tiled, temporal), or the Laplacians
+    /// (v0, v1, v2).
+    scratch_u: CudaSlice<f32>,
+    scratch_v: CudaSlice<f32>,
+    /// v0 keeps the state on the host and copies it every step.
+    host: Option<HostState>,
+    fused_shape: FusedShape,
+    /// Steps per `gray_scott_temporal` launch (1 to 8).
+    temporal_steps: u32,
+    /// Launch setting of the `gray_scott_streaming_*` kernels.
+    stream_shape: StreamShape,
+    /// Replay per-step launches from CUDA graphs (one per step count and buffer parity).
+    use_graphs: bool,
+    graphs: HashMap<(u32, bool), CudaGraph>,
+    /// Whether `u`/`v` currently hold the buffers allocated as the scratch pair.
+    flipped: bool,
+    frames: FramePipeline,
+}
+
+struct HostState {
+    u: Vec<f32>,
+    v: Vec<f32>,
+    lu: Vec<f32>,
+    lv: Vec<f32>,
+}
+
+impl CudaGrayScott {
+    /// Allocates the fields on `gpu` and uploads the initial state. Refuses (with the sizes)
+    /// a grid that does not fit in the GPU's free memory.
+    pub fn new(
+        gpu: Arc<Gpu>,
+        variant: Variant,
+        width: u32,
+        height: u32,
+        rates: Rates,
+        u: &[f32],
+        v: &[f32],
+    ) -> Result<Self> {
+        assert!(variant != Variant::Cpu, "the CPU variant has its own engine");
+        check_fits(&gpu, width, height, variant)?;
+        let cells = width as usize * height as usize;
+        let stream = gpu.stream().clone();
+        let upload = |data: &[f32]| stream.clone_htod(data).context(|| "uploading the initial fields".into());
+        let alloc = || stream.alloc_zeros::<f32>(cells).context(|| "allocating fields".into());
+        let host = (variant == Variant::V0).then(|| HostState {
+            u: u.to_vec(),
+            v: v.to_vec(),
+            lu: vec![0.0; cells],
+            lv: vec![0.0; cells],
+        });
+        let frames = if variant == Variant::V2 {
+            FramePipeline::Batched(BatchedFrames::new(&gpu, cells)?)
+        } else if variant == Variant::V0 {
+            FramePipeline::Host(Vec::new())
+        } else {
+            FramePipeline::Async(AsyncFrames::new(&gpu, cells)?)
+        };
+        Ok(Self {
+            variant,
+            width,
+            height,
+            rates,
+            u: upload(u)?,
+            v: upload(v)?,
+            scratch_u: alloc()?,
+            scratch_v: alloc()?,
+            host,
+            fused_shape: FusedShape::default(),
+            temporal_steps: TEMPORAL_MAX_STEPS,
+            stream_shape: StreamShape::default(),
+            use_graphs: true,
+            graphs: HashMap::new(),
+            flipped: false,
+            frames,
+            gpu,
+        })
+    }
+
+    /// Sets the launch shape of the fused kernel.
+    pub fn set_fused_shape(&mut self, shape: FusedShape) {
+        self.fused_shape = shape;
+        self.graphs.clear();
+    }
+
+    /// Sets the steps per temporal launch (clamped to 1..=8).
+    pub fn set_temporal_steps(&mut self, steps: u32) {
+        self.temporal_steps = steps.clamp(1, TEMPORAL_MAX_STEPS);
+        self.graphs.clear();
+    }
+
+    /// Sets the streaming kernels' launch setting (ignored unless [`StreamShape::is_valid`]).
+    pub fn set_stream_shape(&mut self, shape: StreamShape) {
+        if shape.is_valid() {
+            self.stream_shape = shape;
+            self.graphs.clear();
+        }
+    }
+
+    /// Turns CUDA-graph replay on or off (on by default).
+    pub fn set_graphs(&mut self, on: bool) {
+        self.use_graphs = on;
+    }
+
+    /// The stream the simulation runs on (for timing with events).
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        self.gpu.stream()
+    }
+
+    /// The ordinal of the GPU the simulation runs on.
+    pub fn gpu_ordinal(&self) -> usize {
+        self.gpu.ordinal()
+    }
+
+    /// The GPU the simulation runs on.
+    pub(crate) fn gpu(&self) -> &Arc<Gpu> {
+        &self.gpu
+    }
+
+    /// Kernel launches that swap the ping-pong buffers in a run of `steps` steps.
+    fn swaps(&self, steps: u32) -> u32 {
+        match self.variant {
+            Variant::Fused | Variant::Tiled => steps,
+            Variant::Temporal => steps.div_ceil(self.temporal_steps),
+            Variant::Streaming => steps.div_ceil(self.stream_shape.steps),
+            _ => 0,
+        }
+    }
+
+    fn swap_buffers(&mut self) {
+        std::mem::swap(&mut self.u, &mut self.scratch_u);
+        std::mem::swap(&mut self.v, &mut self.scratch_v);
+        self.flipped = !self.flipped;
+    }
+
+    /// Queues the launches of `steps` steps (all variants but v0).
+    fn enqueue(&mut self, steps: u32) -> Result<()> {
+        let (w, h, rates) = (self.width, self.height, self.rates);
+        let gpu = self.gpu.clone();
+        match self.variant {
+            Variant::V1 | Variant::V2 => {
+                for _ in 0..steps {
+                    launch_laplacian(&gpu, &self.u, &self.v, &mut self.scratch_u, &mut self.scratch_v, w, h)?;
+                    launch_update(
+                        &gpu,
+                        &mut self.u,
+                        &mut self.v,
+                        &self.scratch_u,
+                        &self.scratch_v,
+                        w,
+                        h,
+                        rates,
+                    )?;
+                }
+            }
+            Variant::Fused => {
+                for _ in 0..steps {
+                    let shape = self.fused_shape;
+                    launch_fused(
+                        &gpu,
+                        &self.u,
+                        &self.v,
+                        &mut self.scratch_u,
+                        &mut self.scratch_v,
+                        w,
+                        h,
+                        rates,
+                        shape,
+                    )?;
+                    self.swap_buffers();
+                }
+            }
+            Variant::Tiled => {
+                for _ in 0..steps {
+                    launch_tiled(
+                        &gpu,
+                        &self.u,
+                        &self.v,
+                        &mut self.scratch_u,
+                        &mut self.scratch_v,
+                        w,
+                        h,
+                        rates,
+                    )?;
+                    self.swap_buffers();
+                }
+            }
+            Variant::Temporal => {
+                let mut left = steps;
+                while left > 0 {
+                    let k = left.min(self.temporal_steps);
+                    launch_temporal(
+                        &gpu,
+                        &self.u,
+                        &self.v,
+                        &mut self.scratch_u,
+                        &mut self.scratch_v,
+                        w,
+                        h,
+                        rates,
+                        k,
+                    )?;
+                    self.swap_buffers();
+                    left -= k;
+                }
+            }
+            Variant::Streaming => {
+                let mut left = steps;
+                while left > 0 {
+                    let k = left.min(self.stream_shape.steps);
+                    launch_streaming(
+                        &gpu,
+                        &self.u,
+                        &self.v,
+                        &mut self.scratch_u,
+                        &mut self.scratch_v,
+                        w,
+                        h,
+                        rates,
+                        self.stream_shape,
+                        k,
+                    )?;
+                    self.swap_buffers();
+                    left -= k;
+                }
+            }
+            Variant::V0 | Variant::Cpu => unreachable!("stepped elsewhere"),
+        }
+        Ok(())
+    }
+
+    /// v0: the state lives on the host; each step uploads U and V, computes the Laplacians on
+    /// the GPU, downloads them, and updates on the CPU.
+    fn step_v0(&mut self, steps: u32) -> Result<()> {
+        let (w, h) = (self.width, self.height);
+        let gpu = self.gpu.clone();
+        let host = self.host.as_mut().expect("v0 has host state");
+        let stream = gpu.stream();
+        for _ in 0..steps {
+            stream.memcpy_htod(&host.u, &mut self.u).context(|| "uploading U".into())?;
+            stream.memcpy_htod(&host.v, &mut self.v).context(|| "uploading V".into())?;
+            launch_laplacian(&gpu, &self.u, &self.v, &mut self.scratch_u, &mut self.scratch_v, w, h)?;
+            stream.memcpy_dtoh(&self.scratch_u, &mut host.lu).context(|| "downloading Lu".into())?;
+            stream.memcpy_dtoh(&self.scratch_v, &mut host.lv).context(|| "downloading Lv".into())?;
+            gpu.synchronize()?;
+            cpu::update(&mut host.u, &mut host.v, &host.lu, &host.lv, &self.rates);
+        }
+        Ok(())
+    }
+}
+
+impl CudaGrayScott {
+    /// The current U and V on the GPU (for halo exchanges between parts).
+    pub(crate) fn state(&self) -> (&CudaSlice<f32>, &CudaSlice<f32>) {
+        (&self.u, &self.v)
+    }
+
+    /// The current U and V, to overwrite rows in place (halo exchanges; captured step graphs
+    /// hold these addresses, so the buffers themselves never change).
+    pub(crate) fn state_mut(&mut self) -> (&mut CudaSlice<f32>, &mut CudaSlice<f32>) {
+        (&mut self.u, &mut self.v)
+    }
+
+    /// Overwrites the current U and V (restoring a checkpoint). The copies go into the
+    /// buffers in place, so captured step graphs, which hold their addresses, stay valid.
+    pub fn upload_fields(&mut self, u: &[f32], v: &[f32]) -> Result<()> {
+        if let Some(host) = &mut self.host {
+            host.u.copy_from_slice(u);
+            host.v.copy_from_slice(v);
+            return Ok(());
+        }
+        let stream = self.gpu.stream();
+        stream.memcpy_htod(u, &mut self.u).context(|| "uploading U".into())?;
+        stream.memcpy_htod(v, &mut self.v).context(|| "uploading V".into())?;
+        // The host slices are borrowed: the copies must be done before returning.
+        Ok(self.gpu.synchronize()?)
+    }
+}
+
+impl Engine for CudaGrayScott {
+    fn step(&mut self, steps: u32) -> Result<()> {
+        if steps == 0 {
+            return Ok(());
+        }
+        if self.variant == Variant::V0 {
+            return self.step_v0(steps);
+        }
+        if !self.use_graphs {
+            return self.enqueue(steps);
+        }
+        let key = (steps, self.flipped);
+        if let Some(graph) = self.graphs.get(&key) {
+            graph.launch().context(|| "replaying a step graph".into())?;
+            if self.swaps(steps) % 2 == 1 {
+                self.swap_buffers();
+            }
+            return Ok(());
+        }
+        // First time for this step count and parity: capture the launches (which swaps the
+        // buffers as if they had run), then run the graph once.
+        let stream = self.gpu.stream().clone();
+        stream
+            .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+            .context(|| "starting graph capture".into())?;
+        let enqueued = self.enqueue(steps);
+        let graph =
+            stream.end_capture(sys::CUgraphInstantiate_flags(0)).context(|| "capturing a step graph".into());
+        enqueued?;
+        let graph = graph?.expect("the capture recorded launches");
+        graph.launch().context(|| "running a step graph".into())?;
+        self.graphs.insert(key, graph);
+        Ok(())
+    }
+
+    fn snapshot(&mut self) -> Result<()> {
+        match &mut self.frames {
+            FramePipeline::Host(ready) => {
+                let host = self.host.as_ref().expect("v0 has host state");
+                let mut levels = vec![0u8; host.u.len()];
+                colormap::levels_cpu(&host.u, &host.v, &mut levels);
+                ready.push(levels);
+                Ok(())
+            }
+            FramePipeline::Async(frames) => frames.snapshot(&self.gpu, &self.u, &self.v),
+            FramePipeline::Batched(frames) => frames.snapshot(&self.gpu, &self.u, &self.v),
+        }
+    }
+
+    fn collect(&mut self, wait: bool) -> Result<Vec<Vec<u8>>> {
+        match &mut self.frames {
+            FramePipeline::Host(ready) => Ok(std::mem::take(ready)),
+            FramePipeline::Async(frames) => frames.collect(wait),
+            FramePipeline::Batched(frames) => frames.collect(&self.gpu, wait),
+        }
+    }
+
+    fn fields(&mut self) -> Result<(Vec<f32>, Vec<f32>)> {
+        if let Some(host) = &self.host {
+            return Ok((host.u.clone(), host.v.clone()));
+        }
+        let stream = self.gpu.stream();
+        let u = stream.clone_dtoh(&self.u).context(|| "downloading U".into())?;
+        let v = stream.clone_dtoh(&self.v).context(|| "downloading V".into())?;
+        self.gpu.synchronize()?;
+        Ok((u, v))
+    }
+
+    fn set_fields(&mut self, u: &[f32], v: &[f32]) -> Result<()> {
+        self.upload_fields(u, v)
+    }
+
+    /// The captured step graphs hold the old rates as launch parameters: they go.
+    fn set_rates(&mut self, rates: Rates) {
+        self.rates = rates;
+        self.graphs.clear();
+    }
+
+    fn synchronize(&mut self) -> Result<()> {
+        Ok(self.gpu.synchronize()?)
+    }
+
+    fn describe(&self) -> String {
+        format!("cuda {} ({})", self.variant.name(), self.gpu.name())
+    }
+
+    fn as_cuda(&mut self) -> Option<&mut CudaGrayScott> {
+        Some(self)
+    }
+}

@@ -1,0 +1,294 @@
+//! The per-kernel launchers, public so GPU tests can run each kernel alone against its CPU
+//! reference.
+
+use cudarc::driver::CudaSlice;
+use kernels::{
+    colormap::{MIN_MAX_BLOCK, MinMax, colormap_levels, field_min_max},
+    grayscott::{
+        Rates, TEMPORAL_MAX_STEPS, TEMPORAL_SPAN_Y, TEMPORAL_WARPS, TILE_H, TILE_W, gray_scott_fused,
+        gray_scott_fused_x4, gray_scott_laplacian, gray_scott_streaming_c1_s1, gray_scott_streaming_c1_s2,
+        gray_scott_streaming_c1_s3, gray_scott_streaming_c1_s4, gray_scott_streaming_c1_s5,
+        gray_scott_streaming_c1_s6, gray_scott_streaming_c1_s7, gray_scott_streaming_c1_s8,
+        gray_scott_streaming_s1, gray_scott_streaming_s2, gray_scott_streaming_s3, gray_scott_streaming_s4,
+        gray_scott_streaming_s5, gray_scott_streaming_s6, gray_scott_streaming_s7, gray_scott_streaming_s8,
+        gray_scott_temporal, gray_scott_tiled, gray_scott_update, stream_shared_bytes, stream_strip,
+        temporal_tile,
+    },
+};
+
+use super::*;
+use crate::{
+    cuda::{Gpu, grid_1d, grid_2d},
+    error::{CudaContext as _, Error, Result},
+};
+
+/// `gray_scott_laplacian`: `lu = ∇²u`, `lv = ∇²v`.
+pub fn launch_laplacian(
+    gpu: &Gpu,
+    u: &CudaSlice<f32>,
+    v: &CudaSlice<f32>,
+    lu: &mut CudaSlice<f32>,
+    lv: &mut CudaSlice<f32>,
+    width: u32,
+    height: u32,
+) -> Result<()> {
+    // All buffers hold width × height cells and the grid covers exactly that.
+    Ok(gpu.launch(gray_scott_laplacian, grid_2d(width, height, BLOCK_2D), (u, v, lu, lv, width, height))?)
+}
+
+/// `gray_scott_update`: one Euler step of `u`, `v` in place from `lu`, `lv`.
+#[allow(clippy::too_many_arguments)]
+pub fn launch_update(
+    gpu: &Gpu,
+    u: &mut CudaSlice<f32>,
+    v: &mut CudaSlice<f32>,
+    lu: &CudaSlice<f32>,
+    lv: &CudaSlice<f32>,
+    width: u32,
+    height: u32,
+    rates: Rates,
+) -> Result<()> {
+    // As in `launch_laplacian`.
+    Ok(gpu.launch(
+        gray_scott_update,
+        grid_2d(width, height, BLOCK_2D),
+        (u, v, lu, lv, width, height, rates),
+    )?)
+}
+
+/// `gray_scott_fused`: one step from (`u`, `v`) into (`u_next`, `v_next`).
+#[allow(clippy::too_many_arguments)]
+pub fn launch_fused(
+    gpu: &Gpu,
+    u: &CudaSlice<f32>,
+    v: &CudaSlice<f32>,
+    u_next: &mut CudaSlice<f32>,
+    v_next: &mut CudaSlice<f32>,
+    width: u32,
+    height: u32,
+    rates: Rates,
+    shape: FusedShape,
+) -> Result<()> {
+    let args = (u, v, u_next, v_next, width, height, rates, shape.rows);
+    // Thread rows × `rows` cover the height; threads × `columns` the width.
+    match shape.columns {
+        1 => Ok(gpu.launch(
+            gray_scott_fused,
+            grid_2d(width, height.div_ceil(shape.rows), shape.block),
+            args,
+        )?),
+        4 if width % 4 == 0 => Ok(gpu.launch(
+            gray_scott_fused_x4,
+            grid_2d(width / 4, height.div_ceil(shape.rows), shape.block),
+            args,
+        )?),
+        4 => Err(Error::InvalidInput(format!(
+            "the fused kernel with four columns per thread needs a width that is a multiple of 4, not {width}"
+        ))),
+        columns => Err(Error::InvalidInput(format!(
+            "the fused kernel takes 1 or 4 columns per thread, not {columns}"
+        ))),
+    }
+}
+
+/// `gray_scott_tiled`: as fused, through a shared-memory tile.
+#[allow(clippy::too_many_arguments)]
+pub fn launch_tiled(
+    gpu: &Gpu,
+    u: &CudaSlice<f32>,
+    v: &CudaSlice<f32>,
+    u_next: &mut CudaSlice<f32>,
+    v_next: &mut CudaSlice<f32>,
+    width: u32,
+    height: u32,
+    rates: Rates,
+) -> Result<()> {
+    // The kernel needs blocks of exactly TILE_W × TILE_H.
+    let cfg = grid_2d(width, height, (TILE_W, TILE_H));
+    Ok(gpu.launch(gray_scott_tiled, cfg, (u, v, u_next, v_next, width, height, rates))?)
+}
+
+/// `gray_scott_temporal`: `steps` (≤ 8) steps from (`u`, `v`) into (`u_next`, `v_next`).
+#[allow(clippy::too_many_arguments)]
+pub fn launch_temporal(
+    gpu: &Gpu,
+    u: &CudaSlice<f32>,
+    v: &CudaSlice<f32>,
+    u_next: &mut CudaSlice<f32>,
+    v_next: &mut CudaSlice<f32>,
+    width: u32,
+    height: u32,
+    rates: Rates,
+    steps: u32,
+) -> Result<()> {
+    assert!(steps <= TEMPORAL_MAX_STEPS, "at most {TEMPORAL_MAX_STEPS} steps per temporal launch");
+    let (tile_w, tile_h) = temporal_tile(steps);
+    let cfg = cudarc::driver::LaunchConfig {
+        grid_dim: (width.div_ceil(tile_w), height.div_ceil(tile_h), 1),
+        block_dim: (32 * TEMPORAL_WARPS as u32, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    debug_assert_eq!(TEMPORAL_SPAN_Y, TEMPORAL_WARPS as u32 * kernels::grayscott::TEMPORAL_ROWS as u32);
+    // Tiles of `temporal_tile(steps)` cover the grid.
+    Ok(gpu.launch(gray_scott_temporal, cfg, (u, v, u_next, v_next, width, height, rates, steps))?)
+}
+
+/// Evaluates `$body` with `$kernel` bound to the handle of the streaming kernel for `$cols`
+/// cells per thread and `$steps` steps (`gray_scott_streaming_s{steps}` for two cells,
+/// `gray_scott_streaming_c1_s{steps}` for one; each kernel's handle is its own type, so this
+/// is a match rather than a table).
+macro_rules! with_streaming_kernel {
+    ($cols:expr, $steps:expr, $kernel:ident => $body:expr) => {
+        match ($cols, $steps) {
+            (2, 1) => {
+                let $kernel = gray_scott_streaming_s1;
+                $body
+            }
+            (2, 2) => {
+                let $kernel = gray_scott_streaming_s2;
+                $body
+            }
+            (2, 3) => {
+                let $kernel = gray_scott_streaming_s3;
+                $body
+            }
+            (2, 4) => {
+                let $kernel = gray_scott_streaming_s4;
+                $body
+            }
+            (2, 5) => {
+                let $kernel = gray_scott_streaming_s5;
+                $body
+            }
+            (2, 6) => {
+                let $kernel = gray_scott_streaming_s6;
+                $body
+            }
+            (2, 7) => {
+                let $kernel = gray_scott_streaming_s7;
+                $body
+            }
+            (2, 8) => {
+                let $kernel = gray_scott_streaming_s8;
+                $body
+            }
+            (1, 1) => {
+                let $kernel = gray_scott_streaming_c1_s1;
+                $body
+            }
+            (1, 2) => {
+                let $kernel = gray_scott_streaming_c1_s2;
+                $body
+            }
+            (1, 3) => {
+                let $kernel = gray_scott_streaming_c1_s3;
+                $body
+            }
+            (1, 4) => {
+                let $kernel = gray_scott_streaming_c1_s4;
+                $body
+            }
+            (1, 5) => {
+                let $kernel = gray_scott_streaming_c1_s5;
+                $body
+            }
+            (1, 6) => {
+                let $kernel = gray_scott_streaming_c1_s6;
+                $body
+            }
+            (1, 7) => {
+                let $kernel = gray_scott_streaming_c1_s7;
+                $body
+            }
+            (1, 8) => {
+                let $kernel = gray_scott_streaming_c1_s8;
+                $body
+            }
+            (cols, steps) => {
+                unreachable!("no streaming kernel for {cols} cells per thread and {steps} steps")
+            }
+        }
+    };
+}
+
+/// How many blocks of the streaming kernel for `steps` steps and `cols` cells per thread, with
+/// `warps` warps, the GPU holds at once.
+pub(super) fn stream_resident_blocks(gpu: &Gpu, steps: u32, warps: u32, cols: u32) -> Result<u32> {
+    let (threads, shared) = (32 * warps, stream_shared_bytes(steps, warps));
+    with_streaming_kernel!(cols, steps, kernel => Ok(gpu.resident_blocks_with(kernel, threads, shared)?))
+}
+
+/// A streaming kernel: `steps` (≤ 8) steps from (`u`, `v`) into (`u_next`, `v_next`), with
+/// the warps, chunk and cells per thread of `shape` (its `steps` is not used: the last launch
+/// of a run may take fewer).
+#[allow(clippy::too_many_arguments)]
+pub fn launch_streaming(
+    gpu: &Gpu,
+    u: &CudaSlice<f32>,
+    v: &CudaSlice<f32>,
+    u_next: &mut CudaSlice<f32>,
+    v_next: &mut CudaSlice<f32>,
+    width: u32,
+    height: u32,
+    rates: Rates,
+    shape: StreamShape,
+    steps: u32,
+) -> Result<()> {
+    let launched = StreamShape { steps, ..shape };
+    assert!(launched.is_valid(), "no streaming kernel for {launched:?}");
+    // A chunk taller than the grid would only repeat rows.
+    let chunk = shape.chunk.min(height.max(1));
+    let cfg = cudarc::driver::LaunchConfig {
+        grid_dim: (width.div_ceil(stream_strip(steps, shape.warps, shape.cols)), height.div_ceil(chunk), 1),
+        block_dim: (32 * shape.warps, 1, 1),
+        shared_mem_bytes: stream_shared_bytes(steps, shape.warps),
+    };
+    // Blocks of 32 × warps (≤ 4) threads with their shared planes; strips of `stream_strip`
+    // columns and chunks of `chunk` rows cover the grid.
+    let args = (u, v, u_next, v_next, width, height, rates, chunk);
+    with_streaming_kernel!(shape.cols, steps, kernel => Ok(gpu.launch(kernel, cfg, args)?))
+}
+
+/// `field_min_max` over `frames` consecutive frames of `cells` cells: resets `slots`
+/// (4 per frame) and reduces V and U into them (see [`MinMax`]).
+pub fn launch_min_max(
+    gpu: &Gpu,
+    u: &CudaSlice<f32>,
+    v: &CudaSlice<f32>,
+    cells: u32,
+    frames: u32,
+    slots: &mut CudaSlice<u32>,
+) -> Result<()> {
+    let stream = gpu.stream();
+    let reset: Vec<u32> = (0..frames).flat_map(|_| MinMax::EMPTY).collect();
+    stream
+        .memcpy_htod(&reset, &mut slots.slice_mut(..reset.len()))
+        .context(|| "resetting the min/max slots".into())?;
+    let block = MIN_MAX_BLOCK as u32;
+    let cfg = cudarc::driver::LaunchConfig {
+        grid_dim: (cells.div_ceil(block).clamp(1, 512), frames, 1),
+        block_dim: (block, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // Blocks of exactly MIN_MAX_BLOCK threads; `u`, `v` hold `frames × cells` values and
+    // `slots` 4 per frame.
+    Ok(gpu.launch(field_min_max, cfg, (u, v, cells, slots))?)
+}
+
+/// `colormap_levels` over `frames` consecutive frames: the palette level of every cell,
+/// normalised by that frame's `slots`.
+#[allow(clippy::too_many_arguments)]
+pub fn launch_colormap(
+    gpu: &Gpu,
+    u: &CudaSlice<f32>,
+    v: &CudaSlice<f32>,
+    cells: u32,
+    frames: u32,
+    slots: &CudaSlice<u32>,
+    levels: &mut CudaSlice<u8>,
+) -> Result<()> {
+    // All buffers hold `frames × cells` elements, `slots` 4 per frame.
+    let mut cfg = grid_1d(cells, 256);
+    cfg.grid_dim.1 = frames;
+    Ok(gpu.launch(colormap_levels, cfg, (u, v, cells, slots, levels))?)
+}

@@ -1,0 +1,93 @@
+//! Unit tests of the CUDA backend that need no GPU.
+
+use kernels::grayscott::{
+    STREAM_COLS, STREAM_MAX_STEPS, STREAM_MAX_WARPS, stream_shared_bytes, stream_strip,
+};
+
+use super::*;
+
+/// Every tuning candidate is valid, and its cache key reads back as itself.
+#[test]
+fn launch_settings_round_trip_through_their_cache_keys() {
+    for shape in FusedShape::candidates(4096) {
+        assert_eq!(FusedShape::parse(&shape.key()), Some(shape), "{}", shape.key());
+    }
+    assert_eq!(FusedShape::candidates(4094).len(), 28);
+    assert!(FusedShape::candidates(4094).iter().all(|s| s.columns == 1));
+    let four = FusedShape::candidates(4096);
+    assert_eq!(four.len(), 28 + 3);
+    assert!(four.contains(&FusedShape::default()), "the default stays a candidate");
+    assert_eq!(FusedShape::default().key(), "128x2x4");
+    assert_eq!(FusedShape { columns: 4, ..FusedShape::default() }.key(), "128x2x4x4");
+    // An H200's 132 SMs holding 6 blocks each, on an odd grid.
+    let candidates = StreamShape::candidates(4093, 3001, |_, _, _| 792);
+    assert!(candidates.len() >= 2 * 7 * 4 * 3 && candidates.len() <= 2 * 7 * 4 * 7);
+    for cols in [1, STREAM_COLS] {
+        for steps in 2..=STREAM_MAX_STEPS {
+            for warps in 1..=STREAM_MAX_WARPS {
+                let chunks: Vec<u32> = candidates
+                    .iter()
+                    .filter(|s| (s.steps, s.warps, s.cols) == (steps, warps, cols))
+                    .map(|s| s.chunk)
+                    .collect();
+                assert!([8, 16, 32].iter().all(|c| chunks.contains(c)), "{chunks:?}");
+                // The longest chunk fills one wave: its blocks fit on the GPU at once, and
+                // one row less per chunk would not.
+                let strips = 4093u32.div_ceil(stream_strip(steps, warps, cols));
+                let longest = *chunks.iter().max().unwrap();
+                assert!(strips * 3001u32.div_ceil(longest) <= 792, "s{steps}w{warps}c{cols}: {chunks:?}");
+                assert!(strips * 3001u32.div_ceil(longest - 1) > 792, "s{steps}w{warps}c{cols}: {chunks:?}");
+            }
+        }
+    }
+    for shape in candidates {
+        assert!(shape.is_valid(), "{shape:?}");
+        assert_eq!(StreamShape::parse(&shape.key()), Some(shape), "{}", shape.key());
+        // The strip must hold output columns: the window exceeds the two halos.
+        assert!(stream_strip(shape.steps, shape.warps, shape.cols) > 0);
+    }
+    assert_eq!(StreamShape::default().key(), "s4w1r32c2");
+}
+
+/// Cache entries from another version or edited by hand are ignored, not launched.
+#[test]
+fn malformed_or_unlaunchable_cache_entries_are_refused() {
+    for text in [
+        "",
+        "s",
+        "s4w1",
+        "s4w1r",
+        "s4w1r32",
+        "s4w1r32c",
+        "s4w1r32c0",
+        "s4w1r32c3",
+        "s4w1r32c4",
+        "s0w1r32c2",
+        "s9w1r32c2",
+        "s4w0r32c2",
+        "s4w5r32c2",
+        "s4w1r0c2",
+        "8",
+        "s4c2w1r32",
+    ] {
+        assert_eq!(StreamShape::parse(text), None, "{text:?}");
+    }
+    for text in ["", "128x2", "0x2x4", "2048x1x4", "128x2x0", "128x2x65", "axbxc", "128x2x4x2", "128x2x4x4x4"]
+    {
+        assert_eq!(FusedShape::parse(text), None, "{text:?}");
+    }
+}
+
+/// The shared memory a streaming block gets covers the planes it indexes: 2·T planes of
+/// one float4 per thread plus one at each end.
+#[test]
+fn streaming_shared_memory_matches_its_layout() {
+    for steps in 1..=STREAM_MAX_STEPS {
+        for warps in 1..=STREAM_MAX_WARPS {
+            let floats_per_plane = 4 * (32 * warps + 2);
+            assert_eq!(stream_shared_bytes(steps, warps), 2 * steps * floats_per_plane * 4);
+        }
+    }
+    // The largest block stays under the 48 KiB a launch gets without opting in.
+    assert!(stream_shared_bytes(STREAM_MAX_STEPS, STREAM_MAX_WARPS) <= 48 * 1024);
+}
