@@ -18,7 +18,7 @@ use std::{
 use axum::body::Bytes;
 use serde_json::{Map, Value};
 use simulations::{
-    Device,
+    Device, driver,
     grayscott::{
         GrayScott, Variant,
         map::{DEFAULT_FEED, DEFAULT_KILL, MapSetup, ParameterMap},
@@ -102,12 +102,7 @@ impl Drop for Session {
 enum Sim {
     GrayScott(GrayScott),
     Physarum(Physarum),
-    /// With the fixed colour range of the run (the initial field's and the boundary value).
-    Heat {
-        sim: Heat,
-        lo: f32,
-        hi: f32,
-    },
+    Heat(Heat),
 }
 
 impl Sim {
@@ -124,10 +119,7 @@ impl Sim {
             }
             Model::Heat(setup) => {
                 let variant = if gpu { HeatVariant::Fused } else { HeatVariant::Cpu };
-                let initial = simulations::heat::initial_field(setup);
-                let lo = initial.iter().copied().fold(setup.boundary, f32::min);
-                let hi = initial.iter().copied().fold(setup.boundary, f32::max);
-                Sim::Heat { sim: Heat::new(setup, device, variant)?, lo, hi }
+                Sim::Heat(Heat::new(setup, device, variant)?)
             }
         })
     }
@@ -136,23 +128,17 @@ impl Sim {
         match self {
             Sim::GrayScott(sim) => sim.step(steps),
             Sim::Physarum(sim) => sim.step(steps),
-            Sim::Heat { sim, .. } => sim.step(steps),
+            Sim::Heat(sim) => sim.step(steps),
         }
     }
 
-    /// The current frame: one palette level per cell, through the CLI's colour mapping.
+    /// The current frame: one palette level per cell, as the driver takes it for the CLI's
+    /// outputs (heat: the middle slice over the initial field's range).
     fn levels(&mut self) -> simulations::Result<Vec<u8>> {
         match self {
-            Sim::GrayScott(sim) => {
-                sim.snapshot()?;
-                Ok(sim.collect(true)?.pop().expect("the frame just taken"))
-            }
+            Sim::GrayScott(sim) => driver::Simulation::frame(sim),
             Sim::Physarum(sim) => Ok(simulations::physarum::trail_levels(&sim.trail()?)),
-            Sim::Heat { sim, lo, hi } => {
-                let span = (*hi - *lo).max(f32::MIN_POSITIVE);
-                let slice = sim.middle_slice()?;
-                Ok(slice.iter().map(|&x| (((x - *lo) / span).clamp(0.0, 1.0) * 255.0) as u8).collect())
-            }
+            Sim::Heat(sim) => driver::Simulation::frame(sim),
         }
     }
 
@@ -160,7 +146,7 @@ impl Sim {
         match self {
             Sim::GrayScott(sim) => (sim.width(), sim.height()),
             Sim::Physarum(sim) => (sim.setup().width, sim.setup().height),
-            Sim::Heat { sim, .. } => (sim.setup().n[0], sim.setup().n[1]),
+            Sim::Heat(sim) => (sim.setup().n[0], sim.setup().n[1]),
         }
     }
 
@@ -168,7 +154,7 @@ impl Sim {
         match self {
             Sim::GrayScott(sim) => sim.steps_done(),
             Sim::Physarum(sim) => sim.steps_done(),
-            Sim::Heat { sim, .. } => sim.steps_done(),
+            Sim::Heat(sim) => sim.steps_done(),
         }
     }
 
@@ -176,7 +162,7 @@ impl Sim {
         match self {
             Sim::GrayScott(sim) => sim.describe(),
             Sim::Physarum(sim) => sim.describe(),
-            Sim::Heat { sim, .. } => sim.describe(),
+            Sim::Heat(sim) => sim.describe(),
         }
     }
 }
@@ -474,7 +460,7 @@ impl Runner {
                 sim.set_model(new).map_err(|e| e.to_string())?;
                 Ok(true)
             }
-            (Model::Heat(old), Model::Heat(new), Sim::Heat { .. }) => {
+            (Model::Heat(old), Model::Heat(new), Sim::Heat(_)) => {
                 Ok(format!("{old:?}") == format!("{new:?}"))
             }
             _ => Ok(false),
@@ -514,7 +500,7 @@ impl Runner {
                 let count = ((2.0 * area) as u32).clamp(1, (sim.setup().agents / 10).max(1));
                 sim.drop_agents(x, y, radius, count).map_err(|e| e.to_string())?;
             }
-            Sim::Heat { .. } => {
+            Sim::Heat(_) => {
                 return Err(
                     "the brush paints Gray-Scott's V or drops Physarum's agents; heat has no brush".into()
                 );

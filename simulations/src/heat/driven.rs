@@ -1,5 +1,6 @@
 //! Heat through the driver ([`crate::driver`]): frames are the middle z-slice, coloured over
-//! the initial field's range (and the boundary value), fixed for the whole run.
+//! the initial field's range (and the boundary value), fixed for the whole run and computed
+//! once.
 
 use std::path::{Path, PathBuf};
 
@@ -43,7 +44,8 @@ impl Simulation for Heat {
     }
 
     fn frame(&mut self) -> Result<Vec<u8>> {
-        let (lo, hi) = initial_range(&self.setup);
+        let setup = &self.setup;
+        let (lo, hi) = *self.frame_range.get_or_insert_with(|| initial_range(setup));
         Ok(levels(&self.middle_slice()?, lo, hi))
     }
 

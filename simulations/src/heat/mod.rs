@@ -308,6 +308,9 @@ pub struct Heat {
     engine: Box<dyn HeatEngine>,
     setup: HeatSetup,
     steps_done: u64,
+    /// The frames' colour range ([`initial_range`]: it builds the whole initial field, so it
+    /// is computed once, at the first frame).
+    frame_range: Option<(f32, f32)>,
 }
 
 impl Heat {
@@ -337,7 +340,7 @@ impl Heat {
                 Box::new(cpu::CpuHeat::new(setup, initial_field(setup)))
             }
         };
-        Ok(Self { engine, setup: setup.clone(), steps_done: 0 })
+        Ok(Self { engine, setup: setup.clone(), steps_done: 0, frame_range: None })
     }
 
     /// A CUDA run split into `split` slabs along z over `gpus` (see [`parts`]); bit-identical
@@ -367,7 +370,7 @@ impl Heat {
             return Err(Error::InvalidInput("--split and --gpus take a GPU variant, not cpu".into()));
         }
         let engine = parts::PartedHeat::new(layout, variant, setup, overlap)?;
-        Ok(Self { engine: Box::new(engine), setup: setup.clone(), steps_done: 0 })
+        Ok(Self { engine: Box::new(engine), setup: setup.clone(), steps_done: 0, frame_range: None })
     }
 
     pub fn step(&mut self, steps: u32) -> Result<()> {
