@@ -286,22 +286,9 @@ impl PartedHeat {
         plane: usize,
         stream: &Arc<CudaStream>,
     ) -> Result<()> {
-        let (rank, h) = (comm.rank(), HALO as usize);
-        let (below, above) = decomposition::neighbours(rank, slabs, false);
-        let stream = stream.clone();
-        let u = part.engine.state();
-        let planes = |at, peer, send| Transfer::rows(u, &stream, at, h, plane, peer, send);
-        let top = (part.below + part.band.len) as usize;
-        let mut transfers = Vec::with_capacity(4);
-        if let Some(peer) = below {
-            transfers.push(planes(part.below as usize, peer, true));
-            transfers.push(planes(0, peer, false));
-        }
-        if let Some(peer) = above {
-            transfers.push(planes(top - h, peer, true));
-            transfers.push(planes(top, peer, false));
-        }
-        comm.exchange(&stream, &transfers)
+        let mut transfers = halo_transfers(comm, part, slabs, plane, stream, Side::Below);
+        transfers.extend(halo_transfers(comm, part, slabs, plane, stream, Side::Above));
+        comm.exchange(stream, &transfers)
     }
 
     /// Rank 0: the whole field, its slab and every other rank's gathered; other ranks send
@@ -399,7 +386,7 @@ impl PartedHeat {
     /// planes per inner boundary, on the parts' streams (their exchange streams with
     /// `overlap`, which the caller orders).
     pub fn exchange(&mut self) -> Result<()> {
-        let (plane, h) = (self.plane(), HALO as usize);
+        let plane = self.plane();
         let stream_of = |p: usize, parts: &[Part]| match &self.exchange_streams {
             Some(streams) => streams[p].clone(),
             None => parts[p].engine.stream().clone(),
@@ -412,25 +399,11 @@ impl PartedHeat {
             }
         };
         hood.before_pulls()?;
-        for p in 0..self.parts.len().saturating_sub(1) {
-            let (lower_stream, upper_stream) = (stream_of(p, &self.parts), stream_of(p + 1, &self.parts));
-            let (a, b) = self.parts.split_at_mut(p + 1);
-            let (lower, upper) = (&mut a[p], &mut b[0]);
-            // The upper slab's halo below ← the lower slab's last interior planes.
-            let from = (lower.below + lower.band.len) as usize - h;
-            copy_planes(how, &upper_stream, &lower.engine, from, &mut upper.engine, 0, h, plane)?;
-            // The lower slab's halo above ← the upper slab's first interior planes.
-            let to = (lower.below + lower.band.len) as usize;
-            copy_planes(
-                how,
-                &lower_stream,
-                &upper.engine,
-                upper.below as usize,
-                &mut lower.engine,
-                to,
-                h,
-                plane,
-            )?;
+        for p in 0..self.parts.len() {
+            let stream = stream_of(p, &self.parts);
+            for side in [Side::Below, Side::Above] {
+                pull_halo(&mut self.parts, how, &stream, p, side, plane)?;
+            }
         }
         hood.after_pulls()
     }
@@ -531,13 +504,13 @@ impl PartedHeat {
         written: &[CudaEvent],
         arrived: &[CudaEvent],
     ) -> Result<()> {
-        let (plane, h) = (self.plane(), HALO as usize);
+        let plane = self.plane();
         let slabs = self.bands.len();
         match &self.link {
             Link::Nccl(comm) => {
                 let stream = &streams[0];
                 stream.wait(&written[0]).context(|| "ordering an exchange after a half".into())?;
-                Self::exchange_nccl_towards(comm, &self.parts[0], slabs, plane, stream, side)?;
+                comm.exchange(stream, &halo_transfers(comm, &self.parts[0], slabs, plane, stream, side))?;
                 arrived[0].record(stream).context(|| "recording an exchange".into())?;
             }
             Link::Local(_, how) => {
@@ -549,25 +522,12 @@ impl PartedHeat {
                         Side::Below => p.checked_sub(1),
                         Side::Above => (p + 1 < self.parts.len()).then_some(p + 1),
                     };
-                    if let Some(q) = neighbour {
-                        if !Arc::ptr_eq(stream, &streams[q]) {
-                            stream
-                                .wait(&written[q])
-                                .context(|| "ordering an exchange after a half".into())?;
-                        }
-                        let (src, dst) = if q < p {
-                            let (a, b) = self.parts.split_at_mut(p);
-                            (&a[q], &mut b[0])
-                        } else {
-                            let (a, b) = self.parts.split_at_mut(q);
-                            (&b[0], &mut a[p])
-                        };
-                        let (from, to) = match side {
-                            Side::Below => ((src.below + src.band.len) as usize - h, 0),
-                            Side::Above => (src.below as usize, (dst.below + dst.band.len) as usize),
-                        };
-                        copy_planes(how, stream, &src.engine, from, &mut dst.engine, to, h, plane)?;
+                    if let Some(q) = neighbour
+                        && !Arc::ptr_eq(stream, &streams[q])
+                    {
+                        stream.wait(&written[q]).context(|| "ordering an exchange after a half".into())?;
                     }
+                    pull_halo(&mut self.parts, how, stream, p, side, plane)?;
                     arrived[p].record(stream).context(|| "recording an exchange".into())?;
                 }
             }
@@ -575,39 +535,69 @@ impl PartedHeat {
         Ok(())
     }
 
-    /// This rank's halo on `side` from the neighbouring rank there, and its own edge on the
-    /// other side to the neighbour there, as one NCCL group on `stream`.
-    fn exchange_nccl_towards(
-        comm: &Communicator,
-        part: &Part,
-        slabs: usize,
-        plane: usize,
-        stream: &Arc<CudaStream>,
-        side: Side,
-    ) -> Result<()> {
-        let h = HALO as usize;
-        let (below, above) = decomposition::neighbours(comm.rank(), slabs, false);
-        let u = part.engine.state();
-        let planes = |at, peer, send| Transfer::rows(u, stream, at, h, plane, peer, send);
-        let top = (part.below + part.band.len) as usize;
-        let mut transfers = Vec::with_capacity(2);
-        match side {
-            Side::Below => {
-                transfers.extend(above.map(|peer| planes(top - h, peer, true)));
-                transfers.extend(below.map(|peer| planes(0, peer, false)));
-            }
-            Side::Above => {
-                transfers.extend(below.map(|peer| planes(part.below as usize, peer, true)));
-                transfers.extend(above.map(|peer| planes(top, peer, false)));
-            }
-        }
-        comm.exchange(stream, &transfers)
-    }
-
     /// Bytes one exchange copies (each inner boundary: both directions).
     pub fn exchange_bytes(&self) -> u64 {
         (self.bands.len() as u64).saturating_sub(1) * 2 * u64::from(HALO) * self.plane() as u64 * 4
     }
+}
+
+/// Part `p`'s halo on `side` ← its neighbour's own planes next to it (nothing at the
+/// domain's faces), on `stream` (part `p`'s), `how` between GPUs.
+fn pull_halo(
+    parts: &mut [Part],
+    how: PeerCopy,
+    stream: &CudaStream,
+    p: usize,
+    side: Side,
+    plane: usize,
+) -> Result<()> {
+    let h = HALO as usize;
+    let q = match side {
+        Side::Below if p > 0 => p - 1,
+        Side::Above if p + 1 < parts.len() => p + 1,
+        _ => return Ok(()),
+    };
+    let (src, dst) = if q < p {
+        let (a, b) = parts.split_at_mut(p);
+        (&a[q], &mut b[0])
+    } else {
+        let (a, b) = parts.split_at_mut(q);
+        (&b[0], &mut a[p])
+    };
+    let (from, to) = match side {
+        // The halo below ← the slab below's last own planes.
+        Side::Below => ((src.below + src.band.len) as usize - h, 0),
+        // The halo above ← the slab above's first own planes.
+        Side::Above => (src.below as usize, (dst.below + dst.band.len) as usize),
+    };
+    copy_planes(how, stream, &src.engine, from, &mut dst.engine, to, h, plane)
+}
+
+/// An NCCL rank's transfers for its halo on `side` (from the neighbouring rank there) and its
+/// own edge on the other side (to the neighbour there), on `stream`; none beyond the faces.
+fn halo_transfers(
+    comm: &Communicator,
+    part: &Part,
+    slabs: usize,
+    plane: usize,
+    stream: &Arc<CudaStream>,
+    side: Side,
+) -> Vec<Transfer> {
+    let h = HALO as usize;
+    let (below, above) = decomposition::neighbours(comm.rank(), slabs, false);
+    let u = part.engine.state();
+    let planes = |at, peer, send| Transfer::rows(u, stream, at, h, plane, peer, send);
+    let top = (part.below + part.band.len) as usize;
+    let (send, receive) = match side {
+        Side::Below => {
+            (above.map(|peer| planes(top - h, peer, true)), below.map(|peer| planes(0, peer, false)))
+        }
+        Side::Above => (
+            below.map(|peer| planes(part.below as usize, peer, true)),
+            above.map(|peer| planes(top, peer, false)),
+        ),
+    };
+    send.into_iter().chain(receive).collect()
 }
 
 /// Copies `count` planes of `src` (from plane `from`) into `dst` (at plane `to`), on
