@@ -138,21 +138,6 @@ impl<S: FrameDefaults> OutputArgs<S> {
         Ok(())
     }
 
-    /// Writes `levels` (the final frame) to `--png`, if asked, recording `text`; returns the
-    /// file written.
-    pub fn write_png(
-        &self,
-        levels: &[u8],
-        width: u32,
-        height: u32,
-        palette: &'static Palette,
-        text: &str,
-    ) -> Result<Option<PathBuf>> {
-        let Some(path) = &self.png else { return Ok(None) };
-        crate::render::write_png_with_text(path, levels, width, height, palette, Some(text))?;
-        Ok(Some(path.clone()))
-    }
-
     /// Opens every frame output asked for (`None` without any), recording `text` where the
     /// format has room for it (GIF, PNG).
     pub fn open(
