@@ -1,12 +1,12 @@
 //! `rust-gpu-sim`: the command line. Parses it and dispatches to the subcommand; the options, their
-//! checks and the exit statuses live in [`cli`].
-
-mod cli;
-mod serve;
+//! checks and the exit statuses live in the `host` library's `cli`.
 
 use std::process::ExitCode;
 
-use cli::Command;
+use host::{
+    cli::{self, Command},
+    serve,
+};
 
 fn main() -> ExitCode {
     simulations::timeline::start();

@@ -23,8 +23,11 @@ use std::{
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, error::ErrorKind as ClapErrorKind};
 use simulations::render::output;
 
+/// The command's name, as a shell runs it.
+pub const PROGRAM: &str = "rust-gpu-sim";
+
 #[derive(Parser)]
-#[command(name = "rust-gpu-sim", version, about = "GPU simulations whose kernels are written in Rust")]
+#[command(name = PROGRAM, version, about = "GPU simulations whose kernels are written in Rust")]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,

@@ -356,7 +356,7 @@ impl Settings {
     /// The equivalent command line for `steps` steps writing a GIF, as one line for a POSIX
     /// shell.
     pub fn command(&self, steps: u32) -> String {
-        let mut words = vec![env!("CARGO_BIN_NAME").to_owned()];
+        let mut words = vec![crate::cli::PROGRAM.to_owned()];
         words.extend(self.arguments(steps));
         words.push("--gif".into());
         command_line(words.into_iter().map(Into::into))
@@ -402,7 +402,7 @@ impl Settings {
 
 /// Parses a simulation's arguments with the CLI's parser.
 fn parse(arguments: &[String]) -> Result<Cli, String> {
-    let program = std::iter::once(env!("CARGO_BIN_NAME").to_owned());
+    let program = std::iter::once(crate::cli::PROGRAM.to_owned());
     Cli::try_parse_from(program.chain(arguments.iter().cloned())).map_err(|e| {
         let text = e.render().to_string();
         let first = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("invalid settings");
