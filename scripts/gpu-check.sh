@@ -4,9 +4,9 @@
 # Logs go to $OUT. Usage: gpu-check.sh [tests] [sanitize] [gif] [bench] [heat] [physarum-tests]
 # [map] [outputs] [coldstart] [unit-sanitize] [profile] [physarum-sanitize] [physarum-gif] [physarum-bench]
 # [split] [nccl] [split-bench] [heat-size] [faults] [load] [serve] [example] [profile-full]
-# [multi] [multi-bench] [multi-gs] [multi-heat]  (default: all but profile-full and the multi
+# [multi] [multi-bench] [multi-gs] [multi-heat] [multi-sweep]  (default: all but profile-full and the multi
 # parts, which need 2 or more GPUs: scripts/multi-gpu-check.sh; multi-gs and multi-heat are
-# Gray-Scott's and heat's scaling benches alone)
+# Gray-Scott's and heat's scaling benches alone; multi-sweep measures two constants)
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu-check}
 mkdir -p "$OUT"
@@ -330,11 +330,11 @@ if has nccl; then
   done
 fi
 
-if has multi || has multi-bench || has multi-gs || has multi-heat; then
+if has multi || has multi-bench || has multi-gs || has multi-heat || has multi-sweep; then
   # Several GPUs: the same-process split over them, every output under mpirun -np 2 and 4,
   # checkpoints across rank counts, a rank killed mid-run; the scaling bench.
   B=$B OUT=$OUT bash scripts/multi-gpu-check.sh $(has multi && echo tests) $(has multi-bench && echo bench-local bench-mpi) \
-    $(has multi-gs && echo bench-gs) $(has multi-heat && echo bench-heat)
+    $(has multi-gs && echo bench-gs) $(has multi-heat && echo bench-heat) $(has multi-sweep && echo sweep)
 fi
 if has split-bench; then
   echo "== bench of split runs on this GPU: Gray-Scott 16384^2 and 4096^2, heat 1200^3 (parts 1, 2, 4; NCCL one rank)"

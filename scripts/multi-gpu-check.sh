@@ -8,7 +8,12 @@
 #   bench-mpi: the same under mpirun -np 2 and -np 4;
 #   bench-gs: Gray-Scott 16384^2 streaming and fused only, one process and mpirun;
 #   bench-heat: heat 1200^3 single only, with and without --overlap, one process and mpirun
-#          (--overlap by copy engines and peer reads; over NCCL also with NCCL_MAX_CTAS=2).
+#          (--overlap by copy engines and peer reads; over NCCL also with NCCL_MAX_CTAS=2);
+#   sweep: the measurements behind two constants, strong scaling on the most GPUs (up to 4):
+#          Gray-Scott streaming's fewest halo rows (MULTI_STEP_HALO; RUST_GPU_SIM_HALO_ROWS,
+#          values in SWEEP_HALO_ROWS) in one process and under mpirun, and the SMs heat's
+#          halves leave NCCL (NCCL_FREE_SMS; RUST_GPU_SIM_NCCL_FREE_SMS with NCCL_MAX_CTAS to
+#          match, optionally NCCL_P2P_NVL_CHUNKSIZE: free:ctas:chunk in SWEEP_NCCL).
 # NVLink multicast stays off for every process (NCCL_NVLS_ENABLE=0, passed through mpirun -x).
 set -uo pipefail
 : "${B:?the unpacked binaries}" "${OUT:?the log directory}"
@@ -200,5 +205,25 @@ if [[ $parts == *" bench-mpi "* ]]; then
       --json "$OUT/scaling-heat-mpi$np.json" 2> "$OUT/scaling-heat-mpi$np.err" | tee "$OUT/scaling-heat-mpi$np.txt"
     mpi $np $B/rust-gpu-sim bench heat --sizes 1200 --variants single --overlap --repeats 5 \
       2> "$OUT/scaling-heat-mpi$np-overlap.err" | tee "$OUT/scaling-heat-mpi$np-overlap.txt"
+  done
+fi
+
+if [[ $parts == *" sweep "* ]]; then
+  n=2; [ "$gpus" -ge 4 ] && n=4
+  echo "== sweep on $n GPUs: Gray-Scott 16384² streaming by fewest halo rows (one process, then mpirun)"
+  for rows in ${SWEEP_HALO_ROWS:-16 22 29 36}; do
+    echo "-- at least $rows rows ($(date +%T))"
+    RUST_GPU_SIM_HALO_ROWS=$rows $B/rust-gpu-sim bench grayscott --sizes 16384 --variants streaming --gpus 1,$n \
+      --repeats 3 2>> "$OUT/sweep.err" | grep -E "^grayscott" | tee -a "$OUT/sweep-gs-rows$rows.txt"
+    mpi $n -x RUST_GPU_SIM_HALO_ROWS=$rows $B/rust-gpu-sim bench grayscott --sizes 16384 --variants streaming \
+      --repeats 3 2>> "$OUT/sweep.err" | grep -E "^grayscott .* nccl" | tee -a "$OUT/sweep-gs-rows$rows.txt"
+  done
+  echo "== sweep on $n GPUs: heat 1200³ single --overlap under mpirun by SMs left free (free:ctas:chunk)"
+  for cfg in ${SWEEP_NCCL:-2:2:0 1:1:0 3:3:0 4:4:0 2:2:2097152 1:1:2097152}; do
+    IFS=: read -r free ctas chunk <<< "$cfg"
+    extra=(); [ "$chunk" != 0 ] && extra=(-x NCCL_P2P_NVL_CHUNKSIZE=$chunk)
+    echo "-- $cfg ($(date +%T))"
+    mpi $n -x RUST_GPU_SIM_NCCL_FREE_SMS=$free -x NCCL_MAX_CTAS=$ctas "${extra[@]}" $B/rust-gpu-sim bench heat --sizes 1200 \
+      --variants single --overlap --repeats 3 2>> "$OUT/sweep.err" | grep -E "^heat" | tee -a "$OUT/sweep-heat-$free-$ctas-$chunk.txt"
   done
 fi

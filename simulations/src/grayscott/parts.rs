@@ -141,17 +141,39 @@ pub const SINGLE_STEP_HALO: u32 = 8;
 
 /// The fewest halo rows of the variants that advance several steps per launch (`temporal`,
 /// `streaming`: T steps each) in a split run: their halo is the smallest whole number of
-/// launches' steps that reaches it (21 rows at T = 7, 16 at T = 8), and lasts as many
+/// launches' steps that reaches it (28 rows at T = 7, 24 at T = 8), and lasts as many
 /// launches, so the exchange's fixed cost is paid once per so many launches. Measured on 4
-/// H200s, Gray-Scott 16384² `streaming` (T = 7): 1 launch per exchange 89.2% strong scaling on
-/// 4 GPUs, 2 launches 91.0% (one process; docs/multi-gpu.md).
-pub const MULTI_STEP_HALO: u32 = 16;
+/// H200s, Gray-Scott 16384² `streaming` (T = 7), strong scaling on 4 GPUs: 1 launch per
+/// exchange 89.2%, 2 launches 91.0% (one process); at least 16 rows (3 launches) 91.9% in one
+/// process and over NCCL, 22 (4 launches) 92.2% and 92.2%, 36 (6 launches) 91.6% and 91.5%
+/// (`scripts/gpu-check.sh multi-sweep`; docs/multi-gpu.md).
+pub const MULTI_STEP_HALO: u32 = 22;
+
+/// Sets the fewest rows of a multi-step halo instead of [`MULTI_STEP_HALO`] (1 to 256), to
+/// measure other depths; every rank of a job must be given the same (`mpirun -x`).
+pub const HALO_ROWS_VAR: &str = "RUST_GPU_SIM_HALO_ROWS";
+
+/// The fewest rows of a multi-step halo: [`MULTI_STEP_HALO`], or [`HALO_ROWS_VAR`] where it
+/// is set (a value outside 1 to 256 is refused with a warning and the default kept).
+fn min_multi_step_halo() -> u32 {
+    static ROWS: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *ROWS.get_or_init(|| {
+        let Ok(text) = std::env::var(HALO_ROWS_VAR) else { return MULTI_STEP_HALO };
+        match text.parse::<u32>() {
+            Ok(rows @ 1..=256) => rows,
+            _ => {
+                eprintln!("warning: {HALO_ROWS_VAR}={text} is not 1 to 256 rows: halos of {MULTI_STEP_HALO} rows");
+                MULTI_STEP_HALO
+            }
+        }
+    })
+}
 
 /// The halo of a variant of `steps` steps per launch: the smallest multiple of `steps` that is
-/// at least [`MULTI_STEP_HALO`].
+/// at least [`MULTI_STEP_HALO`] (or [`HALO_ROWS_VAR`]).
 pub fn multi_step_halo(steps: u32) -> u32 {
     let steps = steps.max(1);
-    MULTI_STEP_HALO.div_ceil(steps) * steps
+    min_multi_step_halo().div_ceil(steps) * steps
 }
 
 /// One band and the engine that steps it with its halos.
@@ -644,10 +666,10 @@ impl Engine for PartedGrayScott {
 mod tests {
     use super::*;
 
-    /// Whole launches, at least 16 rows, and no more launches than needed.
+    /// Whole launches, at least MULTI_STEP_HALO rows, and no more launches than needed.
     #[test]
-    fn multi_step_halos_are_whole_launches_of_at_least_16_rows() {
-        for (steps, halo) in [(1, 16), (3, 18), (5, 20), (7, 21), (8, 16), (0, 16)] {
+    fn multi_step_halos_are_whole_launches_of_at_least_the_fewest_rows() {
+        for (steps, halo) in [(1, 22), (3, 24), (5, 25), (7, 28), (8, 24), (0, 22)] {
             assert_eq!(multi_step_halo(steps), halo, "{steps} steps per launch");
         }
         for steps in 1..=8 {

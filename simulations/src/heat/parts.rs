@@ -44,6 +44,23 @@ pub const HALO: u32 = 4;
 /// are held to as many blocks (`NCCL_MAX_CTAS`, [`crate::nccl::Bootstrap::max_ctas`]).
 pub const NCCL_FREE_SMS: u32 = 2;
 
+/// Sets the SMs an NCCL rank's halves leave free instead of [`NCCL_FREE_SMS`] (0 to 16), to
+/// measure others (set `NCCL_MAX_CTAS` to match).
+pub const FREE_SMS_VAR: &str = "RUST_GPU_SIM_NCCL_FREE_SMS";
+
+/// [`NCCL_FREE_SMS`], or [`FREE_SMS_VAR`] where it is set (a value outside 0 to 16 is refused
+/// with a warning and the default kept).
+fn nccl_free_sms() -> u32 {
+    let Ok(text) = std::env::var(FREE_SMS_VAR) else { return NCCL_FREE_SMS };
+    match text.parse::<u32>() {
+        Ok(sms @ 0..=16) => sms,
+        _ => {
+            eprintln!("warning: {FREE_SMS_VAR}={text} is not 0 to 16 SMs: {NCCL_FREE_SMS} left free");
+            NCCL_FREE_SMS
+        }
+    }
+}
+
 /// One slab, its halos and the engine that steps it.
 struct Part {
     band: Band,
@@ -249,7 +266,7 @@ impl PartedHeat {
             }
             Layout::Ranks(comm) => {
                 if overlap {
-                    parts[0].engine.leave_sms_free(NCCL_FREE_SMS)?;
+                    parts[0].engine.leave_sms_free(nccl_free_sms())?;
                 }
                 Link::Nccl(comm)
             }
