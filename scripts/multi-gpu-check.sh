@@ -8,7 +8,8 @@
 #   bench-mpi: the same under mpirun -np 2 and -np 4;
 #   bench-gs: Gray-Scott 16384^2 streaming and fused only, one process and mpirun;
 #   bench-heat: heat 1200^3 single only, with and without --overlap, one process and mpirun
-#          (--overlap by copy engines and peer reads; over NCCL also with NCCL_MAX_CTAS=2);
+#          (--overlap by copy engines and peer reads; between ranks by CUDA IPC, and by NCCL
+#          with RUST_GPU_SIM_RANK_HALOS=nccl);
 #   sweep: the measurements behind two constants, strong scaling on the most GPUs (up to 4):
 #          Gray-Scott streaming's fewest halo rows (MULTI_STEP_HALO; RUST_GPU_SIM_HALO_ROWS,
 #          values in SWEEP_HALO_ROWS) in one process and under mpirun, and the SMs heat's
@@ -112,11 +113,13 @@ if [[ $parts == *" tests "* ]]; then
       > "$OUT/multi-heat$np.log" 2>&1
     echo "heat single: exit $?; --save $(same_npz heat1.npz heat$np.npz); --gif $(python3 $REPO/scripts/same-gif.py heat1.gif heat$np.gif); --png $(same_png heat1.png heat$np.png)"
     mpi $np $B/rust-gpu-sim $heat --overlap --save heat${np}o.npz > "$OUT/multi-heat${np}o.log" 2>&1
-    echo "heat single --overlap: exit $?; --save $(same_npz heat1.npz heat${np}o.npz)"
+    echo "heat single --overlap: exit $?; --save $(same_npz heat1.npz heat${np}o.npz); $(grep -o 'halos by [^,]*\|over NCCL' "$OUT/multi-heat${np}o.log" | head -1)"
+    mpi $np -x RUST_GPU_SIM_RANK_HALOS=nccl $B/rust-gpu-sim $heat --overlap --save heat${np}n.npz > "$OUT/multi-heat${np}n.log" 2>&1
+    echo "heat single --overlap, RUST_GPU_SIM_RANK_HALOS=nccl: exit $?; --save $(same_npz heat1.npz heat${np}n.npz); $(grep -o 'halos by [^,]*\|over NCCL' "$OUT/multi-heat${np}n.log" | head -1)"
     mpi $np $B/rust-gpu-sim ${gs/streaming/fused} --save fused$np.npz > "$OUT/multi-fused$np.log" 2>&1
     $B/rust-gpu-sim ${gs/streaming/fused} --save fused1.npz > /dev/null 2>&1
     echo "grayscott fused: exit $?; --save $(same_npz fused1.npz fused$np.npz)"
-    echo "files other than rank 0's outputs: $(ls -A | grep -cvE '^(gs|heat|fused)[0-9o]*(\.(gif|mp4|npz|ck|png)|-frames)$')"
+    echo "files other than rank 0's outputs: $(ls -A | grep -cvE '^(gs|heat|fused)[0-9on]*(\.(gif|mp4|npz|ck|png)|-frames)$')"
   done
   if [ "$gpus" -ge 4 ]; then
     echo "== a checkpoint of 4 ranks resumed by 2 ranks, by 1 process, and --resume under mpirun -np 4"
@@ -131,6 +134,10 @@ if [[ $parts == *" tests "* ]]; then
     mpi 2 $B/rust-gpu-sim $heat --resume h4.ck --save hr2.npz > "$OUT/multi-hr2.log" 2>&1
     echo "heat: 4 ranks to step 4, resumed by mpirun -np 2: exit $?, --save $(same_npz heat1.npz hr2.npz)"
   fi
+  echo "== compute-sanitizer memcheck on each rank of mpirun -np 2: heat --overlap (halos by CUDA IPC)"
+  mpi 2 compute-sanitizer --tool memcheck --error-exitcode 9 $B/rust-gpu-sim heat --nx 40 --ny 30 --nz 61 --steps 3 \
+    --variant single --overlap --save si.npz > "$OUT/san-mpi-heat-memcheck.log" 2>&1
+  echo "heat mpirun -np 2 --overlap memcheck: exit $? ($(grep -E 'ERROR SUMMARY' "$OUT/san-mpi-heat-memcheck.log" | tr '\n' ' '))"
   echo "== a rank killed mid-run (SIGKILL): the others stop within --peer-timeout 10, nothing written"
   np=$(( gpus >= 4 ? 4 : 2 ))
   rm -f killed.gif killed.npz
@@ -146,6 +153,20 @@ if [[ $parts == *" tests "* ]]; then
   echo "killed pid $victim: mpirun exit $status after $(python3 -c "print(f'{$(date +%s.%N)-$killed:.1f}')") s;" \
     "outputs: $(ls killed.* 2>/dev/null || echo none); stray: $(ls -a | grep -c '^\.killed' ) hidden"
   grep -E '^error' "$OUT/multi-killed.log" | sort | uniq -c | head -5
+  echo "-- the same for heat --overlap (halos by CUDA IPC: the survivors' GPUs wait on flags)"
+  rm -f hkilled.npz
+  port=$((port + 1))
+  mpirun -np $np --bind-to none -x NCCL_NVLS_ENABLE=0 -x NCCL_COMM_ID=127.0.0.1:$port $B/rust-gpu-sim heat \
+    --size 400 --steps 2000000 --variant single --overlap --save hkilled.npz --peer-timeout 10 \
+    > "$OUT/multi-hkilled.log" 2>&1 &
+  launcher=$!
+  sleep 12
+  victim=$(pgrep -f "^$B/rust-gpu-sim heat --size 400" | tail -1)
+  kill -9 "$victim"; killed=$(date +%s.%N)
+  wait $launcher; status=$?
+  echo "killed pid $victim: mpirun exit $status after $(python3 -c "print(f'{$(date +%s.%N)-$killed:.1f}')") s;" \
+    "outputs: $(ls hkilled.* 2>/dev/null || echo none); $(grep -o 'halos by [^,]*\|over NCCL' "$OUT/multi-hkilled.log" | head -1)"
+  grep -E '^error' "$OUT/multi-hkilled.log" | sort | uniq -c | head -5
   cd "$REPO"
 fi
 
@@ -191,8 +212,8 @@ if [[ $parts == *" bench-heat "* ]]; then
       2> "$OUT/scaling-heat-mpi$np.err" | tee "$OUT/scaling-heat-mpi$np.txt"
     mpi $np $B/rust-gpu-sim bench heat --sizes 1200 --variants single --overlap --repeats 5 \
       2> "$OUT/scaling-heat-mpi$np-overlap.err" | tee "$OUT/scaling-heat-mpi$np-overlap.txt"
-    mpi $np -x NCCL_MAX_CTAS=2 $B/rust-gpu-sim bench heat --sizes 1200 --variants single --overlap --repeats 5 \
-      2> "$OUT/scaling-heat-mpi$np-overlap-ctas2.err" | tee "$OUT/scaling-heat-mpi$np-overlap-ctas2.txt"
+    mpi $np -x RUST_GPU_SIM_RANK_HALOS=nccl $B/rust-gpu-sim bench heat --sizes 1200 --variants single --overlap --repeats 5 \
+      2> "$OUT/scaling-heat-mpi$np-overlap-nccl.err" | tee "$OUT/scaling-heat-mpi$np-overlap-nccl.txt"
   done
 fi
 if [[ $parts == *" bench-mpi "* ]]; then

@@ -61,6 +61,22 @@ pub fn check_halo(bands: &[Band], halo: u32, what: &str) -> Result<()> {
     Ok(())
 }
 
+/// A side of a part along the split axis: towards the lower or the higher indices.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    Below,
+    Above,
+}
+
+impl Side {
+    pub fn other(self) -> Self {
+        match self {
+            Side::Below => Side::Above,
+            Side::Above => Side::Below,
+        }
+    }
+}
+
 /// The parts before and after part `p` of `parts`: on a periodic axis the first and last are
 /// neighbours (with one part, the part is its own neighbour); otherwise the ends have none.
 pub fn neighbours(p: usize, parts: usize, periodic: bool) -> (Option<usize>, Option<usize>) {

@@ -31,6 +31,7 @@ pub mod faults;
 pub mod grayscott;
 pub mod heat;
 pub mod input;
+pub mod ipc_exchange;
 pub mod local_exchange;
 pub mod memory;
 pub mod nccl;

@@ -162,7 +162,9 @@ fn min_multi_step_halo() -> u32 {
         match text.parse::<u32>() {
             Ok(rows @ 1..=256) => rows,
             _ => {
-                eprintln!("warning: {HALO_ROWS_VAR}={text} is not 1 to 256 rows: halos of {MULTI_STEP_HALO} rows");
+                eprintln!(
+                    "warning: {HALO_ROWS_VAR}={text} is not 1 to 256 rows: halos of {MULTI_STEP_HALO} rows"
+                );
                 MULTI_STEP_HALO
             }
         }

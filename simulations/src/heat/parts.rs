@@ -18,7 +18,9 @@
 //! each, and a step costs one split of the pipeline (see `Overlap`). The other variants step
 //! the whole slab, halos included, and exchange after the step. In one process the halos are
 //! pulled by peer copies (copy engines with `overlap`) ordered by events between neighbours
-//! ([`crate::local_exchange`]); between processes through NCCL.
+//! ([`crate::local_exchange`]); between processes through NCCL, or with `overlap`, where
+//! every rank's neighbours share its host, by the copy engines through CUDA IPC
+//! ([`crate::ipc_exchange`]): NCCL's kernel would need SMs that the halves hold.
 
 use std::sync::Arc;
 
@@ -27,8 +29,9 @@ use cudarc::driver::{CudaEvent, CudaSlice, CudaStream};
 use super::{HeatEngine, HeatSetup, HeatVariant, cuda::CudaHeat};
 use crate::{
     cuda::Gpu,
-    decomposition::{self, Band},
+    decomposition::{self, Band, Side},
     error::{CudaContext as _, Error, Result, human_bytes},
+    ipc_exchange::IpcHalos,
     local_exchange::{self, Neighbourhood, PeerCopy},
     memory,
     nccl::{Communicator, Transfer},
@@ -82,22 +85,6 @@ impl Part {
         match side {
             Side::Below => (lo..mid, mid..hi),
             Side::Above => (mid..hi, lo..mid),
-        }
-    }
-}
-
-/// A side of a slab along z.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Side {
-    Below,
-    Above,
-}
-
-impl Side {
-    fn other(self) -> Self {
-        match self {
-            Side::Below => Side::Above,
-            Side::Above => Side::Below,
         }
     }
 }
@@ -166,6 +153,9 @@ pub struct PartedHeat {
     overlap: Option<Overlap>,
     /// Rank 0's buffer for the slabs it gathers (allocated at the first gather).
     gathered: Option<CudaSlice<f32>>,
+    /// NCCL ranks with `overlap` whose neighbours share this host: the halos go by the copy
+    /// engines instead of NCCL's kernel ([`IpcHalos`]).
+    ipc: Option<IpcHalos>,
 }
 
 impl PartedHeat {
@@ -251,6 +241,7 @@ impl PartedHeat {
         } else {
             None
         };
+        let mut ipc = None;
         let link = match layout {
             Layout::Local { .. } => {
                 let used = placement.last().map_or(1, |g| g + 1);
@@ -266,7 +257,13 @@ impl PartedHeat {
             }
             Layout::Ranks(comm) => {
                 if overlap {
-                    parts[0].engine.leave_sms_free(nccl_free_sms())?;
+                    // Halos by the copy engines where every rank can (they take no SM);
+                    // else NCCL's kernel, beside halves that leave it a few SMs.
+                    let (below, above) = decomposition::neighbours(comm.rank(), bands.len(), false);
+                    ipc = IpcHalos::connect(&comm, below, above, HALO as usize * plane * 4)?;
+                    if ipc.is_none() {
+                        parts[0].engine.leave_sms_free(nccl_free_sms())?;
+                    }
                 }
                 Link::Nccl(comm)
             }
@@ -275,7 +272,7 @@ impl PartedHeat {
             Some(_) => Some(Overlap::new(&parts)?),
             None => None,
         };
-        Ok(Self { variant, n: setup.n, bands, parts, link, exchange_streams, overlap, gathered: None })
+        Ok(Self { variant, n: setup.n, bands, parts, link, exchange_streams, overlap, gathered: None, ipc })
     }
 
     /// Whether this process writes the outputs (rank 0, or the only process).
@@ -412,7 +409,18 @@ impl PartedHeat {
             Link::Local(hood, how) => (hood, *how),
             Link::Nccl(comm) => {
                 let stream = stream_of(0, &self.parts);
-                return Self::exchange_nccl(comm, &self.parts[0], self.bands.len(), plane, &stream);
+                let slabs = self.bands.len();
+                let Some(ipc) = self.ipc.as_mut() else {
+                    return Self::exchange_nccl(comm, &self.parts[0], slabs, plane, &stream);
+                };
+                for side in [Side::Below, Side::Above] {
+                    ipc.exchange(
+                        &stream,
+                        side,
+                        &halo_transfers(comm, &self.parts[0], slabs, plane, &stream, side),
+                    )?;
+                }
+                return Ok(());
             }
         };
         hood.before_pulls()?;
@@ -446,7 +454,10 @@ impl PartedHeat {
     }
 
     /// Gives up the parts, keeping this rank's communicator (for another run on it).
-    pub fn into_communicator(self) -> Option<Communicator> {
+    pub fn into_communicator(mut self) -> Option<Communicator> {
+        // The copy engines' buffers go first: freeing them waits for the neighbours' last
+        // flags, not for the communicator.
+        self.ipc = None;
         match self.link {
             Link::Nccl(comm) => Some(comm),
             Link::Local(..) => None,
@@ -527,7 +538,11 @@ impl PartedHeat {
             Link::Nccl(comm) => {
                 let stream = &streams[0];
                 stream.wait(&written[0]).context(|| "ordering an exchange after a half".into())?;
-                comm.exchange(stream, &halo_transfers(comm, &self.parts[0], slabs, plane, stream, side))?;
+                let transfers = halo_transfers(comm, &self.parts[0], slabs, plane, stream, side);
+                match self.ipc.as_mut() {
+                    Some(ipc) => ipc.exchange(stream, side, &transfers)?,
+                    None => comm.exchange(stream, &transfers)?,
+                }
                 arrived[0].record(stream).context(|| "recording an exchange".into())?;
             }
             Link::Local(_, how) => {
@@ -719,7 +734,10 @@ impl HeatEngine for PartedHeat {
             Link::Local(_, how) => {
                 local_exchange::describe(self.parts.iter().map(|p| p.engine.gpu_ordinal()), *how)
             }
-            Link::Nccl(comm) => format!("one per process over NCCL, {} processes", comm.size()),
+            Link::Nccl(comm) => match &self.ipc {
+                Some(_) => format!("one per process, {}, {} processes", IpcHalos::describe(), comm.size()),
+                None => format!("one per process over NCCL, {} processes", comm.size()),
+            },
         };
         let place = if self.exchange_streams.is_some() {
             format!("{place}, exchange overlapped with the other half of each slab")
