@@ -22,7 +22,7 @@ use cudarc::driver::{CudaSlice, CudaStream, sys};
 use crate::{
     cuda::Gpu,
     decomposition::Side,
-    error::{CudaContext as _, Result},
+    error::{CudaContext as _, Error, Result},
     nccl::{Communicator, Transfer},
 };
 
@@ -71,69 +71,97 @@ fn consumed_at(side: Side) -> u64 {
 
 impl IpcHalos {
     /// Sets up slots of `slot_bytes` per side with the ranks `below` and `above` (none at
-    /// the faces). Every rank of `comm` must call it; `None` on all of them where any one
-    /// cannot (or [`RANK_HALOS_VAR`] is `nccl`), and NCCL carries the halos.
+    /// the faces). Every rank of `comm` must call it. `Err(why)` on all of them where any one
+    /// cannot (or [`RANK_HALOS_VAR`] is `nccl`): NCCL then carries the halos. With
+    /// [`RANK_HALOS_VAR`] `ipc`, a rank that cannot fails the run with why instead.
     pub fn connect(
         comm: &Communicator,
         below: Option<usize>,
         above: Option<usize>,
         slot_bytes: usize,
-    ) -> Result<Option<Self>> {
+    ) -> Result<std::result::Result<Self, String>> {
         let gpu = comm.gpu().clone();
         gpu.context().bind_to_thread().context(|| "binding the GPU".into())?;
-        let wanted = std::env::var(RANK_HALOS_VAR).as_deref() != Ok("nccl");
+        let asked = std::env::var(RANK_HALOS_VAR).unwrap_or_default();
         let mut halos =
             Self { gpu, own: 0, slot_bytes, peers: [None, None], ranks: [below, above], count: [0; 2] };
         let mut card = [0u8; 4 * CARD_WORDS];
-        let able = wanted && halos.export(&mut card);
-        card[72] = u8::from(able);
+        let mut why = match asked.as_str() {
+            "nccl" => Err(format!("{RANK_HALOS_VAR}=nccl")),
+            _ => halos.export(&mut card),
+        };
+        card[72] = u8::from(why.is_ok());
         card[64..72].copy_from_slice(&host_id().to_le_bytes());
         let cards = share_cards(comm, &card, below, above)?;
-        let mut mapped = able;
         for (side, theirs) in [Side::Below, Side::Above].into_iter().zip(&cards) {
             let Some(theirs) = theirs else { continue };
-            mapped = mapped && theirs[72] == 1 && theirs[64..72] == card[64..72] && halos.map(side, theirs);
+            why = why.and_then(|()| {
+                if theirs[72] != 1 {
+                    Err("a neighbouring rank cannot".into())
+                } else if theirs[64..72] != card[64..72] {
+                    Err("a neighbouring rank is on another host".into())
+                } else {
+                    halos.map(side, theirs)
+                }
+            });
         }
-        let refused = comm.max_f64(if mapped { 0.0 } else { 1.0 }, "agreeing on how halos travel")?;
+        if asked == "ipc"
+            && let Err(why) = &why
+        {
+            return Err(Error::InvalidInput(format!(
+                "{RANK_HALOS_VAR}=ipc: rank {}'s halos cannot go by CUDA IPC: {why}",
+                comm.rank()
+            )));
+        }
+        let refused = comm.max_f64(if why.is_ok() { 0.0 } else { 1.0 }, "agreeing on how halos travel")?;
         // (Dropping `halos` unmaps and frees what was set up.)
-        Ok((refused == 0.0).then_some(halos))
+        match why {
+            Err(why) => Ok(Err(why)),
+            Ok(()) if refused != 0.0 => Ok(Err("another rank cannot".into())),
+            Ok(()) => Ok(Ok(halos)),
+        }
     }
 
     /// Allocates and clears this rank's flags and slots and writes its IPC handle into
-    /// `card`; false where the GPU or the driver cannot.
-    fn export(&mut self, card: &mut [u8]) -> bool {
-        let mut memops = 0;
+    /// `card`; why not where the GPU or the driver cannot.
+    fn export(&mut self, card: &mut [u8]) -> std::result::Result<(), String> {
+        let failed = |what: &str, e: cudarc::driver::DriverError| format!("{what}: {e:?}");
         // SAFETY: plain driver calls on this thread's bound context; the pointer and handle
-        // are out-parameters of the right types.
+        // are out-parameters of the right types; the probe's stream memory operations touch
+        // only the flags just cleared.
         unsafe {
-            let attribute = sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1;
-            if sys::cuDeviceGetAttribute(&mut memops, attribute, self.gpu.context().cu_device())
-                .result()
-                .is_err()
-                || memops == 0
-            {
-                return false;
-            }
             let bytes = FLAGS_BYTES + 2 * self.slot_bytes;
-            if sys::cuMemAlloc_v2(&mut self.own, bytes).result().is_err() {
+            if let Err(e) = sys::cuMemAlloc_v2(&mut self.own, bytes).result() {
                 self.own = 0;
-                return false;
+                return Err(failed("allocating the halo slots", e));
             }
             let mut handle = std::mem::zeroed::<sys::CUipcMemHandle>();
-            if sys::cuMemsetD8_v2(self.own, 0, FLAGS_BYTES).result().is_err()
-                || sys::cuIpcGetMemHandle(&mut handle, self.own).result().is_err()
-            {
-                return false;
-            }
+            sys::cuMemsetD8_v2(self.own, 0, FLAGS_BYTES)
+                .result()
+                .map_err(|e| failed("clearing the flags", e))?;
+            sys::cuIpcGetMemHandle(&mut handle, self.own)
+                .result()
+                .map_err(|e| failed("cuIpcGetMemHandle", e))?;
+            // A probe: the stream memory operations an exchange makes, on a flag of its own.
+            let stream = self.gpu.stream();
+            let (write, geq) = (
+                sys::CUstreamWriteValue_flags::CU_STREAM_WRITE_VALUE_DEFAULT as u32,
+                sys::CUstreamWaitValue_flags::CU_STREAM_WAIT_VALUE_GEQ as u32,
+            );
+            sys::cuStreamWriteValue32_v2(stream.cu_stream(), self.own, 0, write)
+                .result()
+                .and_then(|()| sys::cuStreamWaitValue32_v2(stream.cu_stream(), self.own, 0, geq).result())
+                .map_err(|e| failed("stream memory operations", e))?;
+            stream.synchronize().map_err(|e| failed("stream memory operations", e))?;
             for (byte, c) in card.iter_mut().zip(handle.reserved) {
                 *byte = c as u8;
             }
         }
-        true
+        Ok(())
     }
 
-    /// Maps the neighbour on `side`'s allocation from its card; false where it cannot.
-    fn map(&mut self, side: Side, card: &[u8]) -> bool {
+    /// Maps the neighbour on `side`'s allocation from its card; why not where it cannot.
+    fn map(&mut self, side: Side, card: &[u8]) -> std::result::Result<(), String> {
         // SAFETY: the handle is the neighbour's, made by `cuIpcGetMemHandle`; the pointer is
         // an out-parameter.
         unsafe {
@@ -143,12 +171,12 @@ impl IpcHalos {
             }
             let mut base = 0;
             let lazy = sys::CUipcMem_flags::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS as u32;
-            if sys::cuIpcOpenMemHandle_v2(&mut base, handle, lazy).result().is_err() {
-                return false;
-            }
+            sys::cuIpcOpenMemHandle_v2(&mut base, handle, lazy)
+                .result()
+                .map_err(|e| format!("cuIpcOpenMemHandle: {e:?}"))?;
             self.peers[index(side)] = Some(base);
         }
-        true
+        Ok(())
     }
 
     /// Which path the halos take, for a run's description.

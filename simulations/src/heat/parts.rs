@@ -156,6 +156,8 @@ pub struct PartedHeat {
     /// NCCL ranks with `overlap` whose neighbours share this host: the halos go by the copy
     /// engines instead of NCCL's kernel ([`IpcHalos`]).
     ipc: Option<IpcHalos>,
+    /// Why not, where they tried (for the description).
+    ipc_refused: Option<String>,
 }
 
 impl PartedHeat {
@@ -241,7 +243,7 @@ impl PartedHeat {
         } else {
             None
         };
-        let mut ipc = None;
+        let (mut ipc, mut ipc_refused) = (None, None);
         let link = match layout {
             Layout::Local { .. } => {
                 let used = placement.last().map_or(1, |g| g + 1);
@@ -260,9 +262,12 @@ impl PartedHeat {
                     // Halos by the copy engines where every rank can (they take no SM);
                     // else NCCL's kernel, beside halves that leave it a few SMs.
                     let (below, above) = decomposition::neighbours(comm.rank(), bands.len(), false);
-                    ipc = IpcHalos::connect(&comm, below, above, HALO as usize * plane * 4)?;
-                    if ipc.is_none() {
-                        parts[0].engine.leave_sms_free(nccl_free_sms())?;
+                    match IpcHalos::connect(&comm, below, above, HALO as usize * plane * 4)? {
+                        Ok(halos) => ipc = Some(halos),
+                        Err(why) => {
+                            parts[0].engine.leave_sms_free(nccl_free_sms())?;
+                            ipc_refused = Some(why);
+                        }
                     }
                 }
                 Link::Nccl(comm)
@@ -272,7 +277,18 @@ impl PartedHeat {
             Some(_) => Some(Overlap::new(&parts)?),
             None => None,
         };
-        Ok(Self { variant, n: setup.n, bands, parts, link, exchange_streams, overlap, gathered: None, ipc })
+        Ok(Self {
+            variant,
+            n: setup.n,
+            bands,
+            parts,
+            link,
+            exchange_streams,
+            overlap,
+            gathered: None,
+            ipc,
+            ipc_refused,
+        })
     }
 
     /// Whether this process writes the outputs (rank 0, or the only process).
@@ -736,7 +752,13 @@ impl HeatEngine for PartedHeat {
             }
             Link::Nccl(comm) => match &self.ipc {
                 Some(_) => format!("one per process, {}, {} processes", IpcHalos::describe(), comm.size()),
-                None => format!("one per process over NCCL, {} processes", comm.size()),
+                None => match &self.ipc_refused {
+                    Some(why) => format!(
+                        "one per process over NCCL (not by CUDA IPC: {why}), {} processes",
+                        comm.size()
+                    ),
+                    None => format!("one per process over NCCL, {} processes", comm.size()),
+                },
             },
         };
         let place = if self.exchange_streams.is_some() {
