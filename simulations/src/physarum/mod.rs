@@ -6,10 +6,12 @@ pub mod cpu;
 pub mod cuda;
 pub mod driven;
 pub mod sensitivity;
+mod settings;
 
 use std::path::{Path, PathBuf};
 
 pub use kernels::physarum::Params;
+pub use settings::{MAX_TRAIL, PhysarumChoices, named_physarum_preset};
 use kernels::physarum::{SENSE_BILINEAR, SENSE_NEAREST, TAU, mix32, unit_f32};
 use rayon::prelude::*;
 
