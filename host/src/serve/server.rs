@@ -1,16 +1,9 @@
-//! `serve`: watch and steer simulations from a browser.
-//!
-//! An axum server on tokio: `/` is the page, `/app.js` its script (both embedded in the
-//! binary), `/ws` a WebSocket per simulation session ([`protocol`]), `/status` the open
-//! sessions as JSON. Every request passes [`guard`]: the token when there is one (a
+//! The server: an axum server on tokio. `/` is the page, `/app.js` its script (both embedded
+//! in the binary), `/ws` a WebSocket per simulation session ([`super::protocol`]), `/status`
+//! the open sessions as JSON. Every request passes [`guard`]: the token when there is one (a
 //! non-loopback address always has one), and checks of the `Host` and `Origin` headers
 //! against DNS rebinding and cross-site WebSockets. Each session is a thread of its own
-//! ([`session`]) that owns its simulation; values from the page are checked with the CLI's
-//! rules ([`settings`]).
-
-pub mod protocol;
-pub mod session;
-pub mod settings;
+//! ([`super::session`]) that owns its simulation, of any model of the server's [`Registry`].
 
 use std::{
     collections::HashMap,
@@ -36,13 +29,16 @@ use serde_json::json;
 use simulations::Device;
 use tokio::sync::{mpsc, watch};
 
+use super::{
+    Registry,
+    protocol::{self, MAX_MESSAGE_BYTES, Reply, Request as PageRequest},
+    session::{Outgoing, Session},
+    settings::{Checked, Limits, MAX_STEPS_PER_FRAME, Settings},
+};
 use crate::{
     cli::serve::{ServeArgs, ServeOptions},
     say,
 };
-use protocol::{MAX_MESSAGE_BYTES, Reply, Request as PageRequest};
-use session::{Outgoing, Session};
-use settings::{Limits, MAX_STEPS_PER_FRAME};
 
 const INDEX_HTML: &str = include_str!("page/index.html");
 const APP_JS: &str = include_str!("page/app.js");
@@ -57,6 +53,9 @@ struct Shared {
     options: ServeOptions,
     device: Device,
     limits: Limits,
+    registry: Arc<Registry>,
+    /// The settings every session starts with.
+    start: Checked,
     /// Sessions by client address: counted from the WebSocket's admission until its
     /// simulation thread has dropped the simulation (and its GPU memory).
     sessions: Mutex<HashMap<IpAddr, u32>>,
@@ -109,25 +108,34 @@ impl Shared {
     }
 }
 
-/// `serve`: checks the options, opens the device, listens, prints the address and serves
-/// until interrupted.
-pub fn run(args: ServeArgs) -> Result<()> {
+/// `serve`: checks the options and the models of `registry`, opens the device, listens,
+/// prints the address and serves until interrupted.
+pub fn run(args: ServeArgs, registry: Registry) -> Result<()> {
     let options = args.check()?;
+    registry.check().map_err(anyhow::Error::msg)?;
     let (device, notice) = Device::select(options.backend)?;
     if let Some(notice) = notice {
         crate::cli::note(&notice);
     }
     let limits = Limits::for_device(&device, options.max_cells, options.max_agents);
+    let start = Settings::starting(&registry, &device, &limits).map_err(anyhow::Error::msg)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("serve-io")
         .enable_all()
         .build()
         .context("cannot start the server's runtime")?;
-    runtime.block_on(serve(options, device, limits))
+    let registry = Arc::new(registry);
+    runtime.block_on(serve(options, device, limits, registry, start))
 }
 
-async fn serve(options: ServeOptions, device: Device, limits: Limits) -> Result<()> {
+async fn serve(
+    options: ServeOptions,
+    device: Device,
+    limits: Limits,
+    registry: Arc<Registry>,
+    start: Checked,
+) -> Result<()> {
     let address = SocketAddr::new(options.bind, options.port);
     let listener = tokio::net::TcpListener::bind(address)
         .await
@@ -152,6 +160,8 @@ async fn serve(options: ServeOptions, device: Device, limits: Limits) -> Result<
         options,
         device,
         limits,
+        registry,
+        start,
         sessions: Mutex::new(HashMap::new()),
         port: bound.port(),
     });
@@ -287,10 +297,15 @@ async fn connection(mut socket: WebSocket, shared: Arc<Shared>, ticket: Ticket) 
     if !send(&mut socket, Message::Text(hello.into()), idle).await {
         return;
     }
-    let session =
-        match Session::spawn(shared.device.clone(), shared.limits, frames_tx, replies_tx, move || {
-            drop(ticket)
-        }) {
+    let session = match Session::spawn(
+        shared.device.clone(),
+        shared.limits,
+        shared.registry.clone(),
+        shared.start.clone(),
+        frames_tx,
+        replies_tx,
+        move || drop(ticket),
+    ) {
             Ok(session) => session,
             Err(e) => {
                 let message = Reply::error(format!("cannot start a simulation thread: {e}")).to_json();
@@ -361,25 +376,16 @@ async fn send(socket: &mut WebSocket, message: Message, idle: Duration) -> bool 
     matches!(tokio::time::timeout(idle, socket.send(message)).await, Ok(Ok(())))
 }
 
-/// What the page offers: palettes, presets, limits, the device.
+/// What the page offers: the models (controls, presets), palettes, limits, the device.
 fn hello(shared: &Shared) -> String {
     let device = match &shared.device {
         Device::Cpu => format!("cpu ({} threads)", rayon::current_num_threads()),
         Device::Cuda(gpu) => gpu.name().to_owned(),
     };
-    let grayscott_presets = simulations::grayscott::PRESETS
-        .iter()
-        .map(|p| json!({ "name": p.name, "feed": p.feed, "kill": p.kill, "description": p.description }))
-        .collect();
-    let physarum_presets = simulations::physarum::PHYSARUM_PRESETS
-        .iter()
-        .map(|p| json!({ "name": p.name, "description": p.description }))
-        .collect();
     Reply::Hello {
         device,
+        models: shared.registry.describe(),
         palettes: protocol::palettes(),
-        grayscott_presets,
-        physarum_presets,
         max_cells: shared.limits.max_cells,
         max_agents: shared.limits.max_agents,
         max_steps_per_frame: MAX_STEPS_PER_FRAME,
