@@ -48,7 +48,11 @@ impl LiveModel for BarkleyLive {
 
     fn defaults(&self, _device: &Device) -> Start<BarkleySettings> {
         let Model { a, b, epsilon, .. } = Model::default();
-        Start { settings: BarkleySettings { width: 256, height: 256, a, b, epsilon }, palette: "ocean", steps_per_frame: 10 }
+        Start {
+            settings: BarkleySettings { width: 256, height: 256, a, b, epsilon },
+            palette: "ocean",
+            steps_per_frame: 10,
+        }
     }
 
     /// Ranges within which the explicit step stays stable (dt/ε ≤ 2); the server refuses

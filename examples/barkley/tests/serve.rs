@@ -60,7 +60,8 @@ impl Server {
     fn connect(&self) -> Socket {
         let stream = TcpStream::connect(&self.address).unwrap();
         stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-        let (socket, _) = tungstenite::client(format!("ws://{}/ws", self.address), stream).expect("handshake");
+        let (socket, _) =
+            tungstenite::client(format!("ws://{}/ws", self.address), stream).expect("handshake");
         socket
     }
 
@@ -132,7 +133,9 @@ fn next_error(socket: &mut Socket) -> String {
 /// The state message whose settings `accept` takes; its version.
 fn state_where(socket: &mut Socket, accept: impl Fn(&Value) -> bool) -> u32 {
     until(socket, |m| match m {
-        Received::Json(v) if v["type"] == "state" && accept(&v["settings"]) => Some(v["version"].as_u64().unwrap() as u32),
+        Received::Json(v) if v["type"] == "state" && accept(&v["settings"]) => {
+            Some(v["version"].as_u64().unwrap() as u32)
+        }
         Received::Json(v) if v["type"] == "error" => panic!("{v}"),
         _ => None,
     })
@@ -154,16 +157,24 @@ fn barkley_runs_live_and_its_frames_are_the_librarys() {
         Received::Json(v) if v["type"] == "hello" => Some(v.clone()),
         _ => None,
     });
-    let models: Vec<&str> = hello["models"].as_array().unwrap().iter().map(|m| m["name"].as_str().unwrap()).collect();
+    let models: Vec<&str> =
+        hello["models"].as_array().unwrap().iter().map(|m| m["name"].as_str().unwrap()).collect();
     assert_eq!(models, ["barkley", "grayscott", "physarum", "heat"]);
-    let controls: Vec<&str> =
-        hello["models"][0]["controls"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+    let controls: Vec<&str> = hello["models"][0]["controls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
     assert_eq!(controls, ["a", "b", "epsilon"]);
     // A session starts with the first model registered.
     state_where(&mut socket, |s| s["simulation"] == "barkley");
 
     // Select and start Barkley on a small grid, then change a parameter.
-    send(&mut socket, r#"{"type":"start","simulation":"barkley","settings":{"width":48,"height":40,"steps_per_frame":25}}"#);
+    send(
+        &mut socket,
+        r#"{"type":"start","simulation":"barkley","settings":{"width":48,"height":40,"steps_per_frame":25}}"#,
+    );
     state_where(&mut socket, |s| s["width"] == 48 && s["height"] == 40);
     send(&mut socket, r#"{"type":"set","settings":{"a":0.6,"epsilon":0.03}}"#);
     let version = state_where(&mut socket, |s| s["a"].as_f64() == Some(f64::from(0.6f32)));
@@ -184,7 +195,10 @@ fn barkley_runs_live_and_its_frames_are_the_librarys() {
         }
         assert!(levels == reference_frame(48, 40, model, steps), "the frame after {steps} steps differs");
         // The change shows: the default model's frame differs.
-        assert!(levels != reference_frame(48, 40, Model::default(), steps), "a = 0.6, ε = 0.03 changed nothing");
+        assert!(
+            levels != reference_frame(48, 40, Model::default(), steps),
+            "a = 0.6, ε = 0.03 changed nothing"
+        );
         last_steps = steps;
         checked += 1;
     }

@@ -9,9 +9,7 @@ use simulations::{
 };
 
 use super::{
-    options::{
-        self, BackendArgs, OutputArgs, PartsArgs, SeedArgs, Simulation, StateArgs, check_steps,
-    },
+    options::{self, BackendArgs, OutputArgs, PartsArgs, SeedArgs, Simulation, StateArgs, check_steps},
     settings::{ConfigArgs, Document, Given, HeatTable, Provenance, RunTable, Seed},
 };
 use crate::say;

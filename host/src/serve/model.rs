@@ -64,7 +64,12 @@ pub trait LiveModel: Send + Sync + 'static {
     /// Changes `run` from `old` to `new` in place, where the model can; `Ok(false)`: a new
     /// simulation is built instead (the default). Called only when the model's settings
     /// differ (a palette or steps-per-frame change needs nothing of the model).
-    fn change_live(&self, _old: &Self::Setup, _new: &Self::Setup, _run: &mut Self::Run) -> Result<bool, String> {
+    fn change_live(
+        &self,
+        _old: &Self::Setup,
+        _new: &Self::Setup,
+        _run: &mut Self::Run,
+    ) -> Result<bool, String> {
         Ok(false)
     }
     /// The page's brush at (`x`, `y`), in cells, within the grid; `radius` in (0, 512].
@@ -83,8 +88,14 @@ pub trait LiveModel: Send + Sync + 'static {
     /// The settings as a text document (snapshots embed it; the page offers to copy it).
     /// Default: a TOML table named after the model, with the palette, steps per frame and
     /// steps done.
-    fn record(&self, settings: &Recorded<Self::Settings>, steps: u32, _device: &Device) -> Result<String, String> {
-        let mut table = toml::Table::try_from(settings.model).map_err(|e| format!("recording the settings: {e}"))?;
+    fn record(
+        &self,
+        settings: &Recorded<Self::Settings>,
+        steps: u32,
+        _device: &Device,
+    ) -> Result<String, String> {
+        let mut table =
+            toml::Table::try_from(settings.model).map_err(|e| format!("recording the settings: {e}"))?;
         table.insert("palette".into(), settings.palette.into());
         table.insert("steps_per_frame".into(), i64::from(settings.steps_per_frame).into());
         table.insert("steps".into(), i64::from(steps).into());

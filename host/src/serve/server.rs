@@ -306,13 +306,13 @@ async fn connection(mut socket: WebSocket, shared: Arc<Shared>, ticket: Ticket) 
         replies_tx,
         move || drop(ticket),
     ) {
-            Ok(session) => session,
-            Err(e) => {
-                let message = Reply::error(format!("cannot start a simulation thread: {e}")).to_json();
-                let _ = send(&mut socket, Message::Text(message.into()), idle).await;
-                return;
-            }
-        };
+        Ok(session) => session,
+        Err(e) => {
+            let message = Reply::error(format!("cannot start a simulation thread: {e}")).to_json();
+            let _ = send(&mut socket, Message::Text(message.into()), idle).await;
+            return;
+        }
+    };
     let mut ping = tokio::time::interval(idle / 3);
     let mut last_heard = Instant::now();
     let mut window = (Instant::now(), 0u32);

@@ -67,7 +67,10 @@ pub struct Settings {
 
 impl std::fmt::Debug for Settings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Settings").field("simulation", &self.simulation()).field("values", &self.values).finish()
+        f.debug_struct("Settings")
+            .field("simulation", &self.simulation())
+            .field("values", &self.values)
+            .finish()
     }
 }
 
@@ -88,7 +91,11 @@ pub struct Checked {
 impl Settings {
     /// The starting settings of the model called `simulation` on `device`; `None` when no
     /// such model is registered.
-    pub fn default_for(registry: &Registry, simulation: &str, device: &Device) -> Option<Result<Settings, String>> {
+    pub fn default_for(
+        registry: &Registry,
+        simulation: &str,
+        device: &Device,
+    ) -> Option<Result<Settings, String>> {
         registry.get(simulation).map(|entry| Self::defaults(entry, device))
     }
 
@@ -109,7 +116,10 @@ impl Settings {
         let side = (limits.max_cells as f64).sqrt().floor().clamp(1.0, 256.0) as u32;
         let changes = entry.grid().iter().map(|name| ((*name).to_owned(), Value::from(side))).collect();
         settings.updated(&changes).and_then(|s| s.check(limits)).map_err(|e| {
-            format!("the first model, {}, cannot start within this server's limits: {refusal}; {e}", entry.name())
+            format!(
+                "the first model, {}, cannot start within this server's limits: {refusal}; {e}",
+                entry.name()
+            )
         })
     }
 

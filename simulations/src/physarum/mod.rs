@@ -11,9 +11,9 @@ mod settings;
 use std::path::{Path, PathBuf};
 
 pub use kernels::physarum::Params;
-pub use settings::{MAX_TRAIL, PhysarumChoices, named_physarum_preset};
 use kernels::physarum::{SENSE_BILINEAR, SENSE_NEAREST, TAU, mix32, unit_f32};
 use rayon::prelude::*;
+pub use settings::{MAX_TRAIL, PhysarumChoices, named_physarum_preset};
 
 use crate::{
     Device,

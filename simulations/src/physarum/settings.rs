@@ -146,7 +146,10 @@ mod tests {
     #[test]
     fn refusals_name_the_option() {
         for (choices, expected) in [
-            (PhysarumChoices { preset: "nope".into(), ..network() }, "unknown preset 'nope'; valid presets: "),
+            (
+                PhysarumChoices { preset: "nope".into(), ..network() },
+                "unknown preset 'nope'; valid presets: ",
+            ),
             (PhysarumChoices { sensor_dist: Some(100.0), ..network() }, "--sensor-dist 100 is longer"),
             (PhysarumChoices { decay: Some(1.0), ..network() }, "--decay"),
             (PhysarumChoices { deposit: Some(1e30), ..network() }, "lower --deposit"),

@@ -53,8 +53,9 @@ fn variant(device: &Device) -> Variant {
 
 impl GrayScottValues {
     fn choices(&self) -> Result<grayscott::Choices, String> {
-        let init = parse_name::<Init>(&self.init)
-            .ok_or_else(|| format!("init: unknown start '{}'; valid starts: {}", self.init, names::<Init>()))?;
+        let init = parse_name::<Init>(&self.init).ok_or_else(|| {
+            format!("init: unknown start '{}'; valid starts: {}", self.init, names::<Init>())
+        })?;
         Ok(grayscott::Choices {
             preset: self.preset.clone(),
             width: self.width,
@@ -216,13 +217,15 @@ impl LiveModel for GrayScottLive {
     }
 
     fn command(&self, s: &Recorded<GrayScottValues>, steps: u32) -> Option<String> {
-        let arguments = batch::arguments(self.name(), &s.model.options(), s.palette, s.steps_per_frame, steps);
+        let arguments =
+            batch::arguments(self.name(), &s.model.options(), s.palette, s.steps_per_frame, steps);
         Some(batch::command(&arguments))
     }
 
     /// The `--config` TOML the CLI records for the same run.
     fn record(&self, s: &Recorded<GrayScottValues>, steps: u32, device: &Device) -> Result<String, String> {
-        let arguments = batch::arguments(self.name(), &s.model.options(), s.palette, s.steps_per_frame, steps);
+        let arguments =
+            batch::arguments(self.name(), &s.model.options(), s.palette, s.steps_per_frame, steps);
         let Command::Grayscott(args) = batch::parse(&arguments)? else {
             return Err("the command line of Gray-Scott's settings ran another simulation".into());
         };

@@ -130,13 +130,15 @@ impl LiveModel for HeatLive {
     }
 
     fn command(&self, s: &Recorded<HeatValues>, steps: u32) -> Option<String> {
-        let arguments = batch::arguments(self.name(), &s.model.options(), s.palette, s.steps_per_frame, steps);
+        let arguments =
+            batch::arguments(self.name(), &s.model.options(), s.palette, s.steps_per_frame, steps);
         Some(batch::command(&arguments))
     }
 
     /// The `--config` TOML the CLI records for the same run.
     fn record(&self, s: &Recorded<HeatValues>, steps: u32, device: &Device) -> Result<String, String> {
-        let arguments = batch::arguments(self.name(), &s.model.options(), s.palette, s.steps_per_frame, steps);
+        let arguments =
+            batch::arguments(self.name(), &s.model.options(), s.palette, s.steps_per_frame, steps);
         let Command::Heat(args) = batch::parse(&arguments)? else {
             return Err("the command line of heat's settings ran another simulation".into());
         };

@@ -62,8 +62,9 @@ impl PhysarumValues {
     /// The library's choices; what the page does not set (jitter, sensing, image strength) is
     /// the library's default, as on the command line.
     fn choices(&self) -> Result<PhysarumChoices, String> {
-        let init = parse_name::<AgentInit>(&self.init)
-            .ok_or_else(|| format!("init: unknown start '{}'; valid starts: {}", self.init, names::<AgentInit>()))?;
+        let init = parse_name::<AgentInit>(&self.init).ok_or_else(|| {
+            format!("init: unknown start '{}'; valid starts: {}", self.init, names::<AgentInit>())
+        })?;
         let base = PhysarumSetup::default();
         Ok(PhysarumChoices {
             preset: self.preset.clone(),
@@ -151,9 +152,9 @@ impl LiveModel for PhysarumLive {
     fn controls(&self) -> Vec<Control> {
         vec![
             Control::number("agents", "agents", 1.0, f64::from(u32::MAX)),
-            Control::slider("sensor_angle", "sensor angle", 0.0, 3.14159, 0.01),
+            Control::slider("sensor_angle", "sensor angle", 0.0, std::f64::consts::PI, 0.01),
             Control::slider("sensor_dist", "sensor dist", 0.0, 64.0, 0.5),
-            Control::slider("turn_angle", "turn angle", 0.0, 3.14159, 0.01),
+            Control::slider("turn_angle", "turn angle", 0.0, std::f64::consts::PI, 0.01),
             Control::slider("deposit", "deposit", 0.0, 20.0, 0.1),
             Control::slider("decay", "decay", 0.0, 0.5, 0.005),
         ]
@@ -186,7 +187,12 @@ impl LiveModel for PhysarumLive {
 
     /// New model parameters apply from the next step; a new grid, agent count, seed or start
     /// needs a new simulation.
-    fn change_live(&self, old: &PhysarumSetup, new: &PhysarumSetup, run: &mut PhysarumRun) -> Result<bool, String> {
+    fn change_live(
+        &self,
+        old: &PhysarumSetup,
+        new: &PhysarumSetup,
+        run: &mut PhysarumRun,
+    ) -> Result<bool, String> {
         let key = |s: &PhysarumSetup| (s.width, s.height, s.agents, s.seed, s.init);
         if key(old) != key(new) {
             return Ok(false);
@@ -203,13 +209,15 @@ impl LiveModel for PhysarumLive {
     }
 
     fn command(&self, s: &Recorded<PhysarumValues>, steps: u32) -> Option<String> {
-        let arguments = batch::arguments(self.name(), &s.model.options(), s.palette, s.steps_per_frame, steps);
+        let arguments =
+            batch::arguments(self.name(), &s.model.options(), s.palette, s.steps_per_frame, steps);
         Some(batch::command(&arguments))
     }
 
     /// The `--config` TOML the CLI records for the same run.
     fn record(&self, s: &Recorded<PhysarumValues>, steps: u32, device: &Device) -> Result<String, String> {
-        let arguments = batch::arguments(self.name(), &s.model.options(), s.palette, s.steps_per_frame, steps);
+        let arguments =
+            batch::arguments(self.name(), &s.model.options(), s.palette, s.steps_per_frame, steps);
         let Command::Physarum(args) = batch::parse(&arguments)? else {
             return Err("the command line of Physarum's settings ran another simulation".into());
         };
