@@ -109,7 +109,9 @@ pub(crate) struct Common {
 const COMMON: [&str; 2] = ["palette", "steps_per_frame"];
 
 /// A model seen through JSON settings (the page's) and erased setups and runs: what a session
-/// holds. Settings maps hold every setting, the model's and [`Common`]'s.
+/// holds. Settings maps hold every setting, the model's and [`Common`]'s. Each method is the
+/// [`LiveModel`] method of the same name, with the settings read and the setup and simulation
+/// taken back as the model's own types.
 pub(crate) trait Entry: Send + Sync {
     fn name(&self) -> &'static str;
     fn describe(&self) -> Value;

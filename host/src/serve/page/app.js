@@ -124,6 +124,8 @@ function onState(message) {
   $("brush-row").classList.toggle("hidden", !model.brush);
   $("map-box").classList.toggle("hidden", !model.map);
   $("size-row").classList.toggle("hidden", model.grid.length === 0);
+  $("seed").classList.toggle("hidden", s.seed === undefined);
+  $("copy-command").classList.toggle("hidden", message.command === "");
   fillPresets(s, model);
   $("palette").value = s.palette;
   if (model.grid.length > 0) $("size").value = s[model.grid[0]];
