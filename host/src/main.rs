@@ -30,7 +30,7 @@ fn main() -> ExitCode {
         Command::Heat(args) => cli::heat::run(*args, &given),
         Command::Physarum(args) => cli::physarum::run(*args, &given),
         Command::Bench { what } => cli::bench::run(what),
-        Command::Serve(args) => serve::run(*args),
+        Command::Serve(args) => serve::run(*args, serve::Registry::builtin()),
     });
     // A run that failed its checks never took the GPU: let the thread leave the driver first.
     simulations::cuda::settle_background_open();

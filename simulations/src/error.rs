@@ -192,6 +192,17 @@ macro_rules! invalid {
 }
 pub(crate) use invalid;
 
+/// Refuses a non-finite `value` of `option`, or one beyond ±`max` (where the model would
+/// leave float32), saying why.
+pub fn at_most(option: &str, value: f64, max: f64, why: &str) -> Result<()> {
+    if !value.is_finite() || value.abs() > max {
+        return Err(Error::InvalidInput(format!(
+            "{option} must be a finite number within ±{max:e}, got {value:e}: {why}"
+        )));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,7 +1,10 @@
 //! `barkley`: a broken wave curls into a spiral; runs on GPU 0 if there is one (else on the
 //! CPU, and says so). Its own output is the picture of both fields (`--output`); every other
 //! output (`--gif`, `--mp4`, `--png-dir`, `--png`, `--save`, `--checkpoint`, `--resume`) is the
-//! simulations library's driver's.
+//! simulations library's driver's. `barkley serve` is the live view (`host::serve`) with
+//! Barkley registered ([`live`]) before the built-in simulations.
+
+mod live;
 
 use std::{path::PathBuf, process::ExitCode};
 
@@ -9,19 +12,39 @@ use barkley::{
     Field, Model,
     driven::{Barkley, BarkleyRun},
 };
-use clap::Parser;
+use clap::{Parser, Subcommand};
+use host::serve::{
+    Registry,
+    builtin::{GrayScottLive, HeatLive, PhysarumLive},
+};
 use simulations::driver::{Driver, OutputArgs, Report, StateArgs, Target, destination, handle_signals};
 
 /// Barkley's spiral waves: a broken wave curls into a rotating spiral. Writes the final
 /// (u, v) as a picture; frames, videos, saves and checkpoints as asked. Runs on GPU 0 if
 /// there is one, else on the CPU.
 #[derive(Parser)]
+#[command(args_conflicts_with_subcommands = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    run: Args,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Watch and steer Barkley (and the built-in simulations) live in a browser.
+    Serve(host::cli::serve::ServeArgs),
+}
+
+/// The options of a run.
+#[derive(clap::Args)]
 struct Args {
     /// Grid width in cells (spacing 0.5).
-    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(8..=8192))]
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(i64::from(live::MIN_SIDE)..=i64::from(live::MAX_SIDE)))]
     width: u32,
     /// Grid height in cells (spacing 0.5).
-    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(8..=8192))]
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(i64::from(live::MIN_SIDE)..=i64::from(live::MAX_SIDE)))]
     height: u32,
     /// Time steps of 0.02 in all (a resumed checkpoint's count towards them).
     #[arg(long, default_value_t = 2500, allow_negative_numbers = true)]
@@ -39,13 +62,25 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    match run(&Args::parse()) {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Some(Command::Serve(args)) => serve(args),
+        None => run(&cli.run),
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("barkley: {e}");
             ExitCode::FAILURE
         }
     }
+}
+
+/// The live view: Barkley first (a session starts with it), then the built-in simulations.
+fn serve(args: host::cli::serve::ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let mut registry = Registry::new();
+    registry.register(live::BarkleyLive).register(GrayScottLive).register(PhysarumLive).register(HeatLive);
+    Ok(host::serve::run(args, registry)?)
 }
 
 fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {

@@ -4,17 +4,15 @@ mod map;
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use simulations::{
-    grayscott::{self, GrayScott, Init, PRESETS, Rates, Setup, Variant, parts::LaunchSettings},
+    grayscott::{self, GrayScott, Init, MAX_RATE, PRESETS, Setup, Variant, parts::LaunchSettings},
     transport::Layout,
 };
 
 use super::{
-    options::{
-        self, BackendArgs, OutputArgs, PartsArgs, SeedArgs, Simulation, StateArgs, at_most, check_steps,
-    },
+    options::{self, BackendArgs, OutputArgs, PartsArgs, SeedArgs, Simulation, StateArgs, check_steps},
     settings::{ConfigArgs, Document, Given, GrayScottTable, Provenance, RunTable, Seed},
 };
 use crate::say;
@@ -42,10 +40,6 @@ impl Simulation for GrayScottSim {
     const CPU: Variant = Variant::Cpu;
     const GPU_DEFAULT: Variant = Variant::Fused;
 }
-
-/// The largest rate accepted: with every rate and dt at most this, each term of the update
-/// stays below 1e13, far inside float32 (U and V are clamped to [0, 1]).
-const MAX_RATE: f64 = 1e6;
 
 #[derive(Args, Debug)]
 pub struct GrayScottArgs {
@@ -140,36 +134,25 @@ fn list_presets() -> Result<()> {
 }
 
 /// Checks everything that can be checked before any work; returns the setup and the step
-/// count.
+/// count. The simulation's own rules are the library's ([`grayscott::Choices`]).
 pub(crate) fn check(args: &GrayScottArgs) -> Result<(Setup, u32)> {
-    let preset = grayscott::preset(&args.preset).with_context(|| {
-        let names: Vec<_> = PRESETS.iter().map(|p| p.name).collect();
-        format!("unknown preset '{}'; valid presets: {}", args.preset, names.join(", "))
-    })?;
+    let preset = grayscott::named_preset(&args.preset)?;
     let steps = args.steps.unwrap_or(preset.steps);
     check_steps(steps)?;
-    let base = preset.rates();
-    let setup = Setup {
+    let choices = grayscott::Choices {
+        preset: args.preset.clone(),
         width: args.width.unwrap_or(args.size),
         height: args.height.unwrap_or(args.size),
-        rates: Rates {
-            du: args.du.unwrap_or(base.du),
-            dv: args.dv.unwrap_or(base.dv),
-            feed: args.feed.unwrap_or(base.feed),
-            kill: args.kill.unwrap_or(base.kill),
-            dt: args.dt.unwrap_or(base.dt),
-        },
-        init: args.init.unwrap_or(preset.init),
+        feed: args.feed,
+        kill: args.kill,
+        du: args.du,
+        dv: args.dv,
+        dt: args.dt,
+        init: args.init,
         init_image: args.init_image.clone(),
         seed: args.seed.seed,
     };
-    setup.validate()?;
-    let r = &setup.rates;
-    for (option, value) in
-        [("--du", r.du), ("--dv", r.dv), ("--feed", r.feed), ("--kill", r.kill), ("--dt", r.dt)]
-    {
-        at_most(option, f64::from(value), MAX_RATE, "beyond it the update can overflow float32")?;
-    }
+    let setup = choices.setup()?;
     args.backend.check()?;
     Ok((setup, steps))
 }

@@ -1,17 +1,15 @@
 //! `rust-gpu-sim heat`.
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use clap::Args;
 use simulations::{
     driver::{Driver, FrameDefaults, Report},
-    heat::{Heat, HeatInit, HeatSetup, HeatVariant},
+    heat::{Heat, HeatChoices, HeatInit, HeatSetup, HeatVariant},
     transport::Layout,
 };
 
 use super::{
-    options::{
-        self, BackendArgs, OutputArgs, PartsArgs, SeedArgs, Simulation, StateArgs, at_most, check_steps,
-    },
+    options::{self, BackendArgs, OutputArgs, PartsArgs, SeedArgs, Simulation, StateArgs, check_steps},
     settings::{ConfigArgs, Document, Given, HeatTable, Provenance, RunTable, Seed},
 };
 use crate::say;
@@ -38,16 +36,6 @@ impl Simulation for HeatSim {
     const CPU: HeatVariant = HeatVariant::Cpu;
     const GPU_DEFAULT: HeatVariant = HeatVariant::Fused;
 }
-
-/// α/h² (the coefficient of the stencil) is kept within [1/MAX_COEFFICIENT, MAX_COEFFICIENT]
-/// and the boundary value within ±MAX_VALUE: then every RK4 stage (at most 12·MAX_VALUE·α/h²
-/// before the multiplication by dt ≤ 0.232·h²/α) stays finite in float32, and so does the
-/// default dt.
-const MAX_COEFFICIENT: f64 = 1e20;
-const MAX_VALUE: f64 = 1e15;
-/// h² (computed in float32) stays a normal number within these bounds.
-const MIN_H: f64 = 1e-15;
-const MAX_H: f64 = 1e15;
 
 #[derive(Args, Debug)]
 pub struct HeatArgs {
@@ -92,47 +80,20 @@ pub struct HeatArgs {
     config: ConfigArgs,
 }
 
-/// Checks everything that can be checked before any work; returns the setup.
+/// Checks everything that can be checked before any work; returns the setup. The
+/// simulation's own rules are the library's ([`HeatChoices`]).
 pub(crate) fn check(args: &HeatArgs) -> Result<HeatSetup> {
     check_steps(args.steps)?;
-    let n = [args.nx.unwrap_or(args.size), args.ny.unwrap_or(args.size), args.nz.unwrap_or(args.size)];
-    for (option, value) in [("--alpha", args.alpha), ("--h", args.h)] {
-        if !(value.is_finite() && value > 0.0) {
-            bail!("{option} must be a finite number above 0, got {value}");
-        }
-    }
-    if !(MIN_H..=MAX_H).contains(&f64::from(args.h)) {
-        bail!("--h must be between {MIN_H:e} and {MAX_H:e}, got {}: h² is computed in float32", args.h);
-    }
-    let coefficient = f64::from(args.alpha) / (f64::from(args.h) * f64::from(args.h));
-    if !(1.0 / MAX_COEFFICIENT..=MAX_COEFFICIENT).contains(&coefficient) {
-        bail!(
-            "--alpha / --h² = {coefficient:e} (α = {}, h = {}) must be between {:e} and {MAX_COEFFICIENT:e}, \
-             where the RK4 stages and the time step stay finite in float32; rescale --alpha or --h",
-            args.alpha,
-            args.h,
-            1.0 / MAX_COEFFICIENT
-        );
-    }
-    at_most(
-        "--boundary-value",
-        f64::from(args.boundary_value),
-        MAX_VALUE,
-        "beyond it the stencil can overflow float32",
-    )?;
-    let mut setup = HeatSetup {
-        n,
+    let choices = HeatChoices {
+        n: [args.nx.unwrap_or(args.size), args.ny.unwrap_or(args.size), args.nz.unwrap_or(args.size)],
         alpha: args.alpha,
         h: args.h,
-        dt: 0.0,
-        boundary: args.boundary_value,
+        dt: args.dt,
+        boundary_value: args.boundary_value,
         init: args.init,
         seed: args.seed.seed,
     };
-    // The default dt is finite and positive within the bounds above; a given one is checked
-    // against the stability limit.
-    setup.dt = args.dt.unwrap_or(0.8 * setup.dt_limit());
-    setup.validate()?;
+    let setup = choices.setup()?;
     args.backend.check()?;
     Ok(setup)
 }

@@ -403,8 +403,5 @@ pub fn check_steps(steps: u32) -> Result<()> {
 /// Refuses a non-finite `value` of `option`, or one beyond ±`max` (where the model would
 /// leave float32), saying why.
 pub fn at_most(option: &str, value: f64, max: f64, why: &str) -> Result<()> {
-    if !value.is_finite() || value.abs() > max {
-        bail!("{option} must be a finite number within ±{max:e}, got {value:e}: {why}");
-    }
-    Ok(())
+    Ok(simulations::error::at_most(option, value, max, why)?)
 }

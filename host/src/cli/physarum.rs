@@ -2,12 +2,12 @@
 
 use std::{io::Write, path::PathBuf, time::Instant};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use clap::Args;
 use simulations::{
     Device,
     physarum::{
-        AgentInit, Physarum, PhysarumSetup, PhysarumVariant, Sensing, ToyModel,
+        AgentInit, MAX_TRAIL, Physarum, PhysarumChoices, PhysarumSetup, PhysarumVariant, Sensing, ToyModel,
         sensitivity::{self, Perturb},
     },
     render::output::AtomicFile,
@@ -46,11 +46,6 @@ impl Simulation for PhysarumSim {
     const CPU: PhysarumVariant = PhysarumVariant::Cpu;
     const GPU_DEFAULT: PhysarumVariant = PhysarumVariant::Optimized;
 }
-
-/// The most trail the whole grid may ever hold: diffusion keeps the total and decay shrinks
-/// it, so no cell (and no sum over cells) exceeds image strength × cells + deposit × agents ×
-/// min(steps, 1/decay); below this bound that stays far inside float32.
-const MAX_TRAIL: f64 = 1e30;
 
 /// The toy model's rates stay below this, so the 2×2 eigenvalue arithmetic stays finite.
 const MAX_TOY_RATE: f64 = 1e100;
@@ -207,24 +202,22 @@ fn run_toy_model(args: &PhysarumArgs) -> Result<()> {
     Ok(())
 }
 
-/// Checks everything that can be checked before any work; returns the setup.
+/// Checks everything that can be checked before any work; returns the setup. The
+/// simulation's own rules are the library's ([`PhysarumChoices`]).
 pub(crate) fn check(args: &PhysarumArgs) -> Result<PhysarumSetup> {
     check_steps(args.steps)?;
-    let preset = simulations::physarum::physarum_preset(&args.preset).with_context(|| {
-        let names: Vec<_> = simulations::physarum::PHYSARUM_PRESETS.iter().map(|p| p.name).collect();
-        format!("unknown preset '{}'; valid presets: {}", args.preset, names.join(", "))
-    })?;
-    let setup = PhysarumSetup {
+    let choices = PhysarumChoices {
+        preset: args.preset.clone(),
         width: args.width.unwrap_or(args.size),
         height: args.height.unwrap_or(args.size),
         agents: args.agents,
-        sensor_dist: args.sensor_dist.unwrap_or(preset.sensor_dist),
-        sensor_angle: args.sensor_angle.unwrap_or(preset.sensor_angle),
-        turn_angle: args.turn_angle.unwrap_or(preset.turn_angle),
-        step_size: args.step_size.unwrap_or(preset.step_size),
-        deposit: args.deposit.unwrap_or(preset.deposit),
-        diffuse: args.diffuse.unwrap_or(preset.diffuse),
-        decay: args.decay.unwrap_or(preset.decay),
+        sensor_dist: args.sensor_dist,
+        sensor_angle: args.sensor_angle,
+        turn_angle: args.turn_angle,
+        step_size: args.step_size,
+        deposit: args.deposit,
+        diffuse: args.diffuse,
+        decay: args.decay,
         jitter: args.jitter,
         sensing: args.sensing,
         seed: args.seed.seed,
@@ -232,42 +225,7 @@ pub(crate) fn check(args: &PhysarumArgs) -> Result<PhysarumSetup> {
         init_image: args.init_image.clone(),
         image_strength: args.image_strength,
     };
-    // Sensors and steps span at most one period of the grid: name the options that set it.
-    let side = setup.width.min(setup.height);
-    if side >= 1 {
-        for (option, value) in [("--sensor-dist", setup.sensor_dist), ("--step-size", setup.step_size)] {
-            if value > side as f32 {
-                bail!(
-                    "{option} {value} is longer than the grid's shorter side, {side} cells (--size, --width, \
-                     --height); a sensor or a step spans at most one period"
-                );
-            }
-        }
-    }
-    setup.validate()?;
-    let cells = f64::from(setup.width) * f64::from(setup.height);
-    let image_trail = if setup.init_image.is_some() { f64::from(setup.image_strength) * cells } else { 0.0 };
-    if image_trail > MAX_TRAIL {
-        bail!(
-            "--image-strength {} seeds {image_trail:e} trail units over the grid, above {MAX_TRAIL:e}, \
-             beyond which the trail can overflow float32; lower --image-strength",
-            setup.image_strength
-        );
-    }
-    let lifetime = if setup.decay > 0.0 {
-        f64::from(args.steps).min(1.0 / f64::from(setup.decay))
-    } else {
-        f64::from(args.steps)
-    };
-    let deposited = f64::from(setup.deposit) * f64::from(setup.agents) * lifetime;
-    if deposited > MAX_TRAIL {
-        bail!(
-            "--deposit {} × --agents {} × {lifetime} steps (--steps, at most 1/--decay) = {deposited:e} trail units, \
-             above {MAX_TRAIL:e}, beyond which the trail can overflow float32; lower --deposit",
-            setup.deposit,
-            setup.agents
-        );
-    }
+    let setup = choices.setup(args.steps)?;
     if args.sensitivity {
         let max = match args.perturb {
             Perturb::Heading => std::f64::consts::TAU,

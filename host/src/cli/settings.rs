@@ -353,6 +353,11 @@ pub fn name_of<T: ValueEnum>(value: &T) -> String {
     value.to_possible_value().map(|v| v.get_name().to_owned()).unwrap_or_default()
 }
 
+/// The value of a [`ValueEnum`] called `name` on the command line, if any.
+pub fn parse_name<T: ValueEnum>(name: &str) -> Option<T> {
+    T::from_str(name, false).ok()
+}
+
 /// Arguments as one line a POSIX shell reads back: plain words as they are, others in single
 /// quotes.
 pub fn command_line(args: impl IntoIterator<Item = std::ffi::OsString>) -> String {

@@ -1,15 +1,16 @@
 //! What travels over a session's WebSocket.
 //!
 //! Page → server: text messages, one JSON object each, `{"type": ...}`:
-//! - `start` `{"simulation": "grayscott" | "physarum" | "heat", "settings": {...}}`: a new
-//!   simulation (the defaults of that simulation, then `settings`);
+//! - `start` `{"simulation": name, "settings": {...}}`: a new simulation of a registered model
+//!   (`hello` lists them; the built-in ones are "grayscott", "physarum" and "heat"): that
+//!   model's defaults, then `settings`;
 //! - `set` `{"settings": {...}}`: change some settings (see [`super::settings::Settings`]);
 //! - `pause`, `run`, `step` (one frame's steps while paused), `reset`, `seed` (a new random
 //!   seed, then reset);
-//! - `brush` `{"x": cells, "y": cells, "radius": cells}`: paint V (Gray-Scott) or drop
-//!   agents (Physarum);
+//! - `brush` `{"x": cells, "y": cells, "radius": cells}`: the model's brush (Gray-Scott paints
+//!   V, Physarum drops agents);
 //! - `snapshot`: the current frame as a PNG with the settings embedded;
-//! - `map`: the Gray-Scott (F, k) parameter map (computed once per session).
+//! - `map`: the model's parameter map (Gray-Scott's (F, k) map; computed once per session).
 //!
 //! Server → page: text messages (`hello`, `state`, `stats`, `error`, `map`) and binary ones,
 //! each starting with a 4-byte tag: [`FRAME_TAG`] (a frame: [`FRAME_HEADER`] bytes of header,
@@ -65,10 +66,13 @@ pub enum Reply {
     Hello {
         /// "cpu (2 threads)", "NVIDIA H200".
         device: String,
+        /// The models, in the page's order: `name`, `label`, `grid` (the settings the grid
+        /// side sets), `controls` (`name`, `label`, `min`, `max`, `step`, `kind`: "slider" or
+        /// "number"), `presets` (`name`, `description`), `brush` and `map` (whether the model
+        /// has them).
+        models: Vec<Value>,
         /// Every palette's 256 colours, `#rrggbb`.
         palettes: Vec<PaletteColors>,
-        grayscott_presets: Vec<Value>,
-        physarum_presets: Vec<Value>,
         max_cells: u64,
         max_agents: u32,
         max_steps_per_frame: u32,

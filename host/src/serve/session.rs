@@ -17,21 +17,15 @@ use std::{
 
 use axum::body::Bytes;
 use serde_json::{Map, Value};
-use simulations::{
-    Device, driver,
-    grayscott::{
-        GrayScott, Variant,
-        map::{DEFAULT_FEED, DEFAULT_KILL, MapSetup, ParameterMap},
-    },
-    heat::{Heat, HeatVariant},
-    physarum::{Physarum, PhysarumVariant},
-    render::colormap,
-};
+use simulations::Device;
 use tokio::sync::{mpsc, watch};
 
 use super::{
+    Registry,
+    model::ParameterMapImage,
     protocol::{self, MAP_TAG, PNG_TAG, Reply, Request},
-    settings::{Checked, Limits, Model, Settings},
+    registry::LiveRun,
+    settings::{Checked, Limits, Settings},
 };
 
 /// Requests queued for the simulation thread; beyond this the page is told to slow down.
@@ -61,11 +55,13 @@ pub struct Session {
 }
 
 impl Session {
-    /// Starts the thread with the default Gray-Scott simulation. `on_exit` runs on the thread
-    /// once the simulation is dropped.
+    /// Starts the thread with a simulation of `start` (of a model of `registry`). `on_exit`
+    /// runs on the thread once the simulation is dropped.
     pub fn spawn(
         device: Device,
         limits: Limits,
+        registry: Arc<Registry>,
+        start: Checked,
         frames: watch::Sender<Option<Bytes>>,
         replies: mpsc::Sender<Outgoing>,
         on_exit: impl FnOnce() + Send + 'static,
@@ -74,7 +70,7 @@ impl Session {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         std::thread::Builder::new().name("serve-session".into()).spawn(move || {
-            let mut runner = Runner::new(device, limits, frames, replies, flag);
+            let mut runner = Runner::new(device, limits, registry, start, frames, replies, flag);
             runner.run(inbox);
             drop(runner);
             on_exit();
@@ -98,84 +94,16 @@ impl Drop for Session {
     }
 }
 
-/// A simulation of any kind.
-enum Sim {
-    GrayScott(GrayScott),
-    Physarum(Physarum),
-    Heat(Heat),
-}
-
-impl Sim {
-    fn build(model: &Model, device: &Device) -> simulations::Result<Sim> {
-        let gpu = matches!(device, Device::Cuda(_));
-        Ok(match model {
-            Model::GrayScott(setup) => {
-                let variant = if gpu { Variant::Fused } else { Variant::Cpu };
-                Sim::GrayScott(GrayScott::new_tuned(setup, device, variant, true)?)
-            }
-            Model::Physarum(setup) => {
-                let variant = if gpu { PhysarumVariant::Optimized } else { PhysarumVariant::Cpu };
-                Sim::Physarum(Physarum::new(setup, device, variant)?)
-            }
-            Model::Heat(setup) => {
-                let variant = if gpu { HeatVariant::Fused } else { HeatVariant::Cpu };
-                Sim::Heat(Heat::new(setup, device, variant)?)
-            }
-        })
-    }
-
-    fn step(&mut self, steps: u32) -> simulations::Result<()> {
-        match self {
-            Sim::GrayScott(sim) => sim.step(steps),
-            Sim::Physarum(sim) => sim.step(steps),
-            Sim::Heat(sim) => sim.step(steps),
-        }
-    }
-
-    /// The current frame: one palette level per cell, as the driver takes it for the CLI's
-    /// outputs (heat: the middle slice over the initial field's range).
-    fn levels(&mut self) -> simulations::Result<Vec<u8>> {
-        match self {
-            Sim::GrayScott(sim) => driver::Simulation::frame(sim),
-            Sim::Physarum(sim) => Ok(simulations::physarum::trail_levels(&sim.trail()?)),
-            Sim::Heat(sim) => driver::Simulation::frame(sim),
-        }
-    }
-
-    fn size(&self) -> (u32, u32) {
-        match self {
-            Sim::GrayScott(sim) => (sim.width(), sim.height()),
-            Sim::Physarum(sim) => (sim.setup().width, sim.setup().height),
-            Sim::Heat(sim) => (sim.setup().n[0], sim.setup().n[1]),
-        }
-    }
-
-    fn steps_done(&self) -> u64 {
-        match self {
-            Sim::GrayScott(sim) => sim.steps_done(),
-            Sim::Physarum(sim) => sim.steps_done(),
-            Sim::Heat(sim) => sim.steps_done(),
-        }
-    }
-
-    fn describe(&self) -> String {
-        match self {
-            Sim::GrayScott(sim) => sim.describe(),
-            Sim::Physarum(sim) => sim.describe(),
-            Sim::Heat(sim) => sim.describe(),
-        }
-    }
-}
-
 /// The simulation thread's state.
 struct Runner {
     device: Device,
     limits: Limits,
+    registry: Arc<Registry>,
     frames: watch::Sender<Option<Bytes>>,
     replies: mpsc::Sender<Outgoing>,
     stop: Arc<AtomicBool>,
     checked: Checked,
-    sim: Option<Sim>,
+    sim: Option<Box<dyn LiveRun>>,
     version: u32,
     paused: bool,
     /// Steps still to run for a `step` request while paused.
@@ -193,19 +121,16 @@ impl Runner {
     fn new(
         device: Device,
         limits: Limits,
+        registry: Arc<Registry>,
+        checked: Checked,
         frames: watch::Sender<Option<Bytes>>,
         replies: mpsc::Sender<Outgoing>,
         stop: Arc<AtomicBool>,
     ) -> Self {
-        let settings = Settings::default_for("grayscott", &device).expect("Gray-Scott defaults");
-        // The defaults are sized for the device; a smaller --max-cells shrinks them.
-        let checked = match settings.check(&limits) {
-            Ok(checked) => checked,
-            Err(_) => small_default(&settings, &limits),
-        };
         let mut runner = Runner {
             device,
             limits,
+            registry,
             frames,
             replies,
             stop,
@@ -303,8 +228,8 @@ impl Runner {
     fn publish(&mut self) -> simulations::Result<()> {
         let _turn = self.gpu_turn();
         let Some(sim) = self.sim.as_mut() else { return Ok(()) };
-        let levels = sim.levels()?;
-        let (w, h) = sim.size();
+        let levels = sim.frame()?;
+        let (w, h) = sim.frame_size();
         let message = protocol::frame_message(w, h, sim.steps_done(), self.version, &levels);
         self.frames.send_replace(Some(Bytes::from(message)));
         self.last_levels = Some(levels);
@@ -321,7 +246,7 @@ impl Runner {
         let reply = Reply::Stats {
             steps_per_second: steps as f64 / seconds,
             frames_per_second: f64::from(frames) / seconds,
-            steps: self.sim.as_ref().map_or(0, Sim::steps_done),
+            steps: self.steps_done(),
         };
         self.reply(Outgoing::Text(reply.to_json()));
         self.window = (Instant::now(), 0, 0);
@@ -336,16 +261,20 @@ impl Runner {
         self.reply(Outgoing::Text(Reply::error(message).to_json()));
     }
 
+    /// Steps the simulation has done (0 without one).
+    fn steps_done(&self) -> u64 {
+        self.sim.as_ref().map_or(0, |sim| sim.steps_done())
+    }
+
     fn send_state(&self) {
         let settings = &self.checked.settings;
-        let steps = self.sim.as_ref().map_or(0, Sim::steps_done);
-        let steps = u32::try_from(steps).unwrap_or(u32::MAX).max(1);
+        let steps = u32::try_from(self.steps_done()).unwrap_or(u32::MAX).max(1);
         let reply = Reply::State {
-            settings: serde_json::to_value(settings).expect("settings serialise"),
+            settings: settings.to_json(),
             version: self.version,
             paused: self.paused,
-            backend: self.sim.as_ref().map_or_else(|| "none".into(), Sim::describe),
-            steps: self.sim.as_ref().map_or(0, Sim::steps_done),
+            backend: self.sim.as_ref().map_or_else(|| "none".into(), |sim| sim.describe()),
+            steps: self.steps_done(),
             command: settings.command(steps),
             toml: settings.toml(steps, &self.device).unwrap_or_else(|e| format!("# {e}")),
         };
@@ -354,11 +283,16 @@ impl Runner {
 
     fn handle(&mut self, request: Request) {
         let result = match request {
-            Request::Start { simulation, settings } => match Settings::default_for(&simulation, &self.device)
-            {
-                Some(base) => self.change(base, &settings, true),
-                None => Err(format!("unknown simulation '{simulation}'; valid: grayscott, physarum, heat")),
-            },
+            Request::Start { simulation, settings } => {
+                match Settings::default_for(&self.registry, &simulation, &self.device) {
+                    Some(Ok(base)) => self.change(base, &settings, true),
+                    Some(Err(e)) => Err(e),
+                    None => Err(format!(
+                        "unknown simulation '{simulation}'; valid: {}",
+                        self.registry.names().join(", ")
+                    )),
+                }
+            }
             Request::Set { settings } => self.change(self.checked.settings.clone(), &settings, false),
             Request::Pause {} => {
                 self.paused = true;
@@ -437,34 +371,19 @@ impl Runner {
     }
 
     /// Changes the running simulation in place if `checked` differs from the current
-    /// settings only in what it can change live; `Ok(false)` when it needs a new one.
+    /// settings only in what it can change live (the palette and steps per frame always; the
+    /// rest as the model says); `Ok(false)` when it needs a new one.
     fn apply_live(&mut self, checked: &Checked) -> Result<bool, String> {
+        let (old, new) = (&self.checked.settings, &checked.settings);
+        if old.simulation() != new.simulation() {
+            return Ok(false);
+        }
+        if old.same_model_settings(new) {
+            return Ok(true);
+        }
         let _turn = self.gpu_turn();
         let Some(sim) = self.sim.as_mut() else { return Ok(false) };
-        match (&self.checked.model, &checked.model, sim) {
-            (Model::GrayScott(old), Model::GrayScott(new), Sim::GrayScott(sim)) => {
-                let same_start = (old.width, old.height, old.init, old.seed)
-                    == (new.width, new.height, new.init, new.seed);
-                if !same_start {
-                    return Ok(false);
-                }
-                sim.set_rates(new.rates).map_err(|e| e.to_string())?;
-                Ok(true)
-            }
-            (Model::Physarum(old), Model::Physarum(new), Sim::Physarum(sim)) => {
-                let key =
-                    |s: &simulations::physarum::PhysarumSetup| (s.width, s.height, s.agents, s.seed, s.init);
-                if key(old) != key(new) {
-                    return Ok(false);
-                }
-                sim.set_model(new).map_err(|e| e.to_string())?;
-                Ok(true)
-            }
-            (Model::Heat(old), Model::Heat(new), Sim::Heat(_)) => {
-                Ok(format!("{old:?}") == format!("{new:?}"))
-            }
-            _ => Ok(false),
-        }
+        new.entry().change_live(&self.checked.setup, &checked.setup, sim.as_mut())
     }
 
     /// A new simulation from the current settings (the old one and its memory go first).
@@ -473,7 +392,8 @@ impl Runner {
         self.sim = None;
         self.last_levels = None;
         self.step_seconds = 0.0;
-        let sim = Sim::build(&self.checked.model, &self.device).map_err(|e| e.to_string())?;
+        let settings = &self.checked.settings;
+        let sim = settings.entry().build(&self.checked.setup, &self.device)?;
         self.sim = Some(sim);
         drop(_turn);
         self.publish().map_err(|e| e.to_string())
@@ -482,7 +402,7 @@ impl Runner {
     fn brush(&mut self, x: f32, y: f32, radius: f32) -> Result<(), String> {
         let _turn = self.gpu_turn();
         let Some(sim) = self.sim.as_mut() else { return Err("no simulation is running".into()) };
-        let (w, h) = sim.size();
+        let (w, h) = sim.frame_size();
         if !(x.is_finite() && y.is_finite() && (0.0..=w as f32).contains(&x) && (0.0..=h as f32).contains(&y))
         {
             return Err(format!("brush: the centre ({x}, {y}) is outside the {w}x{h} grid"));
@@ -492,20 +412,7 @@ impl Runner {
                 "brush: the radius must be above 0 and at most {MAX_BRUSH_RADIUS} cells, got {radius}"
             ));
         }
-        match sim {
-            Sim::GrayScott(sim) => sim.paint(x, y, radius).map_err(|e| e.to_string())?,
-            Sim::Physarum(sim) => {
-                // About two agents per cell of the brush, and never more than a tenth of them.
-                let area = std::f32::consts::PI * radius * radius;
-                let count = ((2.0 * area) as u32).clamp(1, (sim.setup().agents / 10).max(1));
-                sim.drop_agents(x, y, radius, count).map_err(|e| e.to_string())?;
-            }
-            Sim::Heat(_) => {
-                return Err(
-                    "the brush paints Gray-Scott's V or drops Physarum's agents; heat has no brush".into()
-                );
-            }
-        }
+        self.checked.settings.entry().brush(sim.as_mut(), x, y, radius)?;
         drop(_turn);
         if self.paused {
             self.publish().map_err(|e| e.to_string())?;
@@ -516,7 +423,7 @@ impl Runner {
     fn snapshot(&mut self) -> Result<(), String> {
         let Some(sim) = self.sim.as_ref() else { return Err("no simulation is running".into()) };
         let Some(levels) = &self.last_levels else { return Err("no frame yet".into()) };
-        let (w, h) = sim.size();
+        let (w, h) = sim.frame_size();
         let steps = u32::try_from(sim.steps_done()).unwrap_or(u32::MAX).max(1);
         let text = self.checked.settings.toml(steps, &self.device)?;
         let png = simulations::render::png_bytes(levels, w, h, self.checked.palette, Some(&text))
@@ -525,69 +432,25 @@ impl Runner {
         Ok(())
     }
 
-    /// The (F, k) map around the session's diffusion rates: computed on the session's device
-    /// the first time it is asked for, then sent again from memory.
+    /// The model's parameter map: computed on the session's device the first time it is
+    /// asked for, then sent again from memory.
     fn map(&mut self) -> Result<(), String> {
-        let Settings::Grayscott(gs) = &self.checked.settings else {
-            return Err("the parameter map is Gray-Scott's".into());
-        };
         if self.map.is_none() {
-            // Smaller than the CLI's --map defaults: the page waits for it.
-            let (tiles, side, steps) = match self.device {
-                Device::Cuda(_) => (32, 64, 5_000),
-                Device::Cpu => (12, 32, 2_000),
-            };
-            let setup = MapSetup {
-                tiles,
-                side,
-                feed: DEFAULT_FEED,
-                kill: DEFAULT_KILL,
-                du: gs.du,
-                dv: gs.dv,
-                dt: gs.dt,
-                init: simulations::grayscott::Init::Spots,
-                seed: gs.seed,
-            };
-            let _turn = self.gpu_turn();
-            let mut map = ParameterMap::new(&setup, &self.device).map_err(|e| e.to_string())?;
-            map.step(steps).map_err(|e| e.to_string())?;
-            let (u, v) = map.fields().map_err(|e| e.to_string())?;
-            drop(_turn);
-            let mut levels = vec![0u8; u.len()];
-            colormap::levels_cpu(&u, &v, &mut levels);
-            // Tiles side by side, k along x, F increasing upwards.
-            let n = (tiles * side) as usize;
-            let mut image = vec![0u8; n * n];
-            let cells = setup.tile_cells();
-            for (t, tile) in levels.chunks(cells).enumerate() {
-                let (i, j) = (t % tiles as usize, t / tiles as usize);
-                let (x0, y0) = (i * side as usize, (tiles as usize - 1 - j) * side as usize);
-                for (row, line) in tile.chunks(side as usize).enumerate() {
-                    let start = (y0 + row) * n + x0;
-                    image[start..start + side as usize].copy_from_slice(line);
-                }
-            }
-            let mut body = Vec::with_capacity(8 + image.len());
-            body.extend_from_slice(&(n as u32).to_le_bytes());
-            body.extend_from_slice(&(n as u32).to_le_bytes());
-            body.extend_from_slice(&image);
-            let reply = Reply::Map { tiles, side, feed: setup.feed, kill: setup.kill }.to_json();
+            let turn = self.gpu_turn();
+            let image = self.checked.settings.entry().parameter_map(&self.checked.setup, &self.device)?;
+            drop(turn);
+            let ParameterMapImage { tiles, side, feed, kill, levels } = image;
+            let n = tiles * side;
+            let mut body = Vec::with_capacity(8 + levels.len());
+            body.extend_from_slice(&n.to_le_bytes());
+            body.extend_from_slice(&n.to_le_bytes());
+            body.extend_from_slice(&levels);
+            let reply = Reply::Map { tiles, side, feed, kill }.to_json();
             self.map = Some((reply, Bytes::from(protocol::tagged(MAP_TAG, &body))));
         }
-        let (reply, levels) = self.map.clone().expect("computed above");
+        let Some((reply, levels)) = self.map.clone() else { return Ok(()) };
         self.reply(Outgoing::Text(reply));
         self.reply(Outgoing::Binary(levels));
         Ok(())
     }
-}
-
-/// The default settings shrunk to fit `limits` (a server started with a small --max-cells).
-fn small_default(settings: &Settings, limits: &Limits) -> Checked {
-    let side = (limits.max_cells as f64).sqrt().floor().clamp(1.0, 256.0) as u32;
-    let changes =
-        Map::from_iter([("width".to_owned(), Value::from(side)), ("height".to_owned(), Value::from(side))]);
-    settings
-        .updated(&changes)
-        .and_then(|s| s.check(limits))
-        .expect("a grid within --max-cells with the default model passes the checks")
 }

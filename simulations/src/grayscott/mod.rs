@@ -19,11 +19,13 @@ pub mod init;
 mod launch;
 pub mod map;
 pub mod parts;
+mod settings;
 
 use std::path::{Path, PathBuf};
 
 pub use init::{Init, initial_fields};
 pub use kernels::grayscott::Rates;
+pub use settings::{Choices, MAX_RATE, named_preset};
 
 use crate::{
     BackendChoice, Device,

@@ -5,6 +5,9 @@ pub mod cpu;
 pub mod cuda;
 mod driven;
 pub mod parts;
+mod settings;
+
+pub use settings::{HeatChoices, MAX_COEFFICIENT, MAX_H, MAX_VALUE, MIN_H};
 
 use std::path::{Path, PathBuf};
 

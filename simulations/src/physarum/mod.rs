@@ -6,12 +6,14 @@ pub mod cpu;
 pub mod cuda;
 pub mod driven;
 pub mod sensitivity;
+mod settings;
 
 use std::path::{Path, PathBuf};
 
 pub use kernels::physarum::Params;
 use kernels::physarum::{SENSE_BILINEAR, SENSE_NEAREST, TAU, mix32, unit_f32};
 use rayon::prelude::*;
+pub use settings::{MAX_TRAIL, PhysarumChoices, named_physarum_preset};
 
 use crate::{
     Device,

@@ -1,6 +1,8 @@
 // The page of `serve`: draws the frames the server sends (one palette level per cell, the
 // palette applied here), sends the controls' changes, shows the server's state and refusals.
-// No build step and nothing fetched from elsewhere: this file is embedded in the binary.
+// The models, their controls and presets come from the server (`hello`), which has them from
+// its registry. No build step and nothing fetched from elsewhere: this file is embedded in
+// the binary.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -70,6 +72,39 @@ function onHello(hello) {
     $("palette").add(new Option(palette.name, palette.name));
   }
   $("steps_per_frame").max = Math.min(hello.max_steps_per_frame, 1000);
+  for (const model of hello.models) $("simulation").add(new Option(model.label, model.name));
+}
+
+// The model of the settings `s`, as `hello` describes it.
+function modelOf(s) {
+  return state.hello.models.find((m) => m.name === s.simulation);
+}
+
+// The controls of `model`, built when the session's model changes.
+function buildControls(model) {
+  const box = $("controls");
+  box.innerHTML = "";
+  for (const control of model.controls) {
+    const label = document.createElement("label");
+    label.append(control.label + " ");
+    const input = document.createElement("input");
+    input.id = control.name;
+    input.type = control.kind === "slider" ? "range" : "number";
+    input.min = control.min;
+    input.max = control.max;
+    input.step = control.step;
+    label.append(input);
+    box.append(label);
+    if (control.kind === "slider") {
+      const output = document.createElement("output");
+      output.id = control.name + "-out";
+      label.append(output);
+      watchSlider(input, output);
+    } else {
+      input.addEventListener("change", () => send({ type: "set", settings: { [control.name]: Number(input.value) } }));
+    }
+  }
+  box.dataset.simulation = model.name;
 }
 
 function onState(message) {
@@ -82,27 +117,33 @@ function onState(message) {
   $("pause").textContent = message.paused ? "run" : "pause";
   $("command").value = message.command;
   const s = message.settings;
+  const model = modelOf(s);
   $("simulation").value = s.simulation;
-  for (const element of document.querySelectorAll(".grayscott, .physarum, .heat")) {
-    element.classList.toggle("hidden", !element.classList.contains(s.simulation));
-  }
-  $("preset-row").classList.toggle("hidden", s.simulation === "heat");
-  $("params").querySelector(".brush-row").classList.toggle("hidden", s.simulation === "heat");
-  fillPresets(s);
+  if ($("controls").dataset.simulation !== s.simulation) buildControls(model);
+  $("preset-row").classList.toggle("hidden", model.presets.length === 0);
+  $("brush-row").classList.toggle("hidden", !model.brush);
+  $("map-box").classList.toggle("hidden", !model.map);
+  $("size-row").classList.toggle("hidden", model.grid.length === 0);
+  $("seed").classList.toggle("hidden", s.seed === undefined);
+  $("copy-command").classList.toggle("hidden", message.command === "");
+  fillPresets(s, model);
   $("palette").value = s.palette;
-  $("size").value = s.simulation === "heat" ? s.size : s.width;
-  if (s.agents !== undefined) $("agents").value = s.agents;
-  for (const name of sliders) {
-    if (s[name] === undefined || document.activeElement === $(name) && dragging) continue;
-    $(name).value = s[name];
-    $(name + "-out").textContent = format(s[name]);
+  if (model.grid.length > 0) $("size").value = s[model.grid[0]];
+  for (const control of model.controls) {
+    const input = $(control.name);
+    if (s[control.name] === undefined || document.activeElement === input && (dragging || control.kind !== "slider")) continue;
+    input.value = s[control.name];
+    if (control.kind === "slider") $(control.name + "-out").textContent = format(s[control.name]);
+  }
+  if (!(document.activeElement === $("steps_per_frame") && dragging)) {
+    $("steps_per_frame").value = s.steps_per_frame;
+    $("steps_per_frame-out").textContent = format(s.steps_per_frame);
   }
 }
 
-function fillPresets(s) {
+function fillPresets(s, model) {
   const select = $("preset");
-  const presets = s.simulation === "grayscott" ? state.hello.grayscott_presets
-    : s.simulation === "physarum" ? state.hello.physarum_presets : [];
+  const presets = model.presets;
   if (select.dataset.simulation !== s.simulation) {
     select.innerHTML = "";
     for (const p of presets) select.add(new Option(p.name, p.name));
@@ -153,8 +194,6 @@ setInterval(() => {
 }, 500);
 
 // Controls.
-const sliders = ["feed", "kill", "du", "dv", "sensor_angle", "sensor_dist", "turn_angle", "deposit", "decay",
-  "alpha", "steps_per_frame"];
 let dragging = false;
 let pending = null;
 function set(settings) {
@@ -163,15 +202,16 @@ function set(settings) {
   pending = settings;
   setTimeout(() => { send({ type: "set", settings: pending }); pending = null; }, 30);
 }
-for (const name of sliders) {
-  const input = $(name);
+// Each move of a slider is sent (at most one change every 30 ms, the last one always).
+function watchSlider(input, output) {
   input.addEventListener("input", () => {
     dragging = true;
-    $(name + "-out").textContent = format(Number(input.value));
-    set({ [name]: Number(input.value) });
+    output.textContent = format(Number(input.value));
+    set({ [input.id]: Number(input.value) });
   });
   input.addEventListener("change", () => { dragging = false; });
 }
+watchSlider($("steps_per_frame"), $("steps_per_frame-out"));
 $("simulation").addEventListener("change", () => {
   $("map").classList.add("hidden");
   $("map-axes").classList.add("hidden");
@@ -181,10 +221,10 @@ $("preset").addEventListener("change", () => send({ type: "set", settings: { pre
 $("palette").addEventListener("change", () => send({ type: "set", settings: { palette: $("palette").value } }));
 $("size").addEventListener("change", () => {
   const side = Number($("size").value);
-  const sim = state.settings.simulation;
-  send({ type: "set", settings: sim === "heat" ? { size: side } : { width: side, height: side } });
+  const settings = {};
+  for (const name of modelOf(state.settings).grid) settings[name] = side;
+  send({ type: "set", settings });
 });
-$("agents").addEventListener("change", () => send({ type: "set", settings: { agents: Number($("agents").value) } }));
 $("pause").addEventListener("click", () => send({ type: state.paused ? "run" : "pause" }));
 $("step").addEventListener("click", () => send({ type: "step" }));
 $("reset").addEventListener("click", () => send({ type: "reset" }));
