@@ -195,33 +195,4 @@ mod tests {
             "unknown value 'Fast', expected one of: slow, fast, very-fast"
         );
     }
-
-    /// While the enums still derive clap's `ValueEnum`: every [`Choice`] names and describes its
-    /// values exactly as the derive does.
-    #[test]
-    fn choices_match_the_clap_derive() {
-        fn same<T: Choice + clap::ValueEnum + std::fmt::Debug>() {
-            let derived: Vec<_> = <T as clap::ValueEnum>::value_variants()
-                .iter()
-                .map(|v| {
-                    let p = clap::ValueEnum::to_possible_value(v).unwrap();
-                    (*v, p.get_name().to_owned(), p.get_help().map(|h| h.to_string()), p.is_hide_set())
-                })
-                .collect();
-            let ours: Vec<_> = T::VALUES
-                .iter()
-                .map(|v| (*v, v.name().to_owned(), Some(v.help().to_owned()), false))
-                .collect();
-            assert_eq!(derived, ours);
-        }
-        same::<crate::BackendChoice>();
-        same::<crate::grayscott::Init>();
-        same::<crate::grayscott::Variant>();
-        same::<crate::heat::HeatInit>();
-        same::<crate::heat::HeatVariant>();
-        same::<crate::physarum::Sensing>();
-        same::<crate::physarum::AgentInit>();
-        same::<crate::physarum::PhysarumVariant>();
-        same::<crate::physarum::sensitivity::Perturb>();
-    }
 }

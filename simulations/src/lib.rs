@@ -61,7 +61,7 @@ pub enum Device {
 
 crate::choice! {
     /// The `--backend` choice.
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
     pub enum BackendChoice {
         /// The GPU if one is usable, else the CPU (with a notice).
         #[default]

@@ -7,11 +7,13 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::Args;
 use simulations::{
+    Choice as _,
     grayscott::{self, GrayScott, Init, PRESETS, Rates, Setup, Variant, parts::LaunchSettings},
     transport::Layout,
 };
 
 use super::{
+    choice::choice,
     options::{
         self, BackendArgs, OutputArgs, PartsArgs, SeedArgs, Simulation, StateArgs, at_most, check_steps,
     },
@@ -85,7 +87,7 @@ pub struct GrayScottArgs {
     #[command(flatten)]
     seed: SeedArgs,
     /// Starting pattern (default: the preset's).
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = choice::<Init>())]
     init: Option<Init>,
     /// Seed V from an image's luminance instead (any size; it is resized to the grid).
     #[arg(long, value_name = "PATH")]
@@ -118,13 +120,12 @@ impl GrayScottArgs {
 fn list_presets() -> Result<()> {
     say!("{:<10} {:>7} {:>8} {:>6} {:>6}  description", "preset", "F", "k", "init", "steps");
     for p in PRESETS {
-        let init = clap::ValueEnum::to_possible_value(&p.init).expect("every start has a name");
         say!(
             "{:<10} {:>7} {:>8} {:>6} {:>6}  {} [{}]",
             p.name,
             p.feed,
             p.kill,
-            init.get_name(),
+            p.init.name(),
             p.steps,
             p.description,
             p.class

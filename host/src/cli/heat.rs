@@ -9,6 +9,7 @@ use simulations::{
 };
 
 use super::{
+    choice::choice,
     options::{
         self, BackendArgs, OutputArgs, PartsArgs, SeedArgs, Simulation, StateArgs, at_most, check_steps,
     },
@@ -76,7 +77,7 @@ pub struct HeatArgs {
     #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
     boundary_value: f32,
     /// Starting field.
-    #[arg(long, value_enum, default_value_t = HeatInit::HotCube)]
+    #[arg(long, value_parser = choice::<HeatInit>(), default_value_t = HeatInit::HotCube)]
     init: HeatInit,
     #[command(flatten)]
     seed: SeedArgs,

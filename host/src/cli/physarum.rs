@@ -14,6 +14,7 @@ use simulations::{
 };
 
 use super::{
+    choice::choice,
     options::{
         self, BackendArgs, OneGpuArgs, OutputArgs, SeedArgs, Simulation, StateArgs, Target, at_most,
         check_steps,
@@ -99,12 +100,12 @@ pub struct PhysarumArgs {
     #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
     jitter: f32,
     /// How sensors read the trail.
-    #[arg(long, value_enum, default_value_t)]
+    #[arg(long, value_parser = choice::<Sensing>(), default_value_t)]
     sensing: Sensing,
     #[command(flatten)]
     seed: SeedArgs,
     /// Where agents start.
-    #[arg(long, value_enum, default_value_t)]
+    #[arg(long, value_parser = choice::<AgentInit>(), default_value_t)]
     init: AgentInit,
     /// Seed the trail from this image's luminance (agents random).
     #[arg(long, value_name = "PATH")]
@@ -131,7 +132,7 @@ pub struct PhysarumArgs {
     #[arg(long)]
     sensitivity: bool,
     /// What --sensitivity perturbs.
-    #[arg(long, value_enum, default_value_t)]
+    #[arg(long, value_parser = choice::<Perturb>(), default_value_t)]
     perturb: Perturb,
     /// Size of the perturbation (radians for heading, trail units for trail).
     #[arg(long, default_value_t = 1e-3, allow_hyphen_values = true)]

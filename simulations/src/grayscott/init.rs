@@ -6,7 +6,7 @@ use crate::{error::Result, rng::SplitMix64};
 
 crate::choice! {
     /// Built-in starting patterns (`--init`).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
     pub enum Init {
         /// A square in the centre, as in the reference write-up.
         #[default]

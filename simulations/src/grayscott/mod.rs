@@ -317,7 +317,7 @@ pub fn select(backend: BackendChoice, variant: Option<Variant>) -> Result<(Devic
 
 crate::choice! {
     /// The steps of the optimisation progression (`--variant`).
-    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
     pub enum Variant {
         /// The CPU reference (rayon).
         Cpu = "cpu",

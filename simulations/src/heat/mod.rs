@@ -51,7 +51,7 @@ pub fn check_part(variant: HeatVariant, n: [u32; 3], what: &str) -> Result<()> {
 
 crate::choice! {
     /// Starting fields (`--init`).
-    #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub enum HeatInit {
         /// A hot cube (u = 1) in the middle third of the grid, u = 0 elsewhere.
         HotCube = "hot-cube",
@@ -64,7 +64,7 @@ crate::choice! {
 
 crate::choice! {
     /// The steps of the optimisation progression (`--variant`).
-    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
     pub enum HeatVariant {
         /// The CPU reference: classic RK4 with explicit temporaries (rayon).
         Cpu = "cpu",

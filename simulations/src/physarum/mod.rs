@@ -27,7 +27,7 @@ pub const MAX_AGENTS: u32 = 1 << 30;
 
 crate::choice! {
     /// How sensors read the trail (`--sensing`).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
     pub enum Sensing {
         /// The cell containing the sensor point (the write-up's Triton kernel).
         #[default]
@@ -39,7 +39,7 @@ crate::choice! {
 
 crate::choice! {
     /// Where agents start (`--init`).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
     pub enum AgentInit {
         /// Uniform over the grid, random headings (the write-up's).
         #[default]
@@ -53,7 +53,7 @@ crate::choice! {
 
 crate::choice! {
     /// The steps of the optimisation progression (`--variant`).
-    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
     pub enum PhysarumVariant {
         /// The CPU reference (rayon for agents and diffusion, deposits in agent order).
         Cpu = "cpu",

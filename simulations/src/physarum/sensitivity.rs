@@ -19,7 +19,7 @@ use crate::{
 
 crate::choice! {
     /// What is perturbed (`--perturb`).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
     pub enum Perturb {
         /// ε added to agent 0's heading (radians).
         #[default]
