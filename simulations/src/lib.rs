@@ -2,7 +2,8 @@
 //! command (package `host`), usable by any crate (`examples/barkley`, docs/models.md).
 //!
 //! - [`driver`]: the one step loop any simulation runs through, with every output,
-//!   checkpoints and `--resume`, and the option groups a command flattens.
+//!   checkpoints and `--resume`, and the options a command parses into (`host` parses them
+//!   with clap).
 //! - [`choice`]: named choices (`--backend`, `--variant`, `--init`, ...) without an argument
 //!   parser: their names and help, for a command line, settings files and `serve`.
 //! - [`cuda`]: the embedded kernels and the GPU opened with them (the toolkit's `ptxkit-host`).

@@ -188,7 +188,7 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
     if args.map.any() {
         return map::run(&args);
     }
-    args.output.check()?;
+    args.output.options().check()?;
     let (setup, steps) = check(&args)?;
     if args.config.print_config {
         let run = args.backend.table();

@@ -152,7 +152,7 @@ pub fn run(mut args: HeatArgs, given: &Given) -> Result<()> {
     if let Some(document) = args.config.read(HeatSim::NAME)? {
         apply(&mut args, document, given)?;
     }
-    args.output.check()?;
+    args.output.options().check()?;
     let setup = check(&args)?;
     if args.config.print_config {
         let run = args.backend.table();

@@ -1,6 +1,6 @@
 //! The option groups every subcommand shares, defined once and flattened into each, and the
 //! checks that go with them. The output and state groups ([`OutputArgs`], [`StateArgs`]) are
-//! the library's driver's ([`simulations::driver`]), which model crates flatten too.
+//! the library driver's options on clap ([`super::driver_args`]), which model crates flatten too.
 
 use std::path::PathBuf;
 
@@ -15,7 +15,8 @@ use super::{
     settings::{FramesTable, Given, RunTable, name_of},
 };
 
-pub use simulations::driver::{OutputArgs, StateArgs, Target, check_targets, palette, resumed};
+pub use super::driver_args::{OutputArgs, StateArgs};
+pub use simulations::driver::{Target, check_targets, palette, resumed};
 
 /// What differs between the simulations in the shared groups: the frame defaults
 /// ([`FrameDefaults`]: the subcommand's name, file names, ...) and the variants.

@@ -299,7 +299,7 @@ pub fn run(mut args: PhysarumArgs, given: &Given) -> Result<()> {
     if let Some(document) = args.config.read(PhysarumSim::NAME)? {
         apply(&mut args, document, given)?;
     }
-    let _palette = args.output.check()?;
+    let _palette = args.output.options().check()?;
     let setup = check(&args)?;
     if args.config.print_config {
         let run = args.backend.table();
@@ -351,12 +351,12 @@ pub fn run(mut args: PhysarumArgs, given: &Given) -> Result<()> {
 }
 
 fn run_sensitivity(args: &PhysarumArgs, setup: &PhysarumSetup) -> Result<()> {
-    if args.output.any() {
+    if args.output.options().any() {
         bail!(
             "--sensitivity draws a chart (--plot) and writes data (--data), not frames; drop --gif/--mp4/--png-dir"
         );
     }
-    if !args.state.targets().is_empty() || args.state.resume.is_some() {
+    if !args.state.options().targets().is_empty() || args.state.resume.is_some() {
         bail!("--sensitivity runs two simulations from the start; drop --save/--checkpoint/--resume");
     }
     let targets: Vec<Target> = [("--plot", &args.plot), ("--data", &args.data)]
