@@ -14,9 +14,11 @@ pub fn choice<T: Choice>() -> ChoiceParser<T> {
     ChoiceParser(PhantomData)
 }
 
-/// A [`Choice`] as clap's [`PossibleValue`]: its name and one line of help.
+/// A [`Choice`] as clap's [`PossibleValue`]: its name and its line of help (none where that is
+/// empty, as for a `ValueEnum` variant without a doc comment).
 pub fn possible_value<T: Choice>(value: T) -> PossibleValue {
-    PossibleValue::new(value.name()).help(value.help())
+    let help = Some(value.help()).filter(|h| !h.is_empty());
+    PossibleValue::new(value.name()).help(help)
 }
 
 /// Parses one of a [`Choice`]'s names ([`choice`]), as clap's `EnumValueParser` does a
@@ -79,6 +81,37 @@ mod tests {
                 && e.contains("a similar value exists: 'cpu'"),
             "{e}"
         );
+    }
+
+    /// Every choice of the library: distinct names as clap's derive spelt them (lower-case
+    /// kebab-case), each with a line of help.
+    #[test]
+    fn the_librarys_choices_are_named_and_described() {
+        fn check<T: Choice + std::fmt::Debug + std::fmt::Display + std::str::FromStr>() {
+            let names: Vec<_> = T::VALUES.iter().map(|v| v.name()).collect();
+            for (i, &v) in T::VALUES.iter().enumerate() {
+                let name = v.name();
+                assert!(
+                    !name.is_empty()
+                        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'),
+                    "{v:?}: {name}"
+                );
+                assert!(!names[..i].contains(&name), "{v:?}: {name} twice");
+                assert!(!v.help().is_empty() && !v.help().ends_with('.'), "{v:?}: {}", v.help());
+                assert_eq!(name.parse::<T>().ok(), Some(v));
+                assert_eq!(v.to_string(), name);
+            }
+        }
+        use simulations::{grayscott, heat, physarum};
+        check::<BackendChoice>();
+        check::<grayscott::Init>();
+        check::<Variant>();
+        check::<heat::HeatInit>();
+        check::<heat::HeatVariant>();
+        check::<physarum::Sensing>();
+        check::<physarum::AgentInit>();
+        check::<physarum::PhysarumVariant>();
+        check::<physarum::sensitivity::Perturb>();
     }
 
     #[cfg(unix)]
