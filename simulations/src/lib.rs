@@ -2,7 +2,10 @@
 //! command (package `host`), usable by any crate (`examples/barkley`, docs/models.md).
 //!
 //! - [`driver`]: the one step loop any simulation runs through, with every output,
-//!   checkpoints and `--resume`, and the option groups a command flattens.
+//!   checkpoints and `--resume`, and the options a command parses into (`host` parses them
+//!   with clap).
+//! - [`choice`]: named choices (`--backend`, `--variant`, `--init`, ...) without an argument
+//!   parser: their names and help, for a command line, settings files and `serve`.
 //! - [`cuda`]: the embedded kernels and the GPU opened with them (the toolkit's `ptxkit-host`).
 //! - [`decomposition`]: bands, halos, placement on GPUs and launcher ranks for split runs.
 //! - [`grayscott`]: Gray-Scott reaction-diffusion (CPU and CUDA backends).
@@ -22,6 +25,7 @@
 pub mod autotune;
 pub mod bench;
 pub mod checkpoint;
+pub mod choice;
 pub mod cuda;
 pub mod decomposition;
 pub mod driver;
@@ -45,6 +49,7 @@ pub mod transport;
 
 use std::sync::Arc;
 
+pub use choice::Choice;
 pub use error::{Error, Result};
 
 /// Where a simulation runs.
@@ -56,16 +61,18 @@ pub enum Device {
     Cuda(Arc<cuda::Gpu>),
 }
 
-/// The `--backend` choice.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum BackendChoice {
-    /// The GPU if one is usable, else the CPU (with a notice).
-    #[default]
-    Auto,
-    /// The GPU; an error if there is none.
-    Cuda,
-    /// The CPU.
-    Cpu,
+crate::choice! {
+    /// The `--backend` choice.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    pub enum BackendChoice {
+        /// The GPU if one is usable, else the CPU (with a notice).
+        #[default]
+        Auto = "auto",
+        /// The GPU; an error if there is none.
+        Cuda = "cuda",
+        /// The CPU.
+        Cpu = "cpu",
+    }
 }
 
 impl Device {

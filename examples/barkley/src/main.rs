@@ -13,11 +13,14 @@ use barkley::{
     driven::{Barkley, BarkleyRun},
 };
 use clap::{Parser, Subcommand};
-use host::serve::{
-    Registry,
-    builtin::{GrayScottLive, HeatLive, PhysarumLive},
+use host::{
+    cli::driver_args::{OutputArgs, StateArgs},
+    serve::{
+        Registry,
+        builtin::{GrayScottLive, HeatLive, PhysarumLive},
+    },
 };
-use simulations::driver::{Driver, OutputArgs, Report, StateArgs, Target, destination, handle_signals};
+use simulations::driver::{Driver, Report, Target, destination, handle_signals};
 
 /// Barkley's spiral waves: a broken wave curls into a rotating spiral. Writes the final
 /// (u, v) as a picture; frames, videos, saves and checkpoints as asked. Runs on GPU 0 if

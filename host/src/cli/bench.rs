@@ -17,7 +17,10 @@ use simulations::{
     render::output::AtomicFile,
 };
 
-use super::options::{self, Target};
+use super::{
+    choice::choice,
+    options::{self, Target},
+};
 use crate::say;
 
 #[derive(Subcommand, Debug)]
@@ -59,7 +62,7 @@ pub struct GrayScottBenchArgs {
     #[arg(long, value_delimiter = ',', default_values_t = [512, 2048, 4096], allow_hyphen_values = true)]
     sizes: Vec<u32>,
     /// Variants to time, comma-separated (GPU variants only).
-    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Variant::V0, Variant::V1, Variant::Fused, Variant::Tiled, Variant::Temporal, Variant::Streaming])]
+    #[arg(long, value_parser = choice::<Variant>(), value_delimiter = ',', default_values_t = [Variant::V0, Variant::V1, Variant::Fused, Variant::Tiled, Variant::Temporal, Variant::Streaming])]
     variants: Vec<Variant>,
     #[command(flatten)]
     common: CommonArgs,
@@ -87,7 +90,7 @@ pub struct HeatBenchArgs {
     #[arg(long, value_delimiter = ',', default_values_t = [600], allow_hyphen_values = true)]
     sizes: Vec<u32>,
     /// Variants to time, comma-separated (GPU variants only).
-    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [HeatVariant::Naive, HeatVariant::Reuse, HeatVariant::Fused, HeatVariant::Tiled, HeatVariant::Single])]
+    #[arg(long, value_parser = choice::<HeatVariant>(), value_delimiter = ',', default_values_t = [HeatVariant::Naive, HeatVariant::Reuse, HeatVariant::Fused, HeatVariant::Tiled, HeatVariant::Single])]
     variants: Vec<HeatVariant>,
     /// Instead of the variant table: each variant in these numbers of z slabs on this GPU
     /// (e.g. 1,2,4), time per step against one part and the exchange alone.
@@ -239,7 +242,7 @@ pub struct PhysarumBenchArgs {
     #[arg(long, value_delimiter = ',', default_values_t = [1_000_000, 10_000_000], allow_hyphen_values = true)]
     agents: Vec<u32>,
     /// Variants to time, comma-separated (GPU variants only).
-    #[arg(long, value_enum, value_delimiter = ',', default_values_t = PhysarumVariant::GPU)]
+    #[arg(long, value_parser = choice::<PhysarumVariant>(), value_delimiter = ',', default_values_t = PhysarumVariant::GPU)]
     variants: Vec<PhysarumVariant>,
     #[command(flatten)]
     common: CommonArgs,
@@ -248,7 +251,7 @@ pub struct PhysarumBenchArgs {
 #[derive(Args, Debug)]
 pub struct EncodeBenchArgs {
     /// Where the frames are computed (the encoders always run on the CPU).
-    #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
+    #[arg(long, value_parser = choice::<BackendChoice>(), default_value_t = BackendChoice::Auto)]
     backend: BackendChoice,
     /// Steps of the job (default: the preset's 10,000); a frame every steps/200 (rounded down).
     #[arg(long, allow_hyphen_values = true)]

@@ -7,11 +7,13 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 use simulations::{
+    Choice as _,
     grayscott::{self, GrayScott, Init, MAX_RATE, PRESETS, Setup, Variant, parts::LaunchSettings},
     transport::Layout,
 };
 
 use super::{
+    choice::choice,
     options::{self, BackendArgs, OutputArgs, PartsArgs, SeedArgs, Simulation, StateArgs, check_steps},
     settings::{ConfigArgs, Document, Given, GrayScottTable, Provenance, RunTable, Seed},
 };
@@ -79,7 +81,7 @@ pub struct GrayScottArgs {
     #[command(flatten)]
     seed: SeedArgs,
     /// Starting pattern (default: the preset's).
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = choice::<Init>())]
     init: Option<Init>,
     /// Seed V from an image's luminance instead (any size; it is resized to the grid).
     #[arg(long, value_name = "PATH")]
@@ -112,13 +114,12 @@ impl GrayScottArgs {
 fn list_presets() -> Result<()> {
     say!("{:<10} {:>7} {:>8} {:>6} {:>6}  description", "preset", "F", "k", "init", "steps");
     for p in PRESETS {
-        let init = clap::ValueEnum::to_possible_value(&p.init).expect("every start has a name");
         say!(
             "{:<10} {:>7} {:>8} {:>6} {:>6}  {} [{}]",
             p.name,
             p.feed,
             p.kill,
-            init.get_name(),
+            p.init.name(),
             p.steps,
             p.description,
             p.class
@@ -170,7 +171,7 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
     if args.map.any() {
         return map::run(&args);
     }
-    args.output.check()?;
+    args.output.options().check()?;
     let (setup, steps) = check(&args)?;
     if args.config.print_config {
         let run = args.backend.table();

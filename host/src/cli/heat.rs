@@ -9,6 +9,7 @@ use simulations::{
 };
 
 use super::{
+    choice::choice,
     options::{self, BackendArgs, OutputArgs, PartsArgs, SeedArgs, Simulation, StateArgs, check_steps},
     settings::{ConfigArgs, Document, Given, HeatTable, Provenance, RunTable, Seed},
 };
@@ -64,7 +65,7 @@ pub struct HeatArgs {
     #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
     boundary_value: f32,
     /// Starting field.
-    #[arg(long, value_enum, default_value_t = HeatInit::HotCube)]
+    #[arg(long, value_parser = choice::<HeatInit>(), default_value_t = HeatInit::HotCube)]
     init: HeatInit,
     #[command(flatten)]
     seed: SeedArgs,
@@ -112,7 +113,7 @@ pub fn run(mut args: HeatArgs, given: &Given) -> Result<()> {
     if let Some(document) = args.config.read(HeatSim::NAME)? {
         apply(&mut args, document, given)?;
     }
-    args.output.check()?;
+    args.output.options().check()?;
     let setup = check(&args)?;
     if args.config.print_config {
         let run = args.backend.table();

@@ -1,5 +1,6 @@
 //! The command line, in one place: the subcommands, the option groups they share
-//! ([`options`]), how errors, output and signals end the program.
+//! ([`options`], with the library driver's groups in [`driver_args`]), the library's named
+//! choices as clap values ([`choice`]), how errors, output and signals end the program.
 //!
 //! Exit statuses: 0 on success (and for `--help`, `--version`); 1 with one `error:` line on
 //! stderr for any refusal or failure, argument-parser errors included; 128 + the signal for
@@ -7,6 +8,8 @@
 //! closed standard output ends the program quietly, as SIGPIPE ends other tools.
 
 pub mod bench;
+pub mod choice;
+pub mod driver_args;
 pub mod grayscott;
 pub mod heat;
 pub mod options;

@@ -1,21 +1,27 @@
 //! The option groups every subcommand shares, defined once and flattened into each, and the
 //! checks that go with them. The output and state groups ([`OutputArgs`], [`StateArgs`]) are
-//! the library's driver's ([`simulations::driver`]), which model crates flatten too.
+//! the library driver's options on clap ([`super::driver_args`]), which model crates flatten too.
 
 use std::path::PathBuf;
 
 use anyhow::{Result, bail};
-use clap::{Args, ValueEnum};
-use simulations::{BackendChoice, Device, driver::FrameDefaults, render::PALETTES, transport::Layout};
+use clap::Args;
+use simulations::{
+    BackendChoice, Choice, Device, driver::FrameDefaults, render::PALETTES, transport::Layout,
+};
 
-use super::settings::{FramesTable, Given, RunTable, name_of};
+use super::{
+    choice::choice,
+    settings::{FramesTable, Given, RunTable, name_of},
+};
 
-pub use simulations::driver::{OutputArgs, StateArgs, Target, check_targets, palette, resumed};
+pub use super::driver_args::{OutputArgs, StateArgs};
+pub use simulations::driver::{Target, check_targets, palette, resumed};
 
 /// What differs between the simulations in the shared groups: the frame defaults
 /// ([`FrameDefaults`]: the subcommand's name, file names, ...) and the variants.
 pub trait Simulation: FrameDefaults {
-    type Variant: ValueEnum + Copy + PartialEq + Send + Sync + 'static;
+    type Variant: Choice;
     /// The variant's `--variant` name.
     fn name(variant: Self::Variant) -> &'static str;
     /// The CPU variant.
@@ -61,11 +67,11 @@ pub fn list_palettes() -> Result<()> {
 #[derive(Args, Debug)]
 pub struct BackendArgs<S: Simulation> {
     /// Where to run.
-    #[arg(long, value_enum, default_value_t)]
+    #[arg(long, value_parser = choice::<BackendChoice>(), default_value_t)]
     pub backend: BackendChoice,
     /// Step of the optimisation progression (default: the fastest on a GPU, cpu without); a GPU
     /// variant needs a GPU.
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = choice::<S::Variant>())]
     pub variant: Option<S::Variant>,
 }
 
@@ -93,7 +99,7 @@ impl<S: Simulation> BackendArgs<S> {
     pub fn apply(&mut self, run: Option<RunTable>, given: &Given) -> Result<()> {
         let run = run.unwrap_or_default();
         let variant = match &run.variant {
-            Some(name) => Some(S::Variant::from_str(name, false).map_err(|_| {
+            Some(name) => Some(super::settings::parse_name::<S::Variant>(name).ok_or_else(|| {
                 anyhow::anyhow!(
                     "--config: unknown variant '{name}' in [run]; valid variants: {}",
                     super::settings::names::<S::Variant>()

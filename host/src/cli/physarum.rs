@@ -14,6 +14,7 @@ use simulations::{
 };
 
 use super::{
+    choice::choice,
     options::{
         self, BackendArgs, OneGpuArgs, OutputArgs, SeedArgs, Simulation, StateArgs, Target, at_most,
         check_steps,
@@ -94,12 +95,12 @@ pub struct PhysarumArgs {
     #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
     jitter: f32,
     /// How sensors read the trail.
-    #[arg(long, value_enum, default_value_t)]
+    #[arg(long, value_parser = choice::<Sensing>(), default_value_t)]
     sensing: Sensing,
     #[command(flatten)]
     seed: SeedArgs,
     /// Where agents start.
-    #[arg(long, value_enum, default_value_t)]
+    #[arg(long, value_parser = choice::<AgentInit>(), default_value_t)]
     init: AgentInit,
     /// Seed the trail from this image's luminance (agents random).
     #[arg(long, value_name = "PATH")]
@@ -126,7 +127,7 @@ pub struct PhysarumArgs {
     #[arg(long)]
     sensitivity: bool,
     /// What --sensitivity perturbs.
-    #[arg(long, value_enum, default_value_t)]
+    #[arg(long, value_parser = choice::<Perturb>(), default_value_t)]
     perturb: Perturb,
     /// Size of the perturbation (radians for heading, trail units for trail).
     #[arg(long, default_value_t = 1e-3, allow_hyphen_values = true)]
@@ -256,7 +257,7 @@ pub fn run(mut args: PhysarumArgs, given: &Given) -> Result<()> {
     if let Some(document) = args.config.read(PhysarumSim::NAME)? {
         apply(&mut args, document, given)?;
     }
-    let _palette = args.output.check()?;
+    let _palette = args.output.options().check()?;
     let setup = check(&args)?;
     if args.config.print_config {
         let run = args.backend.table();
@@ -308,12 +309,12 @@ pub fn run(mut args: PhysarumArgs, given: &Given) -> Result<()> {
 }
 
 fn run_sensitivity(args: &PhysarumArgs, setup: &PhysarumSetup) -> Result<()> {
-    if args.output.any() {
+    if args.output.options().any() {
         bail!(
             "--sensitivity draws a chart (--plot) and writes data (--data), not frames; drop --gif/--mp4/--png-dir"
         );
     }
-    if !args.state.targets().is_empty() || args.state.resume.is_some() {
+    if !args.state.options().targets().is_empty() || args.state.resume.is_some() {
         bail!("--sensitivity runs two simulations from the start; drop --save/--checkpoint/--resume");
     }
     let targets: Vec<Target> = [("--plot", &args.plot), ("--data", &args.data)]

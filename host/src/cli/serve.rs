@@ -24,7 +24,7 @@ pub struct ServeArgs {
     #[arg(long)]
     pub token: Option<String>,
     /// Where the simulations run.
-    #[arg(long, value_enum, default_value_t)]
+    #[arg(long, value_parser = super::choice::choice::<BackendChoice>(), default_value_t)]
     pub backend: BackendChoice,
     /// Most WebSocket connections (browser tabs) at once, all clients together.
     #[arg(long, default_value_t = 8, allow_hyphen_values = true)]

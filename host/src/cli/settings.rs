@@ -15,11 +15,11 @@
 use std::{collections::HashSet, path::PathBuf};
 
 use anyhow::{Result, bail};
-use clap::{ArgMatches, Args, ValueEnum, parser::ValueSource};
+use clap::{ArgMatches, Args, parser::ValueSource};
 use serde::{Deserialize, Serialize};
 
 use simulations::{
-    BackendChoice, Device,
+    BackendChoice, Choice, Device,
     grayscott::Init,
     heat::HeatInit,
     physarum::{AgentInit, Sensing},
@@ -318,44 +318,39 @@ impl<'de> Deserialize<'de> for Seed {
     }
 }
 
-/// (De)serialises an optional [`ValueEnum`] by its command-line name (`hot-cube`, `cpu`).
+/// (De)serialises an optional [`Choice`] by its command-line name (`hot-cube`, `cpu`).
 pub mod by_name {
-    use clap::ValueEnum;
     use serde::{Deserialize, Deserializer, Serializer, de::Error};
+    use simulations::Choice;
 
-    pub fn serialize<T: ValueEnum, S: Serializer>(value: &Option<T>, s: S) -> Result<S::Ok, S::Error> {
-        match value.as_ref().and_then(ValueEnum::to_possible_value) {
-            Some(v) => s.serialize_str(v.get_name()),
+    pub fn serialize<T: Choice, S: Serializer>(value: &Option<T>, s: S) -> Result<S::Ok, S::Error> {
+        match value {
+            Some(v) => s.serialize_str(v.name()),
             None => s.serialize_none(),
         }
     }
 
-    pub fn deserialize<'de, T: ValueEnum, D: Deserializer<'de>>(d: D) -> Result<Option<T>, D::Error> {
+    pub fn deserialize<'de, T: Choice, D: Deserializer<'de>>(d: D) -> Result<Option<T>, D::Error> {
         let name = String::deserialize(d)?;
-        T::from_str(&name, false).map(Some).map_err(|_| {
+        super::parse_name(&name).map(Some).ok_or_else(|| {
             D::Error::custom(format!("unknown value '{name}', expected one of: {}", super::names::<T>()))
         })
     }
 }
 
-/// The command-line names of a [`ValueEnum`], comma-separated.
-pub fn names<T: ValueEnum>() -> String {
-    T::value_variants()
-        .iter()
-        .filter_map(ValueEnum::to_possible_value)
-        .map(|v| v.get_name().to_owned())
-        .collect::<Vec<_>>()
-        .join(", ")
+/// The command-line names of a [`Choice`], comma-separated.
+pub fn names<T: Choice>() -> String {
+    T::names()
 }
 
-/// The name of a [`ValueEnum`] value.
-pub fn name_of<T: ValueEnum>(value: &T) -> String {
-    value.to_possible_value().map(|v| v.get_name().to_owned()).unwrap_or_default()
+/// The name of a [`Choice`] value.
+pub fn name_of<T: Choice>(value: &T) -> String {
+    value.name().to_owned()
 }
 
-/// The value of a [`ValueEnum`] called `name` on the command line, if any.
-pub fn parse_name<T: ValueEnum>(name: &str) -> Option<T> {
-    T::from_str(name, false).ok()
+/// The [`Choice`] value of a command-line name (exactly as spelled), if any.
+pub fn parse_name<T: Choice>(name: &str) -> Option<T> {
+    T::from_name(name)
 }
 
 /// Arguments as one line a POSIX shell reads back: plain words as they are, others in single

@@ -1,17 +1,16 @@
 //! Frame outputs, shared by every simulation: the options (`--gif`, `--mp4`, `--png-dir`,
 //! `--png`, `--frame-every`, `--fps`, `--palette`), their checks, and the writers.
 //!
-//! A run lists its output paths as [`Target`]s ([`OutputArgs::targets`], the state outputs'
+//! A run lists its output paths as [`Target`]s ([`OutputOptions::targets`], the state outputs'
 //! and any of its own); [`check_targets`] validates them all, clashes between them included,
-//! before anything is created. A new output kind is one field in [`OutputArgs`] and one entry
-//! in [`OutputArgs::targets`].
+//! before anything is created. A new output kind is one field in [`OutputOptions`] (and its
+//! flag in the command's twin, `host::cli::driver_args::OutputArgs`) and one entry in
+//! [`OutputOptions::targets`].
 
 use std::{
     marker::PhantomData,
     path::{Path, PathBuf},
 };
-
-use clap::Args;
 
 use crate::{
     error::{Result, invalid},
@@ -19,7 +18,8 @@ use crate::{
 };
 
 /// A simulation's defaults for the frame options: its name and the default file names,
-/// frame rate, frame interval and palette.
+/// frame rate, frame interval and palette (as a command line writes them: the command's
+/// defaults, and [`OutputOptions::default`]'s).
 pub trait FrameDefaults: Send + Sync + 'static {
     /// The simulation's name (a CLI subcommand, a model's command), also the name of its
     /// table in a settings file.
@@ -28,8 +28,11 @@ pub trait FrameDefaults: Send + Sync + 'static {
     const GIF: &'static str;
     /// The default `--mp4` name.
     const MP4: &'static str;
+    /// The default `--fps` (a number).
     const FPS: &'static str;
+    /// The default `--frame-every` (a number).
     const FRAME_EVERY: &'static str;
+    /// The default `--palette` (a palette's name).
     const PALETTE: &'static str;
 }
 
@@ -41,38 +44,79 @@ pub const MAX_FPS: u32 = 50;
 /// fails).
 pub const MP4_MIN_SIDE: u32 = 15;
 
-/// Where frames go, and how they look.
-#[derive(Args, Debug)]
-pub struct OutputArgs<S: FrameDefaults> {
-    /// Write an animated GIF (PATH defaults to the subcommand's name: grayscott.gif, heat.gif,
-    /// physarum.gif).
-    #[arg(long, value_name = "PATH", num_args = 0..=1, default_missing_value = S::GIF)]
+/// Where frames go, and how they look: what `--gif`, `--mp4`, `--png-dir`, `--png`,
+/// `--frame-every`, `--fps` and `--palette` ask for. A command parses them with a parser of
+/// its own (the `rust-gpu-sim` command and model crates: `host::cli::driver_args::OutputArgs`,
+/// on clap); [`Default`] is no output at `S`'s frame interval, rate and palette.
+pub struct OutputOptions<S: FrameDefaults> {
+    /// Write an animated GIF here.
     pub gif: Option<PathBuf>,
-    /// Write an H.264 video in an MP4 container (PATH defaults to the subcommand's name:
-    /// grayscott.mp4, heat.mp4, physarum.mp4), at --fps, from the same frames as --gif.
-    #[arg(long, value_name = "PATH", num_args = 0..=1, default_missing_value = S::MP4)]
+    /// Write an H.264 video in an MP4 container here, at `fps`, from the same frames as `gif`.
     pub mp4: Option<PathBuf>,
     /// Write numbered PNG frames (frame_00000.png, ...) into this directory: a new one (its
     /// parent must exist) or one holding only an earlier run's frames, which are replaced.
-    #[arg(long, value_name = "DIR")]
     pub png_dir: Option<PathBuf>,
-    /// Write the final frame as a PNG (heat: the middle z-slice), with the run's settings.
-    #[arg(long, value_name = "PATH")]
+    /// Write the final frame as a PNG here, with the run's settings.
     pub png: Option<PathBuf>,
-    /// Steps between frames (a last frame is taken after the final step).
-    #[arg(long, default_value = S::FRAME_EVERY, allow_hyphen_values = true)]
+    /// Steps between frames (a last frame is taken after the final step); at least 1.
     pub frame_every: u32,
-    /// GIF frames per second, 1 to 50 (delays are whole hundredths of a second).
-    #[arg(long, default_value = S::FPS, allow_hyphen_values = true)]
+    /// GIF frames per second, 1 to [`MAX_FPS`] (delays are whole hundredths of a second).
     pub fps: u32,
-    /// Colour palette; see --list-palettes.
-    #[arg(long, default_value = S::PALETTE)]
+    /// Colour palette, by name ([`palette`]).
     pub palette: String,
-    /// Print the palettes and exit.
-    #[arg(long)]
-    pub list_palettes: bool,
-    #[arg(skip)]
-    _simulation: PhantomData<S>,
+    _simulation: PhantomData<fn() -> S>,
+}
+
+impl<S: FrameDefaults> Default for OutputOptions<S> {
+    /// No output; `S`'s frame interval, rate and palette.
+    ///
+    /// # Panics
+    /// If `S::FRAME_EVERY` or `S::FPS` is not a number.
+    fn default() -> Self {
+        let number = |text: &str, what: &str| {
+            text.parse().unwrap_or_else(|_| panic!("FrameDefaults::{what} of {} is not a number", S::NAME))
+        };
+        Self {
+            gif: None,
+            mp4: None,
+            png_dir: None,
+            png: None,
+            frame_every: number(S::FRAME_EVERY, "FRAME_EVERY"),
+            fps: number(S::FPS, "FPS"),
+            palette: S::PALETTE.to_owned(),
+            _simulation: PhantomData,
+        }
+    }
+}
+
+impl<S: FrameDefaults> Clone for OutputOptions<S> {
+    fn clone(&self) -> Self {
+        Self {
+            gif: self.gif.clone(),
+            mp4: self.mp4.clone(),
+            png_dir: self.png_dir.clone(),
+            png: self.png.clone(),
+            frame_every: self.frame_every,
+            fps: self.fps,
+            palette: self.palette.clone(),
+            _simulation: PhantomData,
+        }
+    }
+}
+
+impl<S: FrameDefaults> std::fmt::Debug for OutputOptions<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OutputOptions")
+            .field("simulation", &S::NAME)
+            .field("gif", &self.gif)
+            .field("mp4", &self.mp4)
+            .field("png_dir", &self.png_dir)
+            .field("png", &self.png)
+            .field("frame_every", &self.frame_every)
+            .field("fps", &self.fps)
+            .field("palette", &self.palette)
+            .finish()
+    }
 }
 
 /// Where a run writes: the option that named it, the path, and whether it is a file or a
@@ -90,7 +134,7 @@ impl Target {
     }
 }
 
-impl<S: FrameDefaults> OutputArgs<S> {
+impl<S: FrameDefaults> OutputOptions<S> {
     /// Checks the frame options; returns the palette.
     pub fn check(&self) -> Result<&'static Palette> {
         if self.frame_every == 0 {

@@ -1,5 +1,6 @@
 //! One driver for every simulation, built in or written outside this crate: the output and
-//! state options every simulation shares ([`OutputArgs`], [`StateArgs`]), their checks, and
+//! state options every simulation shares ([`OutputOptions`], [`StateOptions`]: plain values a
+//! command fills in, e.g. from `host::cli::driver_args`' clap twins), their checks, and
 //! the step loop ([`Driver`]) that takes a [`Simulation`] to its total step count with frames
 //! (GIF, MP4, PNG frames, the final PNG), `--save`, checkpoints and `--resume`, a progress
 //! bar, and signals that remove unfinished outputs ([`handle_signals`]).
@@ -10,6 +11,8 @@ mod run;
 mod state;
 
 pub use console::{destination, handle_signals, progress_bar, rate};
-pub use frames::{FrameDefaults, Frames, MAX_FPS, MP4_MIN_SIDE, OutputArgs, Target, check_targets, palette};
+pub use frames::{
+    FrameDefaults, Frames, MAX_FPS, MP4_MIN_SIDE, OutputOptions, Target, check_targets, palette,
+};
 pub use run::{Driver, Finishing, Report, Simulation};
-pub use state::{State, StateArgs, resumed};
+pub use state::{State, StateOptions, resumed};

@@ -5,8 +5,8 @@ use std::{path::PathBuf, time::Instant};
 
 use super::{
     console::progress_bar,
-    frames::{FrameDefaults, Frames, OutputArgs, Target, check_targets},
-    state::{State, StateArgs},
+    frames::{FrameDefaults, Frames, OutputOptions, Target, check_targets},
+    state::{State, StateOptions},
 };
 use crate::{checkpoint::Checkpoint, error::Result, render::Palette};
 
@@ -55,9 +55,9 @@ pub struct Report {
 
 /// One run's outputs, checked and opened before the simulation is built (so a bad option or
 /// an unwritable path fails before any work), then the step loop ([`Driver::run`]).
-pub struct Driver<'a, F: FrameDefaults> {
-    output: &'a OutputArgs<F>,
-    state: &'a StateArgs,
+pub struct Driver<F: FrameDefaults> {
+    output: OutputOptions<F>,
+    state: StateOptions,
     palette: &'static Palette,
     settings: String,
     size: (u32, u32),
@@ -67,15 +67,18 @@ pub struct Driver<'a, F: FrameDefaults> {
     started: Instant,
 }
 
-impl<'a, F: FrameDefaults> Driver<'a, F> {
+impl<F: FrameDefaults> Driver<F> {
     /// Checks every option and output path (`targets`: the run's own besides the frame and
     /// state outputs; `formats`: the `--save` extensions it writes) and reads `--resume`.
+    /// `output` and `state` are the options, or what converts into them (a command's parsed
+    /// arguments: `&host::cli::driver_args::OutputArgs<F>` and `&StateArgs`).
     pub fn new(
-        output: &'a OutputArgs<F>,
-        state: &'a StateArgs,
+        output: impl Into<OutputOptions<F>>,
+        state: impl Into<StateOptions>,
         formats: &[&str],
         targets: Vec<Target>,
     ) -> Result<Self> {
+        let (output, state) = (output.into(), state.into());
         let palette = output.check()?;
         let mut all = output.targets();
         all.extend(state.targets());

@@ -3,8 +3,6 @@
 
 use std::path::{Path, PathBuf};
 
-use clap::Args;
-
 use super::frames::Target;
 use crate::{
     checkpoint::Checkpoint,
@@ -14,26 +12,24 @@ use crate::{
 
 /// The state a run saves and continues from: raw fields (`--save`), checkpoints
 /// (`--checkpoint`) and a restart (`--resume`). `--steps` is the total step count, so a
-/// resumed run does the steps left from its checkpoint's.
-#[derive(Args, Debug)]
-pub struct StateArgs {
-    /// Write the final state as raw data, by extension: .npz (one archive) or .npy (one
-    /// file per field, PATH's stem + _u, _v, ...); heat also .vti (VTK image, for ParaView).
-    #[arg(long, value_name = "PATH")]
+/// resumed run does the steps left from its checkpoint's. A command parses them with a parser
+/// of its own (the `rust-gpu-sim` command and model crates: `host::cli::driver_args::StateArgs`,
+/// on clap); [`Default`] is none of them.
+#[derive(Clone, Debug, Default)]
+pub struct StateOptions {
+    /// Write the final state as raw data here, by extension: .npz (one archive) or .npy (one
+    /// file per field, the stem + _u, _v, ...), or another the simulation writes (heat: .vti).
     pub save: Option<PathBuf>,
-    /// Also write the state every N steps, numbered after --save: out_00000100.npz, ...
-    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    /// Also write the state every N steps (at least 1), numbered after `save`:
+    /// out_00000100.npz, ...
     pub save_every: Option<u32>,
-    /// Write a checkpoint of the whole state here at the end (and every --checkpoint-every
+    /// Write a checkpoint of the whole state here at the end (and every `checkpoint_every`
     /// steps), replacing the last one only once the new one is complete.
-    #[arg(long, value_name = "PATH")]
     pub checkpoint: Option<PathBuf>,
-    /// Steps between checkpoints.
-    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    /// Steps between checkpoints (at least 1).
     pub checkpoint_every: Option<u32>,
     /// Continue from a checkpoint of this simulation with the same grid and parameters, up
-    /// to --steps in all (the checkpoint's steps count towards them).
-    #[arg(long, value_name = "PATH")]
+    /// to the run's steps in all (the checkpoint's steps count towards them).
     pub resume: Option<PathBuf>,
 }
 
@@ -56,7 +52,7 @@ pub trait State {
     }
 }
 
-impl StateArgs {
+impl StateOptions {
     /// Checks the options against each other and `--save`'s format against `formats` (the
     /// extensions this simulation writes).
     pub fn check(&self, formats: &[&str]) -> Result<()> {

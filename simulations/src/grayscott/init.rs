@@ -4,18 +4,20 @@ use std::path::Path;
 
 use crate::{error::Result, rng::SplitMix64};
 
-/// Built-in starting patterns (`--init`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum Init {
-    /// A square in the centre, as in the reference write-up.
-    #[default]
-    Square,
-    /// A thin ring around the centre.
-    Ring,
-    /// Small squares scattered at random.
-    Spots,
-    /// Sparse random seeds over the whole field.
-    Noise,
+crate::choice! {
+    /// Built-in starting patterns (`--init`).
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    pub enum Init {
+        /// A square in the centre, as in the reference write-up.
+        #[default]
+        Square = "square",
+        /// A thin ring around the centre.
+        Ring = "ring",
+        /// Small squares scattered at random.
+        Spots = "spots",
+        /// Sparse random seeds over the whole field.
+        Noise = "noise",
+    }
 }
 
 /// The seeded state inside a pattern: U = 1/2, V = 1/4.

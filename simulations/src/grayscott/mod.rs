@@ -317,26 +317,28 @@ pub fn select(backend: BackendChoice, variant: Option<Variant>) -> Result<(Devic
     }
 }
 
-/// The steps of the optimisation progression (`--variant`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
-pub enum Variant {
-    /// The CPU reference (rayon).
-    Cpu,
-    /// Laplacian on the GPU, update on the CPU, copies both ways every step.
-    V0,
-    /// Laplacian kernel then update kernel, all on the GPU (40 B/cell/step).
-    V1,
-    /// v1, with frames gathered on the GPU and colour-mapped a batch per launch.
-    V2,
-    /// Laplacian and update in one kernel (16 B/cell/step).
-    Fused,
-    /// Fused, through a shared-memory tile with a halo.
-    Tiled,
-    /// Temporal blocking: 2 to 8 steps (tuned) per launch on tiles held in registers.
-    Temporal,
-    /// Temporal blocking by 2.5-D streaming: blocks march down strips, a wavefront of up to 8
-    /// time levels (tuned) in register rings; halo work only at the strip's sides.
-    Streaming,
+crate::choice! {
+    /// The steps of the optimisation progression (`--variant`).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum Variant {
+        /// The CPU reference (rayon).
+        Cpu = "cpu",
+        /// Laplacian on the GPU, update on the CPU, copies both ways every step.
+        V0 = "v0",
+        /// Laplacian kernel then update kernel, all on the GPU (40 B/cell/step).
+        V1 = "v1",
+        /// v1, with frames gathered on the GPU and colour-mapped a batch per launch.
+        V2 = "v2",
+        /// Laplacian and update in one kernel (16 B/cell/step).
+        Fused = "fused",
+        /// Fused, through a shared-memory tile with a halo.
+        Tiled = "tiled",
+        /// Temporal blocking: 2 to 8 steps (tuned) per launch on tiles held in registers.
+        Temporal = "temporal",
+        /// Temporal blocking by 2.5-D streaming: blocks march down strips, a wavefront of up to 8
+        /// time levels (tuned) in register rings; halo work only at the strip's sides.
+        Streaming = "streaming",
+    }
 }
 
 impl Variant {
@@ -352,18 +354,9 @@ impl Variant {
         Variant::Streaming,
     ];
 
-    /// The `--variant` name.
+    /// The `--variant` name (its [`Choice`](crate::Choice) name).
     pub fn name(self) -> &'static str {
-        match self {
-            Variant::Cpu => "cpu",
-            Variant::V0 => "v0",
-            Variant::V1 => "v1",
-            Variant::V2 => "v2",
-            Variant::Fused => "fused",
-            Variant::Tiled => "tiled",
-            Variant::Temporal => "temporal",
-            Variant::Streaming => "streaming",
-        }
+        crate::Choice::name(self)
     }
 
     /// Whether it runs on the GPU.

@@ -52,44 +52,42 @@ pub fn check_part(variant: HeatVariant, n: [u32; 3], what: &str) -> Result<()> {
     Ok(())
 }
 
-/// Starting fields (`--init`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum HeatInit {
-    /// A hot cube (u = 1) in the middle third of the grid, u = 0 elsewhere.
-    HotCube,
-    /// sin(πx/Lx)·sin(πy/Ly)·sin(πz/Lz): the slowest eigenmode, with a known exact decay.
-    Sine,
-    /// A few hot Gaussian blobs at random places.
-    Blobs,
+crate::choice! {
+    /// Starting fields (`--init`).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum HeatInit {
+        /// A hot cube (u = 1) in the middle third of the grid, u = 0 elsewhere.
+        HotCube = "hot-cube",
+        /// sin(πx/Lx)·sin(πy/Ly)·sin(πz/Lz): the slowest eigenmode, with a known exact decay.
+        Sine = "sine",
+        /// A few hot Gaussian blobs at random places.
+        Blobs = "blobs",
+    }
 }
 
-/// The steps of the optimisation progression (`--variant`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
-pub enum HeatVariant {
-    /// The CPU reference: classic RK4 with explicit temporaries (rayon).
-    Cpu,
-    /// One kernel per stage, each built from u, then an update kernel (write-up step 0).
-    Naive,
-    /// Stages reuse k1 instead of recomputing the stencil on u (write-up step 2).
-    Reuse,
-    /// RK4 as its polynomial in the operator: 4 passes, 44 B/cell.
-    Fused,
-    /// Fused, each pass a 2.5-D kernel marching along z.
-    Tiled,
-    /// The whole RK4 step in one 2.5-D pass (the four stencil levels pipelined along z).
-    Single,
+crate::choice! {
+    /// The steps of the optimisation progression (`--variant`).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum HeatVariant {
+        /// The CPU reference: classic RK4 with explicit temporaries (rayon).
+        Cpu = "cpu",
+        /// One kernel per stage, each built from u, then an update kernel (write-up step 0).
+        Naive = "naive",
+        /// Stages reuse k1 instead of recomputing the stencil on u (write-up step 2).
+        Reuse = "reuse",
+        /// RK4 as its polynomial in the operator: 4 passes, 44 B/cell.
+        Fused = "fused",
+        /// Fused, each pass a 2.5-D kernel marching along z.
+        Tiled = "tiled",
+        /// The whole RK4 step in one 2.5-D pass (the four stencil levels pipelined along z).
+        Single = "single",
+    }
 }
 
 impl HeatVariant {
+    /// The `--variant` name (its [`Choice`](crate::Choice) name).
     pub fn name(self) -> &'static str {
-        match self {
-            HeatVariant::Cpu => "cpu",
-            HeatVariant::Naive => "naive",
-            HeatVariant::Reuse => "reuse",
-            HeatVariant::Fused => "fused",
-            HeatVariant::Tiled => "tiled",
-            HeatVariant::Single => "single",
-        }
+        crate::Choice::name(self)
     }
 
     /// Device bytes per cell: u and four stages, or u and three polynomial terms.

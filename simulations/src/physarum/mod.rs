@@ -27,53 +27,55 @@ pub const MAX_SIDE: u32 = 32_768;
 /// The most agents (indices and counts stay in `u32`).
 pub const MAX_AGENTS: u32 = 1 << 30;
 
-/// How sensors read the trail (`--sensing`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum Sensing {
-    /// The cell containing the sensor point (the write-up's Triton kernel).
-    #[default]
-    Nearest,
-    /// Bilinear between the four surrounding cells (the write-up's `grid_sample`), periodic.
-    Bilinear,
+crate::choice! {
+    /// How sensors read the trail (`--sensing`).
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    pub enum Sensing {
+        /// The cell containing the sensor point (the write-up's Triton kernel).
+        #[default]
+        Nearest = "nearest",
+        /// Bilinear between the four surrounding cells (the write-up's `grid_sample`), periodic.
+        Bilinear = "bilinear",
+    }
 }
 
-/// Where agents start (`--init`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum AgentInit {
-    /// Uniform over the grid, random headings (the write-up's).
-    #[default]
-    Random,
-    /// Uniform in a centred disc (radius 0.35 of the shorter side), heading outward.
-    Disc,
-    /// On a thin centred ring (radius 0.4 of the shorter side), heading inward.
-    Ring,
+crate::choice! {
+    /// Where agents start (`--init`).
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    pub enum AgentInit {
+        /// Uniform over the grid, random headings (the write-up's).
+        #[default]
+        Random = "random",
+        /// Uniform in a centred disc (radius 0.35 of the shorter side), heading outward.
+        Disc = "disc",
+        /// On a thin centred ring (radius 0.4 of the shorter side), heading inward.
+        Ring = "ring",
+    }
 }
 
-/// The steps of the optimisation progression (`--variant`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
-pub enum PhysarumVariant {
-    /// The CPU reference (rayon for agents and diffusion, deposits in agent order).
-    Cpu,
-    /// One kernel per PyTorch operation: nine launches per step.
-    Unfused,
-    /// The write-up's Triton kernels: sense+steer+move, atomic deposit, diffuse+decay.
-    Fused,
-    /// Struct-of-arrays agents with the deposit counted in the same pass, and one tiled
-    /// pass for deposits, diffusion and decay.
-    Optimized,
+crate::choice! {
+    /// The steps of the optimisation progression (`--variant`).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum PhysarumVariant {
+        /// The CPU reference (rayon for agents and diffusion, deposits in agent order).
+        Cpu = "cpu",
+        /// One kernel per PyTorch operation: nine launches per step.
+        Unfused = "unfused",
+        /// The write-up's Triton kernels: sense+steer+move, atomic deposit, diffuse+decay.
+        Fused = "fused",
+        /// Struct-of-arrays agents with the deposit counted in the same pass, and one tiled
+        /// pass for deposits, diffusion and decay.
+        Optimized = "optimized",
+    }
 }
 
 impl PhysarumVariant {
     pub const GPU: [PhysarumVariant; 3] =
         [PhysarumVariant::Unfused, PhysarumVariant::Fused, PhysarumVariant::Optimized];
 
+    /// The `--variant` name (its [`Choice`](crate::Choice) name).
     pub fn name(self) -> &'static str {
-        match self {
-            PhysarumVariant::Cpu => "cpu",
-            PhysarumVariant::Unfused => "unfused",
-            PhysarumVariant::Fused => "fused",
-            PhysarumVariant::Optimized => "optimized",
-        }
+        crate::Choice::name(self)
     }
 
     /// Device bytes per agent and per cell: agent state and scratch, trail buffers.

@@ -17,14 +17,16 @@ use crate::{
     error::{CudaContext as _, Error, Result},
 };
 
-/// What is perturbed (`--perturb`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum Perturb {
-    /// ε added to agent 0's heading (radians).
-    #[default]
-    Heading,
-    /// ε added to the initial trail at the centre cell.
-    Trail,
+crate::choice! {
+    /// What is perturbed (`--perturb`).
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    pub enum Perturb {
+        /// ε added to agent 0's heading (radians).
+        #[default]
+        Heading = "heading",
+        /// ε added to the initial trail at the centre cell.
+        Trail = "trail",
+    }
 }
 
 /// A least-squares fit of log‖Δ‖ against the step.

@@ -1,0 +1,198 @@
+//! Named choices without a command-line parser: an option's values (`--backend`,
+//! `--variant`, `--init`, ...), each with the name the command line and settings files spell
+//! and one line of help. The library depends on no argument parser; a command (package `host`,
+//! `host::cli::choice`) turns a [`Choice`] into its parser's possible values, and `serve` and
+//! settings files read and write the same names.
+//!
+//! [`choice!`](crate::choice!) declares an enum and its [`Choice`], [`Display`] (the name) and
+//! [`FromStr`] (exact names) from the enum's own doc comments:
+//!
+//! ```
+//! simulations::choice! {
+//!     /// How fast.
+//!     #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+//!     pub enum Speed {
+//!         /// Slowly, carefully.
+//!         #[default]
+//!         Slow = "slow",
+//!         /// As fast as the GPU goes; two
+//!         /// lines of doc become one line of help.
+//!         FullSpeed = "full-speed",
+//!     }
+//! }
+//! use simulations::Choice;
+//! assert_eq!(Speed::FullSpeed.name(), "full-speed");
+//! assert_eq!(Speed::FullSpeed.help(), "As fast as the GPU goes; two lines of doc become one line of help");
+//! assert_eq!("slow".parse::<Speed>(), Ok(Speed::Slow));
+//! assert_eq!(Speed::names(), "slow, full-speed");
+//! ```
+//!
+//! [`Display`]: std::fmt::Display
+//! [`FromStr`]: std::str::FromStr
+
+/// One of a fixed list of named values.
+pub trait Choice: Copy + PartialEq + Send + Sync + 'static {
+    /// Every value, in the order help lists them.
+    const VALUES: &'static [Self];
+
+    /// The name as the command line and settings files spell it (`hot-cube`, `v0`).
+    fn name(self) -> &'static str;
+
+    /// One line of help: the first paragraph of the value's doc comment, its lines joined
+    /// and its final period dropped (what `--help` shows after the name).
+    fn help(self) -> &'static str;
+
+    /// The value of this name (exactly as spelled), if any.
+    fn from_name(name: &str) -> Option<Self> {
+        Self::VALUES.iter().copied().find(|v| v.name() == name)
+    }
+
+    /// Every name, comma-separated (`auto, cuda, cpu`).
+    fn names() -> String {
+        Self::VALUES.iter().map(|v| v.name()).collect::<Vec<_>>().join(", ")
+    }
+}
+
+/// A name that is none of a [`Choice`]'s ([`FromStr`](std::str::FromStr)'s error).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown value '{name}', expected one of: {expected}")]
+pub struct UnknownChoice {
+    /// The name given.
+    pub name: String,
+    /// The valid names, comma-separated.
+    pub expected: String,
+}
+
+impl UnknownChoice {
+    /// The error for `name`, listing `T`'s names.
+    pub fn of<T: Choice>(name: &str) -> Self {
+        Self { name: name.to_owned(), expected: T::names() }
+    }
+}
+
+/// Parses a name of `T` (exactly as spelled).
+pub fn parse<T: Choice>(name: &str) -> Result<T, UnknownChoice> {
+    T::from_name(name).ok_or_else(|| UnknownChoice::of::<T>(name))
+}
+
+/// A doc comment's text as one line of help (used by [`choice!`](crate::choice!)): surrounding
+/// whitespace trimmed and one final period dropped (not an ellipsis's).
+pub const fn help_line(doc: &'static str) -> &'static str {
+    let text = doc.trim_ascii();
+    let bytes = text.as_bytes();
+    let n = bytes.len();
+    if n >= 1 && bytes[n - 1] == b'.' && !(n >= 2 && bytes[n - 2] == b'.') {
+        text.split_at(n - 1).0
+    } else {
+        text
+    }
+}
+
+/// Declares an enum whose variants are named choices: the enum as written (attributes and doc
+/// comments kept), with `Variant = "name"` for each variant, and its [`Choice`], `Display` (the
+/// name) and `FromStr` (exact names; [`UnknownChoice`] otherwise). Each variant's help is its
+/// doc comment, which must be one paragraph (its lines are joined with single spaces). See the
+/// [module](crate::choice) for an example.
+#[macro_export]
+macro_rules! choice {
+    (
+        $(#[$meta:meta])*
+        $vis:vis enum $name:ident {
+            $(
+                $(#[$($attr:tt)*])*
+                $variant:ident = $cli:literal
+            ),+ $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        $vis enum $name {
+            $(
+                $(#[$($attr)*])*
+                $variant,
+            )+
+        }
+
+        impl $crate::choice::Choice for $name {
+            const VALUES: &'static [Self] = &[$($name::$variant),+];
+
+            fn name(self) -> &'static str {
+                match self {
+                    $($name::$variant => $cli,)+
+                }
+            }
+
+            fn help(self) -> &'static str {
+                match self {
+                    $(
+                        $name::$variant => const {
+                            $crate::choice::help_line(concat!("" $(, $crate::__choice_doc!($($attr)*))*))
+                        },
+                    )+
+                }
+            }
+        }
+
+        impl ::std::fmt::Display for $name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                f.write_str($crate::choice::Choice::name(*self))
+            }
+        }
+
+        impl ::std::str::FromStr for $name {
+            type Err = $crate::choice::UnknownChoice;
+
+            fn from_str(name: &str) -> ::std::result::Result<Self, Self::Err> {
+                $crate::choice::parse(name)
+            }
+        }
+    };
+}
+
+/// The text of a `doc` attribute's tokens, `""` for any other attribute ([`choice!`]'s help).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __choice_doc {
+    (doc = $doc:literal) => {
+        $doc
+    };
+    ($($other:tt)*) => {
+        ""
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    crate::choice! {
+        /// A test choice.
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+        enum Speed {
+            /// Slowly.
+            #[default]
+            Slow = "slow",
+            /// Quickly, over
+            /// two lines...
+            Fast = "fast",
+            #[doc = "No period"]
+            VeryFast = "very-fast",
+        }
+    }
+
+    #[test]
+    fn names_help_and_parsing() {
+        assert_eq!(Speed::VALUES, [Speed::Slow, Speed::Fast, Speed::VeryFast]);
+        assert_eq!(Speed::default(), Speed::Slow);
+        assert_eq!(Speed::VeryFast.name(), "very-fast");
+        assert_eq!(Speed::VeryFast.to_string(), "very-fast");
+        assert_eq!(Speed::Slow.help(), "Slowly");
+        assert_eq!(Speed::Fast.help(), "Quickly, over two lines...");
+        assert_eq!(Speed::VeryFast.help(), "No period");
+        assert_eq!("fast".parse(), Ok(Speed::Fast));
+        assert_eq!(Speed::from_name("Fast"), None);
+        assert_eq!(
+            "Fast".parse::<Speed>().unwrap_err().to_string(),
+            "unknown value 'Fast', expected one of: slow, fast, very-fast"
+        );
+    }
+}
