@@ -223,7 +223,7 @@ impl<M: BandedModel> Split<M> {
                 .into_iter()
                 .map(|parts| scope.spawn(move || parts.into_iter().try_for_each(|part| part.step(steps))))
                 .collect();
-            threads.into_iter().map(|t| t.join().expect("a part's steps panicked")).collect::<Result<()>>()
+            threads.into_iter().try_for_each(|t| t.join().expect("a part's steps panicked"))
         })
     }
 

@@ -16,6 +16,9 @@ use simulations::banded::{self, BandedModel, PartRows};
 
 use crate::{Coefficients, Field, Model, step_cpu, step_gpu};
 
+/// Where a part runs: a GPU, or `None` for the CPU.
+pub type Device = Option<Arc<Gpu>>;
+
 /// Barkley's grid as the generic split sees it.
 pub struct BarkleyBands {
     pub model: Model,
@@ -31,8 +34,7 @@ pub struct BarkleyPart {
 }
 
 impl BandedModel for BarkleyBands {
-    /// A GPU, or `None` for the CPU.
-    type Device = Option<Arc<Gpu>>;
+    type Device = Device;
     type Part = BarkleyPart;
 
     fn size(&self) -> (u32, u32) {
@@ -104,7 +106,7 @@ pub fn devices(
     split: Option<u32>,
     gpus: Option<u32>,
     gpu: Option<Arc<Gpu>>,
-) -> simulations::Result<Option<(u32, Vec<Option<Arc<Gpu>>>)>> {
+) -> simulations::Result<Option<(u32, Vec<Device>)>> {
     let refuse = |why: String| Err(simulations::Error::InvalidInput(why));
     let Some(first) = gpu else {
         return match (split, gpus) {
