@@ -67,10 +67,11 @@ impl BarkleyRun {
         let split = Split::new(bands, parts, devices, vec![field.u.clone(), field.v.clone()])?;
         let place = match (&devices[0], split.devices()) {
             (None, _) => "the CPU".to_string(),
-            (Some(gpu), 1) => format!("the GPU ({}, {})", gpu.name(), gpu.image()),
-            (Some(gpu), n) => format!("{n} GPUs ({}, {})", gpu.name(), gpu.image()),
+            (Some(gpu), 1) => format!("the GPU {}", gpu_kind(gpu)),
+            (Some(gpu), n) => format!("{n} GPUs {}", gpu_kind(gpu)),
         };
-        let place = format!("{place} in {} parts", split.parts());
+        let parts = split.parts();
+        let place = format!("{place} in {parts} part{}", if parts == 1 { "" } else { "s" });
         Ok(Self { field, model, engine: Engine::Split { split, place }, steps_done: 0 })
     }
 
@@ -143,6 +144,7 @@ impl Simulation for BarkleyRun {
             Engine::Whole(None) => step_cpu(&mut self.field, &coefficients, steps),
             Engine::Split { split, .. } => {
                 split.step(steps)?;
+                // The whole fields after every chunk, as the one-piece engines leave them.
                 self.field.u = split.field(0)?;
                 self.field.v = split.field(1)?;
             }
@@ -174,9 +176,14 @@ impl Simulation for BarkleyRun {
 
     fn describe(&self) -> String {
         match &self.engine {
-            Engine::Whole(Some(gpu)) => format!("the GPU ({}, {})", gpu.name(), gpu.image()),
+            Engine::Whole(Some(gpu)) => format!("the GPU {}", gpu_kind(gpu)),
             Engine::Whole(None) => "the CPU".into(),
             Engine::Split { place, .. } => place.clone(),
         }
     }
+}
+
+/// A GPU's name and kernel image, for [`Simulation::describe`]: `(NVIDIA H200, cubin sm_90)`.
+fn gpu_kind(gpu: &Gpu) -> String {
+    format!("({}, {})", gpu.name(), gpu.image())
 }
