@@ -426,6 +426,9 @@ if has example; then
   echo "== examples/barkley: GPU against CPU bit for bit (cubin and PTX), the command on the GPU"
   BARKLEY_BIN=$B/barkley $B/barkley_gpu --ignored --test-threads=1 --nocapture > "$OUT/barkley-gpu-tests.log" 2>&1
   grep -E "test result|NVIDIA|excited|differ|steps of|panicked" "$OUT/barkley-gpu-tests.log"
+  echo "== examples/barkley split into bands (simulations::banded): --split and --gpus against one part"
+  BARKLEY_BIN=$B/barkley $B/barkley_gpu_split --ignored --test-threads=1 --nocapture > "$OUT/barkley-split-tests.log" 2>&1
+  grep -E "test result|note|steps of|panicked" "$OUT/barkley-split-tests.log" | head -20
   echo "== compute-sanitizer on the barkley GPU test and the barkley command (301x203, 50 steps)"
   for tool in memcheck racecheck; do
     timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 $B/barkley_gpu --ignored --test-threads=1 \

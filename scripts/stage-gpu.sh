@@ -16,17 +16,19 @@ for line in sys.stdin:
         print(m["executable"])' "$t")
   cp "$exe" ".gpu/$t"
 done
-# examples/barkley: its command and its GPU test (run with BARKLEY_BIN=.gpu/barkley).
+# examples/barkley: its command and its GPU tests (run with BARKLEY_BIN=.gpu/barkley).
 cargo build --release -p barkley --bin barkley
 cp target/release/barkley .gpu/barkley
-exe=$(cargo test --release -p barkley --test gpu --no-run --message-format=json 2>/dev/null | python3 -c '
-import json, sys
+for test in gpu gpu_split; do
+  exe=$(cargo test --release -p barkley --test $test --no-run --message-format=json 2>/dev/null | TEST=$test python3 -c '
+import json, os, sys
 for line in sys.stdin:
     m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "gpu" and m.get("executable"):
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == os.environ["TEST"] and m.get("executable"):
         print(m["executable"])')
-cp "$exe" .gpu/barkley_gpu
-strip .gpu/rust-gpu-sim .gpu/grayscott_png .gpu/gpu_* .gpu/outputs_gpu .gpu/faults_gpu .gpu/serve_gpu .gpu/barkley .gpu/barkley_gpu
+  cp "$exe" .gpu/barkley_$test
+done
+strip .gpu/rust-gpu-sim .gpu/grayscott_png .gpu/gpu_* .gpu/outputs_gpu .gpu/faults_gpu .gpu/serve_gpu .gpu/barkley .gpu/barkley_gpu .gpu/barkley_gpu_split
 # The H100/H200 cubins (one per kernel module) on their own, for scripts/cuda-floor.py (the
 # driver's start-up without us), from the build directory of the binary just built.
 out=$(dirname "$(ls -t target/release/build/simulations/*/out/kernels.heat.sm_90.cubin | head -1)")

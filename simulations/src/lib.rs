@@ -8,6 +8,7 @@
 //!   parser: their names and help, for a command line, settings files and `serve`.
 //! - [`cuda`]: the embedded kernels and the GPU opened with them (the toolkit's `ptxkit-host`).
 //! - [`decomposition`]: bands, halos, placement on GPUs and launcher ranks for split runs.
+//! - [`banded`]: any 2-D stencil model split into bands of rows, in parts on several devices.
 //! - [`grayscott`]: Gray-Scott reaction-diffusion (CPU and CUDA backends).
 //! - [`heat`]: 3-D heat diffusion with RK4.
 //! - [`physarum`]: Physarum agents and trail, and its sensitivity analysis.
@@ -23,6 +24,7 @@
 //! step it, and ask it for frames. The CLI, tests and examples all use this API.
 
 pub mod autotune;
+pub mod banded;
 pub mod bench;
 pub mod checkpoint;
 pub mod choice;

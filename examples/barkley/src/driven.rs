@@ -9,12 +9,13 @@ use std::{
 
 use ptxkit_host::Gpu;
 use simulations::{
+    banded::Split,
     checkpoint::{self, Checkpoint},
     driver::{FrameDefaults, Simulation, State},
     export::{Array, Fields},
 };
 
-use crate::{Field, Model, step_cpu, step_gpu};
+use crate::{Field, Model, split::BarkleyBands, step_cpu, step_gpu};
 
 /// The name checkpoints carry, and the driver's defaults for Barkley's frame options.
 pub struct Barkley;
@@ -28,18 +29,65 @@ impl FrameDefaults for Barkley {
     const PALETTE: &'static str = "ocean";
 }
 
-/// A run of Barkley's model on the CPU or a GPU, as the driver steps it.
+/// A run of Barkley's model on the CPU or a GPU, in one piece or split into parts, as the
+/// driver steps it.
 pub struct BarkleyRun {
+    /// The fields after the steps so far.
     pub field: Field,
     model: Model,
-    gpu: Option<Arc<Gpu>>,
+    engine: Engine,
     steps_done: u64,
+}
+
+/// How a run steps.
+enum Engine {
+    /// The whole grid on a GPU, or the CPU (`None`).
+    Whole(Option<Arc<Gpu>>),
+    /// Bands of rows that exchange halos ([`crate::split`]), and where they run, for
+    /// [`Simulation::describe`].
+    Split { split: Split<BarkleyBands>, place: String },
 }
 
 impl BarkleyRun {
     /// From `field` at step 0, on `gpu` (or the CPU).
     pub fn new(field: Field, model: Model, gpu: Option<Arc<Gpu>>) -> Self {
-        Self { field, model, gpu, steps_done: 0 }
+        Self { field, model, engine: Engine::Whole(gpu), steps_done: 0 }
+    }
+
+    /// From `field` at step 0, split into `parts` bands of rows spread over `devices` (GPUs,
+    /// or `None` for the CPU): bit-identical to [`BarkleyRun::new`]. Refuses a band thinner
+    /// than its halo.
+    pub fn split(
+        field: Field,
+        model: Model,
+        parts: u32,
+        devices: &[Option<Arc<Gpu>>],
+    ) -> simulations::Result<Self> {
+        let bands = BarkleyBands { model, width: field.width, height: field.height };
+        let split = Split::new(bands, parts, devices, vec![field.u.clone(), field.v.clone()])?;
+        let place = match (&devices[0], split.devices()) {
+            (None, _) => "the CPU".to_string(),
+            (Some(gpu), 1) => format!("the GPU {}", gpu_kind(gpu)),
+            (Some(gpu), n) => format!("{n} GPUs {}", gpu_kind(gpu)),
+        };
+        let parts = split.parts();
+        let place = format!("{place} in {parts} part{}", if parts == 1 { "" } else { "s" });
+        Ok(Self { field, model, engine: Engine::Split { split, place }, steps_done: 0 })
+    }
+
+    /// From `field` at step 0, on `gpu` (or the CPU), in one piece or split as `--split` and
+    /// `--gpus` ask ([`crate::split::devices`]).
+    pub fn open(
+        field: Field,
+        model: Model,
+        gpu: Option<Arc<Gpu>>,
+        split: Option<u32>,
+        gpus: Option<u32>,
+    ) -> simulations::Result<Self> {
+        match crate::split::devices(split, gpus, gpu.clone())? {
+            Some((parts, devices)) => Self::split(field, model, parts, &devices),
+            None => Ok(Self::new(field, model, gpu)),
+        }
     }
 
     /// Every parameter that shapes the dynamics, as a checkpoint records them.
@@ -91,12 +139,15 @@ impl State for BarkleyRun {
 impl Simulation for BarkleyRun {
     fn step(&mut self, steps: u32) -> simulations::Result<()> {
         let coefficients = self.model.coefficients();
-        match &self.gpu {
-            Some(gpu) => step_gpu(gpu, &mut self.field, &coefficients, steps).map_err(|e| match e {
-                crate::Error::Gpu(e) => simulations::Error::from(e),
-                other => simulations::Error::InvalidInput(other.to_string()),
-            })?,
-            None => step_cpu(&mut self.field, &coefficients, steps),
+        match &mut self.engine {
+            Engine::Whole(Some(gpu)) => step_gpu(gpu, &mut self.field, &coefficients, steps)?,
+            Engine::Whole(None) => step_cpu(&mut self.field, &coefficients, steps),
+            Engine::Split { split, .. } => {
+                split.step(steps)?;
+                // The whole fields after every chunk, as the one-piece engines leave them.
+                self.field.u = split.field(0)?;
+                self.field.v = split.field(1)?;
+            }
         }
         self.steps_done += u64::from(steps);
         Ok(())
@@ -116,14 +167,23 @@ impl Simulation for BarkleyRun {
         let cells = self.field.u.len();
         self.field.u = checkpoint.take_array("u", cells)?;
         self.field.v = checkpoint.take_array("v", cells)?;
+        if let Engine::Split { split, .. } = &mut self.engine {
+            split.restore(&[self.field.u.clone(), self.field.v.clone()])?;
+        }
         self.steps_done = checkpoint.steps;
         Ok(())
     }
 
     fn describe(&self) -> String {
-        match &self.gpu {
-            Some(gpu) => format!("the GPU ({}, {})", gpu.name(), gpu.image()),
-            None => "the CPU".into(),
+        match &self.engine {
+            Engine::Whole(Some(gpu)) => format!("the GPU {}", gpu_kind(gpu)),
+            Engine::Whole(None) => "the CPU".into(),
+            Engine::Split { place, .. } => place.clone(),
         }
     }
+}
+
+/// A GPU's name and kernel image, for [`Simulation::describe`]: `(NVIDIA H200, cubin sm_90)`.
+fn gpu_kind(gpu: &Gpu) -> String {
+    format!("({}, {})", gpu.name(), gpu.image())
 }

@@ -10,6 +10,7 @@ use std::{
 };
 
 pub mod driven;
+pub mod split;
 
 pub use barkley_kernels::Coefficients;
 use barkley_kernels::{barkley_step, laplacian_no_flux};
@@ -30,6 +31,16 @@ pub enum Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl From<Error> for simulations::Error {
+    /// A GPU's error as the library's own; the others (of the picture) as a line.
+    fn from(e: Error) -> Self {
+        match e {
+            Error::Gpu(e) => e.into(),
+            other => simulations::Error::InvalidInput(other.to_string()),
+        }
+    }
+}
 
 /// Barkley's parameters, in the units of the equations.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -58,6 +58,13 @@ struct Args {
     /// Run on the CPU even where there is a GPU.
     #[arg(long)]
     cpu: bool,
+    /// Split the grid into P bands of rows that exchange halos (bit-identical to one part); on
+    /// the GPUs of --gpus, or on the CPU.
+    #[arg(long, value_name = "P", value_parser = clap::value_parser!(u32).range(1..))]
+    split: Option<u32>,
+    /// Spread the parts over the first N GPUs (default 1; --split defaults to one part a GPU).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    gpus: Option<u32>,
     #[command(flatten)]
     frames: OutputArgs<Barkley>,
     #[command(flatten)]
@@ -106,9 +113,10 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             Err(e) => return Err(e.into()),
         },
     };
+    let field = Field::broken_wave(args.width, args.height, &model);
+    let mut sim = BarkleyRun::open(field, model, gpu, args.split, args.gpus)?;
     let settings = format!("barkley {}x{} {model:?}", args.width, args.height);
     let driver = driver.open((args.width, args.height), true, settings)?;
-    let mut sim = BarkleyRun::new(Field::broken_wave(args.width, args.height, &model), model, gpu);
     let Report { first, mut written, seconds, .. } = driver.run(&mut sim, args.steps, "steps")?.finish()?;
     barkley::write_output(&args.output, &barkley::encode_png(&sim.field)?)?;
     written.insert(0, args.output.clone());

@@ -1,0 +1,135 @@
+//! `barkley --split P` on the CPU (these run in CI): the bands of rows exchange halos through
+//! the simulations library's generic split, and every output is bit-identical to the run in
+//! one part; checkpoints move between split and unsplit runs; mistakes are refused with one
+//! line.
+
+use std::{fs, path::Path, process::Command};
+
+use simulations::export::read_npz;
+
+/// Runs `barkley --cpu --width 40 --height 25 -o picture.png` with `args` in `dir`; returns
+/// (success, stdout and stderr). 25 rows: uneven bands (9, 8, 8 for 3 parts).
+fn barkley(dir: &Path, args: &[&str]) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_barkley"))
+        .current_dir(dir)
+        .args(["--cpu", "--width", "40", "--height", "25", "-o", "picture.png"])
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+/// The arrays of a saved `.npz`, as bits.
+fn saved(path: &Path) -> Vec<(String, Vec<u32>)> {
+    read_npz(path)
+        .unwrap()
+        .into_iter()
+        .map(|a| (a.name, a.data.iter().map(|x| x.to_bits()).collect()))
+        .collect()
+}
+
+#[test]
+fn three_parts_give_every_output_of_one_bit_for_bit() {
+    let dir = tempfile::tempdir().unwrap();
+    // 61 steps in chunks of 7 (frames): neither is a multiple of the halo's 8 steps.
+    let outputs = |tag: &str| {
+        [
+            "--steps".to_string(),
+            "61".into(),
+            "--frame-every".into(),
+            "7".into(),
+            "--gif".into(),
+            format!("{tag}.gif"),
+            "--png".into(),
+            format!("{tag}-last.png"),
+            "--save".into(),
+            format!("{tag}.npz"),
+        ]
+    };
+    let one = outputs("one");
+    let (ok, out) = barkley(dir.path(), &one.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(ok && out.contains("on the CPU in"), "{out}");
+    let keep_picture =
+        |tag: &str| fs::rename(dir.path().join("picture.png"), dir.path().join(format!("{tag}.png")));
+    keep_picture("one").unwrap();
+    for parts in ["2", "3"] {
+        let tag = format!("split{parts}");
+        let mut args = outputs(&tag).to_vec();
+        args.extend(["--split".into(), parts.into()]);
+        let (ok, out) = barkley(dir.path(), &args.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(ok && out.contains(&format!("on the CPU in {parts} parts")), "{out}");
+        keep_picture(&tag).unwrap();
+        let one_npz = saved(&dir.path().join("one.npz"));
+        assert_eq!(one_npz.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["u", "v"]);
+        assert!(
+            saved(&dir.path().join(format!("{tag}.npz"))) == one_npz,
+            "--split {parts}: the saves differ"
+        );
+        for (whole, split) in [("one.gif", ".gif"), ("one-last.png", "-last.png"), ("one.png", ".png")] {
+            let read = |name: &str| fs::read(dir.path().join(name)).unwrap();
+            assert!(read(whole) == read(&format!("{tag}{split}")), "--split {parts}: {split} differs");
+        }
+    }
+    // The steps did move the wave across the cuts: the run is not its start.
+    let (ok, out) = barkley(dir.path(), &["--steps", "1", "--save", "start.npz"]);
+    assert!(ok, "{out}");
+    assert!(saved(&dir.path().join("start.npz")) != saved(&dir.path().join("one.npz")));
+}
+
+#[test]
+fn checkpoints_move_between_split_and_unsplit_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let (ok, out) = barkley(dir.path(), args);
+        assert!(ok, "{args:?}: {out}");
+        out
+    };
+    run(&["--steps", "45", "--save", "whole.npz"]);
+    // Split in 2, checkpointed at 21 (mid-exchange), resumed in one part.
+    run(&["--steps", "21", "--split", "2", "--checkpoint", "split.ck"]);
+    let out = run(&["--steps", "45", "--resume", "split.ck", "--save", "from-split.npz"]);
+    assert!(out.contains("resumed at step 21") && !out.contains("parts"), "{out}");
+    // One part checkpointed at 13, resumed in 3 parts.
+    run(&["--steps", "13", "--checkpoint", "whole.ck"]);
+    let out = run(&["--steps", "45", "--resume", "whole.ck", "--split", "3", "--save", "from-whole.npz"]);
+    assert!(out.contains("resumed at step 13") && out.contains("in 3 parts"), "{out}");
+    // And a split run's periodic checkpoints, resumed in another split.
+    run(&["--steps", "40", "--split", "3", "--checkpoint", "every.ck", "--checkpoint-every", "20"]);
+    let out = run(&["--steps", "45", "--resume", "every.ck", "--split", "2", "--save", "split-split.npz"]);
+    assert!(out.contains("resumed at step 40"), "{out}");
+    let whole = saved(&dir.path().join("whole.npz"));
+    for name in ["from-split.npz", "from-whole.npz", "split-split.npz"] {
+        assert!(saved(&dir.path().join(name)) == whole, "{name} differs from the uninterrupted run");
+    }
+}
+
+#[test]
+fn mistakes_are_refused_with_one_line_and_nothing_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let refused = |args: &[&str], expected: &str| {
+        let (ok, out) = barkley(dir.path(), args);
+        assert!(!ok && out.contains(expected), "{args:?}: {out}");
+        let errors = out.lines().filter(|l| l.starts_with("barkley:") || l.starts_with("error:")).count();
+        assert_eq!(errors, 1, "{args:?}: {out}");
+        assert!(!out.contains("panicked"), "{out}");
+    };
+    let save = ["--steps", "10", "--save", "no.npz", "--gif", "no.gif"];
+    // 25 rows in 4 parts: 7, 6, 6, 6 rows, fewer than the 8 rows of halo.
+    refused(
+        &[&save[..], &["--split", "4"]].concat(),
+        "--split 4: the thinnest part has 6 rows, fewer than its halo of 8 rows",
+    );
+    refused(&[&save[..], &["--split", "26"]].concat(), "more parts than the grid's 25 rows");
+    refused(
+        &[&save[..], &["--gpus", "2"]].concat(),
+        "--gpus spreads the parts over CUDA GPUs, but this run is on the CPU",
+    );
+    refused(&[&save[..], &["--split", "0"]].concat(), "invalid value '0' for '--split <P>'");
+    refused(&[&save[..], &["--gpus", "0"]].concat(), "invalid value '0' for '--gpus <N>'");
+    let mut names: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    names.sort();
+    assert!(names.is_empty(), "left behind: {names:?}");
+}

@@ -1,0 +1,548 @@
+//! Any 2-D stencil model split into bands of rows (`--split P`, `--gpus N` of a model written
+//! outside this crate; `examples/barkley` is the worked example, docs/models.md says how).
+//!
+//! A model declares what a split needs ([`BandedModel`]): its size, its fields, how many rows
+//! next to a cut edge one step spoils (1 for a 5-point stencil), whether its rows are periodic,
+//! and how to build one part of it ([`Part`]): the same model over some rows of the whole
+//! grid, on a GPU or the CPU, which steps and gives and takes rows of each field. [`Split`]
+//! runs `P` such parts in this process, spread over the devices it is given
+//! ([`decomposition::placement`]), and assembles the whole fields for every output.
+//!
+//! Each part holds its band ([`decomposition::bands`]) plus `halo` rows of each neighbour on
+//! each side that has one: on a periodic axis the first and last bands are neighbours; on a
+//! bounded one the outer edge of the first and last band is the domain's own boundary, which
+//! the part treats as the whole model does. Every part is stepped up to
+//! [`STEPS_PER_EXCHANGE`] steps at a time, the halo being that many steps' worth of rows, and
+//! then every halo is refreshed from the neighbours' bands.
+//!
+//! **Why the result is bit-identical to one part.** A part computes each of its cells with
+//! the model's own per-cell math, on the same inputs the whole grid's cell has, as long as
+//! every cell it reads is right. The cells that are not right are those next to a cut edge (a
+//! part's edge that is not the domain's boundary, where the part's stencil sees its own edge
+//! treatment instead of the neighbour's rows): one step spoils `rows_per_step` rows inward, `k`
+//! steps `k · rows_per_step`. The halo is [`STEPS_PER_EXCHANGE`] steps' worth of rows and the
+//! halos are refreshed before more steps than that run, so the spoiled rows never reach the
+//! band; after the refresh the halo rows equal the neighbours' (exact) band rows again. So
+//! every band cell goes through the same operations on the same values, whatever the number of
+//! parts, the bands' sizes (uneven where `P` does not divide the rows) or the steps asked for
+//! at a time (the split remembers how many steps its halos still cover). A model whose per-cell
+//! math depends on the cell's position gets its rows' place in the whole grid ([`PartRows`]).
+//!
+//! **The exchange goes through the host**: each halo is read back from the neighbour
+//! ([`Part::rows`]) and written into the part ([`Part::set_rows`]), whatever the devices.
+//! This is simple and works on any backend; a model on GPUs pays two transfers of
+//! `halo × width` cells per field, cut edge and exchange (the built-in Gray-Scott and heat
+//! splits copy between GPUs directly instead: `grayscott::parts`, `heat::parts`). Parts on
+//! different devices step at once (one thread per device); parts sharing a device step in
+//! turn.
+
+use crate::{
+    decomposition::{self, Band},
+    error::{Error, Result},
+};
+
+/// The steps every part takes between two exchanges of halos: a halo is this many steps'
+/// worth of rows ([`BandedModel::rows_per_step`] each).
+pub const STEPS_PER_EXCHANGE: u32 = 8;
+
+/// A 2-D stencil model that can be split into bands of rows.
+pub trait BandedModel {
+    /// Where a part runs: a GPU, or the CPU.
+    type Device;
+    /// The model over some rows of the grid.
+    type Part: Part + Send;
+    /// The grid's width (cells in a row) and height (rows).
+    fn size(&self) -> (u32, u32);
+    /// The names of the fields, in the order [`Part::rows`] and [`Part::set_rows`] number them.
+    fn fields(&self) -> &[&str];
+    /// How many rows next to a cut edge one step spoils: its stencil's reach across rows (1 for
+    /// a 5-point stencil).
+    fn rows_per_step(&self) -> u32;
+    /// Whether the last row neighbours the first; if not, a part's outer edge at the first or
+    /// last row is the domain's boundary.
+    fn periodic(&self) -> bool;
+    /// One part: the model over `rows` on `device`, starting from `start` (each field's values
+    /// on those rows, row by row, `rows.len × width` of them). The part treats its first and
+    /// last rows as the whole model treats its edges; the split keeps the wrong values that
+    /// makes at a cut edge inside the halo.
+    fn part(&self, device: &Self::Device, rows: PartRows, start: Vec<Vec<f32>>) -> Result<Self::Part>;
+}
+
+/// One part of a [`Split`]: the model over [`PartRows`], its rows numbered from 0.
+pub trait Part {
+    /// Runs `steps` steps over all of the part's rows, halos included.
+    fn step(&mut self, steps: u32) -> Result<()>;
+    /// `count` rows of field `field`, from row `first` of the part, row by row.
+    fn rows(&mut self, field: usize, first: u32, count: u32) -> Result<Vec<f32>>;
+    /// Overwrites rows of field `field` from row `first` of the part with `values` (whole rows).
+    fn set_rows(&mut self, field: usize, first: u32, values: &[f32]) -> Result<()>;
+}
+
+/// The rows of the whole grid that a part holds: its band, with `halo_before` rows of its
+/// neighbour before it and `halo_after` of the one after it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PartRows {
+    /// The rows the part owns: exact after every step.
+    pub band: Band,
+    pub halo_before: u32,
+    pub halo_after: u32,
+    /// The whole grid's rows (a periodic grid's rows wrap around it).
+    pub grid_rows: u32,
+}
+
+impl PartRows {
+    /// The rows the part holds.
+    pub fn len(&self) -> u32 {
+        self.halo_before + self.band.len + self.halo_after
+    }
+
+    /// Always false: a part holds at least its band's rows.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The row of the whole grid that each of the part's rows is, in order.
+    pub fn grid_rows(&self) -> impl Iterator<Item = u32> {
+        let first = i64::from(self.band.start) - i64::from(self.halo_before);
+        decomposition::wrapped_rows(first, self.len(), self.grid_rows)
+    }
+}
+
+/// One part, where it is and what it holds.
+struct Slot<P> {
+    part: P,
+    rows: PartRows,
+    /// Which of the split's devices it runs on.
+    device: usize,
+}
+
+/// A model split into bands of rows, run as parts in this process (see the module's doc).
+pub struct Split<M: BandedModel> {
+    model: M,
+    slots: Vec<Slot<M::Part>>,
+    /// Rows of each halo at a cut edge.
+    halo: u32,
+    /// Steps the halos still cover before the next exchange.
+    covered: u32,
+    /// How many devices the parts run on (the first of those given).
+    devices: usize,
+}
+
+impl<M: BandedModel> Split<M> {
+    /// `model` in `parts` bands of rows from `start` (each field's values on the whole grid),
+    /// spread over `devices` in order (consecutive parts share a device where there are more
+    /// parts than devices). Refuses zero parts, more parts than rows, a band thinner than its
+    /// halo, no device, and a start of the wrong number or size of fields.
+    pub fn new(model: M, parts: u32, devices: &[M::Device], start: Vec<Vec<f32>>) -> Result<Self> {
+        let (width, height) = model.size();
+        check_fields(&model, &start)?;
+        if devices.is_empty() {
+            return Err(Error::InvalidInput("a split needs at least one device to run its parts on".into()));
+        }
+        let bands = decomposition::bands(height, parts)?;
+        let halo = model.rows_per_step() * STEPS_PER_EXCHANGE;
+        decomposition::check_halo(&bands, halo, "rows")?;
+        let placement = decomposition::placement(bands.len(), devices.len());
+        let count = bands.len();
+        let periodic = model.periodic();
+        let mut slots = Vec::with_capacity(count);
+        for (p, band) in bands.into_iter().enumerate() {
+            let (before, after) = decomposition::neighbours(p, count, periodic);
+            let halo_on = |neighbour: Option<usize>| if count > 1 && neighbour.is_some() { halo } else { 0 };
+            let rows = PartRows {
+                band,
+                halo_before: halo_on(before),
+                halo_after: halo_on(after),
+                grid_rows: height,
+            };
+            let values = start.iter().map(|field| cut(field, width, &rows)).collect();
+            let device = placement[p];
+            let part = model.part(&devices[device], rows, values)?;
+            slots.push(Slot { part, rows, device });
+        }
+        let devices = placement.iter().max().map_or(1, |&d| d + 1);
+        Ok(Self { model, slots, halo, covered: STEPS_PER_EXCHANGE, devices })
+    }
+
+    /// The model.
+    pub fn model(&self) -> &M {
+        &self.model
+    }
+
+    /// The number of parts.
+    pub fn parts(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// The number of devices the parts run on.
+    pub fn devices(&self) -> usize {
+        self.devices
+    }
+
+    /// The rows of each part's halo at a cut edge (0 with one part).
+    pub fn halo(&self) -> u32 {
+        if self.slots.len() > 1 { self.halo } else { 0 }
+    }
+
+    /// The rows each part holds, in order.
+    pub fn part_rows(&self) -> Vec<PartRows> {
+        self.slots.iter().map(|s| s.rows).collect()
+    }
+
+    /// Runs `steps` steps: every part as many at a time as its halos still cover, the halos
+    /// refreshed in between.
+    pub fn step(&mut self, steps: u32) -> Result<()> {
+        if self.slots.len() == 1 {
+            return self.slots[0].part.step(steps);
+        }
+        let mut left = steps;
+        while left > 0 {
+            if self.covered == 0 {
+                self.exchange()?;
+                self.covered = STEPS_PER_EXCHANGE;
+            }
+            let now = left.min(self.covered);
+            self.step_parts(now)?;
+            self.covered -= now;
+            left -= now;
+        }
+        Ok(())
+    }
+
+    /// Steps every part `steps` steps: the parts of each device in turn, the devices at once.
+    fn step_parts(&mut self, steps: u32) -> Result<()> {
+        if self.devices == 1 {
+            return self.slots.iter_mut().try_for_each(|s| s.part.step(steps));
+        }
+        let mut by_device: Vec<Vec<&mut M::Part>> = (0..self.devices).map(|_| Vec::new()).collect();
+        for slot in &mut self.slots {
+            by_device[slot.device].push(&mut slot.part);
+        }
+        std::thread::scope(|scope| {
+            let threads: Vec<_> = by_device
+                .into_iter()
+                .map(|parts| scope.spawn(move || parts.into_iter().try_for_each(|part| part.step(steps))))
+                .collect();
+            threads.into_iter().try_for_each(|t| t.join().expect("a part's steps panicked"))
+        })
+    }
+
+    /// Refreshes every halo from the neighbours' bands, through the host.
+    fn exchange(&mut self) -> Result<()> {
+        let count = self.slots.len();
+        let periodic = self.model.periodic();
+        let fields = self.model.fields().len();
+        let halo = self.halo;
+        // Read every halo first (band rows only), then write them (halo rows only).
+        let mut writes = Vec::new();
+        for p in 0..count {
+            let (before, after) = decomposition::neighbours(p, count, periodic);
+            let rows = self.slots[p].rows;
+            for field in 0..fields {
+                if let Some(q) = before.filter(|_| rows.halo_before > 0) {
+                    let from = self.slots[q].rows;
+                    let last = from.halo_before + from.band.len - halo;
+                    writes.push((p, field, 0, self.slots[q].part.rows(field, last, halo)?));
+                }
+                if let Some(q) = after.filter(|_| rows.halo_after > 0) {
+                    let from = self.slots[q].rows;
+                    let first = from.halo_before;
+                    let values = self.slots[q].part.rows(field, first, halo)?;
+                    writes.push((p, field, rows.halo_before + rows.band.len, values));
+                }
+            }
+        }
+        for (p, field, first, values) in writes {
+            self.slots[p].part.set_rows(field, first, &values)?;
+        }
+        Ok(())
+    }
+
+    /// Field `field` of the whole grid, row by row, from every part's band.
+    pub fn field(&mut self, field: usize) -> Result<Vec<f32>> {
+        let (width, height) = self.model.size();
+        let mut whole = Vec::with_capacity(width as usize * height as usize);
+        for slot in &mut self.slots {
+            let rows = slot.rows;
+            whole.extend(slot.part.rows(field, rows.halo_before, rows.band.len)?);
+        }
+        if whole.len() != width as usize * height as usize {
+            return Err(Error::InvalidInput(format!(
+                "a part gave {} values of field {:?} where its rows hold {} (a model's Part::rows gives whole rows)",
+                whole.len(),
+                self.model.fields()[field],
+                width as usize * height as usize
+            )));
+        }
+        Ok(whole)
+    }
+
+    /// Every field of the whole grid, in the model's order.
+    pub fn fields(&mut self) -> Result<Vec<Vec<f32>>> {
+        (0..self.model.fields().len()).map(|f| self.field(f)).collect()
+    }
+
+    /// Continues from `fields` (each field's values on the whole grid, as a checkpoint of a
+    /// run in any number of parts holds them): every part's rows, halos included.
+    pub fn restore(&mut self, fields: &[Vec<f32>]) -> Result<()> {
+        check_fields(&self.model, fields)?;
+        let width = self.model.size().0;
+        for slot in &mut self.slots {
+            for (f, values) in fields.iter().enumerate() {
+                slot.part.set_rows(f, 0, &cut(values, width, &slot.rows))?;
+            }
+        }
+        self.covered = STEPS_PER_EXCHANGE;
+        Ok(())
+    }
+}
+
+/// Refuses fields of another number or size than the model's.
+fn check_fields<M: BandedModel>(model: &M, fields: &[Vec<f32>]) -> Result<()> {
+    let (width, height) = model.size();
+    let names = model.fields();
+    let cells = width as usize * height as usize;
+    if fields.len() != names.len() {
+        return Err(Error::InvalidInput(format!(
+            "the model has {} fields ({}), but {} were given",
+            names.len(),
+            names.join(", "),
+            fields.len()
+        )));
+    }
+    match names.iter().zip(fields).find(|(_, f)| f.len() != cells) {
+        Some((name, f)) => Err(Error::InvalidInput(format!(
+            "field {name:?} has {} values; a {width}x{height} grid has {cells}",
+            f.len()
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The values of `field` (a whole grid of rows of `width`) on the rows of a part.
+fn cut(field: &[f32], width: u32, rows: &PartRows) -> Vec<f32> {
+    let width = width as usize;
+    rows.grid_rows().flat_map(|r| &field[r as usize * width..(r as usize + 1) * width]).copied().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A 5-point diffusion of one field, with a second field that follows the first (so a
+    /// split must carry every field): no-flux edges (a neighbour beyond an edge reads as the
+    /// cell itself) or periodic rows. Each part is this same model over its rows.
+    #[derive(Clone)]
+    struct Diffusion {
+        width: u32,
+        height: u32,
+        periodic: bool,
+    }
+
+    struct DiffusionPart {
+        width: u32,
+        height: u32,
+        periodic: bool,
+        fields: [Vec<f32>; 2],
+    }
+
+    /// Which device a part was built for, to check the placement.
+    type DeviceId = usize;
+
+    impl BandedModel for Diffusion {
+        type Device = DeviceId;
+        type Part = DiffusionPart;
+
+        fn size(&self) -> (u32, u32) {
+            (self.width, self.height)
+        }
+
+        fn fields(&self) -> &[&str] {
+            &["u", "v"]
+        }
+
+        fn rows_per_step(&self) -> u32 {
+            1
+        }
+
+        fn periodic(&self) -> bool {
+            self.periodic
+        }
+
+        fn part(&self, _device: &DeviceId, rows: PartRows, start: Vec<Vec<f32>>) -> Result<DiffusionPart> {
+            let [u, v]: [Vec<f32>; 2] = start.try_into().expect("two fields");
+            Ok(DiffusionPart {
+                width: self.width,
+                height: rows.len(),
+                periodic: self.periodic,
+                fields: [u, v],
+            })
+        }
+    }
+
+    impl Part for DiffusionPart {
+        fn step(&mut self, steps: u32) -> Result<()> {
+            let (w, h) = (self.width as usize, self.height as usize);
+            for _ in 0..steps {
+                let [u, v] = &self.fields;
+                let (mut u_next, mut v_next) = (u.clone(), v.clone());
+                for y in 0..h {
+                    let (up, down) = match self.periodic {
+                        true => ((y + h - 1) % h, (y + 1) % h),
+                        false => (y.saturating_sub(1), (y + 1).min(h - 1)),
+                    };
+                    for x in 0..w {
+                        let (left, right) = (x.saturating_sub(1), (x + 1).min(w - 1));
+                        let at = |x: usize, y: usize| u[y * w + x];
+                        let laplacian =
+                            (at(left, y) + at(right, y)) + (at(x, up) + at(x, down)) - 4.0 * at(x, y);
+                        u_next[y * w + x] = at(x, y) + 0.2 * laplacian;
+                        v_next[y * w + x] = 0.9 * v[y * w + x] + 0.1 * at(x, y) * at(x, y);
+                    }
+                }
+                self.fields = [u_next, v_next];
+            }
+            Ok(())
+        }
+
+        fn rows(&mut self, field: usize, first: u32, count: u32) -> Result<Vec<f32>> {
+            let w = self.width as usize;
+            Ok(self.fields[field][first as usize * w..(first + count) as usize * w].to_vec())
+        }
+
+        fn set_rows(&mut self, field: usize, first: u32, values: &[f32]) -> Result<()> {
+            let at = first as usize * self.width as usize;
+            self.fields[field][at..at + values.len()].copy_from_slice(values);
+            Ok(())
+        }
+    }
+
+    /// A start with detail at every scale, and a spike at each edge row (so wrong halos show).
+    fn start(width: u32, height: u32) -> Vec<Vec<f32>> {
+        let mut state = 0x2545_f491_u32;
+        let mut noise = move || {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            (state >> 8) as f32 / (1 << 24) as f32
+        };
+        let mut u: Vec<f32> = (0..width * height).map(|_| noise()).collect();
+        for x in 0..width as usize {
+            u[x] += 5.0;
+            u[(height as usize - 1) * width as usize + x] -= 3.0;
+        }
+        let v = (0..width * height).map(|_| noise()).collect();
+        vec![u, v]
+    }
+
+    fn bits(fields: &[Vec<f32>]) -> Vec<Vec<u32>> {
+        fields.iter().map(|f| f.iter().map(|x| x.to_bits()).collect()).collect()
+    }
+
+    /// Runs the steps of `schedule` (calls of `step`) in `parts` parts over `devices` devices.
+    fn run(model: &Diffusion, parts: u32, devices: usize, schedule: &[u32]) -> Vec<Vec<u32>> {
+        let devices: Vec<DeviceId> = (0..devices).collect();
+        let mut split = Split::new(model.clone(), parts, &devices, start(model.width, model.height)).unwrap();
+        for &steps in schedule {
+            split.step(steps).unwrap();
+        }
+        bits(&split.fields().unwrap())
+    }
+
+    #[test]
+    fn any_number_of_parts_gives_the_bits_of_one() {
+        // 43 rows: uneven bands for 2, 3 and 5 parts (22+21, 15+14+14, 9+9+9+8+8).
+        for periodic in [false, true] {
+            let model = Diffusion { width: 13, height: 43, periodic };
+            // Step counts that are and are not multiples of the halo's 8 steps, in one call
+            // and in calls that end between exchanges.
+            let schedules: [&[u32]; 5] = [&[1], &[8], &[13], &[16, 8], &[3, 7, 1, 12, 5]];
+            for schedule in schedules {
+                let whole = run(&model, 1, 1, schedule);
+                for parts in [2, 3, 5] {
+                    for devices in [1, 2] {
+                        assert!(
+                            run(&model, parts, devices, schedule) == whole,
+                            "periodic {periodic}, {parts} parts on {devices} devices, steps {schedule:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_steps_change_the_field_and_a_wrong_halo_would_show() {
+        // The check above would pass for a split that never exchanged if nothing crossed a
+        // cut: here a part without its halos refreshed differs from the whole.
+        let model = Diffusion { width: 7, height: 32, periodic: false };
+        let whole = run(&model, 1, 1, &[24]);
+        assert_ne!(whole, bits(&start(7, 32)));
+        let mut split = Split::new(model.clone(), 2, &[0], start(7, 32)).unwrap();
+        split.step_parts(24).unwrap(); // no exchange between
+        assert_ne!(bits(&split.fields().unwrap()), whole);
+    }
+
+    #[test]
+    fn parts_hold_their_band_and_the_halos_of_their_neighbours() {
+        let model = Diffusion { width: 4, height: 30, periodic: false };
+        let split = Split::new(model, 3, &[0, 1], start(4, 30)).unwrap();
+        assert_eq!(split.halo(), 8);
+        assert_eq!(split.devices(), 2);
+        let rows = split.part_rows();
+        assert_eq!(
+            (rows[0].halo_before, rows[0].band, rows[0].halo_after),
+            (0, Band { start: 0, len: 10 }, 8)
+        );
+        assert_eq!((rows[1].halo_before, rows[1].halo_after), (8, 8));
+        assert_eq!((rows[2].halo_before, rows[2].halo_after), (8, 0));
+        assert_eq!(rows[1].grid_rows().collect::<Vec<_>>(), (2..28).collect::<Vec<_>>());
+        let periodic = Diffusion { width: 4, height: 30, periodic: true };
+        let rows = Split::new(periodic, 3, &[0], start(4, 30)).unwrap().part_rows();
+        assert_eq!(rows[0].grid_rows().take(9).collect::<Vec<_>>(), [22, 23, 24, 25, 26, 27, 28, 29, 0]);
+        assert_eq!(rows[2].grid_rows().last(), Some(7));
+    }
+
+    #[test]
+    fn a_checkpoint_of_any_split_resumes_in_any_other() {
+        let model = Diffusion { width: 9, height: 40, periodic: true };
+        let whole = run(&model, 1, 1, &[21]);
+        // 11 steps in 3 parts (mid-exchange), restored into 2 parts and 1 for the other 10.
+        let mut three = Split::new(model.clone(), 3, &[0], start(9, 40)).unwrap();
+        three.step(11).unwrap();
+        let saved = three.fields().unwrap();
+        for parts in [1, 2, 5] {
+            let mut other = Split::new(model.clone(), parts, &[0], start(9, 40)).unwrap();
+            other.step(3).unwrap(); // state to be replaced, halos half used
+            other.restore(&saved).unwrap();
+            other.step(10).unwrap();
+            assert!(bits(&other.fields().unwrap()) == whole, "resumed in {parts} parts");
+        }
+    }
+
+    #[test]
+    fn mistakes_are_refused_with_one_line() {
+        let model = Diffusion { width: 4, height: 30, periodic: false };
+        let refused = |parts: u32, devices: &[DeviceId], start: Vec<Vec<f32>>| match Split::new(
+            model.clone(),
+            parts,
+            devices,
+            start,
+        ) {
+            Ok(_) => panic!("accepted"),
+            Err(e) => e.to_string(),
+        };
+        let e = refused(4, &[0], start(4, 30)); // 8, 8, 7, 7 rows
+        assert!(e.contains("--split 4") && e.contains("7 rows") && e.contains("halo of 8 rows"), "{e}");
+        assert!(refused(0, &[0], start(4, 30)).contains("at least 1"));
+        assert!(refused(31, &[0], start(4, 30)).contains("more parts than"));
+        assert!(refused(2, &[], start(4, 30)).contains("device"));
+        let e = refused(2, &[0], vec![vec![0.0; 120]]);
+        assert!(e.contains("2 fields (u, v)") && e.contains("1 were given"), "{e}");
+        let e = refused(2, &[0], vec![vec![0.0; 120], vec![0.0; 119]]);
+        assert!(e.contains("\"v\" has 119 values") && e.contains("4x30 grid has 120"), "{e}");
+        // One part is never too thin.
+        let small = Diffusion { width: 4, height: 3, periodic: false };
+        assert!(Split::new(small, 1, &[0], vec![vec![0.0; 12]; 2]).is_ok());
+    }
+}
