@@ -14,7 +14,8 @@
 #          Gray-Scott streaming's fewest halo rows (MULTI_STEP_HALO; RUST_GPU_SIM_HALO_ROWS,
 #          values in SWEEP_HALO_ROWS) in one process and under mpirun, and the SMs heat's
 #          halves leave NCCL (NCCL_FREE_SMS; RUST_GPU_SIM_NCCL_FREE_SMS with NCCL_MAX_CTAS to
-#          match, optionally NCCL_P2P_NVL_CHUNKSIZE: free:ctas:chunk in SWEEP_NCCL).
+#          match, optionally NCCL_P2P_NVL_CHUNKSIZE: free:ctas:chunk in SWEEP_NCCL), with NCCL
+#          carrying the halos (RUST_GPU_SIM_RANK_HALOS=nccl; by default they go by CUDA IPC).
 # NVLink multicast stays off for every process (NCCL_NVLS_ENABLE=0, passed through mpirun -x).
 set -uo pipefail
 : "${B:?the unpacked binaries}" "${OUT:?the log directory}"
@@ -244,7 +245,8 @@ if [[ $parts == *" sweep "* ]]; then
     IFS=: read -r free ctas chunk <<< "$cfg"
     extra=(); [ "$chunk" != 0 ] && extra=(-x NCCL_P2P_NVL_CHUNKSIZE=$chunk)
     echo "-- $cfg ($(date +%T))"
-    mpi $n -x RUST_GPU_SIM_NCCL_FREE_SMS=$free -x NCCL_MAX_CTAS=$ctas "${extra[@]}" $B/rust-gpu-sim bench heat --sizes 1200 \
+    mpi $n -x RUST_GPU_SIM_RANK_HALOS=nccl -x RUST_GPU_SIM_NCCL_FREE_SMS=$free -x NCCL_MAX_CTAS=$ctas "${extra[@]}" \
+      $B/rust-gpu-sim bench heat --sizes 1200 \
       --variants single --overlap --repeats 3 2>> "$OUT/sweep.err" | grep -E "^heat" | tee -a "$OUT/sweep-heat-$free-$ctas-$chunk.txt"
   done
 fi

@@ -49,6 +49,8 @@ pub struct IpcHalos {
     ranks: [Option<usize>; 2],
     /// Exchanges made for each side (every rank makes the same), the flags' values.
     count: [u32; 2],
+    /// The stream the exchanges were queued on.
+    stream: Option<Arc<CudaStream>>,
 }
 
 // SAFETY: the raw device pointers are plain addresses; every use binds the GPU's context.
@@ -83,8 +85,15 @@ impl IpcHalos {
         let gpu = comm.gpu().clone();
         gpu.context().bind_to_thread().context(|| "binding the GPU".into())?;
         let asked = std::env::var(RANK_HALOS_VAR).unwrap_or_default();
-        let mut halos =
-            Self { gpu, own: 0, slot_bytes, peers: [None, None], ranks: [below, above], count: [0; 2] };
+        let mut halos = Self {
+            gpu,
+            own: 0,
+            slot_bytes,
+            peers: [None, None],
+            ranks: [below, above],
+            count: [0; 2],
+            stream: None,
+        };
         let mut card = [0u8; 4 * CARD_WORDS];
         let mut why = match asked.as_str() {
             "nccl" => Err(format!("{RANK_HALOS_VAR}=nccl")),
@@ -105,19 +114,19 @@ impl IpcHalos {
                 }
             });
         }
-        if asked == "ipc"
-            && let Err(why) = &why
-        {
-            return Err(Error::InvalidInput(format!(
-                "{RANK_HALOS_VAR}=ipc: rank {}'s halos cannot go by CUDA IPC: {why}",
-                comm.rank()
-            )));
-        }
+        // Every rank votes, also those that cannot, so that none waits on another.
         let refused = comm.max_f64(if why.is_ok() { 0.0 } else { 1.0 }, "agreeing on how halos travel")?;
+        let why = match why {
+            Ok(()) if refused != 0.0 => Err("another rank cannot".to_string()),
+            other => other,
+        };
         // (Dropping `halos` unmaps and frees what was set up.)
         match why {
+            Err(why) if asked == "ipc" => Err(Error::SameOnEveryRank(format!(
+                "{RANK_HALOS_VAR}=ipc, but the halos cannot go by CUDA IPC (rank {}: {why})",
+                comm.rank()
+            ))),
             Err(why) => Ok(Err(why)),
-            Ok(()) if refused != 0.0 => Ok(Err("another rank cannot".into())),
             Ok(()) => Ok(Ok(halos)),
         }
     }
@@ -136,14 +145,16 @@ impl IpcHalos {
                 return Err(failed("allocating the halo slots", e));
             }
             let mut handle = std::mem::zeroed::<sys::CUipcMemHandle>();
-            sys::cuMemsetD8_v2(self.own, 0, FLAGS_BYTES)
+            // On this GPU's stream, which the probe below synchronises (the legacy default
+            // stream would not be ordered with it).
+            let stream = self.gpu.stream();
+            sys::cuMemsetD8Async(self.own, 0, FLAGS_BYTES, stream.cu_stream())
                 .result()
                 .map_err(|e| failed("clearing the flags", e))?;
             sys::cuIpcGetMemHandle(&mut handle, self.own)
                 .result()
                 .map_err(|e| failed("cuIpcGetMemHandle", e))?;
             // A probe: the stream memory operations an exchange makes, on a flag of its own.
-            let stream = self.gpu.stream();
             let (write, geq) = (
                 sys::CUstreamWriteValue_flags::CU_STREAM_WRITE_VALUE_DEFAULT as u32,
                 sys::CUstreamWaitValue_flags::CU_STREAM_WAIT_VALUE_GEQ as u32,
@@ -187,7 +198,10 @@ impl IpcHalos {
     /// One exchange for the halo on `side`, on `stream`: `transfers` are the rank's NCCL
     /// ones for it ([`Transfer`]s of at most the slot's bytes): the send of its edge to the
     /// neighbour on the other side, the receive of its halo from the neighbour on `side`.
-    pub fn exchange(&mut self, stream: &CudaStream, side: Side, transfers: &[Transfer]) -> Result<()> {
+    pub fn exchange(&mut self, stream: &Arc<CudaStream>, side: Side, transfers: &[Transfer]) -> Result<()> {
+        if self.stream.as_ref().is_none_or(|s| !Arc::ptr_eq(s, stream)) {
+            self.stream = Some(stream.clone());
+        }
         let s = index(side);
         let k = self.count[s].wrapping_add(1);
         self.count[s] = k;
@@ -230,8 +244,21 @@ impl IpcHalos {
         Ok(())
     }
 
-    /// Whether both neighbours have copied out every edge sent to them, so that nothing will
-    /// write into this rank's allocation any more (reads the flags; false on any error).
+    /// Whether nothing will touch the allocations any more: both neighbours have copied out
+    /// every edge sent to them (they write no more flags here), and this rank's exchange
+    /// stream is idle (its last receives, and their flag writes into the neighbours, done).
+    /// Reads the flags; false on any error.
+    fn settled(&self) -> bool {
+        // SAFETY: a query of a live stream.
+        let idle = self
+            .stream
+            .as_ref()
+            .is_none_or(|s| unsafe { sys::cuStreamQuery(s.cu_stream()) } == sys::CUresult::CUDA_SUCCESS);
+        idle && self.sends_consumed()
+    }
+
+    /// Whether both neighbours have copied out every edge sent to them (reads the flags; false
+    /// on any error).
     fn sends_consumed(&self) -> bool {
         let mut flags = [0u32; 4];
         // SAFETY: a synchronous copy of this rank's four flags into a local array.
@@ -245,15 +272,16 @@ impl IpcHalos {
 }
 
 impl Drop for IpcHalos {
-    /// Unmaps the neighbours' allocations and frees this rank's, once the neighbours have
-    /// written their last flags into it (waiting at most 10 s; otherwise it is left to the
-    /// process's end, as a neighbour that stopped may still hold it).
+    /// Unmaps the neighbours' allocations and frees this rank's once nothing will touch them
+    /// ([`IpcHalos::settled`]), waiting at most 10 s: otherwise (a neighbour stopped, or an
+    /// error left exchanges queued) they are left to the process's end. Never blocks on the
+    /// GPU.
     fn drop(&mut self) {
         if self.gpu.context().bind_to_thread().is_err() {
             return;
         }
         let start = Instant::now();
-        while self.own != 0 && !self.sends_consumed() {
+        while self.own != 0 && !self.settled() {
             if start.elapsed() > Duration::from_secs(10) {
                 return;
             }
@@ -266,7 +294,6 @@ impl Drop for IpcHalos {
                 let _ = sys::cuIpcCloseMemHandle(*base);
             }
             if self.own != 0 {
-                let _ = sys::cuCtxSynchronize();
                 let _ = sys::cuMemFree_v2(self.own);
             }
         }

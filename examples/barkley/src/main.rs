@@ -94,6 +94,9 @@ fn serve(args: host::cli::serve::ServeArgs) -> Result<(), Box<dyn std::error::Er
 }
 
 fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
+    if args.frames.list_palettes {
+        return Ok(host::cli::options::list_palettes()?);
+    }
     if args.steps == 0 {
         return Err("--steps must be at least 1".into());
     }

@@ -86,3 +86,16 @@ fn a_symbolic_link_is_followed_and_a_fifo_is_written_not_replaced() {
     assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "the FIFO was replaced");
     assert!(reader.join().unwrap().starts_with(b"\x89PNG"));
 }
+
+#[test]
+fn list_palettes_lists_them_and_runs_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_barkley"))
+        .args(["--cpu", "--list-palettes"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success() && stdout.contains("viridis") && !stdout.contains("steps of"), "{stdout}");
+    assert!(entries(dir.path()).is_empty(), "--list-palettes wrote {:?}", entries(dir.path()));
+}

@@ -34,13 +34,28 @@ use crate::{
 };
 
 /// The launch settings every part runs with (tuned for a part's size).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct LaunchSettings {
     pub fused: FusedShape,
     pub temporal_steps: u32,
     pub stream: StreamShape,
     /// NCCL ranks: step the band's edges first and overlap the exchange with the middle.
     pub overlap: bool,
+    /// The fewest rows of a multi-step halo ([`MULTI_STEP_HALO`], or [`HALO_ROWS_VAR`]):
+    /// agreed with the other settings, since every rank's halos must be alike.
+    pub halo_rows: u32,
+}
+
+impl Default for LaunchSettings {
+    fn default() -> Self {
+        Self {
+            fused: FusedShape::default(),
+            temporal_steps: 0,
+            stream: StreamShape::default(),
+            overlap: false,
+            halo_rows: min_multi_step_halo(),
+        }
+    }
 }
 
 impl LaunchSettings {
@@ -65,7 +80,7 @@ impl LaunchSettings {
         Ok(Self::from_words(words))
     }
 
-    fn to_words(self) -> [u32; 10] {
+    fn to_words(self) -> [u32; 11] {
         let (f, s) = (self.fused, self.stream);
         [
             f.block.0,
@@ -78,15 +93,17 @@ impl LaunchSettings {
             s.chunk,
             s.cols,
             u32::from(self.overlap),
+            self.halo_rows,
         ]
     }
 
-    fn from_words(w: [u32; 10]) -> Self {
+    fn from_words(w: [u32; 11]) -> Self {
         Self {
             fused: FusedShape { block: (w[0], w[1]), rows: w[2], columns: w[3] },
             temporal_steps: w[4],
             stream: StreamShape { steps: w[5], warps: w[6], chunk: w[7], cols: w[8] },
             overlap: w[9] != 0,
+            halo_rows: w[10],
         }
     }
 
@@ -120,10 +137,13 @@ impl LaunchSettings {
 
     /// Rows of halo a part needs on each side, which are also the steps between exchanges:
     /// for the variants of several steps per launch, whole launches' steps up to
-    /// [`MULTI_STEP_HALO`] or more; for those of one step per launch, [`SINGLE_STEP_HALO`]. At
+    /// [`LaunchSettings::halo_rows`] or more; for those of one step per launch, [`SINGLE_STEP_HALO`]. At
     /// most `rows` (the thinnest part's rows), but never under one launch's steps.
     pub fn halo(&self, variant: Variant, rows: u32) -> u32 {
-        let launches = |steps: u32| multi_step_halo(steps).min(rows).max(steps);
+        let launches = |steps: u32| {
+            let steps = steps.max(1);
+            (self.halo_rows.div_ceil(steps) * steps).min(rows).max(steps)
+        };
         match variant {
             Variant::Temporal => launches(self.temporal_steps),
             Variant::Streaming => launches(self.stream.steps),

@@ -140,6 +140,12 @@ enum Link {
 
 /// Heat in slabs along z, on GPUs of this process or one slab per process.
 pub struct PartedHeat {
+    /// NCCL ranks with `overlap` whose neighbours share this host: the halos go by the copy
+    /// engines instead of NCCL's kernel ([`IpcHalos`]). First, so that it is dropped first:
+    /// freeing it waits for the exchanges, which need the parts and the communicator.
+    ipc: Option<IpcHalos>,
+    /// Why not, where they tried (for the description).
+    ipc_refused: Option<String>,
     variant: HeatVariant,
     n: [u32; 3],
     /// Every slab of the run, in order (this process may hold only one).
@@ -153,11 +159,6 @@ pub struct PartedHeat {
     overlap: Option<Overlap>,
     /// Rank 0's buffer for the slabs it gathers (allocated at the first gather).
     gathered: Option<CudaSlice<f32>>,
-    /// NCCL ranks with `overlap` whose neighbours share this host: the halos go by the copy
-    /// engines instead of NCCL's kernel ([`IpcHalos`]).
-    ipc: Option<IpcHalos>,
-    /// Why not, where they tried (for the description).
-    ipc_refused: Option<String>,
 }
 
 impl PartedHeat {

@@ -49,7 +49,8 @@ fn the_kernel_authors_example_builds() {
     std::fs::copy(checkout.join("Cargo.lock"), root.join("my-app/Cargo.lock")).expect("the lock file");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let output = Command::new(cargo)
-        .args(["build", "--quiet"])
+        // Offline: the workspace's build has fetched every crate the example needs.
+        .args(["build", "--quiet", "--offline"])
         .current_dir(root.join("my-app"))
         .env("CARGO_TARGET_DIR", root.join("target"))
         .env_remove("RUSTFLAGS")
