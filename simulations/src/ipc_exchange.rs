@@ -26,7 +26,8 @@ use crate::{
     nccl::{Communicator, Transfer},
 };
 
-/// `nccl` makes NCCL carry the halos between ranks even where this module could (to compare).
+/// `nccl` makes NCCL carry the halos between ranks even where this module could (to compare);
+/// `ipc` refuses to run without this module; any other value is refused.
 pub const RANK_HALOS_VAR: &str = "RUST_GPU_SIM_RANK_HALOS";
 
 /// Bytes before the receive slots: the flags (`ready` below and above, `consumed` below and
@@ -85,6 +86,13 @@ impl IpcHalos {
         let gpu = comm.gpu().clone();
         gpu.context().bind_to_thread().context(|| "binding the GPU".into())?;
         let asked = std::env::var(RANK_HALOS_VAR).unwrap_or_default();
+        if !matches!(asked.as_str(), "" | "ipc" | "nccl") {
+            // Every rank of a job is given the same environment: each refuses alike.
+            return Err(Error::SameOnEveryRank(format!(
+                "{RANK_HALOS_VAR}={asked:?}: the halos between ranks go by `ipc` (CUDA IPC, the default where \
+                 every rank can) or `nccl`"
+            )));
+        }
         let mut halos = Self {
             gpu,
             own: 0,
