@@ -1,36 +1,19 @@
 //! Barkley through the simulations library's driver, on the CPU (these run in CI): every output it
 //! gets with no code of its own, and `--resume` bit-identical to an uninterrupted run.
 
+mod common;
+
 use std::{fs, path::Path, process::Command};
 
+use common::saved;
+
 use barkley::{Field, Model, step_cpu};
-use simulations::{
-    checkpoint::{Checkpoint, Simulation},
-    export::read_npz,
-};
+use simulations::checkpoint::{Checkpoint, Simulation};
 
 /// Runs `barkley --cpu --width 40 --height 24` with `args` in `dir`; returns (success, stdout
 /// and stderr).
 fn barkley(dir: &Path, args: &[&str]) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_barkley"))
-        .current_dir(dir)
-        .args(["--cpu", "--width", "40", "--height", "24", "-o", "picture.png"])
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
-    )
-}
-
-/// u and v of a saved `.npz`, as bits.
-fn saved(path: &Path) -> Vec<(String, Vec<u32>)> {
-    read_npz(path)
-        .unwrap()
-        .into_iter()
-        .map(|a| (a.name, a.data.iter().map(|x| x.to_bits()).collect()))
-        .collect()
+    common::barkley_cpu(dir, (40, 24), args)
 }
 
 #[test]

@@ -3,32 +3,16 @@
 //! one part; checkpoints move between split and unsplit runs; mistakes are refused with one
 //! line.
 
-use std::{fs, path::Path, process::Command};
+mod common;
 
-use simulations::export::read_npz;
+use std::{fs, path::Path};
+
+use common::saved;
 
 /// Runs `barkley --cpu --width 40 --height 25 -o picture.png` with `args` in `dir`; returns
 /// (success, stdout and stderr). 25 rows: uneven bands (9, 8, 8 for 3 parts).
 fn barkley(dir: &Path, args: &[&str]) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_barkley"))
-        .current_dir(dir)
-        .args(["--cpu", "--width", "40", "--height", "25", "-o", "picture.png"])
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
-    )
-}
-
-/// The arrays of a saved `.npz`, as bits.
-fn saved(path: &Path) -> Vec<(String, Vec<u32>)> {
-    read_npz(path)
-        .unwrap()
-        .into_iter()
-        .map(|a| (a.name, a.data.iter().map(|x| x.to_bits()).collect()))
-        .collect()
+    common::barkley_cpu(dir, (40, 25), args)
 }
 
 #[test]
