@@ -28,13 +28,25 @@
 //! at a time (the split remembers how many steps its halos still cover). A model whose per-cell
 //! math depends on the cell's position gets its rows' place in the whole grid ([`PartRows`]).
 //!
-//! **The exchange goes through the host**: each halo is read back from the neighbour
-//! ([`Part::rows`]) and written into the part ([`Part::set_rows`]), whatever the devices.
-//! This is simple and works on any backend; a model on GPUs pays two transfers of
-//! `halo × width` cells per field, cut edge and exchange (the built-in Gray-Scott and heat
-//! splits copy between GPUs directly instead: `grayscott::parts`, `heat::parts`). Parts on
-//! different devices step at once (one thread per device); parts sharing a device step in
-//! turn.
+//! **How the halos travel** ([`Split::halo_travel`] says which way a split's do, and Barkley's
+//! run summary prints it): where both parts of a halo keep their fields in GPU memory and
+//! offer them ([`Part::device_rows`]), the halo is copied device to device, never through host
+//! memory: a copy on the GPU where both parts are on one, a peer copy between GPUs (the copy
+//! engines; the driver stages it through the host where the two GPUs have no peer access),
+//! ordered with the parts' streams by events (`device_halos`), the host only queuing it.
+//! Otherwise (a part on the CPU, or a model whose parts do not offer device memory) it goes
+//! through the host: read back from the neighbour ([`Part::rows`]) and written into the part
+//! ([`Part::set_rows`]), two transfers of `halo × width` cells per field on GPUs. Both ways
+//! copy the same rows ([`Halo`], [`halos`]). Parts on different devices step at once (one
+//! thread per device); parts sharing a device step in turn.
+
+mod device_halos;
+
+use std::sync::Arc;
+
+use cudarc::driver::CudaStream;
+use device_halos::DeviceHalos;
+pub use device_halos::DeviceRows;
 
 use crate::{
     decomposition::{self, Band},
@@ -76,6 +88,80 @@ pub trait Part {
     fn rows(&mut self, field: usize, first: u32, count: u32) -> Result<Vec<f32>>;
     /// Overwrites rows of field `field` from row `first` of the part with `values` (whole rows).
     fn set_rows(&mut self, field: usize, first: u32, values: &[f32]) -> Result<()>;
+    /// Field `field` in GPU memory, for a part that keeps its fields there: the split then
+    /// copies the halos between two such parts device to device instead of through
+    /// [`Part::rows`] and [`Part::set_rows`]. A part offers every field or none, on one stream
+    /// (asked once when the split is made, and again at every exchange); `None` (the default,
+    /// a part on the CPU or a model that does not opt in): its halos go through the host.
+    fn device_rows(&mut self, _field: usize) -> Option<DeviceRows<'_>> {
+        None
+    }
+}
+
+/// One halo at a cut edge: the rows a part takes, at every exchange and for every field, from
+/// its neighbour's band.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Halo {
+    /// The part that takes the rows, and the first of them (in its rows, from 0).
+    pub to: usize,
+    pub to_row: u32,
+    /// The neighbour whose band rows they are, and the first (in its rows).
+    pub from: usize,
+    pub from_row: u32,
+    /// How many rows.
+    pub rows: u32,
+}
+
+/// Every halo of parts holding `parts` (in order), whose first and last parts neighbour each
+/// other where `periodic`: each part's halo before its band from the end of its neighbour
+/// before's band, and its halo after from the start of its neighbour after's.
+pub fn halos(parts: &[PartRows], periodic: bool) -> Vec<Halo> {
+    let mut halos = Vec::new();
+    for (p, rows) in parts.iter().enumerate() {
+        let (before, after) = decomposition::neighbours(p, parts.len(), periodic);
+        if let Some(q) = before.filter(|_| rows.halo_before > 0) {
+            let from = &parts[q];
+            let from_row = from.halo_before + from.band.len - rows.halo_before;
+            halos.push(Halo { to: p, to_row: 0, from: q, from_row, rows: rows.halo_before });
+        }
+        if let Some(q) = after.filter(|_| rows.halo_after > 0) {
+            let to_row = rows.halo_before + rows.band.len;
+            halos.push(Halo {
+                to: p,
+                to_row,
+                from: q,
+                from_row: parts[q].halo_before,
+                rows: rows.halo_after,
+            });
+        }
+    }
+    halos
+}
+
+/// How a split's halos travel between its parts ([`Split::halo_travel`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HaloTravel {
+    /// One part: no halos.
+    None,
+    /// Every halo device to device (both parts of each offer [`Part::device_rows`]).
+    GpuToGpu,
+    /// Every halo through the host ([`Part::rows`], [`Part::set_rows`]).
+    ThroughHost,
+    /// Device to device between parts that offer device memory, through the host to or from
+    /// the others.
+    Both,
+}
+
+impl HaloTravel {
+    /// For run summaries: `halos GPU to GPU`, `halos through the host`, ...
+    pub fn describe(self) -> &'static str {
+        match self {
+            HaloTravel::None => "no halos",
+            HaloTravel::GpuToGpu => "halos GPU to GPU",
+            HaloTravel::ThroughHost => "halos through the host",
+            HaloTravel::Both => "halos GPU to GPU between GPU parts, through the host to and from the others",
+        }
+    }
 }
 
 /// The rows of the whole grid that a part holds: its band, with `halo_before` rows of its
@@ -126,13 +212,19 @@ pub struct Split<M: BandedModel> {
     covered: u32,
     /// How many devices the parts run on (the first of those given).
     devices: usize,
+    /// The halos copied device to device (both parts offer [`Part::device_rows`]), with the
+    /// parts' streams and events; and those that go through the host.
+    device_halos: Vec<Halo>,
+    device: Option<DeviceHalos>,
+    host_halos: Vec<Halo>,
 }
 
 impl<M: BandedModel> Split<M> {
     /// `model` in `parts` bands of rows from `start` (each field's values on the whole grid),
     /// spread over `devices` in order (consecutive parts share a device where there are more
     /// parts than devices). Refuses zero parts, more parts than rows, a band thinner than its
-    /// halo, no device, and a start of the wrong number or size of fields.
+    /// halo, no device, a start of the wrong number or size of fields, and a part that offers
+    /// some of its fields in device memory but not all, or on several streams.
     pub fn new(model: M, parts: u32, devices: &[M::Device], start: Vec<Vec<f32>>) -> Result<Self> {
         let (width, height) = model.size();
         check_fields(&model, &start)?;
@@ -161,7 +253,41 @@ impl<M: BandedModel> Split<M> {
             slots.push(Slot { part, rows, device });
         }
         let devices = placement.iter().max().map_or(1, |&d| d + 1);
-        Ok(Self { model, slots, halo, covered: STEPS_PER_EXCHANGE, devices })
+        let fields = model.fields().len();
+        let streams = slots
+            .iter_mut()
+            .enumerate()
+            .map(|(p, slot)| device_stream(&mut slot.part, p, fields))
+            .collect::<Result<Vec<_>>>()?;
+        let rows: Vec<PartRows> = slots.iter().map(|s| s.rows).collect();
+        let (device_halos, host_halos): (Vec<Halo>, Vec<Halo>) = halos(&rows, periodic)
+            .into_iter()
+            .partition(|h| streams[h.to].is_some() && streams[h.from].is_some());
+        let device = match device_halos.is_empty() {
+            true => None,
+            false => Some(DeviceHalos::new(streams)?),
+        };
+        Ok(Self {
+            model,
+            slots,
+            halo,
+            covered: STEPS_PER_EXCHANGE,
+            devices,
+            device_halos,
+            device,
+            host_halos,
+        })
+    }
+
+    /// How the halos travel between the parts: device to device where both parts of a halo
+    /// offer their fields in GPU memory ([`Part::device_rows`]), else through the host.
+    pub fn halo_travel(&self) -> HaloTravel {
+        match (self.device_halos.is_empty(), self.host_halos.is_empty()) {
+            (true, true) => HaloTravel::None,
+            (false, true) => HaloTravel::GpuToGpu,
+            (true, false) => HaloTravel::ThroughHost,
+            (false, false) => HaloTravel::Both,
+        }
     }
 
     /// The model.
@@ -227,29 +353,23 @@ impl<M: BandedModel> Split<M> {
         })
     }
 
-    /// Refreshes every halo from the neighbours' bands, through the host.
+    /// Refreshes every halo from the neighbours' bands: device to device, then through the
+    /// host (the two write different halo rows and only read band rows).
     fn exchange(&mut self) -> Result<()> {
-        let count = self.slots.len();
-        let periodic = self.model.periodic();
+        if let Some(device) = &self.device {
+            device.before_copies(&self.device_halos)?;
+            for halo in &self.device_halos {
+                copy_on_device(&self.model, &mut self.slots, device, halo)?;
+            }
+            device.after_copies(&self.device_halos)?;
+        }
+        // Read every host halo first (band rows only), then write them (halo rows only).
         let fields = self.model.fields().len();
-        let halo = self.halo;
-        // Read every halo first (band rows only), then write them (halo rows only).
         let mut writes = Vec::new();
-        for p in 0..count {
-            let (before, after) = decomposition::neighbours(p, count, periodic);
-            let rows = self.slots[p].rows;
+        for halo in &self.host_halos {
             for field in 0..fields {
-                if let Some(q) = before.filter(|_| rows.halo_before > 0) {
-                    let from = self.slots[q].rows;
-                    let last = from.halo_before + from.band.len - halo;
-                    writes.push((p, field, 0, self.slots[q].part.rows(field, last, halo)?));
-                }
-                if let Some(q) = after.filter(|_| rows.halo_after > 0) {
-                    let from = self.slots[q].rows;
-                    let first = from.halo_before;
-                    let values = self.slots[q].part.rows(field, first, halo)?;
-                    writes.push((p, field, rows.halo_before + rows.band.len, values));
-                }
+                let values = self.slots[halo.from].part.rows(field, halo.from_row, halo.rows)?;
+                writes.push((halo.to, field, halo.to_row, values));
             }
         }
         for (p, field, first, values) in writes {
@@ -295,6 +415,76 @@ impl<M: BandedModel> Split<M> {
         self.covered = STEPS_PER_EXCHANGE;
         Ok(())
     }
+}
+
+/// The stream of part `p`'s fields in device memory ([`Part::device_rows`]), or `None` where it
+/// offers none; refuses a part that offers some fields but not all, or on several streams.
+fn device_stream<P: Part>(part: &mut P, p: usize, fields: usize) -> Result<Option<Arc<CudaStream>>> {
+    let streams: Vec<Option<Arc<CudaStream>>> =
+        (0..fields).map(|f| part.device_rows(f).map(|rows| rows.stream.clone())).collect();
+    let offered: Vec<&Arc<CudaStream>> = streams.iter().flatten().collect();
+    match offered.first() {
+        None => Ok(None),
+        Some(_) if offered.len() < fields => Err(Error::InvalidInput(format!(
+            "part {p} offers {} of its {fields} fields in device memory (Part::device_rows): a part offers every \
+             field or none",
+            offered.len()
+        ))),
+        Some(first) if offered.iter().any(|s| s.cu_stream() != first.cu_stream()) => {
+            Err(Error::InvalidInput(format!(
+                "part {p} offers its fields in device memory on several streams (Part::device_rows): one stream"
+            )))
+        }
+        Some(first) => Ok(Some(Arc::clone(first))),
+    }
+}
+
+/// Queues the copy of `halo` (every field) device to device ([`DeviceHalos::copy`]); refuses a
+/// part that no longer offers a field in device memory, or offers it on another stream.
+fn copy_on_device<M: BandedModel>(
+    model: &M,
+    slots: &mut [Slot<M::Part>],
+    device: &DeviceHalos,
+    halo: &Halo,
+) -> Result<()> {
+    let width = model.size().0 as usize;
+    let (to, from) = two_parts(slots, halo.to, halo.from)?;
+    for (field, name) in model.fields().iter().enumerate() {
+        let source = check_offered(from.device_rows(field), halo.from, name, device)?;
+        let target = check_offered(to.device_rows(field), halo.to, name, device)?;
+        let at = |row: u32| row as usize * width;
+        DeviceHalos::copy(source, at(halo.from_row), target, at(halo.to_row), at(halo.rows))?;
+    }
+    Ok(())
+}
+
+/// `rows`, field `name` of part `p`, if offered on the stream the part had when the split was
+/// made.
+fn check_offered<'a>(
+    rows: Option<DeviceRows<'a>>,
+    p: usize,
+    name: &str,
+    device: &DeviceHalos,
+) -> Result<DeviceRows<'a>> {
+    match rows {
+        Some(rows) if device.is_stream_of(p, rows.stream) => Ok(rows),
+        _ => Err(Error::InvalidInput(format!(
+            "part {p} no longer offers field {name:?} in device memory on the stream it had when the split was \
+             made (Part::device_rows), which its halos are copied with"
+        ))),
+    }
+}
+
+/// The parts `to` and `from` (different parts) of `slots`, both mutable.
+fn two_parts<P>(slots: &mut [Slot<P>], to: usize, from: usize) -> Result<(&mut P, &mut P)> {
+    if to == from || to.max(from) >= slots.len() {
+        return Err(Error::InvalidInput(format!(
+            "a halo of part {to} from part {from}: not two parts of the split"
+        )));
+    }
+    let (low, high) = slots.split_at_mut(to.max(from));
+    let (low, high) = (&mut low[to.min(from)].part, &mut high[0].part);
+    Ok(if to < from { (low, high) } else { (high, low) })
 }
 
 /// Refuses fields of another number or size than the model's.
@@ -501,6 +691,50 @@ mod tests {
         let rows = Split::new(periodic, 3, &[0], start(4, 30)).unwrap().part_rows();
         assert_eq!(rows[0].grid_rows().take(9).collect::<Vec<_>>(), [22, 23, 24, 25, 26, 27, 28, 29, 0]);
         assert_eq!(rows[2].grid_rows().last(), Some(7));
+    }
+
+    #[test]
+    fn each_halo_takes_the_rows_next_to_the_cut_from_the_neighbours_band() {
+        // 30 rows in 3 bands of 10 (halos of 8): part 0 holds rows 0..18, part 1 rows 2..28,
+        // part 2 rows 12..30.
+        let model = Diffusion { width: 4, height: 30, periodic: false };
+        let split = Split::new(model, 3, &[0], start(4, 30)).unwrap();
+        let halo = |to, to_row, from, from_row| Halo { to, to_row, from, from_row, rows: 8 };
+        let expected = [
+            halo(0, 10, 1, 8), // grid rows 10..18: the start of part 1's band
+            halo(1, 0, 0, 2),  // grid rows 2..10: the end of part 0's band
+            halo(1, 18, 2, 8), // grid rows 20..28
+            halo(2, 0, 1, 10), // grid rows 12..20
+        ];
+        assert_eq!(halos(&split.part_rows(), false), expected);
+        // Every halo row is the same grid row in both parts, and a band row of the sender.
+        for periodic in [false, true] {
+            for parts in [2, 3, 5] {
+                let model = Diffusion { width: 4, height: 43, periodic };
+                let rows = Split::new(model, parts, &[0], start(4, 43)).unwrap().part_rows();
+                let found = halos(&rows, periodic);
+                let cuts = if periodic { parts } else { parts - 1 };
+                assert_eq!(found.len(), 2 * cuts as usize, "{parts} parts, periodic {periodic}");
+                for h in found {
+                    let grid =
+                        |p: usize, first: u32| rows[p].grid_rows().skip(first as usize).take(h.rows as usize);
+                    assert!(grid(h.to, h.to_row).eq(grid(h.from, h.from_row)), "{h:?}");
+                    let band = rows[h.from].halo_before..rows[h.from].halo_before + rows[h.from].band.len;
+                    assert!(band.contains(&h.from_row) && band.contains(&(h.from_row + h.rows - 1)), "{h:?}");
+                    let to = rows[h.to];
+                    assert!(h.to_row + h.rows <= to.halo_before || h.to_row >= to.halo_before + to.band.len);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn parts_without_device_memory_exchange_through_the_host_and_say_so() {
+        let model = Diffusion { width: 4, height: 30, periodic: true };
+        let split = Split::new(model.clone(), 3, &[0, 1], start(4, 30)).unwrap();
+        assert_eq!(split.halo_travel(), HaloTravel::ThroughHost);
+        assert_eq!(split.halo_travel().describe(), "halos through the host");
+        assert_eq!(Split::new(model, 1, &[0], start(4, 30)).unwrap().halo_travel(), HaloTravel::None);
     }
 
     #[test]
