@@ -9,7 +9,7 @@ use std::{
 
 use ptxkit_host::Gpu;
 use simulations::{
-    banded::Split,
+    banded::{HaloTravel, Split},
     checkpoint::{self, Checkpoint},
     driver::{FrameDefaults, Simulation, State},
     export::{Array, Fields},
@@ -70,8 +70,10 @@ impl BarkleyRun {
             (Some(gpu), 1) => format!("the GPU {}", gpu_kind(gpu)),
             (Some(gpu), n) => format!("{n} GPUs {}", gpu_kind(gpu)),
         };
-        let parts = split.parts();
-        let place = format!("{place} in {parts} part{}", if parts == 1 { "" } else { "s" });
+        let place = match split.halo_travel() {
+            HaloTravel::None => format!("{place} in 1 part"),
+            halos => format!("{place} in {} parts ({})", split.parts(), halos.describe()),
+        };
         Ok(Self { field, model, engine: Engine::Split { split, place }, steps_done: 0 })
     }
 

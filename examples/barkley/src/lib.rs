@@ -14,7 +14,7 @@ pub mod split;
 
 pub use barkley_kernels::Coefficients;
 use barkley_kernels::{barkley_step, laplacian_no_flux};
-use ptxkit_host::{Gpu, KernelImages, grid_2d};
+use ptxkit_host::{Gpu, KernelImages, cudarc::driver::CudaSlice, grid_2d};
 
 /// The PTX and cubins of `kernels/`, built by `build.rs`.
 pub static IMAGES: KernelImages = ptxkit_host::include_kernels!("barkley");
@@ -121,24 +121,71 @@ pub fn step_cpu(field: &mut Field, coefficients: &Coefficients, steps: u32) {
     }
 }
 
-/// Runs `steps` steps on `gpu`: one launch per step, ping-ponging two pairs of fields.
+/// Runs `steps` steps on `gpu`: uploads `field`, steps it there ([`GpuField::step`]) and
+/// downloads it.
 pub fn step_gpu(gpu: &Gpu, field: &mut Field, coefficients: &Coefficients, steps: u32) -> Result<()> {
-    let stream = gpu.stream();
-    let upload =
-        |data: &[f32]| stream.clone_htod(data).map_err(ptxkit_host::Error::driver("uploading a field"));
-    let (mut u, mut v) = (upload(&field.u)?, upload(&field.v)?);
-    let (mut u_next, mut v_next) = (upload(&field.u)?, upload(&field.v)?);
-    let (width, height) = (field.width, field.height);
-    let shape = grid_2d(width, height, (32, 8));
-    for _ in 0..steps {
-        let args = (&u, &v, &mut u_next, &mut v_next, width, height, *coefficients);
-        gpu.launch(barkley_step, shape, args)?;
-        std::mem::swap(&mut u, &mut u_next);
-        std::mem::swap(&mut v, &mut v_next);
-    }
-    field.u = stream.clone_dtoh(&u).map_err(ptxkit_host::Error::driver("downloading u"))?;
-    field.v = stream.clone_dtoh(&v).map_err(ptxkit_host::Error::driver("downloading v"))?;
+    let mut on_gpu = GpuField::upload(gpu, field)?;
+    on_gpu.step(gpu, coefficients, steps)?;
+    (field.u, field.v) =
+        (on_gpu.download(gpu, 0, field.height, 0)?, on_gpu.download(gpu, 0, field.height, 1)?);
     Ok(gpu.synchronize()?)
+}
+
+/// The two fields of a `width × height` grid in a GPU's memory, with the pair the next step
+/// writes: what a part of a split keeps between its steps ([`crate::split`]). Its work runs
+/// on the GPU's stream, in order.
+pub struct GpuField {
+    pub width: u32,
+    pub height: u32,
+    /// u and v (fields 0 and 1), row-major: the pair the next step reads.
+    pub fields: [CudaSlice<f32>; 2],
+    /// The pair the next step writes.
+    next: [CudaSlice<f32>; 2],
+}
+
+impl GpuField {
+    /// `field`, uploaded to `gpu`.
+    pub fn upload(gpu: &Gpu, field: &Field) -> Result<Self> {
+        let upload = |data: &[f32]| {
+            gpu.stream().clone_htod(data).map_err(ptxkit_host::Error::driver("uploading a field"))
+        };
+        Ok(Self {
+            width: field.width,
+            height: field.height,
+            fields: [upload(&field.u)?, upload(&field.v)?],
+            next: [upload(&field.u)?, upload(&field.v)?],
+        })
+    }
+
+    /// Queues `steps` steps: one launch per step, ping-ponging the two pairs.
+    pub fn step(&mut self, gpu: &Gpu, coefficients: &Coefficients, steps: u32) -> Result<()> {
+        let (width, height) = (self.width, self.height);
+        let shape = grid_2d(width, height, (32, 8));
+        for _ in 0..steps {
+            let ([u, v], [u_next, v_next]) = (&self.fields, &mut self.next);
+            gpu.launch(barkley_step, shape, (u, v, u_next, v_next, width, height, *coefficients))?;
+            std::mem::swap(&mut self.fields, &mut self.next);
+        }
+        Ok(())
+    }
+
+    /// `count` rows of field `index` (0: u, 1: v) from row `first`, once the queued work is
+    /// done.
+    pub fn download(&self, gpu: &Gpu, first: u32, count: u32, index: usize) -> Result<Vec<f32>> {
+        let width = self.width as usize;
+        let values = self.fields[index].slice(first as usize * width..(first + count) as usize * width);
+        let downloaded = gpu.stream().clone_dtoh(&values);
+        downloaded.map_err(ptxkit_host::Error::driver("downloading a field")).map_err(Error::from)
+    }
+
+    /// Overwrites rows of field `index` from row `first` with `values` (whole rows), after the
+    /// queued work.
+    pub fn write(&mut self, gpu: &Gpu, first: u32, index: usize, values: &[f32]) -> Result<()> {
+        let at = first as usize * self.width as usize;
+        let mut target = self.fields[index].slice_mut(at..at + values.len());
+        let uploaded = gpu.stream().memcpy_htod(values, &mut target);
+        uploaded.map_err(ptxkit_host::Error::driver("uploading rows")).map_err(Error::from)
+    }
 }
 
 /// The picture of a field as a PNG: resting cells dark blue, the excited ones (u) yellow,

@@ -1,20 +1,20 @@
 //! Barkley split into bands of rows (`--split P`, `--gpus N`) through the simulations library's
 //! generic split ([`simulations::banded`]): this file only says what Barkley's grid, fields and
-//! stencil are, and how one part steps. A part is Barkley over a band-sized [`Field`], stepped
-//! by [`step_gpu`] or [`step_cpu`] (the same kernel and per-cell functions as a whole run, so
-//! the same bits): no-flux edges, which at the grid's first and last rows are the real
+//! stencil are, and how one part steps. A part is Barkley over a band-sized field, stepped by
+//! [`GpuField::step`] or [`step_cpu`] (the same kernel and per-cell functions as a whole run,
+//! so the same bits): no-flux edges, which at the grid's first and last rows are the real
 //! boundary and at a cut edge spoil one row a step inside the halo.
 //!
-//! The part keeps its band on the host between exchanges (a GPU part uploads it, runs its
-//! steps and downloads it), as a whole run through the driver does every chunk; the halos go
-//! through the host too.
+//! A GPU part keeps its band in the GPU's memory ([`GpuField`]) and offers it to the split
+//! ([`banded::Part::device_rows`]), so its halos are copied GPU to GPU; a CPU part's go
+//! through the host.
 
 use std::sync::Arc;
 
 use ptxkit_host::Gpu;
-use simulations::banded::{self, BandedModel, PartRows};
+use simulations::banded::{self, BandedModel, DeviceRows, PartRows};
 
-use crate::{Coefficients, Field, Model, step_cpu, step_gpu};
+use crate::{Coefficients, Field, GpuField, Model, step_cpu};
 
 /// Where a part runs: a GPU, or `None` for the CPU.
 pub type Device = Option<Arc<Gpu>>;
@@ -28,9 +28,16 @@ pub struct BarkleyBands {
 
 /// One band of Barkley's grid on a GPU or the CPU.
 pub struct BarkleyPart {
-    field: Field,
+    rows: PartFields,
     coefficients: Coefficients,
-    gpu: Option<Arc<Gpu>>,
+}
+
+/// Where a part's fields are between its steps.
+enum PartFields {
+    /// In a GPU's memory, stepped there.
+    Gpu { gpu: Arc<Gpu>, field: GpuField },
+    /// On the host, stepped by the CPU.
+    Cpu(Field),
 }
 
 impl BandedModel for BarkleyBands {
@@ -63,38 +70,60 @@ impl BandedModel for BarkleyBands {
     ) -> simulations::Result<BarkleyPart> {
         let [u, v]: [Vec<f32>; 2] = start.try_into().expect("the split gives each of Barkley's two fields");
         let field = Field { width: self.width, height: rows.len(), u, v };
-        Ok(BarkleyPart { field, coefficients: self.model.coefficients(), gpu: device.clone() })
+        let rows = match device {
+            Some(gpu) => PartFields::Gpu { gpu: gpu.clone(), field: GpuField::upload(gpu, &field)? },
+            None => PartFields::Cpu(field),
+        };
+        Ok(BarkleyPart { rows, coefficients: self.model.coefficients() })
     }
 }
 
 impl banded::Part for BarkleyPart {
     fn step(&mut self, steps: u32) -> simulations::Result<()> {
-        match &self.gpu {
-            Some(gpu) => step_gpu(gpu, &mut self.field, &self.coefficients, steps)?,
-            None => step_cpu(&mut self.field, &self.coefficients, steps),
+        match &mut self.rows {
+            PartFields::Gpu { gpu, field } => field.step(gpu, &self.coefficients, steps)?,
+            PartFields::Cpu(field) => step_cpu(field, &self.coefficients, steps),
         }
         Ok(())
     }
 
-    fn rows(&mut self, field: usize, first: u32, count: u32) -> simulations::Result<Vec<f32>> {
-        let width = self.field.width as usize;
-        Ok(self.values(field)[first as usize * width..(first + count) as usize * width].to_vec())
+    fn rows(&mut self, index: usize, first: u32, count: u32) -> simulations::Result<Vec<f32>> {
+        match &mut self.rows {
+            PartFields::Gpu { gpu, field } => Ok(field.download(gpu, first, count, index)?),
+            PartFields::Cpu(field) => {
+                let width = field.width as usize;
+                Ok(values(field, index)[first as usize * width..(first + count) as usize * width].to_vec())
+            }
+        }
     }
 
-    fn set_rows(&mut self, field: usize, first: u32, values: &[f32]) -> simulations::Result<()> {
-        let at = first as usize * self.field.width as usize;
-        self.values(field)[at..at + values.len()].copy_from_slice(values);
-        Ok(())
+    fn set_rows(&mut self, index: usize, first: u32, rows: &[f32]) -> simulations::Result<()> {
+        match &mut self.rows {
+            PartFields::Gpu { gpu, field } => Ok(field.write(gpu, first, index, rows)?),
+            PartFields::Cpu(field) => {
+                let at = first as usize * field.width as usize;
+                values(field, index)[at..at + rows.len()].copy_from_slice(rows);
+                Ok(())
+            }
+        }
+    }
+
+    /// A GPU part's u and v: its halos are copied GPU to GPU.
+    fn device_rows(&mut self, index: usize) -> Option<DeviceRows<'_>> {
+        match &mut self.rows {
+            PartFields::Gpu { gpu, field } => {
+                Some(DeviceRows { values: &mut field.fields[index], stream: gpu.stream() })
+            }
+            PartFields::Cpu(_) => None,
+        }
     }
 }
 
-impl BarkleyPart {
-    /// Field `index` of [`BarkleyBands::fields`].
-    fn values(&mut self, index: usize) -> &mut Vec<f32> {
-        match index {
-            0 => &mut self.field.u,
-            _ => &mut self.field.v,
-        }
+/// Field `index` of [`BarkleyBands::fields`] of a CPU part.
+fn values(field: &mut Field, index: usize) -> &mut Vec<f32> {
+    match index {
+        0 => &mut field.u,
+        _ => &mut field.v,
     }
 }
 
@@ -136,9 +165,16 @@ pub fn devices(
             if present == 1 { "" } else { "s" }
         ));
     }
-    let mut devices = vec![Some(first.clone())];
+    let mut opened = vec![first.clone()];
     for ordinal in (0..present).filter(|&o| o != first.ordinal()).take(gpus as usize - 1) {
-        devices.push(Some(Gpu::open(ordinal, &crate::IMAGES)?));
+        opened.push(Gpu::open(ordinal, &crate::IMAGES)?);
     }
-    Ok(Some((parts, devices)))
+    // Halos are copied between the GPUs directly where they can reach each other (else the
+    // driver stages the copies through the host).
+    for a in &opened {
+        for b in &opened {
+            a.enable_peer_access(b)?;
+        }
+    }
+    Ok(Some((parts, opened.into_iter().map(Some).collect())))
 }

@@ -1,7 +1,7 @@
 //! `barkley --split`/`--gpus` on the GPU (ignored without one; `cargo test --release -p barkley
 //! --test gpu_split -- --ignored`): bands of rows on one GPU, and on two where there are two,
-//! give every saved array bit-identical to the CPU's run in one part, and checkpoints move
-//! between split and unsplit GPU runs.
+//! give every saved array bit-identical to the CPU's run in one part, with their halos copied
+//! GPU to GPU (the run says so), and checkpoints move between split and unsplit GPU runs.
 
 use std::process::Command;
 
@@ -44,7 +44,7 @@ fn split_gpu_runs_are_bit_identical_to_one_part() {
         dir,
         &[&["--steps", "1000", "--split", "3", "--save", "split.npz"][..], &frames, &["split.gif"]].concat(),
     );
-    assert!(out.contains("on the GPU (") && out.contains("in 3 parts"), "{out}");
+    assert!(out.contains("on the GPU (") && out.contains("in 3 parts (halos GPU to GPU) in"), "{out}");
     let cpu = saved(dir, "cpu.npz");
     assert!(saved(dir, "gpu.npz") == cpu, "the GPU's run in one part differs from the CPU's");
     assert!(saved(dir, "split.npz") == cpu, "--split 3 on the GPU differs from one part");
@@ -59,7 +59,7 @@ fn split_gpu_runs_are_bit_identical_to_one_part() {
         dir,
         &["--steps", "1000", "--resume", "whole.ck", "--split", "5", "--save", "from-whole.npz"],
     );
-    assert!(out.contains("resumed at step 397") && out.contains("in 5 parts"), "{out}");
+    assert!(out.contains("resumed at step 397") && out.contains("in 5 parts (halos GPU to GPU)"), "{out}");
     assert!(saved(dir, "from-split.npz") == cpu, "a --split 2 checkpoint resumed in one part differs");
     assert!(saved(dir, "from-whole.npz") == cpu, "a checkpoint resumed in 5 parts differs");
 
@@ -70,7 +70,8 @@ fn split_gpu_runs_are_bit_identical_to_one_part() {
     } else {
         for (args, parts) in [(&["--gpus", "2"][..], "2"), (&["--gpus", "2", "--split", "5"][..], "5")] {
             let out = barkley(dir, &[&["--steps", "1000", "--save", "gpus.npz"][..], args].concat());
-            assert!(out.contains("on 2 GPUs (") && out.contains(&format!("in {parts} parts")), "{out}");
+            let place = format!("in {parts} parts (halos GPU to GPU) in");
+            assert!(out.contains("on 2 GPUs (") && out.contains(&place), "{out}");
             assert!(saved(dir, "gpus.npz") == cpu, "{args:?} differs from one part");
         }
     }
