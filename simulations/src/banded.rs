@@ -358,10 +358,11 @@ impl<M: BandedModel> Split<M> {
     fn exchange(&mut self) -> Result<()> {
         if let Some(device) = &self.device {
             device.before_copies(&self.device_halos)?;
-            for halo in &self.device_halos {
-                copy_on_device(&self.model, &mut self.slots, device, halo)?;
-            }
+            let copied = (self.device_halos.iter())
+                .try_for_each(|halo| copy_on_device(&self.model, &mut self.slots, device, halo));
+            // Even after a failed copy: no part frees or overwrites a band a queued copy reads.
             device.after_copies(&self.device_halos)?;
+            copied?;
         }
         // Read every host halo first (band rows only), then write them (halo rows only).
         let fields = self.model.fields().len();
