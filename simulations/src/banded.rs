@@ -834,22 +834,22 @@ mod tests {
         }
     }
 
-    /// Two streams of GPU 0 (halos between streams of one GPU), then one stream of each GPU
-    /// where there are several (peer copies).
+    /// Two streams of GPU 0 (halos copied on one GPU, between streams ordered by events), then
+    /// the stream of each GPU where there are several (peer copies, peer access enabled).
     #[test]
     #[ignore = "needs a CUDA GPU"]
     fn halos_copied_between_gpu_parts_give_the_bits_of_one_part() {
-        let gpus = ptxkit_host::device_count().unwrap();
-        let context = |ordinal: usize| {
-            let context = cudarc::driver::CudaContext::new(ordinal).unwrap();
-            // SAFETY: no stream or buffer of it exists yet; the split orders its streams itself.
-            unsafe { context.disable_event_tracking() };
-            context
-        };
-        let zero = context(0);
-        let mut placements = vec![vec![zero.new_stream().unwrap(), zero.new_stream().unwrap()]];
-        if gpus > 1 {
-            placements.push((0..gpus).map(|g| context(g).new_stream().unwrap()).collect());
+        let count = crate::cuda::device_count().unwrap();
+        let gpus: Vec<_> = (0..count).map(|g| crate::cuda::open_device(g).unwrap()).collect();
+        for a in &gpus {
+            for b in &gpus {
+                a.enable_peer_access(b).unwrap();
+            }
+        }
+        let stream_of_gpu_0 = || gpus[0].context().new_stream().unwrap();
+        let mut placements = vec![vec![stream_of_gpu_0(), stream_of_gpu_0()]];
+        if count > 1 {
+            placements.push(gpus.iter().map(|gpu| gpu.stream().clone()).collect());
         }
         for streams in &placements {
             for periodic in [false, true] {
