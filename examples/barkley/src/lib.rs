@@ -132,8 +132,8 @@ pub fn step_gpu(gpu: &Gpu, field: &mut Field, coefficients: &Coefficients, steps
 }
 
 /// The two fields of a `width × height` grid in a GPU's memory, with the pair the next step
-/// writes: what a part of a split keeps between its steps ([`crate::split`]). Its work runs
-/// on the GPU's stream, in order.
+/// writes: what a part of a split keeps between its steps ([`crate::split`]). Its methods take
+/// the GPU it was uploaded to, and queue their work on that GPU's stream, in order.
 pub struct GpuField {
     pub width: u32,
     pub height: u32,
