@@ -429,7 +429,18 @@ if has example; then
   echo "== examples/barkley split into bands (simulations::banded): --split and --gpus against one part"
   BARKLEY_BIN=$B/barkley $B/barkley_gpu_split --ignored --test-threads=1 --nocapture > "$OUT/barkley-split-tests.log" 2>&1
   grep -E "test result|note|steps of|panicked" "$OUT/barkley-split-tests.log" | head -20
-  echo "== compute-sanitizer on the barkley GPU test and the barkley command (301x203, 50 steps)"
+  echo "== simulations::banded on GPUs: halos copied device to device (library unit test)"
+  $B/simulations_lib --ignored --test-threads=1 --nocapture banded > "$OUT/banded-gpu-tests.log" 2>&1
+  grep -E "test result|panicked" "$OUT/banded-gpu-tests.log"
+  echo "== compute-sanitizer on the barkley GPU test and the barkley command (301x203, 50 steps; split: 3 parts on one GPU, 5 over 2 GPUs)"
+  for tool in memcheck racecheck synccheck; do
+    for split in "--split 3" "--gpus 2 --split 5"; do
+      if [[ $split == *gpus* ]] && [ "$(nvidia-smi -L | wc -l)" -lt 2 ]; then continue; fi
+      compute-sanitizer --tool $tool --error-exitcode 9 $B/barkley --width 301 --height 203 --steps 50 $split \
+        -o /tmp/barkley-san-split.png > "$OUT/san-$tool-barkley-split.log" 2>&1
+      echo "barkley $split $tool: exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|SYNCCHECK SUMMARY|steps of' "$OUT/san-$tool-barkley-split.log" | tr '\n' ' ')"
+    done
+  done
   for tool in memcheck racecheck; do
     timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 $B/barkley_gpu --ignored --test-threads=1 \
       gpu_steps_are_bit_identical_to_the_cpu > "$OUT/san-$tool-barkley-test.log" 2>&1

@@ -28,6 +28,15 @@ for line in sys.stdin:
         print(m["executable"])')
   cp "$exe" .gpu/barkley_$test
 done
+# The library's own GPU unit tests (simulations::banded's device-to-device halos).
+exe=$(cargo test --release -p simulations --lib --no-run --message-format=json 2>/dev/null | python3 -c '
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "simulations" and m.get("executable"):
+        print(m["executable"])')
+cp "$exe" .gpu/simulations_lib
+strip .gpu/simulations_lib
 strip .gpu/rust-gpu-sim .gpu/grayscott_png .gpu/gpu_* .gpu/outputs_gpu .gpu/faults_gpu .gpu/serve_gpu .gpu/barkley .gpu/barkley_gpu .gpu/barkley_gpu_split
 # The H100/H200 cubins (one per kernel module) on their own, for scripts/cuda-floor.py (the
 # driver's start-up without us), from the build directory of the binary just built.
