@@ -34,7 +34,7 @@ use tokio::sync::{mpsc, watch};
 use super::{
     Registry,
     model::ParameterMapImage,
-    protocol::{self, MAP_TAG, PNG_TAG, Reply, Request},
+    protocol::{self, PNG_TAG, Reply, Request},
     registry::LiveRun,
     settings::{Checked, Limits, Settings},
 };
@@ -451,13 +451,8 @@ impl Runner {
             let image = self.checked.settings.entry().parameter_map(&self.checked.setup, &self.device)?;
             drop(turn);
             let ParameterMapImage { tiles, side, feed, kill, levels } = image;
-            let n = tiles * side;
-            let mut body = Vec::with_capacity(8 + levels.len());
-            body.extend_from_slice(&n.to_le_bytes());
-            body.extend_from_slice(&n.to_le_bytes());
-            body.extend_from_slice(&levels);
             let reply = Reply::Map { tiles, side, feed, kill }.to_json();
-            self.map = Some((reply, Bytes::from(protocol::tagged(MAP_TAG, &body))));
+            self.map = Some((reply, Bytes::from(protocol::map_message(tiles * side, &levels))));
         }
         let Some((reply, levels)) = self.map.clone() else { return Ok(()) };
         self.reply(Outgoing::Text(reply));
