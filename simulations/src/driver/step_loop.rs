@@ -130,7 +130,98 @@ impl<'a> StepLoop<'a> {
 
 #[cfg(test)]
 mod tests {
+    use std::path::{Path, PathBuf};
+
     use super::*;
+    use crate::{checkpoint::Checkpoint, driver::State, error::invalid, export::Fields};
+
+    /// A simulation that records what the loop asks of it; its frame is its step count.
+    #[derive(Default)]
+    struct Recording {
+        done: u64,
+        chunks: Vec<u32>,
+        waits: u32,
+    }
+
+    impl State for Recording {
+        fn steps_done(&self) -> u64 {
+            self.done
+        }
+        fn fields(&mut self) -> Result<Fields> {
+            Err(invalid!("no fields"))
+        }
+        fn save_checkpoint(&mut self, _path: &Path) -> Result<PathBuf> {
+            Err(invalid!("no checkpoints"))
+        }
+    }
+
+    impl Simulation for Recording {
+        fn step(&mut self, steps: u32) -> Result<()> {
+            self.chunks.push(steps);
+            self.done += u64::from(steps);
+            Ok(())
+        }
+        fn synchronize(&mut self) -> Result<()> {
+            self.waits += 1;
+            Ok(())
+        }
+        fn frame_size(&self) -> (u32, u32) {
+            (1, 1)
+        }
+        fn frame(&mut self) -> Result<Vec<u8>> {
+            Ok(vec![self.done as u8])
+        }
+        fn restore(&mut self, _checkpoint: Checkpoint) -> Result<()> {
+            Ok(())
+        }
+        fn describe(&self) -> String {
+            "a recording".into()
+        }
+    }
+
+    /// Hooks that allow `limit` steps a chunk for `chunks` chunks, and keep the frames.
+    struct Keep {
+        limit: u32,
+        chunks: u32,
+        frames: Vec<u8>,
+    }
+
+    impl LoopHooks for Keep {
+        fn limit(&mut self, _done: u64) -> Option<u32> {
+            self.chunks = self.chunks.checked_sub(1)?;
+            Some(self.limit)
+        }
+        fn frame(&mut self, levels: Vec<u8>) -> Result<()> {
+            self.frames.extend(levels);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn the_outputs_frames_come_at_the_interval_and_the_target() {
+        let state = StateOptions { save_every: Some(30), ..Default::default() };
+        let mut sim = Recording::default();
+        let mut hooks = Keep { limit: u32::MAX, chunks: u32::MAX, frames: Vec::new() };
+        let steps = StepLoop::new(110).every(25).frames(FramesDue::Outputs).state(&state);
+        assert!(steps.run(&mut sim, &mut hooks).unwrap());
+        assert_eq!(sim.chunks, [25, 5, 20, 10, 15, 15, 10, 10]);
+        assert_eq!(hooks.frames, [25, 50, 75, 100, 110]);
+        assert_eq!(sim.waits, 3, "the chunks with no frame wait for their steps");
+    }
+
+    #[test]
+    fn a_live_frame_comes_at_the_target_and_hooks_limit_or_stop_the_chunks() {
+        let mut sim = Recording { done: 3, ..Default::default() };
+        let mut hooks = Keep { limit: 7, chunks: u32::MAX, frames: Vec::new() };
+        let steps = StepLoop::new(23).frames(FramesDue::AtTarget);
+        assert!(steps.run(&mut sim, &mut hooks).unwrap());
+        assert_eq!((sim.chunks.as_slice(), hooks.frames.as_slice()), ([7, 7, 6].as_slice(), [23].as_slice()));
+
+        let mut hooks = Keep { limit: 4, chunks: 2, frames: Vec::new() };
+        let steps = StepLoop::new(43).frames(FramesDue::AtTarget);
+        assert!(!steps.run(&mut sim, &mut hooks).unwrap(), "stopped before the target");
+        assert_eq!((sim.done, hooks.frames.len()), (31, 0));
+    }
 
     #[test]
     fn chunks_end_at_the_interval_the_state_outputs_and_the_target() {
