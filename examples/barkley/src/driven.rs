@@ -92,6 +92,24 @@ impl BarkleyRun {
         }
     }
 
+    /// The model the next steps run with.
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
+    /// Runs the next steps with `model`, going on from the fields as they are (the kernels
+    /// take the model's coefficients at each launch); a checkpoint then records `model`.
+    /// `false`, and nothing changed, for a split run (its bands hold their coefficients).
+    pub fn set_model(&mut self, model: Model) -> bool {
+        match self.engine {
+            Engine::Whole(_) => {
+                self.model = model;
+                true
+            }
+            Engine::Split { .. } => false,
+        }
+    }
+
     /// Every parameter that shapes the dynamics, as a checkpoint records them.
     fn params(&self) -> Vec<(String, String)> {
         let m = &self.model;

@@ -1,6 +1,8 @@
 //! Barkley in `serve`'s live view: this one unit is all it takes ([`LiveModel`]); `barkley
 //! serve` registers it beside the built-in simulations. Frames are the driver's
-//! ([`BarkleyRun`]'s u as palette levels); a change of a parameter starts the spiral again.
+//! ([`BarkleyRun`]'s u as palette levels). A change of a, b or ε goes on from the fields as
+//! they are, with the new model from the next step (CPU and GPU alike); a change of the grid
+//! starts the spiral again.
 
 use barkley::{Field, Model, driven::BarkleyRun};
 use host::serve::{Control, Demand, LiveModel, Start};
@@ -87,5 +89,19 @@ impl LiveModel for BarkleyLive {
         };
         let field = Field::broken_wave(setup.width, setup.height, &setup.model);
         Ok(BarkleyRun::new(field, setup.model, gpu))
+    }
+
+    /// The same grid: the running simulation takes the new model and goes on (`Ok(true)`);
+    /// another grid: `Ok(false)`, a new simulation.
+    fn change_live(
+        &self,
+        old: &BarkleySetup,
+        new: &BarkleySetup,
+        run: &mut BarkleyRun,
+    ) -> Result<bool, String> {
+        if (old.width, old.height) != (new.width, new.height) {
+            return Ok(false);
+        }
+        Ok(run.set_model(new.model))
     }
 }

@@ -1,8 +1,9 @@
 //! `barkley serve` on a loopback port (CPU backend), driven through the page's WebSocket
 //! protocol as host/tests/serve_protocol.rs drives `rust-gpu-sim serve`: Barkley is listed and
-//! runs, a parameter change is applied, the frames are those of a CPU run of the same
-//! settings through the library (bit for bit), hostile messages are refused without a crash,
-//! and the built-in simulations run beside it. In CI.
+//! runs, a parameter change goes on from the running fields (the frames are those of a CPU
+//! run through the library that changed the model at the same step, bit for bit) while a grid
+//! change starts again, hostile messages are refused without a crash, and the built-in
+//! simulations run beside it. In CI.
 
 use std::{
     io::{BufRead, BufReader, Read},
@@ -130,13 +131,30 @@ fn next_error(socket: &mut Socket) -> String {
     })
 }
 
-/// The state message whose settings `accept` takes; its version.
-fn state_where(socket: &mut Socket, accept: impl Fn(&Value) -> bool) -> u32 {
+/// The state message whose settings `accept` takes: its version and the steps done when it
+/// was sent (the step a change took effect at).
+fn state_at(socket: &mut Socket, accept: impl Fn(&Value) -> bool) -> (u32, u64) {
     until(socket, |m| match m {
         Received::Json(v) if v["type"] == "state" && accept(&v["settings"]) => {
-            Some(v["version"].as_u64().unwrap() as u32)
+            Some((v["version"].as_u64().unwrap() as u32, v["steps"].as_u64().unwrap()))
         }
         Received::Json(v) if v["type"] == "error" => panic!("{v}"),
+        _ => None,
+    })
+}
+
+/// The state message whose settings `accept` takes; its version.
+fn state_where(socket: &mut Socket, accept: impl Fn(&Value) -> bool) -> u32 {
+    state_at(socket, accept).0
+}
+
+/// The next frame of `version` or later, with more than `after` steps: its size, steps and
+/// levels.
+fn frame_after(socket: &mut Socket, version: u32, after: u64) -> ((u32, u32), u64, Vec<u8>) {
+    until(socket, |m| match m {
+        Received::Frame { width, height, steps, version: v, levels } if *v >= version && *steps > after => {
+            Some(((*width, *height), *steps, levels.clone()))
+        }
         _ => None,
     })
 }
@@ -144,8 +162,17 @@ fn state_where(socket: &mut Socket, accept: impl Fn(&Value) -> bool) -> u32 {
 /// The frame after `steps` steps of a CPU run of `model` on a `width × height` grid, through
 /// the library's driver trait as the server takes it.
 fn reference_frame(width: u32, height: u32, model: Model, steps: u64) -> Vec<u8> {
-    let mut run = BarkleyRun::new(Field::broken_wave(width, height, &model), model, None);
-    run.step(u32::try_from(steps).unwrap()).unwrap();
+    changed_frame(width, height, Model::default(), 0, model, steps)
+}
+
+/// The frame after `steps` steps of a CPU run that starts with `before` (its broken wave
+/// too) and runs with `after` from step `change` on.
+fn changed_frame(width: u32, height: u32, before: Model, change: u64, after: Model, steps: u64) -> Vec<u8> {
+    let start = if change == 0 { after } else { before };
+    let mut run = BarkleyRun::new(Field::broken_wave(width, height, &start), before, None);
+    run.step(u32::try_from(change).unwrap()).unwrap();
+    assert!(run.set_model(after), "a run in one piece takes a new model");
+    run.step(u32::try_from(steps - change).unwrap()).unwrap();
     run.frame().unwrap()
 }
 
@@ -170,38 +197,26 @@ fn barkley_runs_live_and_its_frames_are_the_librarys() {
     // A session starts with the first model registered.
     state_where(&mut socket, |s| s["simulation"] == "barkley");
 
-    // Select and start Barkley on a small grid, then change a parameter.
+    // Select and start Barkley on a small grid; its frames are the library's CPU run's.
     send(
         &mut socket,
         r#"{"type":"start","simulation":"barkley","settings":{"width":48,"height":40,"steps_per_frame":25}}"#,
     );
-    state_where(&mut socket, |s| s["width"] == 48 && s["height"] == 40);
+    let version = state_where(&mut socket, |s| s["width"] == 48 && s["height"] == 40);
+    let (size, steps, levels) = frame_after(&mut socket, version, 0);
+    assert_eq!(size, (48, 40));
+    assert!(
+        levels == reference_frame(48, 40, Model::default(), steps),
+        "the frame after {steps} steps differs"
+    );
+
+    // A parameter change goes on from the running fields (checked in detail below).
     send(&mut socket, r#"{"type":"set","settings":{"a":0.6,"epsilon":0.03}}"#);
-    let version = state_where(&mut socket, |s| s["a"].as_f64() == Some(f64::from(0.6f32)));
+    let (version, change) = state_at(&mut socket, |s| s["a"].as_f64() == Some(f64::from(0.6f32)));
+    assert!(change >= steps, "the change restarted the run at step {change} (it was at {steps})");
+    let (_, steps, levels) = frame_after(&mut socket, version, change);
     let model = Model { a: 0.6, epsilon: 0.03, ..Model::default() };
-    // Frames of the new settings: each is the library's CPU run of as many steps.
-    let mut checked = 0;
-    let mut last_steps = 0;
-    while checked < 3 {
-        let (width, height, steps, levels) = until(&mut socket, |m| match m {
-            Received::Frame { width, height, steps, version: v, levels } if *v >= version => {
-                Some((*width, *height, *steps, levels.clone()))
-            }
-            _ => None,
-        });
-        assert_eq!((width, height), (48, 40));
-        if steps == last_steps {
-            continue;
-        }
-        assert!(levels == reference_frame(48, 40, model, steps), "the frame after {steps} steps differs");
-        // The change shows: the default model's frame differs.
-        assert!(
-            levels != reference_frame(48, 40, Model::default(), steps),
-            "a = 0.6, ε = 0.03 changed nothing"
-        );
-        last_steps = steps;
-        checked += 1;
-    }
+    assert!(levels == changed_frame(48, 40, Model::default(), change, model, steps));
 
     // Hostile messages: refused, and the session goes on with its settings.
     for (message, expected) in [
@@ -237,6 +252,64 @@ fn barkley_runs_live_and_its_frames_are_the_librarys() {
         Received::Frame { width: 64, height: 64, .. } => Some(()),
         _ => None,
     });
+    drop(socket);
+    server.stop();
+}
+
+/// Starts Barkley on a `48 × 40` grid with the default model and waits for a frame past
+/// step 0: the session, and the steps done by then.
+fn running_barkley(server: &Server) -> (Socket, u64) {
+    let mut socket = server.connect();
+    send(
+        &mut socket,
+        r#"{"type":"start","simulation":"barkley","settings":{"width":48,"height":40,"steps_per_frame":20}}"#,
+    );
+    let version = state_where(&mut socket, |s| s["simulation"] == "barkley" && s["width"] == 48);
+    let (_, steps, _) = frame_after(&mut socket, version, 60);
+    (socket, steps)
+}
+
+#[test]
+fn a_parameter_change_goes_on_from_the_running_fields() {
+    let server = Server::start();
+    let (mut socket, running) = running_barkley(&server);
+    send(&mut socket, r#"{"type":"set","settings":{"a":0.65,"b":0.03,"epsilon":0.025}}"#);
+    let (version, change) =
+        state_at(&mut socket, |s| s["b"].as_f64().is_some_and(|b| (b - 0.03).abs() < 1e-6));
+    // A restart would be back at step 0.
+    assert!(change >= running, "the change restarted the run: step {change}, {running} before it");
+    let model = Model { a: 0.65, b: 0.03, epsilon: 0.025, ..Model::default() };
+    let mut last = change;
+    for _ in 0..3 {
+        let (size, steps, levels) = frame_after(&mut socket, version, last);
+        assert_eq!(size, (48, 40));
+        // Bit for bit the library's run that changed the model at the same step.
+        assert!(
+            levels == changed_frame(48, 40, Model::default(), change, model, steps),
+            "the frame after {steps} steps (the change at {change}) is not the library's"
+        );
+        // The change shows: going on with the default model gives another frame.
+        assert!(levels != reference_frame(48, 40, Model::default(), steps), "the change changed nothing");
+        last = steps;
+    }
+    drop(socket);
+    server.stop();
+}
+
+#[test]
+fn a_grid_change_starts_the_spiral_again() {
+    let server = Server::start();
+    let (mut socket, running) = running_barkley(&server);
+    send(&mut socket, r#"{"type":"set","settings":{"width":56,"a":0.6}}"#);
+    let (version, steps) = state_at(&mut socket, |s| s["width"] == 56);
+    assert_eq!(steps, 0, "a new grid starts at step 0 (the old run was at {running})");
+    let (size, steps, levels) = frame_after(&mut socket, version, 0);
+    assert_eq!(size, (56, 40));
+    let model = Model { a: 0.6, ..Model::default() };
+    assert!(
+        levels == reference_frame(56, 40, model, steps),
+        "the frame after {steps} steps is not a new run's"
+    );
     drop(socket);
     server.stop();
 }

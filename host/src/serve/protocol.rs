@@ -126,6 +126,17 @@ pub fn frame_message(width: u32, height: u32, steps: u64, version: u32, levels: 
     message
 }
 
+/// The parameter map's message: [`MAP_TAG`], the square's side twice (width and height,
+/// u32), then `levels`, row-major.
+pub fn map_message(side: u32, levels: &[u8]) -> Vec<u8> {
+    let mut message = Vec::with_capacity(12 + levels.len());
+    message.extend_from_slice(MAP_TAG);
+    message.extend_from_slice(&side.to_le_bytes());
+    message.extend_from_slice(&side.to_le_bytes());
+    message.extend_from_slice(levels);
+    message
+}
+
 /// A tagged binary message: `tag`, then `body`.
 pub fn tagged(tag: &[u8; 4], body: &[u8]) -> Vec<u8> {
     let mut message = Vec::with_capacity(4 + body.len());
@@ -174,5 +185,14 @@ mod tests {
         assert_eq!(u64::from_le_bytes(m[12..20].try_into().unwrap()), 77);
         assert_eq!(u32::from_le_bytes(m[20..24].try_into().unwrap()), 5);
         assert_eq!(&m[FRAME_HEADER..], &[1, 2, 3, 4, 5, 6]);
+    }
+
+    #[test]
+    fn the_map_carries_its_size() {
+        let m = map_message(2, &[9, 8, 7, 6]);
+        assert_eq!(&m[..4], MAP_TAG);
+        assert_eq!(u32::from_le_bytes(m[4..8].try_into().unwrap()), 2);
+        assert_eq!(u32::from_le_bytes(m[8..12].try_into().unwrap()), 2);
+        assert_eq!(&m[12..], &[9, 8, 7, 6]);
     }
 }

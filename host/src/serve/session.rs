@@ -1,5 +1,13 @@
 //! One session: a thread that owns one simulation, steps it, and publishes its frames.
 //!
+//! The steps go through the library's one step loop
+//! ([`simulations::driver::StepLoop`], as the commands' driver's do): each frame is a loop
+//! to `steps_per_frame` more steps whose frame is due at its end, taken now. The session says
+//! only what happens between chunks (`SessionHooks`): the stop flag is looked at, the
+//! GPU's turn is taken (and given back after the chunk), and on the CPU a chunk is limited to
+//! about `CPU_SLICE` of work so that a stop is seen soon. Between frames it reads the
+//! requests (a pause, a change), keeps to [`MAX_FRAMES_PER_SECOND`] and sends the stats.
+//!
 //! Frames go out through a watch channel, which holds only the newest: the thread never waits
 //! for a client, and a slow client skips frames. Replies (state, errors, snapshots, the map)
 //! go through a small bounded channel and are dropped, never waited for, when it is full.
@@ -8,7 +16,7 @@
 
 use std::{
     sync::{
-        Arc, Mutex,
+        Arc, Mutex, MutexGuard,
         atomic::{AtomicBool, Ordering},
         mpsc::{Receiver, RecvTimeoutError, SyncSender, TryRecvError, TrySendError},
     },
@@ -17,13 +25,16 @@ use std::{
 
 use axum::body::Bytes;
 use serde_json::{Map, Value};
-use simulations::Device;
+use simulations::{
+    Device,
+    driver::{FramesDue, LoopHooks, StepLoop},
+};
 use tokio::sync::{mpsc, watch};
 
 use super::{
     Registry,
     model::ParameterMapImage,
-    protocol::{self, MAP_TAG, PNG_TAG, Reply, Request},
+    protocol::{self, PNG_TAG, Reply, Request},
     registry::LiveRun,
     settings::{Checked, Limits, Settings},
 };
@@ -151,11 +162,8 @@ impl Runner {
         runner
     }
 
-    fn gpu_turn(&self) -> Option<std::sync::MutexGuard<'static, ()>> {
-        match self.device {
-            Device::Cuda(_) => Some(GPU_TURN.lock().unwrap_or_else(|poisoned| poisoned.into_inner())),
-            Device::Cpu => None,
-        }
+    fn gpu_turn(&self) -> Option<MutexGuard<'static, ()>> {
+        gpu_turn(&self.device)
     }
 
     fn run(&mut self, inbox: Receiver<Request>) {
@@ -197,38 +205,41 @@ impl Runner {
         }
     }
 
-    /// Runs one frame's steps and publishes the frame.
+    /// Runs one frame's steps through the step loop and publishes the frame (none when the
+    /// session is stopped first).
     fn advance(&mut self) -> simulations::Result<()> {
-        let mut left = self.checked.settings.steps_per_frame();
-        let cpu = matches!(self.device, Device::Cpu);
-        while left > 0 {
-            if self.stop.load(Ordering::Relaxed) {
-                return Ok(());
-            }
-            // On the CPU, slices of about CPU_SLICE so that a stop or a pause is seen soon.
-            let chunk = if cpu && self.step_seconds > 0.0 {
-                ((CPU_SLICE.as_secs_f64() / self.step_seconds) as u32).clamp(1, left)
-            } else {
-                left
-            };
-            let started = Instant::now();
-            let _turn = self.gpu_turn();
-            let Some(sim) = self.sim.as_mut() else { return Ok(()) };
-            sim.step(chunk)?;
-            if cpu {
-                self.step_seconds = started.elapsed().as_secs_f64() / f64::from(chunk);
-            }
-            left -= chunk;
-            self.window.1 += u64::from(chunk);
+        let Some(sim) = self.sim.as_mut() else { return Ok(()) };
+        let target = sim.steps_done() + u64::from(self.checked.settings.steps_per_frame());
+        let mut hooks = SessionHooks {
+            device: &self.device,
+            stop: &self.stop,
+            step_seconds: &mut self.step_seconds,
+            steps: &mut self.window.1,
+            started: Instant::now(),
+            turn: None,
+            frame: None,
+        };
+        StepLoop::new(target).frames(FramesDue::AtTarget).run(sim.as_mut(), &mut hooks)?;
+        let frame = hooks.frame.take();
+        drop(hooks);
+        match frame {
+            Some(levels) => self.show(levels),
+            None => Ok(()),
         }
-        self.publish()
     }
 
     /// Takes the current frame and makes it the newest.
     fn publish(&mut self) -> simulations::Result<()> {
-        let _turn = self.gpu_turn();
+        let turn = self.gpu_turn();
         let Some(sim) = self.sim.as_mut() else { return Ok(()) };
         let levels = sim.frame()?;
+        drop(turn);
+        self.show(levels)
+    }
+
+    /// Makes `levels`, the current frame, the newest.
+    fn show(&mut self, levels: Vec<u8>) -> simulations::Result<()> {
+        let Some(sim) = self.sim.as_ref() else { return Ok(()) };
         let (w, h) = sim.frame_size();
         let message = protocol::frame_message(w, h, sim.steps_done(), self.version, &levels);
         self.frames.send_replace(Some(Bytes::from(message)));
@@ -440,17 +451,67 @@ impl Runner {
             let image = self.checked.settings.entry().parameter_map(&self.checked.setup, &self.device)?;
             drop(turn);
             let ParameterMapImage { tiles, side, feed, kill, levels } = image;
-            let n = tiles * side;
-            let mut body = Vec::with_capacity(8 + levels.len());
-            body.extend_from_slice(&n.to_le_bytes());
-            body.extend_from_slice(&n.to_le_bytes());
-            body.extend_from_slice(&levels);
             let reply = Reply::Map { tiles, side, feed, kill }.to_json();
-            self.map = Some((reply, Bytes::from(protocol::tagged(MAP_TAG, &body))));
+            self.map = Some((reply, Bytes::from(protocol::map_message(tiles * side, &levels))));
         }
         let Some((reply, levels)) = self.map.clone() else { return Ok(()) };
         self.reply(Outgoing::Text(reply));
         self.reply(Outgoing::Binary(levels));
+        Ok(())
+    }
+}
+
+/// The GPU's turn on `device` (nothing to take on the CPU).
+fn gpu_turn(device: &Device) -> Option<MutexGuard<'static, ()>> {
+    match device {
+        Device::Cuda(_) => Some(GPU_TURN.lock().unwrap_or_else(|poisoned| poisoned.into_inner())),
+        Device::Cpu => None,
+    }
+}
+
+/// What a session does between the step loop's chunks ([`Runner::advance`]).
+struct SessionHooks<'a> {
+    device: &'a Device,
+    stop: &'a AtomicBool,
+    /// Time per step on the CPU, measured over each chunk.
+    step_seconds: &'a mut f64,
+    /// The stats' step count.
+    steps: &'a mut u64,
+    /// When the current chunk started.
+    started: Instant,
+    /// The GPU's turn, held for one chunk (its steps and its frame).
+    turn: Option<MutexGuard<'static, ()>>,
+    /// The frame at the loop's end.
+    frame: Option<Vec<u8>>,
+}
+
+impl LoopHooks for SessionHooks<'_> {
+    /// Stops when the session is stopped; on the CPU, a slice of about `CPU_SLICE`; the
+    /// GPU's turn for the chunk (the last chunk's given back first).
+    fn limit(&mut self, _done: u64) -> Option<u32> {
+        self.turn = None;
+        if self.stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        let limit = match self.device {
+            Device::Cpu if *self.step_seconds > 0.0 => (CPU_SLICE.as_secs_f64() / *self.step_seconds) as u32,
+            _ => u32::MAX,
+        };
+        self.started = Instant::now();
+        self.turn = gpu_turn(self.device);
+        Some(limit)
+    }
+
+    fn stepped(&mut self, _done: u64, steps: u32) -> simulations::Result<()> {
+        if matches!(self.device, Device::Cpu) {
+            *self.step_seconds = self.started.elapsed().as_secs_f64() / f64::from(steps);
+        }
+        *self.steps += u64::from(steps);
+        Ok(())
+    }
+
+    fn frame(&mut self, levels: Vec<u8>) -> simulations::Result<()> {
+        self.frame = Some(levels);
         Ok(())
     }
 }

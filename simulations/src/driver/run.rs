@@ -1,5 +1,6 @@
-//! The one step loop: a [`Simulation`] driven to its total step count in chunks, frames
-//! when due, the state outputs when due, `--png` and the final state at the end.
+//! A command's run: a [`Simulation`] driven to its total step count through the one step
+//! loop ([`StepLoop`]: chunks, frames when due, the state outputs when due), with `--resume`
+//! before it, a progress bar, and `--png` and the final state at the end.
 
 use std::{path::PathBuf, time::Instant};
 
@@ -7,6 +8,7 @@ use super::{
     console::progress_bar,
     frames::{FrameDefaults, Frames, OutputOptions, Target, check_targets},
     state::{State, StateOptions},
+    step_loop::{FramesDue, LoopHooks, StepLoop},
 };
 use crate::{checkpoint::Checkpoint, error::Result, render::Palette};
 
@@ -130,7 +132,7 @@ impl<F: FrameDefaults> Driver<F> {
         sim: &mut impl Simulation,
         steps: u32,
         unit: &str,
-        mut after_chunk: impl FnMut(u64) -> Result<()>,
+        after_chunk: impl FnMut(u64) -> Result<()>,
     ) -> Result<Finishing> {
         if let Some(checkpoint) = self.resume.take() {
             sim.restore(checkpoint)?;
@@ -141,39 +143,12 @@ impl<F: FrameDefaults> Driver<F> {
         if !self.root {
             progress.set_draw_target(indicatif::ProgressDrawTarget::hidden());
         }
-        let (every, any) = (self.output.frame_every, self.output.any());
-        let mut frames = 0u32;
-        let mut push = |writer: &mut Option<Frames>, levels: Vec<u8>| -> Result<()> {
-            if let Some(writer) = writer {
-                writer.push(levels)?;
-                frames += 1;
-            }
-            Ok(())
-        };
-        while sim.steps_done() < u64::from(steps) {
-            let chunk = self.state.next_chunk(sim.steps_done(), steps, every);
-            sim.step(chunk)?;
-            let done = sim.steps_done();
-            after_chunk(done)?;
-            // Every process of a job takes the frames (gathered to rank 0).
-            if any && (done == u64::from(steps) || done.is_multiple_of(u64::from(every))) {
-                if let Some(levels) = sim.take_frame()? {
-                    push(&mut self.frames, levels)?;
-                }
-                for levels in sim.collect_frames(false)? {
-                    push(&mut self.frames, levels)?;
-                }
-            } else {
-                sim.synchronize()?;
-            }
-            self.state.write_due(sim)?;
-            progress.inc(u64::from(chunk));
-        }
-        if any {
-            for levels in sim.collect_frames(true)? {
-                push(&mut self.frames, levels)?;
-            }
-        }
+        let frames = if self.output.any() { FramesDue::Outputs } else { FramesDue::Never };
+        let step_loop =
+            StepLoop::new(u64::from(steps)).every(self.output.frame_every).frames(frames).state(&self.state);
+        let mut hooks = DriverHooks { writer: &mut self.frames, taken: 0, after_chunk, progress: &progress };
+        step_loop.run(sim, &mut hooks)?;
+        let frames = hooks.taken;
         progress.finish_and_clear();
         crate::timeline::mark("simulated, frames handed to the encoders");
         // --png's frame: every process takes part (a gather); rank 0 writes it.
@@ -197,6 +172,31 @@ impl<F: FrameDefaults> Driver<F> {
             taken: frames,
             started: self.started,
         })
+    }
+}
+
+/// What the driver does between chunks: `after_chunk`, the progress bar, and the frames to
+/// the frame outputs (on the writing process; the others take part in gathering them).
+struct DriverHooks<'a, A> {
+    writer: &'a mut Option<Frames>,
+    taken: u32,
+    after_chunk: A,
+    progress: &'a indicatif::ProgressBar,
+}
+
+impl<A: FnMut(u64) -> Result<()>> LoopHooks for DriverHooks<'_, A> {
+    fn stepped(&mut self, done: u64, steps: u32) -> Result<()> {
+        (self.after_chunk)(done)?;
+        self.progress.inc(u64::from(steps));
+        Ok(())
+    }
+
+    fn frame(&mut self, levels: Vec<u8>) -> Result<()> {
+        if let Some(writer) = self.writer {
+            writer.push(levels)?;
+            self.taken += 1;
+        }
+        Ok(())
     }
 }
 

@@ -117,20 +117,9 @@ impl StateOptions {
         Ok(())
     }
 
-    /// The steps to run at once from `done`: up to the next frame, save or checkpoint, or
-    /// the end (`total`).
-    pub fn next_chunk(&self, done: u64, total: u32, frame_every: u32) -> u32 {
-        let next = |every: u32| (done / u64::from(every) + 1) * u64::from(every);
-        let mut stop = u64::from(total).min(next(frame_every));
-        for every in [self.save_every, self.checkpoint_every].into_iter().flatten() {
-            stop = stop.min(next(every));
-        }
-        (stop - done) as u32
-    }
-
     /// Writes what is due at the simulation's step: the numbered save and the checkpoint
     /// every so many steps.
-    pub fn write_due(&self, sim: &mut impl State) -> Result<()> {
+    pub fn write_due(&self, sim: &mut (impl State + ?Sized)) -> Result<()> {
         let step = sim.steps_done();
         let due = |every: Option<u32>| every.is_some_and(|n| step.is_multiple_of(u64::from(n)));
         if let Some(path) = &self.save
@@ -168,7 +157,7 @@ impl StateOptions {
 
 /// Rank 0 (or the only process) writes the checkpoint; other ranks send it their part (the
 /// checkpoint's one gather of the fields).
-fn checkpoint_or_gather(sim: &mut impl State, path: &Path) -> Result<Option<PathBuf>> {
+fn checkpoint_or_gather(sim: &mut (impl State + ?Sized), path: &Path) -> Result<Option<PathBuf>> {
     if sim.is_root() {
         return Ok(Some(sim.save_checkpoint(path)?));
     }
