@@ -376,6 +376,11 @@ impl Variant {
         self.scheme().is_some_and(|scheme| scheme.state_on_host())
     }
 
+    /// Whether `--split` and `--gpus` take it: a GPU variant whose fields live on the GPU.
+    pub fn splits(self) -> bool {
+        self.is_gpu() && !self.state_on_host()
+    }
+
     /// The variants `bench grayscott` times without `--variants`, in progression order.
     pub fn benched_by_default() -> Vec<Variant> {
         Self::ALL.iter().copied().filter(|v| v.scheme().is_some_and(|s| s.benched_by_default())).collect()

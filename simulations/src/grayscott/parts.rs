@@ -259,7 +259,7 @@ impl PartedGrayScott {
         u: &[f32],
         v: &[f32],
     ) -> Result<Self> {
-        if !variant.is_gpu() || variant.state_on_host() {
+        if !variant.splits() {
             return Err(Error::InvalidInput(format!(
                 "--split and --gpus take a GPU variant whose fields live on the GPU, not {}",
                 variant.name()

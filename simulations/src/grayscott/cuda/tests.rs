@@ -108,6 +108,7 @@ fn every_variant_is_registered_under_a_name_of_its_own_and_documented() {
             variant.name()
         );
         assert_eq!(variant.is_gpu(), variant != Variant::Cpu, "{}", variant.name());
+        assert_eq!(variant.splits(), variant.is_gpu() && variant != Variant::V0, "{}", variant.name());
     }
     let docs = include_str!("../../../../docs/grayscott.md");
     let table = docs.split("## Variants").nth(1).expect("the docs' Variants section");
