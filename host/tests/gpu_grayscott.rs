@@ -346,7 +346,7 @@ fn every_variant_agrees_with_cpu_after_1000_steps() {
         cpu_sim.step(1000).unwrap();
         let (cu, cv) = cpu_sim.fields().unwrap();
         assert!(cv.iter().any(|&x| x > 0.1), "the pattern must be alive to be a test");
-        for variant in Variant::ALL.into_iter().filter(|v| v.is_gpu()) {
+        for variant in Variant::ALL.iter().copied().filter(|v| v.is_gpu()) {
             let mut sim = GrayScott::new(&setup, &Device::Cuda(gpu.clone()), variant).unwrap();
             for chunk in chunks {
                 sim.step(chunk).unwrap();
@@ -387,7 +387,7 @@ fn graph_replays_agree_with_cpu() {
     let mut cpu_sim = GrayScott::new(&setup, &Device::Cpu, Variant::Cpu).unwrap();
     cpu_sim.step(23 * 20).unwrap();
     let (cu, cv) = cpu_sim.fields().unwrap();
-    for variant in Variant::ALL.into_iter().filter(|v| v.is_gpu()) {
+    for variant in Variant::ALL.iter().copied().filter(|v| v.is_gpu()) {
         for graphs in [true, false] {
             let mut sim = GrayScott::new(&setup, &Device::Cuda(gpu.clone()), variant).unwrap();
             sim.cuda_engine().unwrap().set_graphs(graphs);

@@ -32,7 +32,7 @@ fn grayscott_resumes_bit_identically_on_every_gpu_variant() {
     let dir = scratch("gs");
     let mut setup = Setup::new(333, 217, preset("coral").unwrap().rates());
     setup.init = Init::Spots;
-    for variant in Variant::ALL.into_iter().filter(|v| v.is_gpu()) {
+    for variant in Variant::ALL.iter().copied().filter(|v| v.is_gpu()) {
         let path = dir.join(format!("{}.ckpt", variant.name()));
         // The same step calls on both sides (temporal blocking splits each call into launches).
         let mut straight = GrayScott::new(&setup, &device, variant).unwrap();

@@ -62,7 +62,7 @@ pub struct GrayScottBenchArgs {
     #[arg(long, value_delimiter = ',', default_values_t = [512, 2048, 4096], allow_hyphen_values = true)]
     sizes: Vec<u32>,
     /// Variants to time, comma-separated (GPU variants only).
-    #[arg(long, value_parser = choice::<Variant>(), value_delimiter = ',', default_values_t = [Variant::V0, Variant::V1, Variant::Fused, Variant::Tiled, Variant::Temporal, Variant::Streaming])]
+    #[arg(long, value_parser = choice::<Variant>(), value_delimiter = ',', default_values_t = Variant::benched_by_default())]
     variants: Vec<Variant>,
     #[command(flatten)]
     common: CommonArgs,

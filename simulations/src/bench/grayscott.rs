@@ -13,7 +13,8 @@ use crate::{
     error::Result,
     grayscott::{
         self, GrayScott, Init, Setup, Variant,
-        cuda::{FusedShape, StreamShape, fused_shape_for, streaming_shape_for, temporal_steps_for},
+        cuda::{FusedShape, fused_shape_for, schemes::TuneTarget},
+        parts::LaunchSettings,
     },
     render::{FrameWriter, Outputs, mp4::Mp4Writer, palette},
 };
@@ -106,7 +107,7 @@ pub struct Options {
 fn steps_for(size: u32, variant: Variant) -> u32 {
     let cells = f64::from(size) * f64::from(size);
     let steps = (2e9 / cells).clamp(16.0, 20_000.0) as u32;
-    let steps = if variant == Variant::V0 { steps / 50 } else { steps };
+    let steps = if variant.state_on_host() { steps / 50 } else { steps };
     steps.div_ceil(16).max(1) * 16
 }
 
@@ -114,14 +115,6 @@ fn setup(size: u32) -> Setup {
     let mut setup = Setup::new(size, size, grayscott::preset("coral").expect("preset").rates());
     setup.init = Init::Spots;
     setup
-}
-
-/// Launch settings of the tunable kernels.
-#[derive(Clone, Copy, Debug)]
-pub struct Tuning {
-    pub fused: FusedShape,
-    pub temporal_steps: u32,
-    pub streaming: StreamShape,
 }
 
 /// Times `variant` stepping a real pattern at `size`² (after one warm-up run); returns the
@@ -132,14 +125,10 @@ pub fn time_variant(
     size: u32,
     graphs: bool,
     repeats: usize,
-    tuning: Tuning,
+    settings: &LaunchSettings,
 ) -> Result<(u32, super::Timing)> {
-    let mut sim = GrayScott::new(&setup(size), &Device::Cuda(gpu.clone()), variant)?;
-    let engine = sim.cuda_engine().expect("a GPU variant");
-    engine.set_graphs(graphs);
-    engine.set_fused_shape(tuning.fused);
-    engine.set_temporal_steps(tuning.temporal_steps);
-    engine.set_stream_shape(tuning.streaming);
+    let mut sim = GrayScott::with_settings(&setup(size), &Device::Cuda(gpu.clone()), variant, settings)?;
+    sim.cuda_engine().expect("a GPU variant").set_graphs(graphs);
     let steps = steps_for(size, variant);
     sim.step(steps)?;
     sim.synchronize()?;
@@ -222,39 +211,33 @@ pub fn run(gpu: &Arc<Gpu>, options: &Options) -> Result<GrayScottReport> {
     let mut launch_settings = Vec::new();
     let smallest = options.sizes.iter().copied().min().unwrap_or(512);
     for &size in &options.sizes {
-        let (shape, source) = fused_shape_for(gpu, size, size, options.autotune)?;
-        launch_settings.push(LaunchSetting {
-            size,
-            kernel: "fused".into(),
-            setting: shape.to_string(),
-            source: source.into(),
-        });
-        let (temporal_steps, source) = temporal_steps_for(gpu, size, size, options.autotune)?;
-        launch_settings.push(LaunchSetting {
-            size,
-            kernel: "temporal".into(),
-            setting: format!("{temporal_steps} steps per launch"),
-            source: source.into(),
-        });
-        let (streaming, source) = streaming_shape_for(gpu, size, size, options.autotune)?;
-        launch_settings.push(LaunchSetting {
-            size,
-            kernel: "streaming".into(),
-            setting: streaming.to_string(),
-            source: source.into(),
-        });
-        let settings = Tuning { fused: shape, temporal_steps, streaming };
+        // Every variant's setting, listed whether timed or not.
+        let mut settings = LaunchSettings::default();
+        for &variant in Variant::ALL {
+            let Some(scheme) = variant.scheme() else { continue };
+            let target = TuneTarget { gpu, width: size, height: size, autotune: options.autotune };
+            if let Some(tuned) = scheme.tune(&target, &mut settings)? {
+                launch_settings.push(LaunchSetting {
+                    size,
+                    kernel: variant.name().into(),
+                    setting: tuned.setting,
+                    source: tuned.source.into(),
+                });
+            }
+        }
         for &variant in &options.variants {
             // Graph replay for all but v0 (whose steps wait for the CPU); at the smallest size
             // also without, to show the launch overhead graphs remove.
-            let graph_modes: &[bool] = match variant {
-                Variant::V0 => &[false],
-                _ if size == smallest => &[false, true],
-                _ => &[true],
+            let graph_modes: &[bool] = if variant.state_on_host() {
+                &[false]
+            } else if size == smallest {
+                &[false, true]
+            } else {
+                &[true]
             };
             for &graphs in graph_modes {
                 eprintln!("{} {size}² {}...", variant.name(), if graphs { "graph" } else { "launches" });
-                let (steps, timing) = time_variant(gpu, variant, size, graphs, options.repeats, settings)?;
+                let (steps, timing) = time_variant(gpu, variant, size, graphs, options.repeats, &settings)?;
                 let ms = timing.median_ms;
                 let gbps = f64::from(BYTES_PER_CELL_STEP) * f64::from(size) * f64::from(size) / ms / 1e6;
                 rows.push(Row {
@@ -452,7 +435,6 @@ pub fn split_table(
     repeats: usize,
     autotune: bool,
 ) -> Result<String> {
-    use crate::grayscott::parts::LaunchSettings;
     let mut out = format!(
         "{:>6} {:>10} {:>5} {:>4} {:>10} {:>8} {:>12} {:>12} {:>9} {:>9}\n",
         "size",
@@ -474,11 +456,12 @@ pub fn split_table(
                 let settings = LaunchSettings::for_parts(gpu, variant, size, size, split, autotune)?;
                 // One part is the plain engine with the same settings.
                 let (us, halo, exchange_bytes, exchange_us) = if split == 1 {
-                    let mut sim = GrayScott::new(&setup(size), &Device::Cuda(gpu.clone()), variant)?;
-                    let e = sim.cuda_engine().expect("a GPU variant");
-                    e.set_fused_shape(settings.fused);
-                    e.set_temporal_steps(settings.temporal_steps);
-                    e.set_stream_shape(settings.stream);
+                    let mut sim = GrayScott::with_settings(
+                        &setup(size),
+                        &Device::Cuda(gpu.clone()),
+                        variant,
+                        &settings,
+                    )?;
                     sim.step(steps)?;
                     sim.synchronize()?;
                     let t = time_per_step(gpu, repeats, steps, |n| sim.step(n))?;
@@ -558,7 +541,7 @@ fn time_parted(
     layout: crate::transport::Layout,
     variant: Variant,
     size: u32,
-    settings: crate::grayscott::parts::LaunchSettings,
+    settings: LaunchSettings,
     repeats: usize,
     steps: u32,
 ) -> Result<(f64, u32, u64, f64)> {

@@ -258,8 +258,8 @@ pub struct GrayScott {
     steps_done: u64,
 }
 
-/// What a backend provides. A new variant is one new implementation of this trait, or one
-/// new arm in the CUDA engine.
+/// What a backend provides. A new GPU variant is not a new engine but a new scheme of the
+/// CUDA one (`cuda/schemes/`, registered in `Variant::scheme`).
 pub trait Engine {
     /// Advances the simulation by `steps` steps (possibly asynchronously).
     fn step(&mut self, steps: u32) -> Result<()>;
@@ -342,17 +342,24 @@ crate::choice! {
 }
 
 impl Variant {
+    /// The unit that steps a GPU variant on the CUDA engine; `None` for `cpu`, which has an
+    /// engine of its own. The one registration of a GPU variant besides its entry above.
+    pub(crate) fn scheme(self) -> Option<&'static dyn cuda::schemes::Scheme> {
+        use cuda::schemes::*;
+        match self {
+            Variant::Cpu => None,
+            Variant::V0 => Some(&V0),
+            Variant::V1 => Some(&V1),
+            Variant::V2 => Some(&V2),
+            Variant::Fused => Some(&Fused),
+            Variant::Tiled => Some(&Tiled),
+            Variant::Temporal => Some(&Temporal),
+            Variant::Streaming => Some(&Streaming),
+        }
+    }
+
     /// Every variant, in progression order.
-    pub const ALL: [Variant; 8] = [
-        Variant::Cpu,
-        Variant::V0,
-        Variant::V1,
-        Variant::V2,
-        Variant::Fused,
-        Variant::Tiled,
-        Variant::Temporal,
-        Variant::Streaming,
-    ];
+    pub const ALL: &'static [Variant] = <Variant as crate::Choice>::VALUES;
 
     /// The `--variant` name (its [`Choice`](crate::Choice) name).
     pub fn name(self) -> &'static str {
@@ -361,7 +368,22 @@ impl Variant {
 
     /// Whether it runs on the GPU.
     pub fn is_gpu(self) -> bool {
-        self != Variant::Cpu
+        self.scheme().is_some()
+    }
+
+    /// Whether its fields live on the host between steps (`v0`).
+    pub(crate) fn state_on_host(self) -> bool {
+        self.scheme().is_some_and(|scheme| scheme.state_on_host())
+    }
+
+    /// Whether `--split` and `--gpus` take it: a GPU variant whose fields live on the GPU.
+    pub fn splits(self) -> bool {
+        self.is_gpu() && !self.state_on_host()
+    }
+
+    /// The variants `bench grayscott` times without `--variants`, in progression order.
+    pub fn benched_by_default() -> Vec<Variant> {
+        Self::ALL.iter().copied().filter(|v| v.scheme().is_some_and(|s| s.benched_by_default())).collect()
     }
 }
 
@@ -381,7 +403,7 @@ impl GrayScott {
         match device {
             Device::Cuda(_) if variant.is_gpu() => {
                 // The initial fields are built on the host, then uploaded (v0 keeps four).
-                let host_bytes = if variant == Variant::V0 { 17 } else { 9 };
+                let host_bytes = if variant.state_on_host() { 17 } else { 9 };
                 // (The GPU memory is checked once, by `CudaGrayScott::new`.)
                 memory::check_host(setup.width, setup.height, host_bytes * cells)?;
             }

@@ -19,9 +19,7 @@ use cudarc::driver::CudaSlice;
 
 use super::{
     Engine, Rates, Variant,
-    cuda::{
-        CudaGrayScott, FusedShape, StreamShape, fused_shape_for, streaming_shape_for, temporal_steps_for,
-    },
+    cuda::{CudaGrayScott, FusedShape, StreamShape, schemes::TuneTarget},
 };
 use crate::{
     cuda::Gpu,
@@ -33,11 +31,16 @@ use crate::{
     transport::Layout,
 };
 
-/// The launch settings every part runs with (tuned for a part's size).
+/// The launch settings of the GPU variants that have them, each read and tuned by its
+/// variant's scheme alone (`cuda/schemes/`); every part of a split run runs with the same (tuned for a
+/// part's size).
 #[derive(Clone, Copy, Debug)]
 pub struct LaunchSettings {
+    /// `fused`'s launch shape.
     pub fused: FusedShape,
+    /// `temporal`'s steps per launch (1 to 8).
     pub temporal_steps: u32,
+    /// The `streaming` kernels' launch setting.
     pub stream: StreamShape,
     /// NCCL ranks: step the band's edges first and overlap the exchange with the middle.
     pub overlap: bool,
@@ -50,7 +53,7 @@ impl Default for LaunchSettings {
     fn default() -> Self {
         Self {
             fused: FusedShape::default(),
-            temporal_steps: 0,
+            temporal_steps: kernels::grayscott::TEMPORAL_MAX_STEPS,
             stream: StreamShape::default(),
             overlap: false,
             halo_rows: min_multi_step_halo(),
@@ -107,9 +110,10 @@ impl LaunchSettings {
         }
     }
 
-    /// Settings for `split` bands of a `width × height` grid on `gpu`: each tuned (or taken
-    /// from the cache, or the defaults without `autotune`) for one part with the largest
-    /// halo, the size the parts really step.
+    /// Settings for `split` bands of a `width × height` grid on `gpu`: the defaults, with
+    /// `variant`'s own setting tuned (or taken from the cache, or the default without
+    /// `autotune`) for one part with the largest halo its launches take, the size the parts
+    /// really step.
     pub fn for_parts(
         gpu: &Gpu,
         variant: Variant,
@@ -118,36 +122,30 @@ impl LaunchSettings {
         split: u32,
         autotune: bool,
     ) -> Result<Self> {
-        let part_rows = height.div_ceil(split.max(1));
-        let mut settings = Self { temporal_steps: kernels::grayscott::TEMPORAL_MAX_STEPS, ..Self::default() };
-        match variant {
-            Variant::Fused => settings.fused = fused_shape_for(gpu, width, part_rows + 2, autotune)?.0,
-            Variant::Temporal => {
-                let rows = part_rows + 2 * multi_step_halo(kernels::grayscott::TEMPORAL_MAX_STEPS);
-                settings.temporal_steps = temporal_steps_for(gpu, width, rows, autotune)?.0;
-            }
-            Variant::Streaming => {
-                let rows = part_rows + 2 * multi_step_halo(kernels::grayscott::STREAM_MAX_STEPS);
-                settings.stream = streaming_shape_for(gpu, width, rows, autotune)?.0;
-            }
-            _ => {}
+        let mut settings = Self::default();
+        if let Some(scheme) = variant.scheme() {
+            let part_rows = height.div_ceil(split.max(1));
+            let rows = part_rows + 2 * settings.halo_depth(scheme.max_steps_per_launch());
+            scheme.tune(&TuneTarget { gpu, width, height: rows, autotune }, &mut settings)?;
         }
         Ok(settings)
     }
 
     /// Rows of halo a part needs on each side, which are also the steps between exchanges:
     /// for the variants of several steps per launch, whole launches' steps up to
-    /// [`LaunchSettings::halo_rows`] or more; for those of one step per launch, [`SINGLE_STEP_HALO`]. At
-    /// most `rows` (the thinnest part's rows), but never under one launch's steps.
+    /// [`LaunchSettings::halo_rows`] or more; for those of one step per launch,
+    /// [`SINGLE_STEP_HALO`]. At most `rows` (the thinnest part's rows), but never under one
+    /// launch's steps.
     pub fn halo(&self, variant: Variant, rows: u32) -> u32 {
-        let launches = |steps: u32| {
-            let steps = steps.max(1);
-            (self.halo_rows.div_ceil(steps) * steps).min(rows).max(steps)
-        };
-        match variant {
-            Variant::Temporal => launches(self.temporal_steps),
-            Variant::Streaming => launches(self.stream.steps),
-            _ => SINGLE_STEP_HALO.min(rows).max(1),
+        let steps = variant.scheme().map_or(1, |scheme| scheme.steps_per_launch(self)).max(1);
+        self.halo_depth(steps).min(rows).max(steps)
+    }
+
+    /// The halo of a variant of `steps` steps per launch on parts of any size.
+    fn halo_depth(&self, steps: u32) -> u32 {
+        match steps {
+            0 | 1 => SINGLE_STEP_HALO,
+            steps => self.halo_rows.div_ceil(steps) * steps,
         }
     }
 }
@@ -191,7 +189,8 @@ fn min_multi_step_halo() -> u32 {
     })
 }
 
-/// The halo of a variant of `steps` steps per launch: the smallest multiple of `steps` that is
+/// The halo of a variant of `steps` (2 or more) steps per launch with the default
+/// [`LaunchSettings::halo_rows`]: the smallest multiple of `steps` that is
 /// at least [`MULTI_STEP_HALO`] (or [`HALO_ROWS_VAR`]).
 pub fn multi_step_halo(steps: u32) -> u32 {
     let steps = steps.max(1);
@@ -260,7 +259,7 @@ impl PartedGrayScott {
         u: &[f32],
         v: &[f32],
     ) -> Result<Self> {
-        if matches!(variant, Variant::V0 | Variant::Cpu) {
+        if !variant.splits() {
             return Err(Error::InvalidInput(format!(
                 "--split and --gpus take a GPU variant whose fields live on the GPU, not {}",
                 variant.name()
@@ -283,9 +282,7 @@ impl PartedGrayScott {
             let (lu, lv) = (local(u, band, halo, width, height), local(v, band, halo, width, height));
             let mut engine =
                 CudaGrayScott::new(gpu.clone(), variant, width, band.len + 2 * halo, rates, &lu, &lv)?;
-            engine.set_fused_shape(settings.fused);
-            engine.set_temporal_steps(settings.temporal_steps);
-            engine.set_stream_shape(settings.stream);
+            engine.set_launch_settings(&settings);
             Ok(Part { band, engine })
         };
         let (parts, link) = match layout {

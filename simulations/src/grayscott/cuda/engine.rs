@@ -1,4 +1,4 @@
-//! The CUDA engine: device buffers, the GPU variants of the progression and CUDA-graph
+//! The CUDA engine: device buffers, stepping with the variant's [`Scheme`] and CUDA-graph
 //! replay of the per-step launches.
 
 use std::{collections::HashMap, sync::Arc};
@@ -6,8 +6,11 @@ use std::{collections::HashMap, sync::Arc};
 use cudarc::driver::{CudaGraph, CudaSlice, CudaStream, sys};
 use kernels::grayscott::{Rates, TEMPORAL_MAX_STEPS};
 
-use super::*;
-use crate::grayscott::{Engine, Variant, cpu};
+use super::{
+    schemes::{HostFields, Launch, Scheme},
+    *,
+};
+use crate::grayscott::{Engine, Variant, parts::LaunchSettings};
 use crate::{
     cuda::Gpu,
     error::{CudaContext as _, Result},
@@ -23,9 +26,9 @@ pub const V2_BATCH: usize = 10;
 pub const BYTES_PER_CELL: u64 = 4 * 4 + FRAME_SLOTS as u64;
 
 /// Refuses, with the sizes, a grid that would not fit in the GPU's free memory (keeping
-/// 64 MiB for the module and the driver).
+/// 64 MiB for the module and the driver). The CPU variant needs nothing there.
 pub fn check_fits(gpu: &Gpu, width: u32, height: u32, variant: Variant) -> Result<()> {
-    let per_cell = if variant == Variant::V2 { 4 * 4 + 9 * V2_BATCH as u64 } else { BYTES_PER_CELL };
+    let per_cell = variant.scheme().map_or(0, |scheme| scheme.device_bytes_per_cell());
     let need = per_cell * u64::from(width) * u64::from(height) + (64 << 20);
     let (free, _) = gpu.memory()?;
     memory::require(width, height, need, free, "GPU")
@@ -35,35 +38,25 @@ pub fn check_fits(gpu: &Gpu, width: u32, height: u32, variant: Variant) -> Resul
 pub struct CudaGrayScott {
     gpu: Arc<Gpu>,
     variant: Variant,
+    scheme: &'static dyn Scheme,
     width: u32,
     height: u32,
     rates: Rates,
     u: CudaSlice<f32>,
     v: CudaSlice<f32>,
-    /// The ping-pong partners of `u`, `v` (fused, tiled, temporal), or the Laplacians
-    /// (v0, v1, v2).
+    /// The ping-pong partners of `u`, `v`, or scratch (the Laplacians of v0, v1, v2).
     scratch_u: CudaSlice<f32>,
     scratch_v: CudaSlice<f32>,
-    /// v0 keeps the state on the host and copies it every step.
-    host: Option<HostState>,
-    fused_shape: FusedShape,
-    /// Steps per `gray_scott_temporal` launch (1 to 8).
-    temporal_steps: u32,
-    /// Launch setting of the `gray_scott_streaming_*` kernels.
-    stream_shape: StreamShape,
+    /// The fields, where the scheme keeps them on the host (v0, which copies them every step).
+    host: Option<HostFields>,
+    /// The launch settings the scheme reads (checked by [`CudaGrayScott::set_launch_settings`]).
+    settings: LaunchSettings,
     /// Replay per-step launches from CUDA graphs (one per step count and buffer parity).
     use_graphs: bool,
     graphs: HashMap<(u32, bool), CudaGraph>,
     /// Whether `u`/`v` currently hold the buffers allocated as the scratch pair.
     flipped: bool,
     frames: FramePipeline,
-}
-
-struct HostState {
-    u: Vec<f32>,
-    v: Vec<f32>,
-    lu: Vec<f32>,
-    lv: Vec<f32>,
 }
 
 impl CudaGrayScott {
@@ -78,27 +71,23 @@ impl CudaGrayScott {
         u: &[f32],
         v: &[f32],
     ) -> Result<Self> {
-        assert!(variant != Variant::Cpu, "the CPU variant has its own engine");
+        let scheme = variant.scheme().expect("the CPU variant has its own engine");
         check_fits(&gpu, width, height, variant)?;
         let cells = width as usize * height as usize;
         let stream = gpu.stream().clone();
         let upload = |data: &[f32]| stream.clone_htod(data).context(|| "uploading the initial fields".into());
         let alloc = || stream.alloc_zeros::<f32>(cells).context(|| "allocating fields".into());
-        let host = (variant == Variant::V0).then(|| HostState {
-            u: u.to_vec(),
-            v: v.to_vec(),
-            lu: vec![0.0; cells],
-            lv: vec![0.0; cells],
-        });
-        let frames = if variant == Variant::V2 {
-            FramePipeline::Batched(BatchedFrames::new(&gpu, cells)?)
-        } else if variant == Variant::V0 {
+        let host = scheme.state_on_host().then(|| HostFields::new(u, v));
+        let frames = if scheme.state_on_host() {
             FramePipeline::Host(Vec::new())
+        } else if scheme.batched_frames() {
+            FramePipeline::Batched(BatchedFrames::new(&gpu, cells)?)
         } else {
             FramePipeline::Async(AsyncFrames::new(&gpu, cells)?)
         };
         Ok(Self {
             variant,
+            scheme,
             width,
             height,
             rates,
@@ -107,9 +96,7 @@ impl CudaGrayScott {
             scratch_u: alloc()?,
             scratch_v: alloc()?,
             host,
-            fused_shape: FusedShape::default(),
-            temporal_steps: TEMPORAL_MAX_STEPS,
-            stream_shape: StreamShape::default(),
+            settings: LaunchSettings::default(),
             use_graphs: true,
             graphs: HashMap::new(),
             flipped: false,
@@ -118,24 +105,28 @@ impl CudaGrayScott {
         })
     }
 
-    /// Sets the launch shape of the fused kernel.
-    pub fn set_fused_shape(&mut self, shape: FusedShape) {
-        self.fused_shape = shape;
+    /// Sets the launch settings the variant steps with: the steps per temporal launch
+    /// clamped to 1..=8, a streaming setting ignored unless [`StreamShape::is_valid`].
+    pub fn set_launch_settings(&mut self, settings: &LaunchSettings) {
+        let stream = if settings.stream.is_valid() { settings.stream } else { self.settings.stream };
+        let temporal_steps = settings.temporal_steps.clamp(1, TEMPORAL_MAX_STEPS);
+        self.settings = LaunchSettings { temporal_steps, stream, ..*settings };
         self.graphs.clear();
+    }
+
+    /// Sets the launch shape of the fused kernel.
+    pub fn set_fused_shape(&mut self, fused: FusedShape) {
+        self.set_launch_settings(&LaunchSettings { fused, ..self.settings });
     }
 
     /// Sets the steps per temporal launch (clamped to 1..=8).
-    pub fn set_temporal_steps(&mut self, steps: u32) {
-        self.temporal_steps = steps.clamp(1, TEMPORAL_MAX_STEPS);
-        self.graphs.clear();
+    pub fn set_temporal_steps(&mut self, temporal_steps: u32) {
+        self.set_launch_settings(&LaunchSettings { temporal_steps, ..self.settings });
     }
 
     /// Sets the streaming kernels' launch setting (ignored unless [`StreamShape::is_valid`]).
-    pub fn set_stream_shape(&mut self, shape: StreamShape) {
-        if shape.is_valid() {
-            self.stream_shape = shape;
-            self.graphs.clear();
-        }
+    pub fn set_stream_shape(&mut self, stream: StreamShape) {
+        self.set_launch_settings(&LaunchSettings { stream, ..self.settings });
     }
 
     /// Turns CUDA-graph replay on or off (on by default).
@@ -158,14 +149,14 @@ impl CudaGrayScott {
         &self.gpu
     }
 
+    /// Steps one launch advances with the settings held (at least 1).
+    fn steps_per_launch(&self) -> u32 {
+        self.scheme.steps_per_launch(&self.settings).max(1)
+    }
+
     /// Kernel launches that swap the ping-pong buffers in a run of `steps` steps.
     fn swaps(&self, steps: u32) -> u32 {
-        match self.variant {
-            Variant::Fused | Variant::Tiled => steps,
-            Variant::Temporal => steps.div_ceil(self.temporal_steps),
-            Variant::Streaming => steps.div_ceil(self.stream_shape.steps),
-            _ => 0,
-        }
+        if self.scheme.ping_pongs() { steps.div_ceil(self.steps_per_launch()) } else { 0 }
     }
 
     fn swap_buffers(&mut self) {
@@ -174,117 +165,30 @@ impl CudaGrayScott {
         self.flipped = !self.flipped;
     }
 
-    /// Queues the launches of `steps` steps (all variants but v0).
+    /// Queues the launches of `steps` steps: as many of the scheme's steps per launch as fit,
+    /// then the rest in one launch, each swapping the buffers if the scheme ping-pongs.
     fn enqueue(&mut self, steps: u32) -> Result<()> {
-        let (w, h, rates) = (self.width, self.height, self.rates);
-        let gpu = self.gpu.clone();
-        match self.variant {
-            Variant::V1 | Variant::V2 => {
-                for _ in 0..steps {
-                    launch_laplacian(&gpu, &self.u, &self.v, &mut self.scratch_u, &mut self.scratch_v, w, h)?;
-                    launch_update(
-                        &gpu,
-                        &mut self.u,
-                        &mut self.v,
-                        &self.scratch_u,
-                        &self.scratch_v,
-                        w,
-                        h,
-                        rates,
-                    )?;
-                }
+        let per_launch = self.steps_per_launch();
+        let mut left = steps;
+        while left > 0 {
+            let k = left.min(per_launch);
+            let launch = Launch {
+                gpu: &self.gpu,
+                width: self.width,
+                height: self.height,
+                rates: self.rates,
+                settings: &self.settings,
+                u: &mut self.u,
+                v: &mut self.v,
+                other_u: &mut self.scratch_u,
+                other_v: &mut self.scratch_v,
+                host: self.host.as_mut(),
+            };
+            self.scheme.enqueue(launch, k)?;
+            if self.scheme.ping_pongs() {
+                self.swap_buffers();
             }
-            Variant::Fused => {
-                for _ in 0..steps {
-                    let shape = self.fused_shape;
-                    launch_fused(
-                        &gpu,
-                        &self.u,
-                        &self.v,
-                        &mut self.scratch_u,
-                        &mut self.scratch_v,
-                        w,
-                        h,
-                        rates,
-                        shape,
-                    )?;
-                    self.swap_buffers();
-                }
-            }
-            Variant::Tiled => {
-                for _ in 0..steps {
-                    launch_tiled(
-                        &gpu,
-                        &self.u,
-                        &self.v,
-                        &mut self.scratch_u,
-                        &mut self.scratch_v,
-                        w,
-                        h,
-                        rates,
-                    )?;
-                    self.swap_buffers();
-                }
-            }
-            Variant::Temporal => {
-                let mut left = steps;
-                while left > 0 {
-                    let k = left.min(self.temporal_steps);
-                    launch_temporal(
-                        &gpu,
-                        &self.u,
-                        &self.v,
-                        &mut self.scratch_u,
-                        &mut self.scratch_v,
-                        w,
-                        h,
-                        rates,
-                        k,
-                    )?;
-                    self.swap_buffers();
-                    left -= k;
-                }
-            }
-            Variant::Streaming => {
-                let mut left = steps;
-                while left > 0 {
-                    let k = left.min(self.stream_shape.steps);
-                    launch_streaming(
-                        &gpu,
-                        &self.u,
-                        &self.v,
-                        &mut self.scratch_u,
-                        &mut self.scratch_v,
-                        w,
-                        h,
-                        rates,
-                        self.stream_shape,
-                        k,
-                    )?;
-                    self.swap_buffers();
-                    left -= k;
-                }
-            }
-            Variant::V0 | Variant::Cpu => unreachable!("stepped elsewhere"),
-        }
-        Ok(())
-    }
-
-    /// v0: the state lives on the host; each step uploads U and V, computes the Laplacians on
-    /// the GPU, downloads them, and updates on the CPU.
-    fn step_v0(&mut self, steps: u32) -> Result<()> {
-        let (w, h) = (self.width, self.height);
-        let gpu = self.gpu.clone();
-        let host = self.host.as_mut().expect("v0 has host state");
-        let stream = gpu.stream();
-        for _ in 0..steps {
-            stream.memcpy_htod(&host.u, &mut self.u).context(|| "uploading U".into())?;
-            stream.memcpy_htod(&host.v, &mut self.v).context(|| "uploading V".into())?;
-            launch_laplacian(&gpu, &self.u, &self.v, &mut self.scratch_u, &mut self.scratch_v, w, h)?;
-            stream.memcpy_dtoh(&self.scratch_u, &mut host.lu).context(|| "downloading Lu".into())?;
-            stream.memcpy_dtoh(&self.scratch_v, &mut host.lv).context(|| "downloading Lv".into())?;
-            gpu.synchronize()?;
-            cpu::update(&mut host.u, &mut host.v, &host.lu, &host.lv, &self.rates);
+            left -= k;
         }
         Ok(())
     }
@@ -323,10 +227,8 @@ impl Engine for CudaGrayScott {
         if steps == 0 {
             return Ok(());
         }
-        if self.variant == Variant::V0 {
-            return self.step_v0(steps);
-        }
-        if !self.use_graphs {
+        // Steps that wait for the host in between cannot be captured.
+        if !self.use_graphs || self.scheme.state_on_host() {
             return self.enqueue(steps);
         }
         let key = (steps, self.flipped);

@@ -5,6 +5,10 @@ use kernels::grayscott::{
 };
 
 use super::*;
+use crate::grayscott::{
+    Variant,
+    parts::{LaunchSettings, SINGLE_STEP_HALO},
+};
 
 /// Every tuning candidate is valid, and its cache key reads back as itself.
 #[test]
@@ -90,4 +94,81 @@ fn streaming_shared_memory_matches_its_layout() {
     }
     // The largest block stays under the 48 KiB a launch gets without opting in.
     assert!(stream_shared_bytes(STREAM_MAX_STEPS, STREAM_MAX_WARPS) <= 48 * 1024);
+}
+
+/// The registration is whole: every variant parses back from a name of its own, only `cpu`
+/// lacks a GPU scheme, and the docs' variant table lists every variant in the same order.
+#[test]
+fn every_variant_is_registered_under_a_name_of_its_own_and_documented() {
+    for &variant in Variant::ALL {
+        assert_eq!(
+            variant.name().parse::<Variant>().ok(),
+            Some(variant),
+            "{} is another's name",
+            variant.name()
+        );
+        assert_eq!(variant.is_gpu(), variant != Variant::Cpu, "{}", variant.name());
+        assert_eq!(variant.splits(), variant.is_gpu() && variant != Variant::V0, "{}", variant.name());
+    }
+    let docs = include_str!("../../../../docs/grayscott.md");
+    let table = docs.split("## Variants").nth(1).expect("the docs' Variants section");
+    let documented: Vec<&str> = table
+        .lines()
+        .skip_while(|line| !line.starts_with("| `"))
+        .take_while(|line| line.starts_with("| `"))
+        .filter_map(|line| line.split('`').nth(1))
+        .collect();
+    let names: Vec<&str> = Variant::ALL.iter().map(|v| v.name()).collect();
+    assert_eq!(documented, names, "docs/grayscott.md's variant table");
+}
+
+/// Every GPU scheme advances at least one step per launch and no more than its most (which
+/// its split runs are tuned with), with the default settings and every step count the
+/// settings allow; its halo is whole launches: [`SINGLE_STEP_HALO`] at one step per
+/// launch, else at least the settings' fewest halo rows.
+#[test]
+fn every_gpu_scheme_steps_whole_launches_within_its_halo() {
+    let mut tried = Vec::new();
+    for steps in 1..=8 {
+        let defaults = LaunchSettings::default();
+        let stream = StreamShape { steps, ..defaults.stream };
+        tried.push(LaunchSettings { temporal_steps: steps, stream, ..defaults });
+    }
+    tried.push(LaunchSettings::default());
+    for &variant in Variant::ALL {
+        let Some(scheme) = variant.scheme() else { continue };
+        for settings in &tried {
+            let steps = scheme.steps_per_launch(settings);
+            let name = variant.name();
+            assert!((1..=scheme.max_steps_per_launch()).contains(&steps), "{name}: {steps} steps per launch");
+            let halo = settings.halo(variant, 10_000);
+            assert!(
+                halo.is_multiple_of(steps) && halo >= steps,
+                "{name}: a {halo}-row halo at {steps} steps"
+            );
+            if steps == 1 {
+                assert_eq!(halo, SINGLE_STEP_HALO, "{name}");
+            } else {
+                assert!(halo >= settings.halo_rows && halo - steps < settings.halo_rows, "{name}: {halo}");
+            }
+        }
+        if scheme.state_on_host() {
+            assert!(!scheme.ping_pongs() && !scheme.batched_frames(), "{}", variant.name());
+        }
+    }
+}
+
+/// `bench grayscott`'s default list: GPU variants only, in progression order, with `fused`
+/// (its table's last column compares with it) and every variant of several steps per launch.
+#[test]
+fn the_bench_defaults_hold_fused_and_every_multi_step_variant() {
+    let benched = Variant::benched_by_default();
+    assert!(benched.iter().all(|v| v.is_gpu()), "{benched:?}");
+    assert!(benched.is_sorted_by_key(|v| Variant::ALL.iter().position(|a| a == v)), "{benched:?}");
+    assert!(benched.contains(&Variant::Fused), "{benched:?}");
+    for &variant in Variant::ALL {
+        if variant.scheme().is_some_and(|s| s.max_steps_per_launch() > 1) {
+            assert!(benched.contains(&variant), "{} is not benched", variant.name());
+        }
+    }
 }
