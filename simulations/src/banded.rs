@@ -32,7 +32,8 @@
 //! run summary prints it): where both parts of a halo keep their fields in GPU memory and
 //! offer them ([`Part::device_rows`]), the halo is copied device to device, never through host
 //! memory: a copy on the GPU where both parts are on one, a peer copy between GPUs (the copy
-//! engines; the driver stages it through the host where the two GPUs have no peer access),
+//! engines; the split enables peer access between them, and where two GPUs cannot have it
+//! the driver stages the copy through the host and [`HaloTravel::GpuToGpuStaged`] says so),
 //! ordered with the parts' streams by events (`device_halos`), the host only queuing it.
 //! Otherwise (a part on the CPU, or a model whose parts do not offer device memory) it goes
 //! through the host: read back from the neighbour ([`Part::rows`]) and written into the part
@@ -145,6 +146,9 @@ pub enum HaloTravel {
     None,
     /// Every halo device to device (both parts of each offer [`Part::device_rows`]).
     GpuToGpu,
+    /// Every halo device to device, but some between GPUs that cannot reach each other (no
+    /// peer access): the driver stages those copies through host memory.
+    GpuToGpuStaged,
     /// Every halo through the host ([`Part::rows`], [`Part::set_rows`]).
     ThroughHost,
     /// Device to device between parts that offer device memory, through the host to or from
@@ -158,6 +162,9 @@ impl HaloTravel {
         match self {
             HaloTravel::None => "no halos",
             HaloTravel::GpuToGpu => "halos GPU to GPU",
+            HaloTravel::GpuToGpuStaged => {
+                "halos GPU to GPU, staged through the host by the driver between GPUs without peer access"
+            }
             HaloTravel::ThroughHost => "halos through the host",
             HaloTravel::Both => "halos GPU to GPU between GPU parts, through the host to and from the others",
         }
@@ -265,7 +272,7 @@ impl<M: BandedModel> Split<M> {
             .partition(|h| streams[h.to].is_some() && streams[h.from].is_some());
         let device = match device_halos.is_empty() {
             true => None,
-            false => Some(DeviceHalos::new(streams)?),
+            false => Some(DeviceHalos::new(streams, &device_halos)?),
         };
         Ok(Self {
             model,
@@ -284,6 +291,9 @@ impl<M: BandedModel> Split<M> {
     pub fn halo_travel(&self) -> HaloTravel {
         match (self.device_halos.is_empty(), self.host_halos.is_empty()) {
             (true, true) => HaloTravel::None,
+            (false, true) if self.device.as_ref().is_some_and(|d| !d.staged().is_empty()) => {
+                HaloTravel::GpuToGpuStaged
+            }
             (false, true) => HaloTravel::GpuToGpu,
             (true, false) => HaloTravel::ThroughHost,
             (false, false) => HaloTravel::Both,
@@ -835,17 +845,14 @@ mod tests {
     }
 
     /// Two streams of GPU 0 (halos copied on one GPU, between streams ordered by events), then
-    /// the stream of each GPU where there are several (peer copies, peer access enabled).
+    /// the stream of each GPU where there are several (peer copies, peer access enabled by the
+    /// split).
     #[test]
     #[ignore = "needs a CUDA GPU"]
     fn halos_copied_between_gpu_parts_give_the_bits_of_one_part() {
         let count = crate::cuda::device_count().unwrap();
+        // No peer access enabled here: the split enables it between the GPUs it copies between.
         let gpus: Vec<_> = (0..count).map(|g| crate::cuda::open_device(g).unwrap()).collect();
-        for a in &gpus {
-            for b in &gpus {
-                a.enable_peer_access(b).unwrap();
-            }
-        }
         let stream_of_gpu_0 = || gpus[0].context().new_stream().unwrap();
         let mut placements = vec![vec![stream_of_gpu_0(), stream_of_gpu_0()]];
         if count > 1 {

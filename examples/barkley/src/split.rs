@@ -169,12 +169,5 @@ pub fn devices(
     for ordinal in (0..present).filter(|&o| o != first.ordinal()).take(gpus as usize - 1) {
         opened.push(Gpu::open(ordinal, &crate::IMAGES)?);
     }
-    // Halos are copied between the GPUs directly where they can reach each other (else the
-    // driver stages the copies through the host).
-    for a in &opened {
-        for b in &opened {
-            a.enable_peer_access(b)?;
-        }
-    }
     Ok(Some((parts, opened.into_iter().map(Some).collect())))
 }

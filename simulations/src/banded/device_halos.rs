@@ -1,8 +1,9 @@
 //! The halos of a [`Split`](super::Split) copied device to device, between parts that keep
 //! their fields in GPU memory ([`Part::device_rows`](super::Part::device_rows)): a copy on the
 //! GPU where both parts are on one (`cuMemcpyDtoDAsync`), a peer copy between GPUs
-//! (`cuMemcpyPeerAsync`: the copy engines, over NVLink or PCIe where the GPUs have peer
-//! access; the driver stages it where they have not). The host only queues the copies.
+//! (`cuMemcpyPeerAsync`: the copy engines, over NVLink or PCIe, peer access enabled between
+//! the GPUs; where two GPUs cannot have it the driver stages the copy through host memory,
+//! and the split says so). The host only queues the copies.
 //!
 //! Ordering, with one pair of events per part (on the part's stream): every copy runs on the
 //! receiving part's stream, after an event recorded on the sending part's stream once its
@@ -35,6 +36,9 @@ pub struct DeviceRows<'a> {
 pub(super) struct DeviceHalos {
     /// Per part: its stream and its two events, `None` for a part that is not on a GPU.
     parts: Vec<Option<PartStream>>,
+    /// The GPUs (ordinals, lower first) between which halos are copied but which cannot reach
+    /// each other: the driver stages those copies through host memory.
+    staged: Vec<(usize, usize)>,
 }
 
 struct PartStream {
@@ -46,8 +50,24 @@ struct PartStream {
 }
 
 impl DeviceHalos {
-    /// The parts' streams (`None` where a part offers no device memory), with their events.
-    pub(super) fn new(streams: Vec<Option<Arc<CudaStream>>>) -> Result<Self> {
+    /// The parts' streams (`None` where a part offers no device memory), with their events;
+    /// peer access enabled both ways between the GPUs of every halo copied between two
+    /// ([`ptxkit_host::enable_peer_access`]), noting the pairs that cannot have it.
+    pub(super) fn new(streams: Vec<Option<Arc<CudaStream>>>, halos: &[Halo]) -> Result<Self> {
+        let mut staged = Vec::new();
+        for halo in halos {
+            let (Some(to), Some(from)) = (&streams[halo.to], &streams[halo.from]) else { continue };
+            let (to, from) = (to.context(), from.context());
+            let pair = (to.ordinal().min(from.ordinal()), to.ordinal().max(from.ordinal()));
+            if pair.0 == pair.1 || staged.contains(&pair) {
+                continue;
+            }
+            let both =
+                ptxkit_host::enable_peer_access(to, from)? & ptxkit_host::enable_peer_access(from, to)?;
+            if !both {
+                staged.push(pair);
+            }
+        }
         let parts = streams
             .into_iter()
             .map(|stream| {
@@ -60,7 +80,13 @@ impl DeviceHalos {
                     .transpose()
             })
             .collect::<Result<_>>()?;
-        Ok(Self { parts })
+        Ok(Self { parts, staged })
+    }
+
+    /// The GPUs (ordinals) between which the driver stages the halo copies through host
+    /// memory, having no peer access; empty where every copy goes GPU to GPU directly.
+    pub(super) fn staged(&self) -> &[(usize, usize)] {
+        &self.staged
     }
 
     fn part(&self, p: usize) -> Result<&PartStream> {

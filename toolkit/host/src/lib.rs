@@ -216,6 +216,53 @@ pub fn device_count() -> Result<usize> {
     CudaContext::device_count().map(|n| n as usize).context(|| "counting GPUs".into())
 }
 
+/// Lets kernels and copies in context `from` reach the memory of context `peer` directly
+/// (NVLink or PCIe) instead of through the host: peer access between the contexts, and to
+/// the buffers of `peer`'s memory pool (cudarc allocates stream-ordered, from the pool, which
+/// context peer access does not cover). Returns whether the devices can (false: copies
+/// between them still work, staged through the host by the driver; true for one device).
+/// Enabling it twice is not an error.
+pub fn enable_peer_access(from: &CudaContext, peer: &CudaContext) -> Result<bool> {
+    let (ordinal, peer_ordinal) = (from.ordinal(), peer.ordinal());
+    if ordinal == peer_ordinal {
+        return Ok(true);
+    }
+    let mut can = 0;
+    // SAFETY: `can` is a valid out-pointer; both devices are open.
+    unsafe { sys::cuDeviceCanAccessPeer(&mut can, from.cu_device(), peer.cu_device()) }
+        .result()
+        .context(|| format!("asking whether GPU {ordinal} can reach GPU {peer_ordinal}"))?;
+    if can == 0 {
+        return Ok(false);
+    }
+    from.bind_to_thread().context(|| "binding the GPU".into())?;
+    // SAFETY: the peer context is live (held by `peer`); flags must be 0.
+    match unsafe { sys::cuCtxEnablePeerAccess(peer.cu_ctx(), 0) } {
+        sys::CUresult::CUDA_SUCCESS | sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => {}
+        other => {
+            return Err(other.result().unwrap_err())
+                .context(|| format!("enabling peer access from GPU {ordinal} to GPU {peer_ordinal}"));
+        }
+    }
+    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+    // SAFETY: `pool` is a valid out-pointer; the device is open.
+    unsafe { sys::cuDeviceGetMemPool(&mut pool, peer.cu_device()) }
+        .result()
+        .context(|| format!("finding GPU {peer_ordinal}'s memory pool"))?;
+    let access = sys::CUmemAccessDesc {
+        location: sys::CUmemLocation {
+            type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
+            id: from.cu_device(),
+        },
+        flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+    };
+    // SAFETY: one valid descriptor; the pool is the peer's live pool.
+    unsafe { sys::cuMemPoolSetAccess(pool, &access, 1) }
+        .result()
+        .context(|| format!("letting GPU {ordinal} reach the buffers of GPU {peer_ordinal}"))?;
+    Ok(true)
+}
+
 /// An open GPU: context, stream, the kernel modules (each loaded on first use), and a cache
 /// of function handles.
 pub struct Gpu {
@@ -306,49 +353,11 @@ impl Gpu {
     }
 
     /// Lets kernels and copies on this GPU reach `peer`'s memory directly (NVLink or PCIe)
-    /// instead of through the host: peer access between the contexts, and to the buffers of
-    /// `peer`'s memory pool (cudarc allocates stream-ordered, from the pool, which context
-    /// peer access does not cover). Returns whether the devices can (false: copies between
-    /// them still work, staged by the driver). Enabling it twice is not an error.
+    /// instead of through the host ([`enable_peer_access`] between their contexts). Returns
+    /// whether the devices can (false: copies between them still work, staged by the driver).
+    /// Enabling it twice is not an error.
     pub fn enable_peer_access(&self, peer: &Gpu) -> Result<bool> {
-        if peer.ordinal == self.ordinal {
-            return Ok(true);
-        }
-        let mut can = 0;
-        // SAFETY: `can` is a valid out-pointer; both devices are open.
-        unsafe { sys::cuDeviceCanAccessPeer(&mut can, self.ctx.cu_device(), peer.ctx.cu_device()) }
-            .result()
-            .context(|| format!("asking whether GPU {} can reach GPU {}", self.ordinal, peer.ordinal))?;
-        if can == 0 {
-            return Ok(false);
-        }
-        self.ctx.bind_to_thread().context(|| "binding the GPU".into())?;
-        // SAFETY: the peer context is live (held by `peer`); flags must be 0.
-        match unsafe { sys::cuCtxEnablePeerAccess(peer.ctx.cu_ctx(), 0) } {
-            sys::CUresult::CUDA_SUCCESS | sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => {}
-            other => {
-                return Err(other.result().unwrap_err()).context(|| {
-                    format!("enabling peer access from GPU {} to GPU {}", self.ordinal, peer.ordinal)
-                });
-            }
-        }
-        let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
-        // SAFETY: `pool` is a valid out-pointer; the device is open.
-        unsafe { sys::cuDeviceGetMemPool(&mut pool, peer.ctx.cu_device()) }
-            .result()
-            .context(|| format!("finding GPU {}'s memory pool", peer.ordinal))?;
-        let access = sys::CUmemAccessDesc {
-            location: sys::CUmemLocation {
-                type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
-                id: self.ctx.cu_device(),
-            },
-            flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
-        };
-        // SAFETY: one valid descriptor; the pool is the peer's live pool.
-        unsafe { sys::cuMemPoolSetAccess(pool, &access, 1) }
-            .result()
-            .context(|| format!("letting GPU {} reach the buffers of GPU {}", self.ordinal, peer.ordinal))?;
-        Ok(true)
+        enable_peer_access(&self.ctx, &peer.ctx)
     }
 
     /// Free and total device memory, in bytes.
