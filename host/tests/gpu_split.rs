@@ -215,7 +215,7 @@ fn nccl_self_exchange_matches_the_cpu_bit_for_bit() {
     let cpu = run(&mut cpu_sim);
     let mut cpu_frame = vec![0u8; (W * H) as usize];
     cpu_sim.levels(&mut cpu_frame).unwrap();
-    for variant in [Variant::Fused, Variant::Temporal, Variant::Streaming] {
+    for variant in Variant::ALL.iter().copied().filter(|v| v.splits()) {
         let defaults = LaunchSettings::for_parts(&gpu, variant, W, H, 1, false).unwrap();
         // Without and with the overlap (the band's edges stepped apart from the middle).
         let settings: Vec<_> = settings_to_try(variant, defaults)
@@ -292,7 +292,7 @@ fn multi_gpu_parts_match_one_gpu_bit_for_bit() {
         .collect();
     let seed = fresh_seed();
     let setup = Setup { init: Init::Spots, ..Setup::new(W, H, coral()) };
-    for variant in [Variant::Fused, Variant::Temporal, Variant::Streaming, Variant::Tiled] {
+    for variant in Variant::ALL.iter().copied().filter(|v| v.splits()) {
         let one =
             run(&mut restored(GrayScott::new(&setup, &Device::Cuda(first.clone()), variant).unwrap(), seed));
         for n in 2..=count {
