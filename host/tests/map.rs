@@ -40,6 +40,18 @@ fn each_tile_is_the_single_simulation_with_its_rates() {
 }
 
 #[test]
+fn tiles_are_placed_with_k_to_the_right_and_f_upwards() {
+    let setup = MapSetup { tiles: 4, ..small() };
+    // Tile 0 (lowest F, lowest k) at the bottom left; the last (highest F and k) at the top right.
+    assert_eq!(setup.tile_place(0), (0, 3));
+    assert_eq!(setup.tile_place(setup.tile_count() - 1), (3, 0));
+    for t in 0..setup.tile_count() {
+        let (column, row) = setup.tile_place(t);
+        assert_eq!(setup.tile(column, setup.tiles - 1 - row), t, "tile {t} at ({column}, {row})");
+    }
+}
+
+#[test]
 fn the_map_draws_as_one_labelled_png() {
     let setup = small();
     let mut map = ParameterMap::new(&setup, &Device::Cpu).unwrap();

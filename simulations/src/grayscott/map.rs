@@ -102,6 +102,14 @@ impl MapSetup {
         j as usize * self.tiles as usize + i as usize
     }
 
+    /// Where tile `t` goes in the picture of the map, in tiles: its column from the left (k
+    /// grows to the right) and its row from the top (F grows upwards, so its lowest row of
+    /// tiles is the picture's last). The inverse of [`MapSetup::tile`] with the rows turned.
+    pub fn tile_place(&self, t: usize) -> (u32, u32) {
+        let (i, j) = (t as u32 % self.tiles, t as u32 / self.tiles);
+        (i, self.tiles - 1 - j)
+    }
+
     /// The rates of tile `t`: F and k at the centre of its cell of the plane.
     pub fn rates(&self, t: usize) -> Rates {
         let n = self.tiles as usize;
@@ -285,9 +293,8 @@ fn compose(setup: &MapSetup, u: &[f32], v: &[f32], palette: &Palette) -> RgbImag
         .collect();
     let mut map = RgbImage::new(setup.tiles * px, setup.tiles * px);
     for (t, tile) in tiles.iter().enumerate() {
-        let (i, j) = (t as u32 % setup.tiles, t as u32 / setup.tiles);
-        let (x, y) = (i * px, (setup.tiles - 1 - j) * px);
-        imageops::replace(&mut map, tile, i64::from(x), i64::from(y));
+        let (column, row) = setup.tile_place(t);
+        imageops::replace(&mut map, tile, i64::from(column * px), i64::from(row * px));
     }
     map
 }

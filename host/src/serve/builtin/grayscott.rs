@@ -202,12 +202,12 @@ impl LiveModel for GrayScottLive {
         let (u, v) = map.fields().map_err(|e| e.to_string())?;
         let mut levels = vec![0u8; u.len()];
         colormap::levels_cpu(&u, &v, &mut levels);
-        // Tiles side by side, k along x, F increasing upwards.
+        // Tiles side by side where the map's picture has them (k along x, F upwards).
         let n = (tiles * side) as usize;
         let mut image = vec![0u8; n * n];
         for (t, tile) in levels.chunks(map_setup.tile_cells()).enumerate() {
-            let (i, j) = (t % tiles as usize, t / tiles as usize);
-            let (x0, y0) = (i * side as usize, (tiles as usize - 1 - j) * side as usize);
+            let (column, row) = map_setup.tile_place(t);
+            let (x0, y0) = ((column * side) as usize, (row * side) as usize);
             for (row, line) in tile.chunks(side as usize).enumerate() {
                 let start = (y0 + row) * n + x0;
                 image[start..start + side as usize].copy_from_slice(line);
