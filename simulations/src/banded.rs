@@ -154,6 +154,9 @@ pub enum HaloTravel {
     /// Device to device between parts that offer device memory, through the host to or from
     /// the others.
     Both,
+    /// As [`HaloTravel::Both`], some of the device copies between GPUs without peer access
+    /// (staged through host memory by the driver).
+    BothStaged,
 }
 
 impl HaloTravel {
@@ -167,6 +170,10 @@ impl HaloTravel {
             }
             HaloTravel::ThroughHost => "halos through the host",
             HaloTravel::Both => "halos GPU to GPU between GPU parts, through the host to and from the others",
+            HaloTravel::BothStaged => {
+                "halos GPU to GPU between GPU parts (staged through the host by the driver between GPUs \
+                 without peer access), through the host to and from the others"
+            }
         }
     }
 }
@@ -291,12 +298,16 @@ impl<M: BandedModel> Split<M> {
     pub fn halo_travel(&self) -> HaloTravel {
         match (self.device_halos.is_empty(), self.host_halos.is_empty()) {
             (true, true) => HaloTravel::None,
-            (false, true) if self.device.as_ref().is_some_and(|d| !d.staged().is_empty()) => {
-                HaloTravel::GpuToGpuStaged
+            (false, host) => {
+                let staged = self.device.as_ref().is_some_and(|d| !d.staged().is_empty());
+                match (host, staged) {
+                    (true, false) => HaloTravel::GpuToGpu,
+                    (true, true) => HaloTravel::GpuToGpuStaged,
+                    (false, false) => HaloTravel::Both,
+                    (false, true) => HaloTravel::BothStaged,
+                }
             }
-            (false, true) => HaloTravel::GpuToGpu,
             (true, false) => HaloTravel::ThroughHost,
-            (false, false) => HaloTravel::Both,
         }
     }
 

@@ -62,9 +62,10 @@ impl DeviceHalos {
             if pair.0 == pair.1 || staged.contains(&pair) {
                 continue;
             }
-            let both =
-                ptxkit_host::enable_peer_access(to, from)? & ptxkit_host::enable_peer_access(from, to)?;
-            if !both {
+            // Where the driver says the GPUs can reach each other but enabling it fails (say, a
+            // GPU already has the most peers it may), the copies are staged, and the split says so.
+            let reach = |a, b| ptxkit_host::enable_peer_access(a, b).unwrap_or(false);
+            if !(reach(to, from) && reach(from, to)) {
                 staged.push(pair);
             }
         }
@@ -114,17 +115,28 @@ impl DeviceHalos {
 
     /// Call once every copy is queued: records each receiving part's `copied` event, and
     /// makes each sending part's stream wait for the copies that read from it.
+    /// Every record and wait is tried even after one fails (the first error is returned): a
+    /// sender left unordered could free or overwrite a band a queued copy still reads.
     pub(super) fn after_copies(&self, halos: &[Halo]) -> Result<()> {
+        let mut first_error = None;
+        let mut keep = |result: Result<()>| {
+            if let Err(e) = result {
+                first_error.get_or_insert(e);
+            }
+        };
         for part in self.parts.iter().flatten() {
-            part.copied.record(&part.stream).context(|| "recording a halo event".into())?;
+            keep(part.copied.record(&part.stream).context(|| "recording a halo event".into()));
         }
         for halo in halos {
-            let (to, from) = (self.part(halo.to)?, self.part(halo.from)?);
-            if !same_stream(&to.stream, &from.stream) {
-                from.stream.wait(&to.copied).context(|| "ordering steps after a halo copy".into())?;
-            }
+            keep((|| {
+                let (to, from) = (self.part(halo.to)?, self.part(halo.from)?);
+                if !same_stream(&to.stream, &from.stream) {
+                    from.stream.wait(&to.copied).context(|| "ordering steps after a halo copy".into())?;
+                }
+                Ok(())
+            })());
         }
-        Ok(())
+        first_error.map_or(Ok(()), Err)
     }
 
     /// Queues the copy of `count` values from `from` (from value `from_at`) to `to` (to value
