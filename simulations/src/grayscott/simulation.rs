@@ -61,7 +61,6 @@ impl GrayScott {
         Ok(Self { engine, width: setup.width, height: setup.height, rates: setup.rates, steps_done: 0 })
     }
 
-    /// Advances by `steps` steps.
     /// A CUDA run split into `split` bands of rows over `gpus` (see [`parts`]), each part
     /// stepped with `settings`. Bit-identical to [`GrayScott::new`]'s run.
     pub fn new_parted(
@@ -109,6 +108,7 @@ impl GrayScott {
         })
     }
 
+    /// Advances by `steps` steps.
     pub fn step(&mut self, steps: u32) -> Result<()> {
         self.engine.step(steps)?;
         self.steps_done += u64::from(steps);
