@@ -1,0 +1,90 @@
+//! What the program writes to the terminal and how it ends: the exit status of a run
+//! ([`finish`]), `error:` and `note:` lines, standard output that may fail ([`print()`],
+//! [`say!`](crate::say), [`StdoutError`]), and the signals that end a run ([`handle_signals`]).
+
+use std::{
+    fmt,
+    io::{ErrorKind, Write},
+    process::ExitCode,
+};
+
+use simulations::render::output;
+
+/// Runs what the command line asks for and turns the result into the exit status.
+pub fn finish(result: anyhow::Result<()>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            if let Some(StdoutError(io)) = e.downcast_ref::<StdoutError>()
+                && io.kind() == ErrorKind::BrokenPipe
+            {
+                // Nobody reads any more: end as tools killed by SIGPIPE do, silently.
+                let _ = signal_hook::low_level::emulate_default_handler(signal_hook::consts::SIGPIPE);
+                return ExitCode::from(128 + signal_hook::consts::SIGPIPE as u8);
+            }
+            // Under a launcher, rank 0 reports what every rank finds alike; the others name
+            // themselves in what only they hit.
+            match simulations::decomposition::launch_rank(|name| std::env::var(name).ok()) {
+                Ok(Some(job)) if job.size > 1 && job.rank > 0 => {
+                    if !matches!(
+                        e.downcast_ref::<simulations::Error>(),
+                        Some(simulations::Error::SameOnEveryRank(_))
+                    ) {
+                        error_line(&format!("rank {} of {}: {e:#}", job.rank, job.size));
+                    }
+                }
+                _ => error_line(&format!("{e:#}")),
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Writes `error: {message}` to stderr; a failing stderr is ignored (there is nowhere left to
+/// report it).
+pub(super) fn error_line(message: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "error: {message}");
+}
+
+/// Writes `note: {message}` to stderr (ignoring a failing stderr).
+pub fn note(message: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "note: {message}");
+}
+
+/// Standard output could not be written.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write to standard output: {}", output::describe_io(.0))]
+pub struct StdoutError(pub std::io::Error);
+
+/// Writes to stdout and flushes; a failure is an error (never a panic).
+pub fn print(args: fmt::Arguments) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_fmt(args).and_then(|()| out.flush()).map_err(|e| StdoutError(e).into())
+}
+
+/// `println!` that returns a failure (with `?`) instead of panicking; for functions returning
+/// `anyhow::Result`.
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::cli::print(format_args!("{}\n", format_args!($($arg)*)))?
+    };
+}
+
+/// Removes the run's temporary files and exits 128 + the signal on SIGINT, SIGTERM or SIGHUP.
+pub fn handle_signals() -> anyhow::Result<()> {
+    Ok(simulations::driver::handle_signals()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cli::rate;
+
+    #[test]
+    fn rates_read_plainly() {
+        assert_eq!(rate(7072.2453), "7072");
+        assert_eq!(rate(12.345), "12.3");
+        assert_eq!(rate(0.4567), "0.46");
+        assert_eq!(rate(f64::INFINITY), "-");
+    }
+}

@@ -1,0 +1,29 @@
+//! What a Physarum backend provides ([`PhysarumEngine`]).
+
+use super::{Agents, Params, cuda};
+use crate::error::Result;
+
+/// What a Physarum backend provides.
+pub trait PhysarumEngine {
+    /// Advances by `steps` steps.
+    fn step(&mut self, steps: u32) -> Result<()>;
+    /// The trail map.
+    fn trail(&mut self) -> Result<Vec<f32>>;
+    /// The agents, by id.
+    fn agents(&mut self) -> Result<Agents>;
+    /// Replaces the agents, the trail and the step counter that seeds the per-step random
+    /// numbers (restoring a checkpoint).
+    fn set_state(&mut self, agents: &Agents, trail: &[f32], step: u32) -> Result<()>;
+    /// Replaces the model parameters the next steps use (same grid; checked by
+    /// [`Physarum::set_model`](super::Physarum::set_model)).
+    fn set_params(&mut self, params: Params);
+    /// Waits for queued work.
+    fn synchronize(&mut self) -> Result<()> {
+        Ok(())
+    }
+    fn describe(&self) -> String;
+    /// The CUDA engine, for GPU-side comparisons.
+    fn as_cuda(&mut self) -> Option<&mut cuda::CudaPhysarum> {
+        None
+    }
+}
