@@ -6,7 +6,9 @@
 //! and how to build one part of it ([`Part`]): the same model over some rows of the whole
 //! grid, on a GPU or the CPU, which steps and gives and takes rows of each field. [`Split`]
 //! runs `P` such parts in this process, spread over the devices it is given
-//! ([`decomposition::placement`]), and assembles the whole fields for every output.
+//! ([`decomposition::placement`]), and assembles the whole fields for every output; or one
+//! part per process, the ranks of an NCCL job ([`Split::new_ranked`]), rank 0 gathering the
+//! whole fields for every output.
 //!
 //! Each part holds its band ([`decomposition::bands`]) plus `halo` rows of each neighbour on
 //! each side that has one: on a periodic axis the first and last bands are neighbours; on a
@@ -38,20 +40,25 @@
 //! Otherwise (a part on the CPU, or a model whose parts do not offer device memory) it goes
 //! through the host: read back from the neighbour ([`Part::rows`]) and written into the part
 //! ([`Part::set_rows`]), two transfers of `halo × width` cells per field on GPUs. Both ways
-//! copy the same rows ([`Halo`], [`halos`]). Parts on different devices step at once (one
-//! thread per device); parts sharing a device step in turn.
+//! copy the same rows ([`Halo`], [`halos`]), and so does NCCL between ranks (`ranks`: grouped
+//! send and receive from and into the device memory the parts offer; a model whose parts do
+//! not offer it is refused there, NCCL moving device memory only). Parts on different
+//! devices step at once (one thread per device); parts sharing a device step in turn.
 
 mod device_halos;
+mod ranks;
 
 use std::sync::Arc;
 
 use cudarc::driver::CudaStream;
 use device_halos::DeviceHalos;
 pub use device_halos::DeviceRows;
+use ranks::Ranks;
 
 use crate::{
     decomposition::{self, Band},
     error::{Error, Result},
+    nccl::Communicator,
 };
 
 /// The steps every part takes between two exchanges of halos: a halo is this many steps'
@@ -157,6 +164,8 @@ pub enum HaloTravel {
     /// As [`HaloTravel::Both`], some of the device copies between GPUs without peer access
     /// (staged through host memory by the driver).
     BothStaged,
+    /// Every halo between processes, one part each, through NCCL ([`Split::new_ranked`]).
+    Nccl,
 }
 
 impl HaloTravel {
@@ -174,6 +183,7 @@ impl HaloTravel {
                 "halos GPU to GPU between GPU parts (staged through the host by the driver between GPUs \
                  without peer access), through the host to and from the others"
             }
+            HaloTravel::Nccl => "halos over NCCL",
         }
     }
 }
@@ -216,7 +226,8 @@ struct Slot<P> {
     device: usize,
 }
 
-/// A model split into bands of rows, run as parts in this process (see the module's doc).
+/// A model split into bands of rows, run as parts in this process, or one part per process
+/// over NCCL ([`Split::new_ranked`]) (see the module's doc).
 pub struct Split<M: BandedModel> {
     model: M,
     slots: Vec<Slot<M::Part>>,
@@ -231,6 +242,8 @@ pub struct Split<M: BandedModel> {
     device_halos: Vec<Halo>,
     device: Option<DeviceHalos>,
     host_halos: Vec<Halo>,
+    /// Where the parts are NCCL ranks: this rank's side (`slots` holds its part alone).
+    ranks: Option<Ranks>,
 }
 
 impl<M: BandedModel> Split<M> {
@@ -240,27 +253,16 @@ impl<M: BandedModel> Split<M> {
     /// halo, no device, a start of the wrong number or size of fields, and a part that offers
     /// some of its fields in device memory but not all, or on several streams.
     pub fn new(model: M, parts: u32, devices: &[M::Device], start: Vec<Vec<f32>>) -> Result<Self> {
-        let (width, height) = model.size();
+        let width = model.size().0;
         check_fields(&model, &start)?;
         if devices.is_empty() {
             return Err(Error::InvalidInput("a split needs at least one device to run its parts on".into()));
         }
-        let bands = decomposition::bands(height, parts)?;
-        let halo = model.rows_per_step() * STEPS_PER_EXCHANGE;
-        decomposition::check_halo(&bands, halo, "rows")?;
-        let placement = decomposition::placement(bands.len(), devices.len());
-        let count = bands.len();
+        let (halo, all_rows) = plan(&model, parts)?;
+        let placement = decomposition::placement(all_rows.len(), devices.len());
         let periodic = model.periodic();
-        let mut slots = Vec::with_capacity(count);
-        for (p, band) in bands.into_iter().enumerate() {
-            let (before, after) = decomposition::neighbours(p, count, periodic);
-            let halo_on = |neighbour: Option<usize>| if count > 1 && neighbour.is_some() { halo } else { 0 };
-            let rows = PartRows {
-                band,
-                halo_before: halo_on(before),
-                halo_after: halo_on(after),
-                grid_rows: height,
-            };
+        let mut slots = Vec::with_capacity(all_rows.len());
+        for (p, rows) in all_rows.into_iter().enumerate() {
             let values = start.iter().map(|field| cut(field, width, &rows)).collect();
             let device = placement[p];
             let part = model.part(&devices[device], rows, values)?;
@@ -290,12 +292,52 @@ impl<M: BandedModel> Split<M> {
             device_halos,
             device,
             host_halos,
+            ranks: None,
+        })
+    }
+
+    /// `model` in one band of rows per rank of `comm`'s job, this process holding its rank's
+    /// alone, on `device` (the communicator's GPU), from `start` (each field's values on the
+    /// whole grid, alike on every rank): the bands, halos and steps between exchanges of
+    /// [`Split::new`] with as many parts, so the same bits. The halos travel through NCCL
+    /// from and into the part's device memory; rank 0 gathers the whole fields
+    /// ([`Split::field`]). One rank alone is one part: no halos. Refuses what [`Split::new`]
+    /// does, and a part that does not offer its fields in device memory on the
+    /// communicator's GPU ([`Part::device_rows`]).
+    pub fn new_ranked(
+        model: M,
+        comm: Communicator,
+        device: &M::Device,
+        start: Vec<Vec<f32>>,
+    ) -> Result<Self> {
+        let width = model.size().0;
+        check_fields(&model, &start)?;
+        let (halo, all_rows) = plan(&model, comm.size() as u32)?;
+        let rank = comm.rank();
+        let rows = all_rows[rank];
+        let values = start.iter().map(|field| cut(field, width, &rows)).collect();
+        let mut part = model.part(device, rows, values)?;
+        let stream = ranks::nccl_stream(&mut part, rank, model.fields().len(), comm.gpu().ordinal())?;
+        let halos = halos(&all_rows, model.periodic());
+        Ok(Self {
+            model,
+            slots: vec![Slot { part, rows, device: 0 }],
+            halo,
+            covered: STEPS_PER_EXCHANGE,
+            devices: 1,
+            device_halos: Vec::new(),
+            device: None,
+            host_halos: Vec::new(),
+            ranks: Some(Ranks::new(comm, all_rows, &halos, stream)),
         })
     }
 
     /// How the halos travel between the parts: device to device where both parts of a halo
     /// offer their fields in GPU memory ([`Part::device_rows`]), else through the host.
     pub fn halo_travel(&self) -> HaloTravel {
+        if self.ranks.is_some() {
+            return if self.parts() > 1 { HaloTravel::Nccl } else { HaloTravel::None };
+        }
         match (self.device_halos.is_empty(), self.host_halos.is_empty()) {
             (true, true) => HaloTravel::None,
             (false, host) => {
@@ -316,37 +358,57 @@ impl<M: BandedModel> Split<M> {
         &self.model
     }
 
-    /// The number of parts.
+    /// The number of parts (of the whole job, where the parts are NCCL ranks).
     pub fn parts(&self) -> usize {
-        self.slots.len()
+        self.ranks.as_ref().map_or(self.slots.len(), |r| r.rows().len())
     }
 
-    /// The number of devices the parts run on.
+    /// The number of devices this process's parts run on.
     pub fn devices(&self) -> usize {
         self.devices
     }
 
     /// The rows of each part's halo at a cut edge (0 with one part).
     pub fn halo(&self) -> u32 {
-        if self.slots.len() > 1 { self.halo } else { 0 }
+        if self.parts() > 1 { self.halo } else { 0 }
     }
 
-    /// The rows each part holds, in order.
+    /// The rows each part holds, in order (every rank's, where the parts are NCCL ranks).
     pub fn part_rows(&self) -> Vec<PartRows> {
-        self.slots.iter().map(|s| s.rows).collect()
+        match &self.ranks {
+            Some(ranks) => ranks.rows().to_vec(),
+            None => self.slots.iter().map(|s| s.rows).collect(),
+        }
+    }
+
+    /// This rank's communicator, where the parts are NCCL ranks.
+    pub fn communicator(&self) -> Option<&Communicator> {
+        self.ranks.as_ref().map(Ranks::comm)
+    }
+
+    /// Whether this process writes the outputs: rank 0 where the parts are NCCL ranks (the
+    /// others get no fields from [`Split::field`]), else always.
+    pub fn is_root(&self) -> bool {
+        self.ranks.as_ref().is_none_or(|r| r.comm().is_root())
     }
 
     /// Runs `steps` steps: every part as many at a time as its halos still cover, the halos
     /// refreshed in between.
     pub fn step(&mut self, steps: u32) -> Result<()> {
-        if self.slots.len() == 1 {
+        if self.parts() == 1 {
             return self.slots[0].part.step(steps);
         }
+        // A rank that stopped stalls the exchanges, and with them these steps once the launch
+        // queue is full: watched, the clock restarted after each exchange queued.
+        let watch = self.ranks.as_ref().map(|r| r.comm().watch("the halo exchange"));
         let mut left = steps;
         while left > 0 {
             if self.covered == 0 {
                 self.exchange()?;
                 self.covered = STEPS_PER_EXCHANGE;
+                if let Some(watch) = &watch {
+                    watch.progress();
+                }
             }
             let now = left.min(self.covered);
             self.step_parts(now)?;
@@ -377,6 +439,9 @@ impl<M: BandedModel> Split<M> {
     /// Refreshes every halo from the neighbours' bands: device to device, then through the
     /// host (the two write different halo rows and only read band rows).
     fn exchange(&mut self) -> Result<()> {
+        if let Some(ranks) = &self.ranks {
+            return ranks.exchange(&mut self.slots[0].part, self.model.fields(), self.model.size().0);
+        }
         if let Some(device) = &self.device {
             device.before_copies(&self.device_halos)?;
             let copied = (self.device_halos.iter())
@@ -400,9 +465,14 @@ impl<M: BandedModel> Split<M> {
         Ok(())
     }
 
-    /// Field `field` of the whole grid, row by row, from every part's band.
+    /// Field `field` of the whole grid, row by row, from every part's band. Where the parts
+    /// are NCCL ranks every rank must call it (the bands are gathered to rank 0): rank 0
+    /// gets the whole field, the others nothing (an empty field).
     pub fn field(&mut self, field: usize) -> Result<Vec<f32>> {
         let (width, height) = self.model.size();
+        if let Some(ranks) = &mut self.ranks {
+            return ranks.gather(&mut self.slots[0].part, field, self.model.fields()[field], width);
+        }
         let mut whole = Vec::with_capacity(width as usize * height as usize);
         for slot in &mut self.slots {
             let rows = slot.rows;
@@ -419,13 +489,14 @@ impl<M: BandedModel> Split<M> {
         Ok(whole)
     }
 
-    /// Every field of the whole grid, in the model's order.
+    /// Every field of the whole grid, in the model's order (as [`Split::field`] gives them).
     pub fn fields(&mut self) -> Result<Vec<Vec<f32>>> {
         (0..self.model.fields().len()).map(|f| self.field(f)).collect()
     }
 
     /// Continues from `fields` (each field's values on the whole grid, as a checkpoint of a
-    /// run in any number of parts holds them): every part's rows, halos included.
+    /// run in any number of parts holds them): every part's rows, halos included. Where the
+    /// parts are NCCL ranks every rank passes the whole fields and takes its part's rows.
     pub fn restore(&mut self, fields: &[Vec<f32>]) -> Result<()> {
         check_fields(&self.model, fields)?;
         let width = self.model.size().0;
@@ -437,6 +508,25 @@ impl<M: BandedModel> Split<M> {
         self.covered = STEPS_PER_EXCHANGE;
         Ok(())
     }
+}
+
+/// The halo of a split of `model` into `parts` bands, and every part's rows, in order: each
+/// part's band with a halo on each side that has a neighbour (none with one part). Refuses
+/// zero parts, more parts than rows and a band thinner than its halo.
+fn plan<M: BandedModel>(model: &M, parts: u32) -> Result<(u32, Vec<PartRows>)> {
+    let height = model.size().1;
+    let bands = decomposition::bands(height, parts)?;
+    let halo = model.rows_per_step() * STEPS_PER_EXCHANGE;
+    decomposition::check_halo(&bands, halo, "rows")?;
+    let count = bands.len();
+    let rows = (bands.into_iter().enumerate())
+        .map(|(p, band)| {
+            let (before, after) = decomposition::neighbours(p, count, model.periodic());
+            let halo_on = |neighbour: Option<usize>| if count > 1 && neighbour.is_some() { halo } else { 0 };
+            PartRows { band, halo_before: halo_on(before), halo_after: halo_on(after), grid_rows: height }
+        })
+        .collect();
+    Ok((halo, rows))
 }
 
 /// The stream of part `p`'s fields in device memory ([`Part::device_rows`]), or `None` where it
@@ -890,6 +980,51 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn every_send_between_two_ranks_meets_its_receive_on_the_same_grid_rows() {
+        // NCCL pairs the n-th send from one rank to another with the n-th receive there.
+        for periodic in [false, true] {
+            for parts in [2, 3, 5] {
+                let model = Diffusion { width: 4, height: 43, periodic };
+                let (halo, rows) = plan(&model, parts).unwrap();
+                assert_eq!(rows, Split::new(model.clone(), parts, &[0], start(4, 43)).unwrap().part_rows());
+                let all = halos(&rows, periodic);
+                let of_rank: Vec<_> = (0..parts as usize).map(|r| ranks::rank_transfers(&all, r)).collect();
+                let count: usize = of_rank.iter().map(Vec::len).sum();
+                assert_eq!(count, 2 * all.len(), "each halo is one send and one receive");
+                let grid = |rank: usize, row: u32, n: u32| -> Vec<u32> {
+                    rows[rank].grid_rows().skip(row as usize).take(n as usize).collect()
+                };
+                for a in 0..parts as usize {
+                    for b in (0..parts as usize).filter(|&b| b != a) {
+                        let sends: Vec<_> = of_rank[a].iter().filter(|t| t.send && t.peer == b).collect();
+                        let receives: Vec<_> = of_rank[b].iter().filter(|t| !t.send && t.peer == a).collect();
+                        assert_eq!(
+                            sends.len(),
+                            receives.len(),
+                            "{a} to {b}, {parts} parts, periodic {periodic}"
+                        );
+                        for (send, receive) in sends.iter().zip(&receives) {
+                            assert_eq!((send.rows, receive.rows), (halo, halo));
+                            assert_eq!(grid(a, send.row, send.rows), grid(b, receive.row, receive.rows));
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(HaloTravel::Nccl.describe(), "halos over NCCL");
+    }
+
+    #[test]
+    fn a_part_without_device_memory_is_refused_for_nccl_ranks() {
+        let model = Diffusion { width: 4, height: 30, periodic: false };
+        let (_, rows) = plan(&model, 2).unwrap();
+        let mut part = model.part(&0, rows[1], vec![vec![0.0; 4 * rows[1].len() as usize]; 2]).unwrap();
+        let e = ranks::nccl_stream(&mut part, 1, 2, 0).unwrap_err().to_string();
+        assert!(e.contains("rank 1") && e.contains("Part::device_rows") && e.contains("NCCL"), "{e}");
+        assert!(!e.contains('\n'), "one line: {e}");
     }
 
     #[test]
