@@ -243,7 +243,7 @@ pub struct Split<M: BandedModel> {
     device: Option<DeviceHalos>,
     host_halos: Vec<Halo>,
     /// Where the parts are NCCL ranks: this rank's side (`slots` holds its part alone).
-    ranks: Option<Ranks>,
+    ranks: Option<Box<Ranks>>,
 }
 
 impl<M: BandedModel> Split<M> {
@@ -328,7 +328,7 @@ impl<M: BandedModel> Split<M> {
             device_halos: Vec::new(),
             device: None,
             host_halos: Vec::new(),
-            ranks: Some(Ranks::new(comm, all_rows, &halos, stream)),
+            ranks: Some(Box::new(Ranks::new(comm, all_rows, &halos, stream))),
         })
     }
 
@@ -383,7 +383,7 @@ impl<M: BandedModel> Split<M> {
 
     /// This rank's communicator, where the parts are NCCL ranks.
     pub fn communicator(&self) -> Option<&Communicator> {
-        self.ranks.as_ref().map(Ranks::comm)
+        self.ranks.as_deref().map(Ranks::comm)
     }
 
     /// Whether this process writes the outputs: rank 0 where the parts are NCCL ranks (the

@@ -13,6 +13,7 @@ use simulations::{
     checkpoint::{self, Checkpoint},
     driver::{FrameDefaults, Simulation, State},
     export::{Array, Fields},
+    nccl::Communicator,
 };
 
 use crate::{Field, Model, split::BarkleyBands, step_cpu, step_gpu};
@@ -29,10 +30,11 @@ impl FrameDefaults for Barkley {
     const PALETTE: &'static str = "ocean";
 }
 
-/// A run of Barkley's model on the CPU or a GPU, in one piece or split into parts, as the
-/// driver steps it.
+/// A run of Barkley's model on the CPU or a GPU, in one piece or split into parts (in this
+/// process, or one per process over NCCL), as the driver steps it.
 pub struct BarkleyRun {
-    /// The fields after the steps so far.
+    /// The fields after the steps so far (on NCCL ranks other than 0, after the first steps:
+    /// empty, rank 0 gathering the whole fields).
     pub field: Field,
     model: Model,
     engine: Engine,
@@ -70,11 +72,31 @@ impl BarkleyRun {
             (Some(gpu), 1) => format!("the GPU {}", gpu_kind(gpu)),
             (Some(gpu), n) => format!("{n} GPUs {}", gpu_kind(gpu)),
         };
+        Ok(Self::with_split(field, model, split, place))
+    }
+
+    /// From `field` at step 0 (alike on every rank), one band of rows per rank of `comm`'s
+    /// job, this process stepping its rank's on the communicator's GPU: bit-identical to
+    /// [`BarkleyRun::new`]; rank 0 gathers the whole fields for every output
+    /// ([`State::is_root`]), the other ranks keep none.
+    pub fn ranked(field: Field, model: Model, comm: Communicator) -> simulations::Result<Self> {
+        let gpu = comm.gpu().clone();
+        let place = match comm.size() {
+            1 => format!("1 process on the GPU {}", gpu_kind(&gpu)),
+            n => format!("{n} processes on a GPU each {}", gpu_kind(&gpu)),
+        };
+        let bands = BarkleyBands { model, width: field.width, height: field.height };
+        let split = Split::new_ranked(bands, comm, &Some(gpu), vec![field.u.clone(), field.v.clone()])?;
+        Ok(Self::with_split(field, model, split, place))
+    }
+
+    /// A split run on `place` (for [`Simulation::describe`], with its parts and halos).
+    fn with_split(field: Field, model: Model, split: Split<BarkleyBands>, place: String) -> Self {
         let place = match split.halo_travel() {
             HaloTravel::None => format!("{place} in 1 part"),
             halos => format!("{place} in {} parts ({})", split.parts(), halos.describe()),
         };
-        Ok(Self { field, model, engine: Engine::Split { split, place }, steps_done: 0 })
+        Self { field, model, engine: Engine::Split { split, place }, steps_done: 0 }
     }
 
     /// From `field` at step 0, on `gpu` (or the CPU), in one piece or split as `--split` and
@@ -139,8 +161,12 @@ impl State for BarkleyRun {
         self.steps_done
     }
 
-    /// `u` and `v`, of shape `[height, width]`.
+    /// `u` and `v`, of shape `[height, width]` (none on NCCL ranks other than 0, which write
+    /// nothing).
     fn fields(&mut self) -> simulations::Result<Fields> {
+        if !self.is_root() {
+            return Ok(Fields { grid: self.grid(), spacing: self.model.spacing, arrays: Vec::new() });
+        }
         let shape = [u64::from(self.field.height), u64::from(self.field.width)];
         let arrays = vec![
             Array::new("u", &shape, self.field.u.clone()),
@@ -154,6 +180,14 @@ impl State for BarkleyRun {
         checkpoint.arrays = vec![("u".into(), self.field.u.clone()), ("v".into(), self.field.v.clone())];
         checkpoint.write(path)
     }
+
+    /// Rank 0 of an NCCL job, or a run in one process.
+    fn is_root(&self) -> bool {
+        match &self.engine {
+            Engine::Whole(_) => true,
+            Engine::Split { split, .. } => split.is_root(),
+        }
+    }
 }
 
 impl Simulation for BarkleyRun {
@@ -164,7 +198,8 @@ impl Simulation for BarkleyRun {
             Engine::Whole(None) => step_cpu(&mut self.field, &coefficients, steps),
             Engine::Split { split, .. } => {
                 split.step(steps)?;
-                // The whole fields after every chunk, as the one-piece engines leave them.
+                // The whole fields after every chunk, as the one-piece engines leave them
+                // (gathered to rank 0 where the parts are NCCL ranks; every rank takes part).
                 self.field.u = split.field(0)?;
                 self.field.v = split.field(1)?;
             }
@@ -177,14 +212,14 @@ impl Simulation for BarkleyRun {
         (self.field.width, self.field.height)
     }
 
-    /// u, 0 to 1, as palette levels.
+    /// u, 0 to 1, as palette levels (none on NCCL ranks other than 0 after the first steps).
     fn frame(&mut self) -> simulations::Result<Vec<u8>> {
         Ok(self.field.u.iter().map(|&u| (u.clamp(0.0, 1.0) * 255.0).round() as u8).collect())
     }
 
     fn restore(&mut self, mut checkpoint: Checkpoint) -> simulations::Result<()> {
         checkpoint.check(Self::kind(), self.grid(), &self.params())?;
-        let cells = self.field.u.len();
+        let cells = self.field.width as usize * self.field.height as usize;
         self.field.u = checkpoint.take_array("u", cells)?;
         self.field.v = checkpoint.take_array("v", cells)?;
         if let Engine::Split { split, .. } = &mut self.engine {

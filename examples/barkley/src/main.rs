@@ -1,8 +1,10 @@
 //! `barkley`: a broken wave curls into a spiral; runs on GPU 0 if there is one (else on the
 //! CPU, and says so). Its own output is the picture of both fields (`--output`); every other
 //! output (`--gif`, `--mp4`, `--png-dir`, `--png`, `--save`, `--checkpoint`, `--resume`) is the
-//! simulations library's driver's. `barkley serve` is the live view (`host::serve`) with
-//! Barkley registered ([`live`]) before the built-in simulations.
+//! simulations library's driver's. Under `mpirun` or `srun` (or `--transport nccl`) each
+//! process steps one band on its GPU, NCCL between them, and rank 0 writes every output.
+//! `barkley serve` is the live view (`host::serve`) with Barkley registered ([`live`]) before
+//! the built-in simulations.
 
 mod live;
 
@@ -14,13 +16,19 @@ use barkley::{
 };
 use clap::{Parser, Subcommand};
 use host::{
-    cli::driver_args::{OutputArgs, StateArgs},
+    cli::{
+        driver_args::{OutputArgs, StateArgs},
+        options::RanksArgs,
+    },
     serve::{
         Registry,
         builtin::{GrayScottLive, HeatLive, PhysarumLive},
     },
 };
-use simulations::driver::{Driver, Report, Target, destination, handle_signals};
+use simulations::{
+    decomposition::{LaunchRank, launch_rank},
+    driver::{Driver, Report, State, Target, destination, handle_signals},
+};
 
 /// Barkley's spiral waves: a broken wave curls into a rotating spiral. Writes the final
 /// (u, v) as a picture; frames, videos, saves and checkpoints as asked. Runs on GPU 0 if
@@ -66,6 +74,8 @@ struct Args {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     gpus: Option<u32>,
     #[command(flatten)]
+    ranks: RanksArgs,
+    #[command(flatten)]
     frames: OutputArgs<Barkley>,
     #[command(flatten)]
     state: StateArgs,
@@ -73,54 +83,91 @@ struct Args {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match cli.command {
-        Some(Command::Serve(args)) => serve(args),
-        None => run(&cli.run),
-    };
+    let result =
+        launch_rank(|name| std::env::var(name).ok()).map_err(Into::into).and_then(|job| match cli.command {
+            Some(Command::Serve(args)) => serve(args, job),
+            None => run(&cli.run, job),
+        });
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("barkley: {e}");
+            // Under a launcher, rank 0 reports what every rank finds alike.
+            let alike = matches!(
+                e.downcast_ref::<simulations::Error>(),
+                Some(simulations::Error::SameOnEveryRank(_))
+            );
+            if let Some(line) = host::cli::rank_error(&e.to_string(), alike) {
+                eprintln!("barkley: {line}");
+            }
             ExitCode::FAILURE
         }
     }
 }
 
 /// The live view: Barkley first (a session starts with it), then the built-in simulations.
-fn serve(args: host::cli::serve::ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
+/// One process: refused as one of several of a launcher's job.
+fn serve(
+    args: host::cli::serve::ServeArgs,
+    job: Option<LaunchRank>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    if let Some(job) = job.filter(|j| j.size > 1) {
+        return Err(simulations::Error::SameOnEveryRank(format!(
+            "barkley serve is one process, but {} started {}: run it alone",
+            job.launcher, job.size
+        ))
+        .into());
+    }
     let mut registry = Registry::new();
     registry.register(live::BarkleyLive).register(GrayScottLive).register(PhysarumLive).register(HeatLive);
     Ok(host::serve::run(args, registry)?)
 }
 
-fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
+/// A run: in one piece or split in this process, or this process's part of an NCCL job
+/// (`job`, the launcher's; or `--transport nccl`), where rank 0 alone writes.
+fn run(args: &Args, job: Option<LaunchRank>) -> Result<(), Box<dyn std::error::Error>> {
     if args.frames.list_palettes {
         return Ok(host::cli::options::list_palettes()?);
     }
     if args.steps == 0 {
         return Err("--steps must be at least 1".into());
     }
+    let nccl = args.ranks.nccl(job)?;
+    if !nccl {
+        args.ranks.refuse_id_file()?;
+    }
     handle_signals()?;
     let picture = vec![Target::file("--output", &args.output)];
     let driver = Driver::new(&args.frames, &args.state, &["npz", "npy"], picture)?;
     barkley::check_output(&args.output)?;
     let model = Model::default();
-    let gpu = match args.cpu {
-        true => None,
-        false => match ptxkit_host::Gpu::open(0, &barkley::IMAGES) {
-            Ok(gpu) => Some(gpu),
-            Err(ptxkit_host::Error::NoGpu(why)) => {
-                eprintln!("barkley: no usable CUDA GPU ({why}): running on the CPU");
-                None
-            }
-            Err(e) => return Err(e.into()),
-        },
-    };
     let field = Field::broken_wave(args.width, args.height, &model);
-    let mut sim = BarkleyRun::open(field, model, gpu, args.split, args.gpus)?;
+    let mut sim = match nccl {
+        true => {
+            let comm = barkley::split::connect(&args.ranks, job, args.cpu, args.split, args.gpus)?;
+            BarkleyRun::ranked(field, model, comm)?
+        }
+        false => {
+            let gpu = match args.cpu {
+                true => None,
+                false => match ptxkit_host::Gpu::open(0, &barkley::IMAGES) {
+                    Ok(gpu) => Some(gpu),
+                    Err(ptxkit_host::Error::NoGpu(why)) => {
+                        eprintln!("barkley: no usable CUDA GPU ({why}): running on the CPU");
+                        None
+                    }
+                    Err(e) => return Err(e.into()),
+                },
+            };
+            BarkleyRun::open(field, model, gpu, args.split, args.gpus)?
+        }
+    };
+    let root = sim.is_root();
     let settings = format!("barkley {}x{} {model:?}", args.width, args.height);
-    let driver = driver.open((args.width, args.height), true, settings)?;
+    let driver = driver.open((args.width, args.height), root, settings)?;
     let Report { first, mut written, seconds, .. } = driver.run(&mut sim, args.steps, "steps")?.finish()?;
+    if !root {
+        return Ok(());
+    }
     barkley::write_output(&args.output, &barkley::encode_png(&sim.field)?)?;
     written.insert(0, args.output.clone());
     let resumed = simulations::driver::resumed(first);

@@ -7,12 +7,18 @@
 //!
 //! A GPU part keeps its band in the GPU's memory ([`GpuField`]) and offers it to the split
 //! ([`banded::Part::device_rows`]), so its halos are copied GPU to GPU; a CPU part's go
-//! through the host.
+//! through the host. Under `mpirun` or `srun` (or `--transport nccl`) each process is one
+//! part on its own GPU ([`connect`]), its halos sent by NCCL from that memory.
 
 use std::sync::Arc;
 
+use host::cli::options::{RanksArgs, one_part_per_rank, rank_ordinal};
 use ptxkit_host::Gpu;
-use simulations::banded::{self, BandedModel, DeviceRows, PartRows};
+use simulations::{
+    banded::{self, BandedModel, DeviceRows, PartRows},
+    decomposition::LaunchRank,
+    nccl::Communicator,
+};
 
 use crate::{Coefficients, Field, GpuField, Model, step_cpu};
 
@@ -170,4 +176,37 @@ pub fn devices(
         opened.push(Gpu::open(ordinal, &crate::IMAGES)?);
     }
     Ok(Some((parts, opened.into_iter().map(Some).collect())))
+}
+
+/// This process's rank of an NCCL job (`job`: the launcher's, or none for one rank alone), one
+/// part per process: the GPU its rank on this host takes, opened with Barkley's kernels, and
+/// connected to the other ranks as `ranks` says. Refuses `--cpu` (NCCL moves GPU memory
+/// only), `--split` or `--gpus` other than the number of processes, and a process without a
+/// usable GPU.
+pub fn connect(
+    ranks: &RanksArgs,
+    job: Option<LaunchRank>,
+    cpu: bool,
+    split: Option<u32>,
+    gpus: Option<u32>,
+) -> simulations::Result<Communicator> {
+    if cpu {
+        return Err(simulations::Error::SameOnEveryRank(
+            "--cpu: a split over NCCL ranks (mpirun, srun, --transport nccl) runs one part per process on its GPU, \
+             NCCL moving GPU memory only; leave out --cpu, or run one process (--split splits it on the CPU)"
+                .into(),
+        ));
+    }
+    one_part_per_rank(gpus, split, job)?;
+    let ordinal = rank_ordinal(job, 0)?;
+    let gpu = match Gpu::open(ordinal, &crate::IMAGES) {
+        Ok(gpu) => gpu,
+        Err(ptxkit_host::Error::NoGpu(why)) => {
+            return Err(simulations::Error::InvalidInput(format!(
+                "no usable CUDA GPU ({why}): a split over NCCL ranks runs one part per process on its GPU"
+            )));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    ranks.connect(&gpu, job, None)
 }

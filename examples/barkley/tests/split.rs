@@ -119,3 +119,77 @@ fn mistakes_are_refused_with_one_line_and_nothing_written() {
     names.sort();
     assert!(names.is_empty(), "left behind: {names:?}");
 }
+
+/// The launchers' rank variables, cleared so that a test run under `srun` or `mpirun` is not
+/// taken for one of its ranks.
+const LAUNCHER_VARS: [&str; 12] = [
+    "OMPI_COMM_WORLD_RANK",
+    "OMPI_COMM_WORLD_SIZE",
+    "OMPI_COMM_WORLD_LOCAL_RANK",
+    "OMPI_COMM_WORLD_LOCAL_SIZE",
+    "PMI_RANK",
+    "PMI_SIZE",
+    "MPI_LOCALRANKID",
+    "MPI_LOCALNRANKS",
+    "SLURM_PROCID",
+    "SLURM_NTASKS",
+    "SLURM_LOCALID",
+    "SLURM_NTASKS_PER_NODE",
+];
+
+/// Runs `barkley` with `args` in `dir` as Open MPI's rank `rank` of `size` (none: no
+/// launcher); returns (exit code, stdout and stderr).
+fn as_rank(dir: &Path, rank: Option<(u32, u32)>, args: &[&str]) -> (Option<i32>, String) {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_barkley"));
+    command.current_dir(dir).args(args);
+    for var in LAUNCHER_VARS {
+        command.env_remove(var);
+    }
+    if let Some((rank, size)) = rank {
+        command.env("OMPI_COMM_WORLD_RANK", rank.to_string()).env("OMPI_COMM_WORLD_SIZE", size.to_string());
+    }
+    let out = command.output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+#[test]
+fn nccl_mistakes_are_refused_with_one_line_by_rank_0_and_nothing_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let save = ["-o", "picture.png", "--steps", "10", "--save", "no.npz", "--gif", "no.gif"];
+    let refused = |rank: Option<(u32, u32)>, args: &[&str], expected: &str| {
+        let (code, out) = as_rank(dir.path(), rank, &[&save[..], args].concat());
+        assert_eq!(code, Some(1), "{args:?}: {out}");
+        assert!(out.contains(expected) && out.lines().count() == 1, "{rank:?} {args:?}: {out}");
+        assert!(!out.contains("panicked"), "{out}");
+    };
+    let nccl_on_cpu =
+        "--cpu: a split over NCCL ranks (mpirun, srun, --transport nccl) runs one part per process";
+    // One process: the NCCL options where there is no NCCL run, and NCCL on the CPU.
+    refused(None, &["--cpu", "--transport", "nccl"], nccl_on_cpu);
+    refused(None, &["--cpu", "--nccl-id-file", "id"], "--nccl-id-file is for NCCL runs of several processes");
+    refused(None, &["--cpu", "--peer-timeout", "0"], "--peer-timeout must be a number of seconds above 0");
+    refused(
+        None,
+        &["--transport", "nccl", "--split", "2"],
+        "--split 2 disagrees with the 1 process this command",
+    );
+    // Rank 0 of 2 (Open MPI's variables): NCCL by default, one part per process.
+    let rank_0 = Some((0, 2));
+    refused(rank_0, &["--cpu"], nccl_on_cpu);
+    refused(rank_0, &["--split", "3"], "--split 3 disagrees with the 2 processes Open MPI started");
+    refused(rank_0, &["--gpus", "1"], "--gpus 1 disagrees with the 2 processes Open MPI started");
+    refused(rank_0, &["--transport", "local"], "--transport local keeps every part in one process");
+    // Rank 1 leaves what every rank finds alike to rank 0: it ends without a word.
+    for args in [&["--cpu"][..], &["--split", "3"], &["--transport", "local"]] {
+        let (code, out) = as_rank(dir.path(), Some((1, 2)), &[&save[..], args].concat());
+        assert_eq!((code, out.as_str()), (Some(1), ""), "rank 1, {args:?}");
+    }
+    let (code, out) = as_rank(dir.path(), rank_0, &["serve"]);
+    assert!(code == Some(1) && out.contains("barkley serve is one process, but Open MPI started 2"), "{out}");
+    let mut names: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    names.sort();
+    assert!(names.is_empty(), "left behind: {names:?}");
+}

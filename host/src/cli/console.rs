@@ -22,21 +22,28 @@ pub fn finish(result: anyhow::Result<()>) -> ExitCode {
                 let _ = signal_hook::low_level::emulate_default_handler(signal_hook::consts::SIGPIPE);
                 return ExitCode::from(128 + signal_hook::consts::SIGPIPE as u8);
             }
-            // Under a launcher, rank 0 reports what every rank finds alike; the others name
-            // themselves in what only they hit.
-            match simulations::decomposition::launch_rank(|name| std::env::var(name).ok()) {
-                Ok(Some(job)) if job.size > 1 && job.rank > 0 => {
-                    if !matches!(
-                        e.downcast_ref::<simulations::Error>(),
-                        Some(simulations::Error::SameOnEveryRank(_))
-                    ) {
-                        error_line(&format!("rank {} of {}: {e:#}", job.rank, job.size));
-                    }
-                }
-                _ => error_line(&format!("{e:#}")),
+            let alike = matches!(
+                e.downcast_ref::<simulations::Error>(),
+                Some(simulations::Error::SameOnEveryRank(_))
+            );
+            if let Some(line) = rank_error(&format!("{e:#}"), alike) {
+                error_line(&line);
             }
             ExitCode::FAILURE
         }
+    }
+}
+
+/// What this process reports of a failure (`message`; `alike`: a refusal every process of a
+/// launcher job finds alike, [`simulations::Error::SameOnEveryRank`]): under a launcher of
+/// several processes, rank 0 reports what every rank finds alike and the others name
+/// themselves in what only they hit (`rank 1 of 2: ...`), else report nothing.
+pub fn rank_error(message: &str, alike: bool) -> Option<String> {
+    match simulations::decomposition::launch_rank(|name| std::env::var(name).ok()) {
+        Ok(Some(job)) if job.size > 1 && job.rank > 0 => {
+            (!alike).then(|| format!("rank {} of {}: {message}", job.rank, job.size))
+        }
+        _ => Some(message.to_string()),
     }
 }
 

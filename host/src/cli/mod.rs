@@ -23,5 +23,5 @@ pub mod serve;
 pub mod settings;
 
 pub use command::{Cli, Command, PROGRAM, one_process_only, parse};
-pub use console::{StdoutError, finish, handle_signals, note, print};
+pub use console::{StdoutError, finish, handle_signals, note, print, rank_error};
 pub use simulations::driver::{destination, progress_bar, rate};

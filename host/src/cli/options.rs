@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use anyhow::{Result, bail};
 use clap::Args;
 use simulations::{
-    BackendChoice, Choice, Device, driver::FrameDefaults, render::PALETTES, transport::Layout,
+    BackendChoice, Choice, Device, decomposition::LaunchRank, driver::FrameDefaults, render::PALETTES,
+    transport::Layout,
 };
 
 use super::{
@@ -191,10 +192,26 @@ pub struct PartsArgs {
     /// Parts to split the grid into (default: one per GPU); parts beyond the GPUs share them.
     #[arg(long, value_name = "P", allow_hyphen_values = true)]
     pub split: Option<u32>,
+    #[command(flatten)]
+    pub ranks: RanksArgs,
+    /// Overlap the halo exchange with computation. Gray-Scott (over NCCL only): a part steps
+    /// the rows its neighbours need first and exchanges them while it steps its middle.
+    /// Heat (the single variant, either transport): a slab is written in halves, in turns,
+    /// each half's edge exchanged while the other is written. Off by default (see
+    /// docs/multi-gpu.md for when it pays).
+    #[arg(long)]
+    pub overlap: bool,
+}
+
+/// Whether the parts of a split run are processes, NCCL ranks (`--transport`), and how those
+/// find each other and wait on each other (`--nccl-id-file`, `--peer-timeout`): part of
+/// [`PartsArgs`], and flattened alone into a model's command that splits its own way (Barkley's).
+#[derive(Args, Debug)]
+pub struct RanksArgs {
     /// How halos travel: local (copies between parts of this process) or nccl (one part per
     /// process, NCCL between them). Default: nccl when started by mpirun or srun as one of
-    /// several processes, else local. `--transport nccl` alone runs one rank whose periodic
-    /// neighbour is itself.
+    /// several processes, else local. `--transport nccl` alone runs one rank (on a periodic
+    /// grid, its own neighbour).
     #[arg(long, value_enum, value_name = "HOW")]
     pub transport: Option<Transport>,
     /// With NCCL and several processes, and no NCCL_COMM_ID=HOST:PORT set: a file on a file
@@ -207,13 +224,6 @@ pub struct PartsArgs {
     /// never started cannot hang the others.
     #[arg(long, value_name = "SECONDS", default_value_t = 120.0, allow_hyphen_values = true)]
     pub peer_timeout: f64,
-    /// Overlap the halo exchange with computation. Gray-Scott (over NCCL only): a part steps
-    /// the rows its neighbours need first and exchanges them while it steps its middle.
-    /// Heat (the single variant, either transport): a slab is written in halves, in turns,
-    /// each half's edge exchanged while the other is written. Off by default (see
-    /// docs/multi-gpu.md for when it pays).
-    #[arg(long)]
-    pub overlap: bool,
 }
 
 /// How the halos of a split run travel.
@@ -229,30 +239,8 @@ impl PartsArgs {
     /// has, and under a launcher anything that disagrees with its processes.
     /// `local_overlap`: whether `--overlap` is also taken by parts in one process (heat).
     pub fn open(&self, device: &Device, local_overlap: bool) -> Result<Option<Layout>> {
-        if !(self.peer_timeout.is_finite() && self.peer_timeout > 0.0 && self.peer_timeout <= 86_400.0) {
-            return Err(simulations::Error::SameOnEveryRank(format!(
-                "--peer-timeout must be a number of seconds above 0, at most 86400, got {}",
-                self.peer_timeout
-            ))
-            .into());
-        }
         let job = simulations::decomposition::launch_rank(|name| std::env::var(name).ok())?;
-        let several = job.is_some_and(|j| j.size > 1);
-        let nccl = match self.transport {
-            Some(Transport::Nccl) => true,
-            Some(Transport::Local) if several => {
-                let job = job.expect("several processes");
-                return Err(simulations::Error::SameOnEveryRank(format!(
-                    "--transport local keeps every part in one process, but {} started {} processes: leave it out \
-                     to use NCCL between them",
-                    job.launcher, job.size
-                ))
-                .into());
-            }
-            Some(Transport::Local) => false,
-            None => several,
-        };
-        if nccl {
+        if self.ranks.nccl(job)? {
             return self.open_ranks(device, job, local_overlap).map(Some);
         }
         if self.overlap && !local_overlap {
@@ -260,9 +248,7 @@ impl PartsArgs {
                 "--overlap overlaps the NCCL exchange between processes: it needs --transport nccl or a launcher job"
             );
         }
-        if self.nccl_id_file.is_some() {
-            bail!("--nccl-id-file is for NCCL runs of several processes (mpirun, srun)");
-        }
+        self.ranks.refuse_id_file()?;
         if self.gpus.is_none() && self.split.is_none() {
             return Ok(None);
         }
@@ -301,33 +287,97 @@ impl PartsArgs {
     /// This process's part of an NCCL job (rank 0 of 1 without a launcher): its GPU chosen
     /// by its rank on this host, connected to the others.
     /// `heat_overlap`: heat's `--overlap`, whose halves leave NCCL a few SMs only.
-    fn open_ranks(
-        &self,
-        device: &Device,
-        job: Option<simulations::decomposition::LaunchRank>,
-        heat_overlap: bool,
-    ) -> Result<Layout> {
-        let (size, launcher) = job.map_or((1, "this command"), |j| (j.size, j.launcher));
-        let disagree = |option: String| {
-            anyhow::Error::from(simulations::Error::SameOnEveryRank(format!(
-                "{option} disagrees with the {size} process{} {launcher} started: with NCCL each process holds one \
-                 part on one GPU",
-                if size == 1 { "" } else { "es" }
-            )))
+    fn open_ranks(&self, device: &Device, job: Option<LaunchRank>, heat_overlap: bool) -> Result<Layout> {
+        let gpus = match self.gpus {
+            Some(GpuCount::Count(n)) => Some(n),
+            Some(GpuCount::All) | None => None,
         };
-        match self.gpus {
-            Some(GpuCount::Count(n)) if n as usize != size => return Err(disagree(format!("--gpus {n}"))),
-            _ => {}
-        }
-        match self.split {
-            Some(p) if p as usize != size => return Err(disagree(format!("--split {p}"))),
-            _ => {}
-        }
+        one_part_per_rank(gpus, self.split, job)?;
         let Device::Cuda(first) = device else {
             bail!("--transport nccl exchanges halos between CUDA GPUs; this run is on the CPU");
         };
         let max_ctas = (self.overlap && heat_overlap).then_some(simulations::heat::parts::NCCL_FREE_SMS);
-        Ok(Layout::Ranks(connect_rank(first, job, self.nccl_id_file.clone(), self.peer_timeout, max_ctas)?))
+        Ok(Layout::Ranks(self.ranks.connect(first, job, max_ctas)?))
+    }
+}
+
+impl RanksArgs {
+    /// Whether the parts are NCCL ranks, one per process: `--transport nccl`, or a launcher's
+    /// `job` of several processes without `--transport`. Refuses a `--peer-timeout` that is
+    /// not a number of seconds above 0 (at most a day), and `--transport local` in a job of
+    /// several processes.
+    pub fn nccl(&self, job: Option<LaunchRank>) -> simulations::Result<bool> {
+        if !(self.peer_timeout.is_finite() && self.peer_timeout > 0.0 && self.peer_timeout <= 86_400.0) {
+            return Err(simulations::Error::SameOnEveryRank(format!(
+                "--peer-timeout must be a number of seconds above 0, at most 86400, got {}",
+                self.peer_timeout
+            )));
+        }
+        let several = job.filter(|j| j.size > 1);
+        match (self.transport, several) {
+            (Some(Transport::Nccl), _) => Ok(true),
+            (Some(Transport::Local), Some(job)) => Err(simulations::Error::SameOnEveryRank(format!(
+                "--transport local keeps every part in one process, but {} started {} processes: leave it out to \
+                 use NCCL between them",
+                job.launcher, job.size
+            ))),
+            (Some(Transport::Local), None) => Ok(false),
+            (None, several) => Ok(several.is_some()),
+        }
+    }
+
+    /// Refuses `--nccl-id-file` in a run whose parts are not NCCL ranks.
+    pub fn refuse_id_file(&self) -> simulations::Result<()> {
+        match self.nccl_id_file {
+            Some(_) => Err(simulations::Error::InvalidInput(
+                "--nccl-id-file is for NCCL runs of several processes (mpirun, srun)".into(),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// This process's rank of the NCCL job ([`connect_rank`] with these options).
+    pub fn connect(
+        &self,
+        first: &std::sync::Arc<simulations::cuda::Gpu>,
+        job: Option<LaunchRank>,
+        max_ctas: Option<u32>,
+    ) -> simulations::Result<simulations::nccl::Communicator> {
+        connect_rank(first, job, self.nccl_id_file.clone(), self.peer_timeout, max_ctas)
+    }
+}
+
+/// Refuses `--gpus` (`gpus`, a number) or `--split` that is not the number of processes of
+/// an NCCL job (`job`'s, or 1 without a launcher): with NCCL each process holds one part.
+pub fn one_part_per_rank(
+    gpus: Option<u32>,
+    split: Option<u32>,
+    job: Option<LaunchRank>,
+) -> simulations::Result<()> {
+    let (size, launcher) = job.map_or((1, "this command"), |j| (j.size, j.launcher));
+    let option = match (gpus, split) {
+        (Some(n), _) if n as usize != size => format!("--gpus {n}"),
+        (_, Some(p)) if p as usize != size => format!("--split {p}"),
+        _ => return Ok(()),
+    };
+    Err(simulations::Error::SameOnEveryRank(format!(
+        "{option} disagrees with the {size} process{} {launcher} started: with NCCL each process holds one part on \
+         one GPU",
+        if size == 1 { "" } else { "es" }
+    )))
+}
+
+/// The GPU (ordinal) this process's rank of an NCCL job takes: its rank's on this host
+/// ([`simulations::decomposition::gpu_for_rank`]), or `first` (the one already opened)
+/// without a launcher.
+pub fn rank_ordinal(job: Option<LaunchRank>, first: usize) -> simulations::Result<usize> {
+    match job {
+        Some(job) => simulations::decomposition::gpu_for_rank(
+            &job,
+            simulations::cuda::device_count()?,
+            std::env::var_os("CUDA_VISIBLE_DEVICES").is_some(),
+        ),
+        None => Ok(first),
     }
 }
 
@@ -336,24 +386,17 @@ impl PartsArgs {
 /// others through `NCCL_COMM_ID` or `id_file`; `max_ctas`: see [`simulations::nccl::Bootstrap`].
 pub fn connect_rank(
     first: &std::sync::Arc<simulations::cuda::Gpu>,
-    job: Option<simulations::decomposition::LaunchRank>,
+    job: Option<LaunchRank>,
     id_file: Option<PathBuf>,
     peer_timeout: f64,
     max_ctas: Option<u32>,
-) -> Result<simulations::nccl::Communicator> {
+) -> simulations::Result<simulations::nccl::Communicator> {
     simulations::nccl::check_library()?;
     let (rank, size) = job.map_or((0, 1), |j| (j.rank, j.size));
     if rank == 0 && size > 1 && simulations::resources::allowed_cpus() == Some(1) {
         eprintln!("{}", simulations::resources::ONE_CPU_ADVICE);
     }
-    let ordinal = match job {
-        Some(job) => simulations::decomposition::gpu_for_rank(
-            &job,
-            simulations::cuda::device_count()?,
-            std::env::var_os("CUDA_VISIBLE_DEVICES").is_some(),
-        )?,
-        None => first.ordinal(),
-    };
+    let ordinal = rank_ordinal(job, first.ordinal())?;
     let gpu =
         if ordinal == first.ordinal() { first.clone() } else { simulations::cuda::open_device(ordinal)? };
     let bootstrap = simulations::nccl::Bootstrap {
@@ -361,7 +404,7 @@ pub fn connect_rank(
         timeout: std::time::Duration::from_secs_f64(peer_timeout),
         max_ctas,
     };
-    Ok(simulations::nccl::Communicator::connect(gpu, rank, size, &bootstrap)?)
+    simulations::nccl::Communicator::connect(gpu, rank, size, &bootstrap)
 }
 
 /// Physarum takes no `--gpus`/`--split`: its agents move anywhere on the plane each step and
