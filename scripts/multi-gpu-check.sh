@@ -3,7 +3,9 @@
 # the binaries into $B). Parts:
 #   tests: the same-process split over every GPU (GPU test), then under mpirun -np 2 and -np 4
 #          every output option against one GPU's files, a checkpoint of 4 ranks resumed by 2 and
-#          by 1, --resume under mpirun, a rank killed mid-run;
+#          by 1, --resume under mpirun, Barkley (examples/barkley, simulations::banded) under
+#          mpirun -np 2 against one GPU and its 2-rank checkpoint resumed by 1, a rank killed
+#          mid-run;
 #   bench-local: the scaling bench in one process (bench grayscott / bench heat --gpus 1,2,4 --weak);
 #   bench-mpi: the same under mpirun -np 2 and -np 4;
 #   bench-gs: Gray-Scott 16384^2 streaming and fused only, one process and mpirun;
@@ -135,6 +137,22 @@ if [[ $parts == *" tests "* ]]; then
     mpi 2 $B/rust-gpu-sim $heat --resume h4.ck --save hr2.npz > "$OUT/multi-hr2.log" 2>&1
     echo "heat: 4 ranks to step 4, resumed by mpirun -np 2: exit $?, --save $(same_npz heat1.npz hr2.npz)"
   fi
+  echo "== barkley (a model's own split, simulations::banded) under mpirun -np 2: rank 0's files against one GPU's"
+  mkdir -p $W/barkley && cd $W/barkley
+  bk="--width 301 --height 203 --steps 1000 --frame-every 50"
+  $B/barkley $bk -o bk1.png --gif bk1.gif --save bk1.npz > "$OUT/multi-bk1.log" 2>&1 || echo "one GPU barkley: exit $?"
+  mpi 2 $B/barkley $bk -o bk2.png --gif bk2.gif --save bk2.npz > "$OUT/multi-bk2.log" 2>&1
+  echo "barkley: exit $?; --save $(same_npz bk1.npz bk2.npz); --gif $(python3 $REPO/scripts/same-gif.py bk1.gif bk2.gif);" \
+    "-o $(same_png bk1.png bk2.png); $(grep -o 'in 2 parts ([^)]*)' "$OUT/multi-bk2.log" | head -1)"
+  mpi 2 $B/barkley ${bk/--steps 1000/--steps 411} -o bkc.png --checkpoint bk2.ck > "$OUT/multi-bkc.log" 2>&1
+  echo "barkley, 2 ranks to step 411 (mid-exchange): exit $?"
+  $B/barkley $bk -o bkr1.png --resume bk2.ck --save bkr1.npz > "$OUT/multi-bkr1.log" 2>&1
+  echo "barkley, the 2-rank checkpoint resumed by 1 process: exit $?, --save $(same_npz bk1.npz bkr1.npz)"
+  mpi 2 $B/barkley $bk -o bkr2.png --resume bk2.ck --save bkr2.npz > "$OUT/multi-bkr2.log" 2>&1
+  echo "barkley, resumed by mpirun -np 2: exit $?, --save $(same_npz bk1.npz bkr2.npz)"
+  echo "barkley files other than rank 0's outputs: $(ls -A | grep -cvE '^bk(1|2|c|r1|r2)\.(gif|npz|png|ck)$')"
+  grep -hE '^(barkley|error)' "$OUT"/multi-bk*.log | sort | uniq -c | head -5
+  cd $W/mpi
   echo "== compute-sanitizer memcheck on each rank of mpirun -np 2: heat --overlap (halos by CUDA IPC)"
   mpi 2 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 $B/rust-gpu-sim heat --nx 40 --ny 30 --nz 61 --steps 3 \
     --variant single --overlap --save si.npz > "$OUT/san-mpi-heat-memcheck.log" 2>&1
