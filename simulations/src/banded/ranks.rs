@@ -150,6 +150,9 @@ impl Ranks {
             )));
         }
         whole[at..at + own.len()].copy_from_slice(&own);
+        if self.rows.len() == 1 {
+            return Ok(whole);
+        }
         let most = self.rows.iter().map(|r| r.band.len as usize).max().unwrap_or(0) * w;
         if self.gathered.is_none() {
             let buffer =
