@@ -1017,6 +1017,74 @@ mod tests {
         assert_eq!(HaloTravel::Nccl.describe(), "halos over NCCL");
     }
 
+    /// `model` stepped `steps` times as `parts` NCCL ranks would step it, each rank's part
+    /// alone with what it sends and receives at an exchange ([`ranks::rank_transfers`]), the
+    /// n-th send from one rank to another delivered to the n-th receive there (NCCL's pairing);
+    /// the whole fields from every rank's band.
+    fn run_as_ranks(model: &Diffusion, parts: u32, steps: u32) -> Vec<Vec<u32>> {
+        use std::collections::{HashMap, VecDeque};
+        let (width, w) = (model.width, model.width as usize);
+        let (_, rows) = plan(model, parts).unwrap();
+        let all = halos(&rows, model.periodic);
+        let whole = start(model.width, model.height);
+        let mut ranks: Vec<DiffusionPart> = (rows.iter())
+            .map(|r| model.part(&0, *r, whole.iter().map(|f| cut(f, width, r)).collect()).unwrap())
+            .collect();
+        let transfers: Vec<_> = (0..ranks.len()).map(|r| ranks::rank_transfers(&all, r)).collect();
+        let mut left = steps;
+        loop {
+            let now = left.min(STEPS_PER_EXCHANGE);
+            ranks.iter_mut().for_each(|part| part.step(now).unwrap());
+            left -= now;
+            if left == 0 {
+                break;
+            }
+            let mut in_flight: HashMap<(usize, usize), VecDeque<Vec<f32>>> = HashMap::new();
+            for (from, part) in ranks.iter_mut().enumerate() {
+                for t in transfers[from].iter().filter(|t| t.send) {
+                    for field in 0..2 {
+                        let values = part.rows(field, t.row, t.rows).unwrap();
+                        in_flight.entry((from, t.peer)).or_default().push_back(values);
+                    }
+                }
+            }
+            for (to, part) in ranks.iter_mut().enumerate() {
+                for t in transfers[to].iter().filter(|t| !t.send) {
+                    for field in 0..2 {
+                        let values = in_flight.get_mut(&(t.peer, to)).and_then(VecDeque::pop_front).unwrap();
+                        assert_eq!(values.len(), t.rows as usize * w);
+                        part.set_rows(field, t.row, &values).unwrap();
+                    }
+                }
+            }
+            assert!(in_flight.values().all(VecDeque::is_empty), "every send received");
+        }
+        let fields = (0..2)
+            .map(|field| {
+                (ranks.iter_mut().zip(&rows))
+                    .flat_map(|(part, r)| part.rows(field, r.halo_before, r.band.len).unwrap())
+                    .collect()
+            })
+            .collect::<Vec<Vec<f32>>>();
+        bits(&fields)
+    }
+
+    #[test]
+    fn ranks_exchanging_as_nccl_pairs_their_transfers_give_the_bits_of_one_part() {
+        for periodic in [false, true] {
+            let model = Diffusion { width: 13, height: 43, periodic };
+            for steps in [8, 13, 29] {
+                let whole = run(&model, 1, 1, &[steps]);
+                for parts in [1, 2, 3, 5] {
+                    assert!(
+                        run_as_ranks(&model, parts, steps) == whole,
+                        "{parts} ranks, periodic {periodic}, {steps} steps"
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn a_part_without_device_memory_is_refused_for_nccl_ranks() {
         let model = Diffusion { width: 4, height: 30, periodic: false };
