@@ -432,7 +432,7 @@ fn a_launcher_job_of_one_process_runs_as_usual() {
         .current_dir(&dir)
         .args(["grayscott", "--backend", "cpu", "--size", "16", "--steps", "1", "--gif", "o.gif"])
         .env("SLURM_PROCID", "0")
-        .env("SLURM_NTASKS", "1")
+        .env("SLURM_STEP_NUM_TASKS", "1")
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

@@ -125,7 +125,10 @@ pub fn launch_rank(var: impl Fn(&str) -> Option<String>) -> Result<Option<Launch
             "OMPI_COMM_WORLD_LOCAL_SIZE",
         ),
         ("MPICH", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS"),
-        ("Slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NTASKS_PER_NODE"),
+        // The step's variables, which `srun` sets for each task: an `sbatch` script's own
+        // process also has SLURM_PROCID and SLURM_NTASKS (rank 0 of the allocation's tasks)
+        // but is one process, not a rank of a job.
+        ("Slurm", "SLURM_PROCID", "SLURM_STEP_NUM_TASKS", "SLURM_LOCALID", "SLURM_STEP_TASKS_PER_NODE"),
     ];
     for (launcher, rank_var, size_var, local_rank_var, local_size_var) in LAUNCHERS {
         let (Some(rank), Some(size)) = (var(rank_var), var(size_var)) else { continue };
@@ -135,6 +138,12 @@ pub fn launch_rank(var: impl Fn(&str) -> Option<String>) -> Result<Option<Launch
                 .map_err(|_| Error::InvalidInput(format!("{launcher}: {name}={text:?} is not a number")))
         };
         let (rank, size) = (number(rank_var, &rank)?, number(size_var, &size)?);
+        // NCCL numbers ranks with C ints.
+        if size > i32::MAX as usize {
+            return Err(Error::InvalidInput(format!(
+                "{launcher}: a job of {size} processes ({size_var}) is more than NCCL can number"
+            )));
+        }
         if size == 0 || rank >= size {
             return Err(Error::InvalidInput(format!(
                 "{launcher}: rank {rank} is outside a job of {size} processes ({rank_var}, {size_var})"
@@ -265,17 +274,24 @@ mod tests {
         assert_eq!(ompi.local, Some((1, 2)));
         let slurm = launch_rank(env(&[
             ("SLURM_PROCID", "2"),
-            ("SLURM_NTASKS", "5"),
+            ("SLURM_STEP_NUM_TASKS", "5"),
             ("SLURM_LOCALID", "0"),
-            ("SLURM_NTASKS_PER_NODE", "2(x2),1"),
+            ("SLURM_STEP_TASKS_PER_NODE", "2(x2),1"),
         ]))
         .unwrap()
         .unwrap();
         assert_eq!(slurm.local, None, "an uneven Slurm layout gives no local size");
         let mpich = launch_rank(env(&[("PMI_RANK", "0"), ("PMI_SIZE", "2")])).unwrap().unwrap();
         assert_eq!((mpich.rank, mpich.size, mpich.launcher), (0, 2, "MPICH"));
-        let slurm = launch_rank(env(&[("SLURM_PROCID", "7"), ("SLURM_NTASKS", "8")])).unwrap().unwrap();
+        let slurm =
+            launch_rank(env(&[("SLURM_PROCID", "7"), ("SLURM_STEP_NUM_TASKS", "8")])).unwrap().unwrap();
         assert_eq!((slurm.rank, slurm.size, slurm.launcher), (7, 8, "Slurm"));
+        // An sbatch script's own process (no srun step): a plain run.
+        let batch = env(&[("SLURM_PROCID", "0"), ("SLURM_NTASKS", "4"), ("SLURM_NTASKS_PER_NODE", "4")]);
+        assert_eq!(launch_rank(batch).unwrap(), None);
+        // More processes than NCCL's ranks can number.
+        let huge = env(&[("OMPI_COMM_WORLD_RANK", "4294967296"), ("OMPI_COMM_WORLD_SIZE", "4294967297")]);
+        assert!(launch_rank(huge).unwrap_err().to_string().contains("more than NCCL can number"));
         // Only one of the pair set: not this launcher.
         assert_eq!(launch_rank(env(&[("SLURM_PROCID", "0")])).unwrap(), None);
         for bad in [&[("PMI_RANK", "2"), ("PMI_SIZE", "2")][..], &[("PMI_RANK", "x"), ("PMI_SIZE", "2")]] {

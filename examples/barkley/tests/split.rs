@@ -132,9 +132,9 @@ const LAUNCHER_VARS: [&str; 12] = [
     "MPI_LOCALRANKID",
     "MPI_LOCALNRANKS",
     "SLURM_PROCID",
-    "SLURM_NTASKS",
+    "SLURM_STEP_NUM_TASKS",
     "SLURM_LOCALID",
-    "SLURM_NTASKS_PER_NODE",
+    "SLURM_STEP_TASKS_PER_NODE",
 ];
 
 /// Runs `barkley` with `args` in `dir` as Open MPI's rank `rank` of `size` (none: no

@@ -239,6 +239,9 @@ impl PartsArgs {
     /// has, and under a launcher anything that disagrees with its processes.
     /// `local_overlap`: whether `--overlap` is also taken by parts in one process (heat).
     pub fn open(&self, device: &Device, local_overlap: bool) -> Result<Option<Layout>> {
+        // The options first, then the launcher's variables (as before the ranks' options had
+        // a group of their own).
+        self.ranks.check_peer_timeout()?;
         let job = simulations::decomposition::launch_rank(|name| std::env::var(name).ok())?;
         if self.ranks.nccl(job)? {
             return self.open_ranks(device, job, local_overlap).map(Some);
@@ -307,12 +310,7 @@ impl RanksArgs {
     /// not a number of seconds above 0 (at most a day), and `--transport local` in a job of
     /// several processes.
     pub fn nccl(&self, job: Option<LaunchRank>) -> simulations::Result<bool> {
-        if !(self.peer_timeout.is_finite() && self.peer_timeout > 0.0 && self.peer_timeout <= 86_400.0) {
-            return Err(simulations::Error::SameOnEveryRank(format!(
-                "--peer-timeout must be a number of seconds above 0, at most 86400, got {}",
-                self.peer_timeout
-            )));
-        }
+        self.check_peer_timeout()?;
         let several = job.filter(|j| j.size > 1);
         match (self.transport, several) {
             (Some(Transport::Nccl), _) => Ok(true),
@@ -324,6 +322,17 @@ impl RanksArgs {
             (Some(Transport::Local), None) => Ok(false),
             (None, several) => Ok(several.is_some()),
         }
+    }
+
+    /// Refuses a `--peer-timeout` that is not a number of seconds above 0 (at most a day).
+    pub fn check_peer_timeout(&self) -> simulations::Result<()> {
+        if !(self.peer_timeout.is_finite() && self.peer_timeout > 0.0 && self.peer_timeout <= 86_400.0) {
+            return Err(simulations::Error::SameOnEveryRank(format!(
+                "--peer-timeout must be a number of seconds above 0, at most 86400, got {}",
+                self.peer_timeout
+            )));
+        }
+        Ok(())
     }
 
     /// Refuses `--nccl-id-file` in a run whose parts are not NCCL ranks.

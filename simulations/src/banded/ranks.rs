@@ -110,7 +110,7 @@ impl Ranks {
         let mut group = Vec::with_capacity(self.transfers.len() * names.len());
         for t in &self.transfers {
             for (field, name) in names.iter().enumerate() {
-                let values = self.offered(part.device_rows(field), name)?;
+                let values = self.offered(part.device_rows(field), name, w)?;
                 let (row, count) = (t.row as usize, t.rows as usize);
                 group.push(Transfer::rows(values, &self.stream, row, count, w, t.peer, t.send));
             }
@@ -131,7 +131,7 @@ impl Ranks {
         let w = width as usize;
         let mine = self.rows[self.comm.rank()];
         if !self.comm.is_root() {
-            let values = self.offered(part.device_rows(field), name)?;
+            let values = self.offered(part.device_rows(field), name, w)?;
             let (first, count) = (mine.halo_before as usize, mine.band.len as usize);
             let send = Transfer::rows(values, &self.stream, first, count, w, 0, true);
             self.comm.exchange(&self.stream, &[send])?;
@@ -172,9 +172,23 @@ impl Ranks {
         Ok(whole)
     }
 
-    /// `rows`, field `name` of this rank's part, if offered on the stream its halos travel on.
-    fn offered<'a>(&self, rows: Option<DeviceRows<'a>>, name: &str) -> Result<&'a CudaSlice<f32>> {
+    /// `rows`, field `name` of this rank's part, if offered on the stream its halos travel on
+    /// and holding every row of the part (`width` values each).
+    fn offered<'a>(
+        &self,
+        rows: Option<DeviceRows<'a>>,
+        name: &str,
+        width: usize,
+    ) -> Result<&'a CudaSlice<f32>> {
+        let need = self.rows[self.comm.rank()].len() as usize * width;
         match rows {
+            Some(rows) if rows.stream.cu_stream() == self.stream.cu_stream() && rows.values.len() < need => {
+                Err(Error::InvalidInput(format!(
+                    "rank {}'s part offers {} values of field {name:?} in device memory where its rows hold {need}                      (Part::device_rows gives every row of the part, halos included)",
+                    self.comm.rank(),
+                    rows.values.len()
+                )))
+            }
             Some(rows) if rows.stream.cu_stream() == self.stream.cu_stream() => Ok(rows.values),
             _ => Err(Error::InvalidInput(format!(
                 "rank {}'s part no longer offers field {name:?} in device memory on the stream it had when the split \
