@@ -312,7 +312,9 @@ impl<M: BandedModel> Split<M> {
     ) -> Result<Self> {
         let width = model.size().0;
         check_fields(&model, &start)?;
-        let (halo, all_rows) = plan(&model, comm.size() as u32)?;
+        // Every rank finds the same grid too thin or too short: said once, by rank 0.
+        let (halo, all_rows) = plan(&model, comm.size() as u32)
+            .map_err(|e| Error::SameOnEveryRank(format!("{} processes, one part each: {e}", comm.size())))?;
         let rank = comm.rank();
         let rows = all_rows[rank];
         let values = start.iter().map(|field| cut(field, width, &rows)).collect();
