@@ -129,7 +129,8 @@ fn run(args: &Args, job: Option<LaunchRank>) -> Result<(), Box<dyn std::error::E
         return Ok(host::cli::options::list_palettes()?);
     }
     if args.steps == 0 {
-        return Err("--steps must be at least 1".into());
+        // Every rank of a job finds it: said once, by rank 0.
+        return Err(simulations::Error::SameOnEveryRank("--steps must be at least 1".into()).into());
     }
     let nccl = args.ranks.nccl(job)?;
     if !nccl {

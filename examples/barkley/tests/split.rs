@@ -187,6 +187,10 @@ fn nccl_mistakes_are_refused_with_one_line_by_rank_0_and_nothing_written() {
         let (code, out) = as_rank(dir.path(), Some((1, 2)), &[&save[..], args].concat());
         assert_eq!((code, out.as_str()), (Some(1), ""), "rank 1, {args:?}");
     }
+    let no_steps = ["-o", "picture.png", "--steps", "0"];
+    let (code, out) = as_rank(dir.path(), rank_0, &no_steps);
+    assert!(code == Some(1) && out.trim() == "barkley: --steps must be at least 1", "{out}");
+    assert_eq!(as_rank(dir.path(), Some((1, 2)), &no_steps), (Some(1), String::new()), "rank 1, --steps 0");
     let (code, out) = as_rank(dir.path(), rank_0, &["serve"]);
     assert!(code == Some(1) && out.contains("barkley serve is one process, but Open MPI started 2"), "{out}");
     let mut names: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
