@@ -54,14 +54,16 @@ impl DeviceHalos {
     /// peer access enabled both ways between the GPUs of every halo copied between two
     /// ([`ptxkit_host::enable_peer_access`]), noting the pairs that cannot have it.
     pub(super) fn new(streams: Vec<Option<Arc<CudaStream>>>, halos: &[Halo]) -> Result<Self> {
-        let mut staged = Vec::new();
+        let (mut asked, mut staged) = (Vec::new(), Vec::new());
         for halo in halos {
             let (Some(to), Some(from)) = (&streams[halo.to], &streams[halo.from]) else { continue };
             let (to, from) = (to.context(), from.context());
             let pair = (to.ordinal().min(from.ordinal()), to.ordinal().max(from.ordinal()));
-            if pair.0 == pair.1 || staged.contains(&pair) {
+            // Each pair of GPUs once (many halos, many parts, cross the same two).
+            if pair.0 == pair.1 || asked.contains(&pair) {
                 continue;
             }
+            asked.push(pair);
             // Where the driver says the GPUs can reach each other but enabling it fails (say, a
             // GPU already has the most peers it may), the copies are staged, and the split says so.
             let reach = |a, b| ptxkit_host::enable_peer_access(a, b).unwrap_or(false);
