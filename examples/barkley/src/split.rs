@@ -208,5 +208,5 @@ pub fn connect(
         }
         Err(e) => return Err(e.into()),
     };
-    ranks.connect(&gpu, job, None)
+    ranks.connect_on(gpu, job)
 }

@@ -354,6 +354,16 @@ impl RanksArgs {
     ) -> simulations::Result<simulations::nccl::Communicator> {
         connect_rank(first, job, self.nccl_id_file.clone(), self.peer_timeout, max_ctas)
     }
+
+    /// This process's rank of the NCCL job on `gpu`, the one its rank takes ([`rank_ordinal`]),
+    /// opened by the caller with its own kernels ([`connect_on`] with these options).
+    pub fn connect_on(
+        &self,
+        gpu: std::sync::Arc<simulations::cuda::Gpu>,
+        job: Option<LaunchRank>,
+    ) -> simulations::Result<simulations::nccl::Communicator> {
+        connect_on(gpu, job, self.nccl_id_file.clone(), self.peer_timeout, None)
+    }
 }
 
 /// Refuses `--gpus` (`gpus`, a number) or `--split` that is not the number of processes of
@@ -400,14 +410,25 @@ pub fn connect_rank(
     peer_timeout: f64,
     max_ctas: Option<u32>,
 ) -> simulations::Result<simulations::nccl::Communicator> {
+    let ordinal = rank_ordinal(job, first.ordinal())?;
+    let gpu =
+        if ordinal == first.ordinal() { first.clone() } else { simulations::cuda::open_device(ordinal)? };
+    connect_on(gpu, job, id_file, peer_timeout, max_ctas)
+}
+
+/// [`connect_rank`] on `gpu`, already the one this rank takes.
+pub fn connect_on(
+    gpu: std::sync::Arc<simulations::cuda::Gpu>,
+    job: Option<LaunchRank>,
+    id_file: Option<PathBuf>,
+    peer_timeout: f64,
+    max_ctas: Option<u32>,
+) -> simulations::Result<simulations::nccl::Communicator> {
     simulations::nccl::check_library()?;
     let (rank, size) = job.map_or((0, 1), |j| (j.rank, j.size));
     if rank == 0 && size > 1 && simulations::resources::allowed_cpus() == Some(1) {
         eprintln!("{}", simulations::resources::ONE_CPU_ADVICE);
     }
-    let ordinal = rank_ordinal(job, first.ordinal())?;
-    let gpu =
-        if ordinal == first.ordinal() { first.clone() } else { simulations::cuda::open_device(ordinal)? };
     let bootstrap = simulations::nccl::Bootstrap {
         id_file,
         timeout: std::time::Duration::from_secs_f64(peer_timeout),
