@@ -4,9 +4,11 @@
 # Logs go to $OUT. Usage: gpu-check.sh [tests] [sanitize] [gif] [bench] [heat] [physarum-tests]
 # [map] [outputs] [coldstart] [unit-sanitize] [profile] [physarum-sanitize] [physarum-gif] [physarum-bench]
 # [split] [nccl] [split-bench] [heat-size] [faults] [load] [serve] [example] [profile-full]
-# [multi] [multi-bench] [multi-gs] [multi-heat] [multi-sweep]  (default: all but profile-full and the multi
+# [toolkit] [cookbook] [multi] [multi-bench] [multi-gs] [multi-heat] [multi-sweep]  (default: all but profile-full and the multi
 # parts, which need 2 or more GPUs: scripts/multi-gpu-check.sh; multi-gs and multi-heat are
-# Gray-Scott's and heat's scaling benches alone; multi-sweep measures two constants)
+# Gray-Scott's and heat's scaling benches alone; multi-sweep measures two constants). toolkit: the
+# ptxkit-check GPU tests and compute-sanitizer on them; cookbook: examples/cookbook's GPU tests,
+# compute-sanitizer on them, its CUDA C twins built by nvcc, and cookbook-bench (Rust vs nvcc).
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu-check}
 mkdir -p "$OUT"
@@ -19,7 +21,7 @@ for f in .gpu/*.gz; do
   chmod +x "$B/$(basename "${f%.gz}")"
 done
 export XDG_CACHE_HOME=/tmp/cache
-parts=${*:-tests outputs coldstart sanitize unit-sanitize profile gif bench heat map physarum-tests physarum-sanitize physarum-gif physarum-bench split nccl split-bench heat-size faults load serve example}
+parts=${*:-tests outputs coldstart sanitize unit-sanitize profile gif bench heat map physarum-tests physarum-sanitize physarum-gif physarum-bench split nccl split-bench heat-size faults load serve example toolkit cookbook}
 has() { [[ " $parts " == *" $1 "* ]]; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
 
@@ -451,3 +453,45 @@ if has example; then
   done
 fi
 # --- end example --------------------------------------------------------------------------
+# --- toolkit: ptxkit-check's GPU tests (every intrinsic on the GPU) --------------------------
+if has toolkit; then
+  echo "== toolkit: ptxkit-check's GPU tests"
+  $B/ptxkit_check --ignored --test-threads=1 --nocapture > "$OUT/toolkit-tests.log" 2>&1
+  grep -E "test result|panicked" "$OUT/toolkit-tests.log"
+  # Tests that fault, go out of bounds or panic on purpose are skipped (libtest's --skip is a
+  # substring filter): the sanitizer would rightly report them.
+  echo "== compute-sanitizer on ptxkit-check's GPU tests (but *oob*, *fault*, *panic*)"
+  for tool in memcheck racecheck; do
+    timeout 600 compute-sanitizer --tool $tool --error-exitcode 9 $B/ptxkit_check --ignored --test-threads=1 \
+      --skip oob --skip fault --skip panic > "$OUT/san-$tool-toolkit.log" 2>&1
+    echo "toolkit $tool: exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|test result' "$OUT/san-$tool-toolkit.log" | tr '\n' ' ')"
+  done
+fi
+# --- end toolkit ----------------------------------------------------------------------------
+# --- cookbook: examples/cookbook ------------------------------------------------------------
+if has cookbook; then
+  echo "== examples/cookbook: each kernel on the GPU against its CPU reference"
+  $B/cookbook_it --ignored --test-threads=1 --nocapture > "$OUT/cookbook-tests.log" 2>&1
+  grep -m1 -E "NVIDIA|\(cubin|\(PTX" "$OUT/cookbook-tests.log"
+  grep -E "test result|panicked" "$OUT/cookbook-tests.log"
+  echo "== compute-sanitizer on the cookbook's GPU tests"
+  for tool in memcheck racecheck; do
+    timeout 600 compute-sanitizer --tool $tool --error-exitcode 9 $B/cookbook_it --ignored --test-threads=1 \
+      > "$OUT/san-$tool-cookbook.log" 2>&1
+    echo "cookbook $tool: exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|test result' "$OUT/san-$tool-cookbook.log" | tr '\n' ' ')"
+  done
+  echo "== the CUDA C twins: nvcc -O3 -cubin for this GPU's architecture"
+  NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+  cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d '. ')
+  arch=sm_${cap:-90}
+  "$NVCC" --version | tail -1
+  mkdir -p /tmp/cookbook-cubins
+  for cu in examples/cookbook/cuda/*.cu; do
+    k=$(basename "$cu" .cu)
+    "$NVCC" -O3 -arch=$arch -cubin -o /tmp/cookbook-cubins/$k.cubin "$cu" > "$OUT/nvcc-$k.log" 2>&1 \
+      || echo "nvcc $k failed: $(head -5 "$OUT/nvcc-$k.log")"
+  done
+  echo "== cookbook-bench: Rust kernel vs nvcc twin ($arch), same algorithm and launch shape"
+  $B/cookbook-bench --cubin-dir /tmp/cookbook-cubins 2>&1 | tee "$OUT/cookbook-bench.txt"
+fi
+# --- end cookbook ---------------------------------------------------------------------------

@@ -42,6 +42,24 @@ strip .gpu/rust-gpu-sim .gpu/grayscott_png .gpu/gpu_* .gpu/outputs_gpu .gpu/faul
 # driver's start-up without us), from the build directory of the binary just built.
 out=$(dirname "$(ls -t target/release/build/simulations/*/out/kernels.heat.sm_90.cubin | head -1)")
 for module in "$out"/kernels.*.sm_90.cubin; do cp "$module" .gpu/; done
+# examples/cookbook: its bench and its test binary; the toolkit's checks (ptxkit-check). Both
+# test targets are named `it`: each is picked by its package's manifest, not by name alone.
+cargo build --release -p cookbook --bin cookbook-bench
+cp target/release/cookbook-bench .gpu/cookbook-bench
+for spec in "cookbook examples/cookbook/Cargo.toml cookbook_it" "ptxkit-check toolkit/check/Cargo.toml ptxkit_check"; do
+  read -r package manifest staged <<< "$spec"
+  exe=$(cargo test --release -p "$package" --test it --no-run --message-format=json 2>/dev/null |
+    MANIFEST="$PWD/$manifest" python3 -c '
+import json, os, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if (m.get("reason") == "compiler-artifact" and m["target"]["name"] == "it" and m.get("executable")
+            and os.path.realpath(m["manifest_path"]) == os.path.realpath(os.environ["MANIFEST"])):
+        print(m["executable"])')
+  [ -n "$exe" ] || { echo "stage-gpu: no test binary 'it' of $package" >&2; exit 1; }
+  cp "$exe" ".gpu/$staged"
+done
+strip .gpu/cookbook-bench .gpu/cookbook_it .gpu/ptxkit_check
 # Compressed: what travels to the GPU machine is limited to 64 MiB; gpu-check.sh unpacks.
 rm -f .gpu/*.gz
 for f in .gpu/*; do gzip -9 "$f"; done

@@ -33,6 +33,38 @@
 //! each compiled, assembled and cached on its own (`kernels.<module>.ptx`, ...), so that an edit
 //! of a file that one module alone loads rebuilds only that module; the host loads them all.
 //!
+//! # libdevice
+//!
+//! Kernels that call `ptxkit_device::math` (NVIDIA's libdevice, `__nv_*` functions) get
+//! `libdevice.10.bc` linked in by the NVPTX link step ([`LINK_WRAPPER`]): only the functions
+//! they call survive, inlined, with NVVMReflect's `__CUDA_FTZ` = 0 (IEEE denormals) and
+//! `__CUDA_PREC_SQRT` = 1 (IEEE `sqrtf`), nvcc's defaults. The builder looks for it in
+//! `$PTXKIT_LIBDEVICE` (the file or its directory), then `$CUDA_HOME` / `$CUDA_PATH`
+//! (`nvvm/libdevice`), the [`PtxBuilder::libdevice`] candidates, beside each
+//! [`PtxBuilder::ptxas`] candidate (`<toolkit>/bin/ptxas` → `<toolkit>/nvvm/libdevice`), the
+//! copy `scripts/setup.sh` installs (`.tools/cuda-nvcc/...`, in the calling package or a
+//! directory above it), and `/usr/local/cuda`. Kernels that call none of it are linked as
+//! before, byte for byte; kernels that do, without a libdevice, fail the build with a message
+//! that names `PTXKIT_LIBDEVICE`.
+//!
+//! # Line tables and debug assertions
+//!
+//! - **Line tables** (nvcc's `-lineinfo`): the nested build gets
+//!   `debug = "line-tables-only"`; the builder then takes the DWARF sections and the `, debug`
+//!   of `.target` out of the PTX ([`strip_dwarf`]), keeping `.file`/`.loc`, so the PTX stays
+//!   optimised and portable, and runs `ptxas -lineinfo`: compute-sanitizer and Nsight Compute
+//!   then name the source line of a fault or a hot instruction.
+//! - **Debug assertions**: the nested build gets `debug-assertions = true`, so `debug_assert!`
+//!   in a kernel checks (a failure prints its file and line and traps), as do `core`'s own
+//!   checks (null and misaligned pointer dereferences), which make such kernels slower and
+//!   bigger.
+//!
+//! Both are on when the outer build's profile is `kernel-dev` (the kernel author's loop: the
+//! profile is read from `OUT_DIR`, `target/<profile>/build/...`) and off otherwise; the
+//! setters [`PtxBuilder::line_info`] and [`PtxBuilder::debug_assertions`] override the
+//! profile, and `PTXKIT_LINEINFO=0|1` and `PTXKIT_DEBUG_ASSERTIONS=0|1` override both.
+//! Default (`dev`, `release`) builds are unchanged: no line table, no debug assertions.
+//!
 //! The crate is built with `cargo rustc --release --target nvptx64-nvidia-cuda
 //! -Zbuild-std=core --crate-type cdylib` with fat LTO, in a target directory of its own (so the nested cargo
 //! never waits for the lock of the outer build), with the cargo variables of the outer build
@@ -58,6 +90,9 @@ pub struct PtxBuilder {
     rustflags: Vec<String>,
     cubins: Vec<String>,
     ptxas: Vec<PathBuf>,
+    libdevice: Vec<PathBuf>,
+    line_info: Option<bool>,
+    debug_assertions: Option<bool>,
     modules: Vec<Module>,
     /// A configuration mistake found by a setter, reported by the build.
     invalid: Option<String>,
@@ -124,6 +159,9 @@ impl PtxBuilder {
             rustflags: Vec::new(),
             cubins: Vec::new(),
             ptxas: Vec::new(),
+            libdevice: Vec::new(),
+            line_info: None,
+            debug_assertions: None,
             modules: Vec::new(),
             invalid: None,
         }
@@ -167,6 +205,31 @@ impl PtxBuilder {
     /// `$PTXAS` comes first.
     pub fn ptxas(mut self, candidate: impl Into<PathBuf>) -> Self {
         self.ptxas.push(candidate.into());
+        self
+    }
+
+    /// Where to look for NVIDIA's libdevice (`libdevice.10.bc`, or a directory holding it;
+    /// relative to the calling package), after `$PTXKIT_LIBDEVICE` and `$CUDA_HOME` /
+    /// `$CUDA_PATH` and before the default places (see the crate documentation).
+    pub fn libdevice(mut self, candidate: impl Into<PathBuf>) -> Self {
+        self.libdevice.push(candidate.into());
+        self
+    }
+
+    /// Line tables in the PTX (`.file`/`.loc`, nvcc's `-lineinfo`) and `ptxas -lineinfo`, so
+    /// that compute-sanitizer and Nsight name a kernel's source lines; the code stays
+    /// optimised. Default: on in the `kernel-dev` profile, off otherwise; `$PTXKIT_LINEINFO`
+    /// (`0` or `1`) overrides both.
+    pub fn line_info(mut self, on: bool) -> Self {
+        self.line_info = Some(on);
+        self
+    }
+
+    /// `debug_assert!` (and `core`'s own debug checks) kept in the kernels
+    /// (`-C debug-assertions=on`). Default: on in the `kernel-dev` profile, off otherwise;
+    /// `$PTXKIT_DEBUG_ASSERTIONS` (`0` or `1`) overrides both.
+    pub fn debug_assertions(mut self, on: bool) -> Self {
+        self.debug_assertions = Some(on);
         self
     }
 
@@ -234,12 +297,14 @@ impl PtxBuilder {
             "" => out_dir.join("ptx-target"),
             name => out_dir.join("ptx-target").join(name),
         };
+        let settings = self.settings()?;
+        let settings = &settings;
         let built: Vec<Result<PathBuf, BuildError>> = std::thread::scope(|scope| {
             let jobs: Vec<_> = modules
                 .iter()
                 .map(|module| {
                     let dir = target_dir(module);
-                    scope.spawn(move || self.build_module(&dir, module))
+                    scope.spawn(move || self.build_module(&dir, module, settings))
                 })
                 .collect();
             jobs.into_iter().map(|job| job.join().expect("PTX build thread")).collect()
@@ -273,7 +338,7 @@ impl PtxBuilder {
             vec![Vec::new(); modules.len()]
         } else {
             match self.find_ptxas() {
-                Some(ptxas) => self.assemble(&ptxas, &ptx_files)?,
+                Some(ptxas) => self.assemble(&ptxas, &ptx_files, settings.line_info)?,
                 None => {
                     println!(
                         "cargo::warning=ptxas not found ($PTXAS, {:?}, PATH): embedding PTX only, which the driver \
@@ -327,7 +392,10 @@ impl PtxBuilder {
         &self,
         ptxas: &Path,
         ptx_files: &[(PathBuf, String)],
+        line_info: bool,
     ) -> Result<Vec<Vec<(u32, PathBuf)>>, BuildError> {
+        // `-lineinfo`: the cubin keeps the PTX's line table (for compute-sanitizer, Nsight).
+        let extra: &[&str] = if line_info { &["-lineinfo"] } else { &[] };
         let mut archs = Vec::new();
         for arch in &self.cubins {
             let number: u32 = arch.trim_start_matches("sm_").parse().map_err(|_| {
@@ -353,7 +421,8 @@ impl PtxBuilder {
                     archs
                         .iter()
                         .map(|&(arch, number)| {
-                            let stamp_text = format!("{assembler}\n-arch={arch}\n{content}\n");
+                            let stamp_text =
+                                format!("{assembler}\n-arch={arch}{}\n{content}\n", extra.concat());
                             scope.spawn(move || {
                                 let cubin = ptx.with_extension(format!("{arch}.cubin"));
                                 let stamp = ptx.with_extension(format!("{arch}.cubin.stamp"));
@@ -365,6 +434,7 @@ impl PtxBuilder {
                                 let _ = fs::remove_file(&stamp);
                                 let output = Command::new(ptxas)
                                     .arg(format!("-arch={arch}"))
+                                    .args(extra)
                                     .arg("-o")
                                     .arg(&cubin)
                                     .arg(ptx)
@@ -412,11 +482,78 @@ impl PtxBuilder {
     /// Builds the PTX of the crate whole (its default features) into `target_dir`; returns the
     /// path of the `.ptx` file.
     pub fn build(&self, target_dir: &Path) -> Result<PathBuf, BuildError> {
-        self.build_module(target_dir, &Module { name: String::new(), features: None })
+        self.build_module(target_dir, &Module { name: String::new(), features: None }, &self.settings()?)
+    }
+
+    /// What every module's build shares: libdevice, line tables, debug assertions.
+    fn settings(&self) -> Result<Settings, BuildError> {
+        for var in [LINEINFO_VAR, DEBUG_ASSERTIONS_VAR] {
+            println!("cargo::rerun-if-env-changed={var}");
+        }
+        let profile = env::var_os("OUT_DIR").and_then(|dir| outer_profile(Path::new(&dir)));
+        let profile = profile.as_deref();
+        let line_info =
+            resolve_switch(LINEINFO_VAR, env::var(LINEINFO_VAR).ok().as_deref(), self.line_info, profile)
+                .map_err(BuildError::Config)?;
+        let debug_assertions = resolve_switch(
+            DEBUG_ASSERTIONS_VAR,
+            env::var(DEBUG_ASSERTIONS_VAR).ok().as_deref(),
+            self.debug_assertions,
+            profile,
+        )
+        .map_err(BuildError::Config)?;
+        Ok(Settings { libdevice: self.find_libdevice()?, line_info, debug_assertions })
+    }
+
+    /// `$PTXKIT_LIBDEVICE` (a file, or a directory holding `libdevice.10.bc`); else the first
+    /// that exists of `$CUDA_HOME` / `$CUDA_PATH`'s `nvvm/libdevice`, the [`libdevice`]
+    /// candidates, the `nvvm/libdevice` beside each [`ptxas`] candidate, the `.tools` copy of
+    /// `scripts/setup.sh` in the calling package or a directory above it, and
+    /// `/usr/local/cuda`.
+    ///
+    /// [`libdevice`]: Self::libdevice
+    /// [`ptxas`]: Self::ptxas
+    fn find_libdevice(&self) -> Result<Option<PathBuf>, BuildError> {
+        let in_dir = |path: PathBuf| if path.is_dir() { path.join(LIBDEVICE_FILE) } else { path };
+        println!("cargo::rerun-if-env-changed={LIBDEVICE_VAR}");
+        if let Some(path) = env::var_os(LIBDEVICE_VAR).filter(|p| !p.is_empty()) {
+            let file = in_dir(PathBuf::from(path));
+            if !file.is_file() {
+                return Err(BuildError::Config(format!(
+                    "{LIBDEVICE_VAR}={}: no such file (name libdevice.10.bc or the directory holding it)",
+                    file.display()
+                )));
+            }
+            return Ok(Some(fs::canonicalize(&file).unwrap_or(file)));
+        }
+        let mut candidates = Vec::new();
+        for var in ["CUDA_HOME", "CUDA_PATH"] {
+            println!("cargo::rerun-if-env-changed={var}");
+            if let Some(home) = env::var_os(var).filter(|p| !p.is_empty()) {
+                candidates.push(Path::new(&home).join("nvvm/libdevice").join(LIBDEVICE_FILE));
+            }
+        }
+        candidates.extend(self.libdevice.iter().cloned().map(in_dir));
+        for ptxas in &self.ptxas {
+            // <toolkit>/bin/ptxas -> <toolkit>/nvvm/libdevice
+            if let Some(toolkit) = ptxas.parent().and_then(Path::parent) {
+                candidates.push(toolkit.join("nvvm/libdevice").join(LIBDEVICE_FILE));
+            }
+        }
+        let package = env::var_os("CARGO_MANIFEST_DIR").map_or_else(|| PathBuf::from("."), PathBuf::from);
+        candidates.extend(package.ancestors().map(|dir| dir.join(SETUP_LIBDEVICE)));
+        candidates.push(Path::new("/usr/local/cuda/nvvm/libdevice").join(LIBDEVICE_FILE));
+        // Absolute: the link wrapper runs in another directory.
+        Ok(candidates.into_iter().find(|c| c.is_file()).map(|c| fs::canonicalize(&c).unwrap_or(c)))
     }
 
     /// Builds one module's PTX into `target_dir`; returns the path of the `.ptx` file.
-    fn build_module(&self, target_dir: &Path, module: &Module) -> Result<PathBuf, BuildError> {
+    fn build_module(
+        &self,
+        target_dir: &Path,
+        module: &Module,
+        settings: &Settings,
+    ) -> Result<PathBuf, BuildError> {
         for dir in std::iter::once(&self.crate_dir).chain(&self.watch) {
             println!("cargo::rerun-if-changed={}", dir.display());
         }
@@ -451,16 +588,34 @@ impl PtxBuilder {
         cmd.arg("--target-dir")
             .arg(target_dir)
             .env("RUSTFLAGS", self.device_rustflags(target_dir)?)
-            // DWARF in the PTX turns its `.target` into `sm_XX, debug`; keep kernels optimised.
-            .env("CARGO_PROFILE_RELEASE_DEBUG", "false")
+            // Line tables only (`.file`/`.loc`) when asked for: the DWARF sections and the
+            // `, debug` of `.target` that come with them are taken out below
+            // ([`strip_dwarf`]), so the kernels stay optimised and portable.
+            .env("CARGO_PROFILE_RELEASE_DEBUG", if settings.line_info { "line-tables-only" } else { "false" })
+            .env(
+                "CARGO_PROFILE_RELEASE_DEBUG_ASSERTIONS",
+                if settings.debug_assertions { "true" } else { "false" },
+            )
             // The NVPTX link step (llvm-bitcode-linker) runs `default<O3>` over everything it
             // is given before dropping what no kernel uses: without LTO that is all of `core`
             // (9 of the 11.5 s a kernel crate's rebuild took). Fat LTO lets rustc drop the
             // unused code first, so the linker optimises only the kernels (5.3 s in all).
             .env("CARGO_PROFILE_RELEASE_LTO", "fat");
+        // The link wrapper adds libdevice when the kernels call it (and fails, naming
+        // PTXKIT_LIBDEVICE, when there is none).
+        match &settings.libdevice {
+            Some(path) => cmd.env(WRAPPER_LIBDEVICE_VAR, path),
+            None => cmd.env_remove(WRAPPER_LIBDEVICE_VAR),
+        };
+        let link_error = target_dir.join("link-error.txt");
+        let _ = fs::remove_file(&link_error);
+        cmd.env("PTXKIT_LINK_ERROR_FILE", &link_error);
         let output = cmd.output().map_err(BuildError::Spawn)?;
         if !output.status.success() {
             let log = String::from_utf8_lossy(&output.stderr);
+            if fs::read_to_string(&link_error).is_ok_and(|e| e.contains(NO_LIBDEVICE_MARKER)) {
+                return Err(BuildError::Config(no_libdevice_message()));
+            }
             let relevant: Vec<&str> = log
                 .lines()
                 .filter(|l| {
@@ -487,12 +642,134 @@ impl PtxBuilder {
         }
         // The launch bounds go into a copy: cargo's own output stays as rustc wrote it, so a
         // build that finds the crate fresh does not add them twice.
-        let text = fs::read_to_string(&ptx).map_err(|e| BuildError::Io(ptx.clone(), e))?;
+        let text = strip_dwarf(&fs::read_to_string(&ptx).map_err(|e| BuildError::Io(ptx.clone(), e))?);
+        if let Some(name) = extern_funcs(&text).find(|f| f.starts_with("__nv_") || *f == "__nvvm_reflect") {
+            return Err(BuildError::Config(match &settings.libdevice {
+                Some(path) => {
+                    format!("{name} is left undefined in the PTX: {} does not define it", path.display())
+                }
+                None => format!("{name} is left undefined in the PTX: {}", no_libdevice_message()),
+            }));
+        }
         let with_bounds = add_launch_bounds(&text, &markers(&text))?;
         let finished = target_dir.join(format!("{crate_name}.ptx"));
         write_if_changed(&finished, &with_bounds)?;
         Ok(finished)
     }
+}
+
+/// What the modules of one build share (see [`PtxBuilder::settings`]).
+#[derive(Clone, Debug)]
+struct Settings {
+    libdevice: Option<PathBuf>,
+    line_info: bool,
+    debug_assertions: bool,
+}
+
+/// Overrides [`PtxBuilder::line_info`]: `0` or `1`.
+pub const LINEINFO_VAR: &str = "PTXKIT_LINEINFO";
+/// Overrides [`PtxBuilder::debug_assertions`]: `0` or `1`.
+pub const DEBUG_ASSERTIONS_VAR: &str = "PTXKIT_DEBUG_ASSERTIONS";
+/// NVIDIA's libdevice, the file or its directory (see [`PtxBuilder::libdevice`]).
+pub const LIBDEVICE_VAR: &str = "PTXKIT_LIBDEVICE";
+/// The profile in which line tables and debug assertions are on by default.
+pub const KERNEL_DEV_PROFILE: &str = "kernel-dev";
+/// libdevice's file name in the CUDA toolkit's `nvvm/libdevice`.
+const LIBDEVICE_FILE: &str = "libdevice.10.bc";
+/// Where `scripts/setup.sh` installs libdevice (the pip wheel `nvidia-cuda-nvcc`).
+const SETUP_LIBDEVICE: &str = ".tools/cuda-nvcc/nvidia/cuda_nvcc/nvvm/libdevice/libdevice.10.bc";
+/// The variable through which the builder gives [`LINK_WRAPPER`] libdevice's path.
+const WRAPPER_LIBDEVICE_VAR: &str = "PTXKIT_LINK_LIBDEVICE";
+/// What [`LINK_WRAPPER`] prints when the kernels call libdevice and it has none.
+const NO_LIBDEVICE_MARKER: &str = "ptxkit-build: libdevice needed but not found";
+
+fn no_libdevice_message() -> String {
+    format!(
+        "the kernels call NVIDIA's libdevice (`__nv_*` functions: ptxkit_device::math), but no {LIBDEVICE_FILE} was \
+         found: set {LIBDEVICE_VAR} to it (or to its directory), or CUDA_HOME to a CUDA toolkit \
+         (scripts/setup.sh installs one in .tools/)"
+    )
+}
+
+/// The outer build's profile, from its `OUT_DIR` (`target/<profile>/build/<pkg>-<hash>/out`,
+/// or `.../build/<pkg>/<hash>/out` in newer cargo's layout, with `target/<triple>/<profile>/...`
+/// when cross-compiling): `debug` for `dev`, `release`, or a custom profile's name such as
+/// `kernel-dev`.
+pub fn outer_profile(out_dir: &Path) -> Option<String> {
+    if out_dir.file_name()? != "out" {
+        return None;
+    }
+    // The nearest `build` above the package's directory (one or two levels up).
+    let build =
+        out_dir.ancestors().skip(2).take(2).find(|dir| dir.file_name().is_some_and(|n| n == "build"))?;
+    Some(build.parent()?.file_name()?.to_string_lossy().into_owned())
+}
+
+/// A switch that is on in the `kernel-dev` profile: `env_value` (`0`/`1`, else an error naming
+/// `var`) wins, then the builder's `setting`, then the profile.
+pub fn resolve_switch(
+    var: &str,
+    env_value: Option<&str>,
+    setting: Option<bool>,
+    profile: Option<&str>,
+) -> Result<bool, String> {
+    match env_value.map(str::trim) {
+        Some("1") => Ok(true),
+        Some("0") => Ok(false),
+        Some(other) => Err(format!("{var}={other:?}: write 0 (off) or 1 (on)")),
+        None => Ok(setting.unwrap_or(profile == Some(KERNEL_DEV_PROFILE))),
+    }
+}
+
+/// The PTX without its DWARF: the `, debug` of `.target` and the `.section .debug_*` blocks,
+/// keeping the line table (`.file`, `.loc`), which is what nvcc's `-lineinfo` writes. The
+/// code is the same optimised code; `ptxas` then needs no `-g`-style debug build. PTX without
+/// DWARF comes back unchanged.
+pub fn strip_dwarf(ptx: &str) -> String {
+    let mut out = String::with_capacity(ptx.len());
+    let mut lines = ptx.lines();
+    while let Some(line) = lines.next() {
+        let code = line.trim();
+        if code.starts_with(".section") && code[".section".len()..].trim_start().starts_with(".debug_") {
+            // `.section .debug_x` then `{`, the contents, `}`.
+            let mut depth = 0;
+            for section_line in std::iter::once(line).chain(lines.by_ref()) {
+                depth += section_line.matches('{').count() as i64 - section_line.matches('}').count() as i64;
+                if depth <= 0 && section_line.contains('}') {
+                    break;
+                }
+            }
+            continue;
+        }
+        match code.strip_prefix(".target ") {
+            Some(target) if target.contains(", debug") || target.ends_with(",debug") => {
+                let kept: Vec<&str> = target.split(',').map(str::trim).filter(|t| *t != "debug").collect();
+                let indent = &line[..line.len() - line.trim_start().len()];
+                out.push_str(&format!("{indent}.target {}\n", kept.join(", ")));
+            }
+            _ => {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    if !ptx.ends_with('\n') {
+        out.pop();
+    }
+    out
+}
+
+/// The names of the functions `ptx` declares `.extern .func` (defined elsewhere).
+pub fn extern_funcs(ptx: &str) -> impl Iterator<Item = &str> {
+    ptx.lines().filter_map(|line| {
+        let rest = line.trim().strip_prefix(".extern")?.trim_start().strip_prefix(".func")?.trim_start();
+        // An optional return parameter list `(.param ...)` comes before the name.
+        let rest = match rest.strip_prefix('(') {
+            Some(params) => params.split_once(')')?.1.trim_start(),
+            None => rest,
+        };
+        rest.split(|c: char| c == '(' || c.is_whitespace()).next().filter(|name| !name.is_empty())
+    })
 }
 
 /// FNV-1a (64 bit) of `bytes`: fixed by its definition, so a stamp written by one build of the
@@ -558,7 +835,8 @@ pub fn parse_arch_list(var: &str, value: Option<&str>) -> Result<Option<Vec<Stri
     Ok(Some(archs))
 }
 
-/// rustc's NVPTX link step, without `compiler_builtins` when the kernels need none of it.
+/// rustc's NVPTX link step, without `compiler_builtins` when the kernels need none of it, with
+/// NVIDIA's libdevice when they call it.
 ///
 /// The linker (`llvm-bitcode-linker`) runs `default<O3>` over every module it is given before
 /// dropping what no kernel uses; `compiler_builtins` (which `-Zbuild-std=core` always links,
@@ -566,15 +844,55 @@ pub fn parse_arch_list(var: &str, value: Option<&str>) -> Result<Option<Vec<Stri
 /// if the PTX then declares a function that nothing defines other than the CUDA runtime's
 /// (`vprintf`, `__assertfail`, `malloc`, `free`), e.g. a 128-bit division helper, it links
 /// again with everything rustc passed.
+///
+/// When an input object names a libdevice function (`__nv_`), the wrapper adds
+/// `$PTXKIT_LINK_LIBDEVICE` (the `libdevice.10.bc` the builder found) to the inputs: the linker
+/// internalizes it with everything but the kernels, so only the functions the kernels call
+/// survive, inlined, and the NVPTX backend's NVVMReflect pass resolves its
+/// `__nvvm_reflect("__CUDA_FTZ")` queries to 0 (IEEE denormals). Kernels that call no
+/// libdevice function are linked exactly as before. Without a libdevice the link fails with
+/// a message the builder turns into one naming `PTXKIT_LIBDEVICE`.
 pub const LINK_WRAPPER: &str = r#"#!/bin/sh
 # Written by ptxkit-build (see LINK_WRAPPER there): rustc's NVPTX link step, first without the
-# compiler_builtins rlib; again with it if the PTX then lacks a function.
+# compiler_builtins rlib; again with it if the PTX then lacks a function. Adds libdevice
+# ($PTXKIT_LINK_LIBDEVICE) when an input object calls an __nv_ function.
 out=
 previous=
+libdevice=
 for arg in "$@"; do
     [ "$previous" = "-o" ] && out=$arg
     previous=$arg
+    case $arg in
+        *.o)
+            if [ -z "$libdevice" ] && [ -f "$arg" ] && grep -q __nv_ "$arg"; then
+                libdevice=${PTXKIT_LINK_LIBDEVICE:-missing}
+            fi
+            ;;
+    esac
 done
+if [ "$libdevice" = missing ]; then
+    message="ptxkit-build: libdevice needed but not found (the kernels call __nv_ functions; set PTXKIT_LIBDEVICE)"
+    echo "$message" >&2
+    # rustc's short messages drop the linker's output: the builder reads this file instead.
+    [ -n "$PTXKIT_LINK_ERROR_FILE" ] && echo "$message" > "$PTXKIT_LINK_ERROR_FILE"
+    exit 1
+fi
+if [ -n "$libdevice" ] && real_opt=$(command -v opt); then
+    # libdevice asks NVVMReflect for __CUDA_PREC_SQRT (IEEE sqrtf, as nvcc's default
+    # -prec-sqrt=true) and __CUDA_ARCH: the linker's `opt` gets both through this shim.
+    cpu=
+    previous=
+    for arg in "$@"; do
+        [ "$previous" = "--target-cpu" ] && cpu=$arg
+        previous=$arg
+    done
+    shim=$(dirname "$out")/ptxkit-libdevice-opt
+    mkdir -p "$shim" || exit
+    printf '#!/bin/sh\nexec "%s" --nvvm-reflect-add=__CUDA_PREC_SQRT=1 %s "$@"\n' \
+        "$real_opt" "${cpu:+--mcpu=$cpu}" > "$shim/opt" && chmod +x "$shim/opt" || exit
+    PATH=$shim:$PATH
+    export PATH
+fi
 (
     for arg in "$@"; do
         shift
@@ -583,11 +901,11 @@ done
             *) set -- "$@" "$arg" ;;
         esac
     done
-    exec llvm-bitcode-linker "$@"
+    exec llvm-bitcode-linker "$@" ${libdevice:+"$libdevice"}
 ) || exit
 if grep -E '^\.extern \.func' "$out" | sed -E 's/^\.extern \.func +(\([^)]*\) *)?//; s/[ (].*//' |
     grep -vqxE 'vprintf|__assertfail|malloc|free'; then
-    exec llvm-bitcode-linker "$@"
+    exec llvm-bitcode-linker "$@" ${libdevice:+"$libdevice"}
 fi
 "#;
 
@@ -729,10 +1047,72 @@ mod tests {
         }
     }
 
+    #[test]
+    fn the_outer_profile_comes_from_out_dir() {
+        let profile = |dir: &str| outer_profile(Path::new(dir));
+        assert_eq!(profile("/w/target/kernel-dev/build/host-0123/out").as_deref(), Some("kernel-dev"));
+        assert_eq!(profile("/w/target/debug/build/host-0123/out").as_deref(), Some("debug"));
+        assert_eq!(
+            profile("/w/target/x86_64-unknown-linux-gnu/release/build/host-0123/out").as_deref(),
+            Some("release")
+        );
+        assert_eq!(profile("/w/target/kernel-dev/build/host/0123abcd/out").as_deref(), Some("kernel-dev"));
+        assert_eq!(profile("/w/target/release/build/host/0123abcd/out").as_deref(), Some("release"));
+        assert_eq!(profile("/tmp/somewhere"), None);
+        assert_eq!(profile("/tmp/a/b/c/out"), None);
+    }
+
+    #[test]
+    fn switches_follow_the_variable_then_the_setter_then_the_profile() {
+        let switch = |env, setting, profile| resolve_switch("PTXKIT_LINEINFO", env, setting, profile);
+        assert_eq!(switch(None, None, Some("kernel-dev")), Ok(true));
+        assert_eq!(switch(None, None, Some("release")), Ok(false));
+        assert_eq!(switch(None, None, None), Ok(false));
+        assert_eq!(switch(None, Some(true), Some("debug")), Ok(true));
+        assert_eq!(switch(None, Some(false), Some("kernel-dev")), Ok(false));
+        assert_eq!(switch(Some("1"), Some(false), Some("release")), Ok(true));
+        assert_eq!(switch(Some("0"), None, Some("kernel-dev")), Ok(false));
+        let message = switch(Some("yes"), None, None).unwrap_err();
+        assert!(message.starts_with("PTXKIT_LINEINFO=") && message.contains("yes"), "{message}");
+    }
+
+    #[test]
+    fn dwarf_is_stripped_and_the_line_table_kept() {
+        let ptx = ".version 8.0\n.target sm_80, debug\n.address_size 64\n\t.loc\t1 5 0\n\tret;\n\
+                   \t.file\t1 \"/w/src/lib.rs\"\n\t.section\t.debug_abbrev\n\t{\n.b8 1\n.b8 17\n\t}\n\
+                   \t.section\t.debug_info\n\t{\n.b32 50\n\t}\n\t.section\t.debug_macinfo\t{\t}\n";
+        let stripped = strip_dwarf(ptx);
+        assert_eq!(
+            stripped,
+            ".version 8.0\n.target sm_80\n.address_size 64\n\t.loc\t1 5 0\n\tret;\n\t.file\t1 \"/w/src/lib.rs\"\n"
+        );
+        // PTX without DWARF is left as it is, byte for byte.
+        let plain = ".version 8.0\n.target sm_70\n.address_size 64\n\tret;\n";
+        assert_eq!(strip_dwarf(plain), plain);
+        assert_eq!(strip_dwarf(plain.trim_end()), plain.trim_end());
+    }
+
+    #[test]
+    fn extern_funcs_are_named() {
+        let ptx = ".extern .func  (.param .b32 func_retval0) vprintf\n(\n.extern .func __assertfail\n(\n\
+                   .extern .shared .align 16 .b8 planes[];\n.func  (.param .b32 func_retval0) __nv_expf(\n";
+        assert_eq!(extern_funcs(ptx).collect::<Vec<_>>(), ["vprintf", "__assertfail"]);
+    }
+
     /// Runs [`LINK_WRAPPER`] with a stand-in `llvm-bitcode-linker` that records its arguments
     /// and writes a PTX declaring `extern_func` when it was given no compiler_builtins; returns
     /// the argument lists of its calls.
     fn run_wrapper(extern_func: &str) -> Vec<String> {
+        run_wrapper_with(extern_func, "kernels", None).unwrap()
+    }
+
+    /// [`run_wrapper`] with an input object `a.o` holding `object`, and
+    /// `$PTXKIT_LINK_LIBDEVICE` set to `libdevice` if given; `Err` with its stderr if it fails.
+    fn run_wrapper_with(
+        extern_func: &str,
+        object: &str,
+        libdevice: Option<&str>,
+    ) -> Result<Vec<String>, String> {
         // One at a time: a script being written while another test forks stays open in the
         // child until it execs, and executing it then fails with "text file busy".
         static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -748,7 +1128,7 @@ mod tests {
             &dir.join("llvm-bitcode-linker"),
             &format!(
                 r#"#!/bin/sh
-echo "$*" >> "{log}"
+echo "$* [opt: $(command -v opt)]" >> "{log}"
 out=; previous=
 for arg in "$@"; do [ "$previous" = "-o" ] && out=$arg; previous=$arg; done
 printf '.version 7.0\n.extern .func  (.param .b32 func_retval0) vprintf\n(\n' > "$out"
@@ -759,17 +1139,61 @@ case "$*" in *compiler_builtins*) ;; *) printf '.extern .func {extern_func}\n(\n
         );
         let wrapper = dir.join("wrapper.sh");
         executable(&wrapper, LINK_WRAPPER);
+        fs::write(dir.join("a.o"), object).unwrap();
+        // The `opt` that llvm-bitcode-linker runs (the shim wraps whichever the PATH has).
+        executable(&dir.join("opt"), "#!/bin/sh\n");
         let path = format!("{}:{}", dir.display(), env::var("PATH").unwrap_or_default());
-        let status = Command::new(&wrapper)
-            .args(["a.o", "/x/libcompiler_builtins-0123.rlib", "--target", TARGET, "-o"])
+        let mut command = Command::new(&wrapper);
+        command
+            .arg(dir.join("a.o"))
+            .args(["/x/libcompiler_builtins-0123.rlib", "--target", TARGET, "-o"])
             .arg(dir.join("out.ptx"))
             .env("PATH", path)
-            .status()
-            .unwrap();
-        assert!(status.success());
-        let calls = fs::read_to_string(dir.join("calls")).unwrap();
+            .env(
+                "PTXKIT_LINK_ERROR_FILE",
+                env::temp_dir().join(format!("ptxkit-link-error-{}", std::process::id())),
+            )
+            .env_remove(WRAPPER_LIBDEVICE_VAR);
+        if let Some(libdevice) = libdevice {
+            command.env(WRAPPER_LIBDEVICE_VAR, libdevice);
+        }
+        let output = command.output().unwrap();
+        let calls = fs::read_to_string(dir.join("calls")).unwrap_or_default();
         let _ = fs::remove_dir_all(&dir);
-        calls.lines().map(String::from).collect()
+        if !output.status.success() {
+            return Err(String::from_utf8_lossy(&output.stderr).into_owned());
+        }
+        Ok(calls.lines().map(String::from).collect())
+    }
+
+    #[test]
+    fn the_link_wrapper_adds_libdevice_when_an_object_calls_it() {
+        let calls =
+            run_wrapper_with("__assertfail", "bitcode naming __nv_expf", Some("/cuda/libdevice.10.bc"));
+        let calls = calls.unwrap();
+        assert_eq!(calls.len(), 1, "{calls:?}");
+        assert!(calls[0].contains(" /cuda/libdevice.10.bc ["), "{calls:?}");
+        // The linker's `opt` is the shim that sets __CUDA_PREC_SQRT for NVVMReflect.
+        assert!(calls[0].contains("/ptxkit-libdevice-opt/opt]"), "{calls:?}");
+        // Not for objects that call none; not even when one is known.
+        let calls = run_wrapper_with("__assertfail", "kernels", Some("/cuda/libdevice.10.bc")).unwrap();
+        assert!(!calls[0].contains("libdevice"), "{calls:?}");
+        assert!(calls[0].ends_with("/opt]"), "{calls:?}");
+        // Both links get it when compiler_builtins is needed too.
+        let calls =
+            run_wrapper_with("__udivti3", "bitcode naming __nv_sinf", Some("/cuda/libdevice.10.bc")).unwrap();
+        assert_eq!(calls.len(), 2, "{calls:?}");
+        assert!(calls.iter().all(|c| c.contains(" /cuda/libdevice.10.bc [")), "{calls:?}");
+    }
+
+    #[test]
+    fn the_link_wrapper_fails_naming_the_variable_when_libdevice_is_missing() {
+        let stderr = run_wrapper_with("__assertfail", "bitcode naming __nv_expf", None).unwrap_err();
+        assert!(stderr.contains(NO_LIBDEVICE_MARKER) && stderr.contains(LIBDEVICE_VAR), "{stderr}");
+        // The builder finds the message in the file it names (rustc's short messages drop it).
+        let written =
+            fs::read_to_string(env::temp_dir().join(format!("ptxkit-link-error-{}", std::process::id())));
+        assert!(written.is_ok_and(|w| w.contains(NO_LIBDEVICE_MARKER)));
     }
 
     #[test]
@@ -778,6 +1202,7 @@ case "$*" in *compiler_builtins*) ;; *) printf '.extern .func {extern_func}\n(\n
         let calls = run_wrapper("__assertfail");
         assert_eq!(calls.len(), 1, "{calls:?}");
         assert!(!calls[0].contains("compiler_builtins") && calls[0].contains("a.o"), "{calls:?}");
+        assert!(!calls[0].contains("libdevice"), "{calls:?}");
     }
 
     #[test]

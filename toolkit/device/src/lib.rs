@@ -56,37 +56,72 @@
 //!   `#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]`
 //!   (`abi_ptx` for the entry points `#[kernel]` emits; `asm_experimental_arch` where the
 //!   shared-memory macros expand).
-//! - This crate as a dependency. It provides the panic handler (a panic traps the kernel;
-//!   the host sees `CUDA_ERROR_ILLEGAL_INSTRUCTION`).
+//! - This crate as a dependency. It provides the panic handler: a panic (a failed `assert!`,
+//!   an index out of bounds, a `debug_assert!` where the builder turns debug assertions on)
+//!   prints `panicked at <file>:<line>:<col>` with the block and thread through `vprintf`, then
+//!   traps; the host sees `CUDA_ERROR_ILLEGAL_INSTRUCTION`.
 //!
 //! # Modules
-//! - [`kernel`](macro@kernel): the attribute (launch bounds, dynamic shared memory).
+//! - [`kernel`](macro@kernel): the attribute (launch bounds, dynamic shared memory; `pub fn`
+//!   for a safe kernel, `pub unsafe fn` for one over raw pointers).
 //! - [`Kernel`], [`KernelInfo`], [`Param`], [`LaunchBounds`]: the host's view of a kernel.
-//! - The device API: `thread` (indices, `sync_threads`), `memory` (`load_nc`, the predicated
-//!   `store_if`), `atomic`, `warp` (shuffles, votes, `match_any`), `SharedF32` and the macros
-//!   `shared_array!`, `shared_f32!`, `dynamic_shared_f32!`, `device_assert!`. It exists in host
-//!   builds too, as rust-cuda's `#[gpu_only]` functions do: there every function panics if
-//!   called, so that kernel bodies, which `#[kernel]` also compiles for the host (never to run),
-//!   are checked by `cargo check`, clippy and rust-analyzer with the host's tools.
+//! - The device API, one module per concept, named after CUDA C:
+//!   - [`thread`]: `threadIdx`, `blockIdx`, `blockDim`, `gridDim` in x, y and z, global
+//!     indices, `sync_threads`;
+//!   - [`warp`]: the lane (`%laneid`) and warp, shuffles idx/up/down/xor with mask and width
+//!     on every 32- and 64-bit type, votes (`ballot`, `any`, `all`), `sync_warp`,
+//!     `match_any`/`match_all`, `reduce_*` (`redux.sync`, sm_80+);
+//!   - [`block`]: `sync_threads_count/and/or`; [`fence`]: block, device and system fences;
+//!     [`grid`]: the grid-wide barrier of a cooperative launch;
+//!   - [`atomic`]: add, sub, exchange, CAS, min, max, inc, dec, and, or, xor on 32- and 64-bit
+//!     integers and floats, fetch and reduce forms, block/device/system scope;
+//!   - shared memory: [`shared!`] and [`dynamic_shared!`] give a [`SharedArray<T>`] of any
+//!     `Copy` type addressed in the shared space (`ld/st/atom.shared`, 2- and 4-wide vector
+//!     access); the older [`shared_array!`], [`shared_f32!`], [`dynamic_shared_f32!`] and
+//!     [`SharedF32`] stay;
+//!   - [`memory`]: 8- and 16-byte vector loads and stores, read-only (`ld.global.nc`) and
+//!     streaming loads of any plain type, the predicated `store_if`; [`vector`]: `F32x4` and
+//!     the other vector types, which a host can allocate (`CudaSlice<F32x4>`, feature `host`);
+//!   - [`math`]: libdevice's functions for f32 and f64 (`expf`, `sinf`, `powf`, `erff`, ...,
+//!     `fmaf`) and [`math::fast`]'s approximate forms (`__expf`, `__fdividef`, `rsqrt.approx`);
+//!     [`half`]: `F16` and `BF16` storage types, `F16x2` arithmetic;
+//!   - [`debug`]: [`gpu_print!`]/[`gpu_println!`], clocks, `%globaltimer`, `nanosleep`,
+//!     [`device_assert!`]; [`unroll!`]: CUDA C's `#pragma unroll`;
+//!   - [`safe`]: `DisjointSlice`, `ThreadIndex` and the safe kernel's parameter types.
+//!
+//!   It exists in host builds too, as rust-cuda's `#[gpu_only]` functions do: there every
+//!   device function panics if called, so that kernel bodies, which `#[kernel]` also compiles
+//!   for the host (never to run), are checked by `cargo check`, clippy and rust-analyzer with
+//!   the host's tools. The CUDA C → ptxkit table of every name is in the repository's
+//!   `docs/kernel-authors.md`; breaking changes and their migrations in `toolkit/CHANGELOG.md`.
 
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(stdarch_nvptx, asm_experimental_arch))]
-
-mod abi;
-mod host;
 // In host builds the functions' bodies are the panic of `host`: their arguments go unused.
-#[cfg_attr(not(target_arch = "nvptx64"), allow(unused_variables, dead_code))]
-mod nvptx;
+#![cfg_attr(not(target_arch = "nvptx64"), allow(unused_variables, dead_code))]
+
+#[macro_use]
+mod gpu_only;
+mod abi;
+#[cfg(not(target_arch = "nvptx64"))]
+mod host;
+
+pub mod atomic;
+pub mod block;
+pub mod debug;
+pub mod fence;
+pub mod grid;
+pub mod half;
+pub mod math;
+pub mod memory;
+pub mod safe;
+mod shared;
+pub mod thread;
+mod unroll;
+pub mod vector;
+pub mod warp;
 
 pub use abi::{Kernel, KernelInfo, LaunchBounds, PTX_MARKER, Param};
-pub use nvptx::*;
+pub use debug::assert_fail;
 pub use ptxkit_macros::kernel;
-
-/// A fault inside a kernel (an impossible branch, a failed `debug_assert`) traps: the launch
-/// fails with `CUDA_ERROR_ILLEGAL_INSTRUCTION`, which the host reports.
-#[cfg(target_arch = "nvptx64")]
-#[panic_handler]
-fn panic(_info: &core::panic::PanicInfo) -> ! {
-    // SAFETY: `trap` aborts the kernel; nothing after it runs.
-    unsafe { core::arch::nvptx::trap() }
-}
+pub use shared::*;

@@ -10,16 +10,24 @@
 //! | `*mut T` | `&mut CudaSlice<T>`, `&mut CudaViewMut<T>` |
 //! | `*const [T; N]` / `*mut [T; N]` | as above, a flat buffer of `T` (N values per record) |
 //! | a scalar or `#[repr(C)]` struct `T: bytemuck::Pod` | a `T`, by value |
+//! | `&[T]` (safe kernel) | `&CudaSlice<T>`, `&CudaView<T>`: pointer and length |
+//! | `DisjointSlice<T>` (safe kernel) | `&mut CudaSlice<T>`, `&mut CudaViewMut<T>`: pointer and length |
+//! | `DisjointSlice2d<T>` (safe kernel) | [`RowsMut<T>`]: pointer, row width, height |
 //!
-//! So a wrong count, element type, mutability (a shared borrow for a `*mut`) or scalar type
-//! is a compile error, not memory corruption. What the types cannot see (buffer lengths
+//! So a wrong count, element type, mutability (a shared borrow for a `*mut` or a
+//! `DisjointSlice`) or scalar type is a compile error, not memory corruption. A safe kernel's
+//! slices carry their lengths, so its accesses are checked; a kernel with a `DisjointSlice`
+//! output is refused a launch that is not 1-D (a `DisjointSlice2d`: not 2-D), where two threads
+//! would get the same index. For raw-pointer kernels, what the types cannot see (buffer lengths
 //! against the launch shape, aliasing between arguments) stays each launcher's contract.
 
 use crate::{Context as _, Error, Gpu, Kernel, Result};
 use bytemuck::{Pod, TransparentWrapper};
 use cudarc::driver::{
-    CudaSlice, CudaStream, CudaView, CudaViewMut, DeviceRepr, LaunchArgs, LaunchConfig, PushKernelArg,
+    CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceRepr, LaunchArgs,
+    LaunchConfig, PushKernelArg, SyncOnDrop,
 };
+use ptxkit_device::safe::{Input, Output, Output2d};
 use std::sync::Mutex;
 
 /// The kernel launched last by this process, on any GPU and thread.
@@ -34,56 +42,210 @@ pub fn last_launched() -> Option<&'static str> {
 }
 
 /// A host value that may be passed for a kernel parameter of type `P`.
+///
+/// Passing happens in two steps: [`KernelArg::stage`] takes what the launch needs from the
+/// value (a device pointer and, for a safe kernel's slice, its length; cudarc's event tracking
+/// for the buffer, held until the launch has been submitted), then the staged value pushes
+/// its `.param`s. `LAUNCH_DIMS` is the most launch dimensions the parameter allows: 1 for a
+/// `DisjointSlice` (its `ThreadIndex` is unique only in a 1-D launch), 2 for a
+/// `DisjointSlice2d`, 3 for everything else.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be passed for a kernel parameter of type `{P}`",
     label = "not a valid argument for a `{P}` parameter",
-    note = "a `*const T` parameter takes `&CudaSlice<T>`; a `*mut T` parameter takes `&mut CudaSlice<T>`; \
-            a scalar or `Pod` struct parameter takes a value of exactly its type"
+    note = "a `*const T` or `&[T]` parameter takes `&CudaSlice<T>`; a `*mut T` or `DisjointSlice<T>` parameter \
+            takes `&mut CudaSlice<T>`; a `DisjointSlice2d<T>` takes `RowsMut<T>`; a scalar or `Pod` struct \
+            parameter takes a value of exactly its type"
 )]
 pub trait KernelArg<P> {
-    /// Pushes the argument onto a launch (a pointer to its bytes, valid for `'a`).
+    /// What [`KernelArg::stage`] keeps for the launch.
+    type Staged<'s>: StagedArg
+    where
+        Self: 's;
+    /// The most launch dimensions this parameter allows (see the trait's documentation).
+    const LAUNCH_DIMS: u32 = 3;
+    /// Takes what the launch on `stream` needs from the value.
+    fn stage<'s>(&'s mut self, stream: &'s CudaStream) -> Self::Staged<'s>;
+}
+
+/// A staged kernel argument: pushes its `.param`s onto a launch.
+pub trait StagedArg {
+    /// Pushes the `.param`s (pointers to their bytes, valid for `'a`).
     fn push<'a>(&'a mut self, launch: &mut LaunchArgs<'a>);
 }
 
-impl<T> KernelArg<*const T> for &CudaSlice<T> {
+/// A staged buffer: `N` 64-bit `.param`s (a device pointer, then lengths), and cudarc's
+/// event guard for the buffer, which records this use on the stream when dropped (after the
+/// launch has been submitted).
+pub struct StagedBuffer<'s, const N: usize> {
+    words: [u64; N],
+    _sync: SyncOnDrop<'s>,
+}
+
+impl<const N: usize> StagedArg for StagedBuffer<'_, N> {
     fn push<'a>(&'a mut self, launch: &mut LaunchArgs<'a>) {
-        launch.arg(*self);
+        for word in &self.words {
+            launch.arg(word);
+        }
     }
 }
 
-impl<T> KernelArg<*const T> for &CudaView<'_, T> {
+/// A staged `Pod` value, passed by value.
+pub struct StagedValue<'s, T>(&'s T);
+
+impl<T: Pod> StagedArg for StagedValue<'_, T> {
     fn push<'a>(&'a mut self, launch: &mut LaunchArgs<'a>) {
-        launch.arg(*self);
+        launch.arg(ByValue::wrap_ref(self.0));
     }
 }
 
-impl<T> KernelArg<*mut T> for &mut CudaSlice<T> {
-    fn push<'a>(&'a mut self, launch: &mut LaunchArgs<'a>) {
-        launch.arg(&mut **self);
-    }
+/// A buffer read by the kernel: its device pointer, the stream waiting for earlier writes.
+fn stage_read<'s, T>(buffer: &'s impl DevicePtr<T>, stream: &'s CudaStream) -> (u64, usize, SyncOnDrop<'s>) {
+    let (pointer, sync) = buffer.device_ptr(stream);
+    (pointer, buffer.len(), sync)
 }
 
-impl<T> KernelArg<*mut T> for &mut CudaViewMut<'_, T> {
-    fn push<'a>(&'a mut self, launch: &mut LaunchArgs<'a>) {
-        launch.arg(&mut **self);
-    }
+/// A buffer written by the kernel: its device pointer, the stream waiting for earlier reads
+/// and writes.
+fn stage_write<'s, T>(
+    buffer: &'s mut impl DevicePtrMut<T>,
+    stream: &'s CudaStream,
+) -> (u64, usize, SyncOnDrop<'s>) {
+    let len = buffer.len();
+    let (pointer, sync) = buffer.device_ptr_mut(stream);
+    (pointer, len, sync)
 }
+
+/// The pointer a safe kernel's slice gets: the buffer's, or for an empty buffer (whose
+/// pointer may be null) a dangling one aligned for `T`, as `&[T]` requires.
+fn slice_pointer<T>(pointer: u64, len: usize) -> u64 {
+    if len == 0 {
+        return std::mem::align_of::<T>() as u64;
+    }
+    debug_assert!(
+        pointer != 0 && pointer.is_multiple_of(std::mem::align_of::<T>() as u64),
+        "a misaligned device buffer"
+    );
+    pointer
+}
+
+/// Implements `KernelArg` for a buffer argument: `$arg` (with `T` free) for the parameter
+/// `$param`, staged with `$stage` into `$n` words made by `$words` from (pointer, len).
+macro_rules! buffer_arg {
+    ($param:ty, $arg:ty, read, $n:literal, $dims:literal, |$p:ident, $l:ident| $words:expr) => {
+        buffer_arg!(@impl $param, $arg, $n, $dims, |this, stream| stage_read(&**this, stream), |$p, $l| $words);
+    };
+    ($param:ty, $arg:ty, write, $n:literal, $dims:literal, |$p:ident, $l:ident| $words:expr) => {
+        buffer_arg!(@impl $param, $arg, $n, $dims, |this, stream| stage_write(&mut **this, stream), |$p, $l| $words);
+    };
+    (@impl $param:ty, $arg:ty, $n:literal, $dims:literal, |$this:ident, $stream:ident| $stage:expr,
+     |$p:ident, $l:ident| $words:expr) => {
+        impl<T> KernelArg<$param> for $arg {
+            type Staged<'s>
+                = StagedBuffer<'s, $n>
+            where
+                Self: 's;
+            const LAUNCH_DIMS: u32 = $dims;
+            fn stage<'s>(&'s mut self, $stream: &'s CudaStream) -> Self::Staged<'s> {
+                let $this = self;
+                let ($p, $l, sync) = $stage;
+                StagedBuffer { words: $words, _sync: sync }
+            }
+        }
+    };
+}
+
+// Raw-pointer kernels: the device pointer, one `.param`.
+buffer_arg!(*const T, &CudaSlice<T>, read, 1, 3, |p, _l| [p]);
+buffer_arg!(*const T, &CudaView<'_, T>, read, 1, 3, |p, _l| [p]);
+buffer_arg!(*mut T, &mut CudaSlice<T>, write, 1, 3, |p, _l| [p]);
+buffer_arg!(*mut T, &mut CudaViewMut<'_, T>, write, 1, 3, |p, _l| [p]);
+// Safe kernels: the pointer and the length, two `.param`s.
+buffer_arg!(Input<T>, &CudaSlice<T>, read, 2, 3, |p, l| [slice_pointer::<T>(p, l), l as u64]);
+buffer_arg!(Input<T>, &CudaView<'_, T>, read, 2, 3, |p, l| [slice_pointer::<T>(p, l), l as u64]);
+buffer_arg!(Output<T>, &mut CudaSlice<T>, write, 2, 1, |p, l| [slice_pointer::<T>(p, l), l as u64]);
+buffer_arg!(Output<T>, &mut CudaViewMut<'_, T>, write, 2, 1, |p, l| [slice_pointer::<T>(p, l), l as u64]);
 
 impl<T, const N: usize> KernelArg<*const [T; N]> for &CudaSlice<T> {
-    fn push<'a>(&'a mut self, launch: &mut LaunchArgs<'a>) {
-        launch.arg(*self);
+    type Staged<'s>
+        = StagedBuffer<'s, 1>
+    where
+        Self: 's;
+    fn stage<'s>(&'s mut self, stream: &'s CudaStream) -> Self::Staged<'s> {
+        let (pointer, _, sync) = stage_read(&**self, stream);
+        StagedBuffer { words: [pointer], _sync: sync }
     }
 }
 
 impl<T, const N: usize> KernelArg<*mut [T; N]> for &mut CudaSlice<T> {
-    fn push<'a>(&'a mut self, launch: &mut LaunchArgs<'a>) {
-        launch.arg(&mut **self);
+    type Staged<'s>
+        = StagedBuffer<'s, 1>
+    where
+        Self: 's;
+    fn stage<'s>(&'s mut self, stream: &'s CudaStream) -> Self::Staged<'s> {
+        let (pointer, _, sync) = stage_write(&mut **self, stream);
+        StagedBuffer { words: [pointer], _sync: sync }
     }
 }
 
 impl<T: Pod> KernelArg<T> for T {
-    fn push<'a>(&'a mut self, launch: &mut LaunchArgs<'a>) {
-        launch.arg(ByValue::wrap_ref(&*self));
+    type Staged<'s>
+        = StagedValue<'s, T>
+    where
+        Self: 's;
+    fn stage<'s>(&'s mut self, _stream: &'s CudaStream) -> Self::Staged<'s> {
+        StagedValue(self)
+    }
+}
+
+/// A device buffer seen as a row-major grid `width` cells wide, for a safe kernel's
+/// `DisjointSlice2d<T>` output: the grid has `buffer.len() / width` full rows (a partial last
+/// row is left out), so every cell (x < width, y < height) is inside the buffer.
+///
+/// ```ignore
+/// gpu.launch(stencil, grid_2d(w, h, (32, 8)), (&input, RowsMut::new(&mut out, w as usize), k))?;
+/// ```
+pub struct RowsMut<'b, T> {
+    buffer: CudaViewMut<'b, T>,
+    width: usize,
+    height: usize,
+}
+
+impl<'b, T> RowsMut<'b, T> {
+    /// `buffer` as rows of `width` cells (no rows when `width` is 0).
+    pub fn new(buffer: &'b mut CudaSlice<T>, width: usize) -> Self {
+        Self::from_view(buffer.as_view_mut(), width)
+    }
+
+    /// A view as rows of `width` cells (no rows when `width` is 0).
+    pub fn from_view(buffer: CudaViewMut<'b, T>, width: usize) -> Self {
+        let height = buffer.len().checked_div(width).unwrap_or(0);
+        Self { buffer, width, height }
+    }
+
+    /// Cells per row.
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    /// Full rows.
+    pub fn height(&self) -> usize {
+        self.height
+    }
+}
+
+impl<T> KernelArg<Output2d<T>> for RowsMut<'_, T> {
+    type Staged<'s>
+        = StagedBuffer<'s, 3>
+    where
+        Self: 's;
+    const LAUNCH_DIMS: u32 = 2;
+    fn stage<'s>(&'s mut self, stream: &'s CudaStream) -> Self::Staged<'s> {
+        let (pointer, len, sync) = stage_write(&mut self.buffer, stream);
+        // `width * height ≤ len` (`from_view`): the kernel's cells are all inside the buffer.
+        StagedBuffer {
+            words: [slice_pointer::<T>(pointer, len), self.width as u64, self.height as u64],
+            _sync: sync,
+        }
     }
 }
 
@@ -104,13 +266,78 @@ unsafe impl<T: Pod> DeviceRepr for ByValue<T> {}
     note = "the kernel's parameters are `{P}`: pass one argument per parameter, in order"
 )]
 pub trait KernelArgs<P> {
-    /// Pushes every argument, in order.
+    /// What [`KernelArgs::stage`] keeps for the launch: one staged value per argument.
+    type Staged<'s>: StagedArgs
+    where
+        Self: 's;
+    /// The most launch dimensions the parameters allow (the least of [`KernelArg::LAUNCH_DIMS`]).
+    const LAUNCH_DIMS: u32;
+    /// Checks that `cfg` has at most [`KernelArgs::LAUNCH_DIMS`] dimensions (a kernel with a
+    /// `DisjointSlice` output needs a 1-D launch for its threads' indices to be unique), then
+    /// stages every argument for a launch of `kernel` on `stream`. Keep the result until the
+    /// launch has been submitted: dropping it records the buffers' use on the stream.
+    fn stage<'s>(
+        &'s mut self,
+        stream: &'s CudaStream,
+        kernel: &str,
+        cfg: &LaunchConfig,
+    ) -> Result<Self::Staged<'s>>;
+}
+
+/// Staged arguments: push every `.param`, in order.
+pub trait StagedArgs {
+    /// Pushes every argument's `.param`s (pointers valid for `'a`).
     fn push_all<'a>(&'a mut self, launch: &mut LaunchArgs<'a>);
+}
+
+/// Refuses a launch with more dimensions than a safe kernel's outputs allow: 1 (one block
+/// and one thread along y and z) for a `DisjointSlice`, 2 (none along z) for a
+/// `DisjointSlice2d`.
+fn check_launch_dims(kernel: &str, cfg: &LaunchConfig, dims: u32) -> Result<()> {
+    let (grid, block) = (cfg.grid_dim, cfg.block_dim);
+    let fits = match dims {
+        1 => grid.1 == 1 && grid.2 == 1 && block.1 == 1 && block.2 == 1,
+        2 => grid.2 == 1 && block.2 == 1,
+        _ => true,
+    };
+    if fits {
+        return Ok(());
+    }
+    let output = if dims == 1 {
+        "a DisjointSlice output needs a 1-D launch"
+    } else {
+        "a DisjointSlice2d output needs a 2-D launch"
+    };
+    Err(Error::InvalidLaunch(format!(
+        "{kernel}: {output} (each thread's index must be unique), not grid {grid:?} × block {block:?}"
+    )))
+}
+
+/// The least of `dims`.
+const fn least(dims: &[u32]) -> u32 {
+    let mut least = 3;
+    let mut i = 0;
+    while i < dims.len() {
+        if dims[i] < least {
+            least = dims[i];
+        }
+        i += 1;
+    }
+    least
 }
 
 macro_rules! tuple_args {
     ($($A:ident $P:ident $i:tt),*) => {
         impl<$($A: KernelArg<$P>, $P),*> KernelArgs<($($P,)*)> for ($($A,)*) {
+            type Staged<'s> = ($($A::Staged<'s>,)*) where Self: 's;
+            const LAUNCH_DIMS: u32 = least(&[$($A::LAUNCH_DIMS),*]);
+            fn stage<'s>(&'s mut self, stream: &'s CudaStream, kernel: &str, cfg: &LaunchConfig) -> Result<Self::Staged<'s>> {
+                check_launch_dims(kernel, cfg, Self::LAUNCH_DIMS)?;
+                Ok(($(self.$i.stage(stream),)*))
+            }
+        }
+
+        impl<$($A: StagedArg),*> StagedArgs for ($($A,)*) {
             fn push_all<'a>(&'a mut self, launch: &mut LaunchArgs<'a>) {
                 $(self.$i.push(launch);)*
             }
@@ -155,12 +382,14 @@ impl Gpu {
         check_shape::<K>(&cfg)?;
         cfg.shared_mem_bytes = cfg.shared_mem_bytes.max(K::DYNAMIC_SHARED_BYTES);
         let function = self.function(kernel)?;
+        let mut staged = args.stage(stream, K::NAME, &cfg)?;
         let mut launch = stream.launch_builder(&function);
-        args.push_all(&mut launch);
+        staged.push_all(&mut launch);
         // SAFETY: the arguments' types match the kernel's parameters (`KernelArgs`, checked at
         // compile time; `#[kernel]` derives the parameter list and the PTX entry from one
         // signature), the block respects the launch bounds and the dynamic shared memory is at least what the
-        // kernel declares. Buffer lengths against the grid are each launcher's contract.
+        // kernel declares; a safe kernel's outputs got a launch of the dimensions they allow
+        // (`stage`). Buffer lengths against the grid are each raw-pointer kernel's launcher's contract.
         // Noted first: a fault reported by this launch itself (as with CUDA_LAUNCH_BLOCKING=1)
         // then names this kernel.
         *LAST_LAUNCHED.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(K::NAME);
@@ -183,4 +412,49 @@ fn check_shape<K: Kernel>(cfg: &LaunchConfig) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(grid: (u32, u32, u32), block: (u32, u32, u32)) -> LaunchConfig {
+        LaunchConfig { grid_dim: grid, block_dim: block, shared_mem_bytes: 0 }
+    }
+
+    /// A `DisjointSlice` makes a kernel 1-D, a `DisjointSlice2d` 2-D; the least wins.
+    #[test]
+    fn launch_dims_follow_the_outputs() {
+        type Saxpy<'a> = (&'a CudaSlice<f32>, &'a mut CudaSlice<f32>, f32);
+        assert_eq!(<Saxpy as KernelArgs<(Input<f32>, Output<f32>, f32)>>::LAUNCH_DIMS, 1);
+        type Stencil<'a> = (&'a CudaSlice<f32>, RowsMut<'a, f32>, f32);
+        assert_eq!(<Stencil as KernelArgs<(Input<f32>, Output2d<f32>, f32)>>::LAUNCH_DIMS, 2);
+        type Both<'a> = (RowsMut<'a, f32>, &'a mut CudaViewMut<'a, u32>);
+        assert_eq!(<Both as KernelArgs<(Output2d<f32>, Output<u32>)>>::LAUNCH_DIMS, 1);
+        type Raw<'a> = (&'a CudaSlice<f32>, &'a mut CudaSlice<f32>, u32);
+        assert_eq!(<Raw as KernelArgs<(*const f32, *mut f32, u32)>>::LAUNCH_DIMS, 3);
+    }
+
+    #[test]
+    fn launch_dims_refuse_shapes_that_repeat_indices() {
+        assert!(check_launch_dims("k", &shape((9, 1, 1), (256, 1, 1)), 1).is_ok());
+        for bad in
+            [shape((9, 2, 1), (256, 1, 1)), shape((9, 1, 1), (16, 16, 1)), shape((9, 1, 2), (256, 1, 1))]
+        {
+            let error = check_launch_dims("saxpy", &bad, 1).unwrap_err().to_string();
+            assert!(error.contains("saxpy") && error.contains("1-D"), "{error}");
+        }
+        assert!(check_launch_dims("k", &shape((9, 7, 1), (32, 8, 1)), 2).is_ok());
+        assert!(check_launch_dims("k", &shape((9, 7, 2), (32, 8, 1)), 2).is_err());
+        assert!(check_launch_dims("k", &shape((9, 7, 1), (32, 4, 2)), 2).is_err());
+        assert!(check_launch_dims("k", &shape((9, 7, 5), (8, 4, 2)), 3).is_ok());
+    }
+
+    /// An empty buffer's pointer may be null: a safe kernel's slice gets an aligned dangling one.
+    #[test]
+    fn empty_slices_get_an_aligned_pointer() {
+        assert_eq!(slice_pointer::<f64>(0, 0), 8);
+        assert_eq!(slice_pointer::<u8>(0, 0), 1);
+        assert_eq!(slice_pointer::<f32>(0x7000_0000, 3), 0x7000_0000);
+    }
 }

@@ -10,6 +10,11 @@
 //!   parameters (from `#[kernel]`, [`Kernel::Params`]) at compile time; see [`KernelArg`] for
 //!   what may be passed for each parameter type.
 //! - [`grid_1d`], [`grid_2d`]: launch shapes; [`Timer`]: device-event timing; [`Error`].
+//! - Beyond one stream: [`Gpu::new_stream`] (launch on any stream with [`Gpu::launch_on`]),
+//!   [`Gpu::capture`] (a [`Graph`] replayed with one call), [`Event`]s, pinned host buffers
+//!   ([`Gpu::alloc_pinned`]), modules loaded at run time from PTX or cubins
+//!   ([`Gpu::load_ptx`], [`RuntimeModule`], untyped `unsafe` launches by name) and
+//!   cooperative launches for grid-wide synchronisation ([`Gpu::launch_cooperative`]).
 //!
 //! # From a `#[kernel]` to a typed launch
 //!
@@ -35,11 +40,23 @@
 //! `(&x, &mut y, 1000u32)` (one argument short), `(&y, &mut y, ...)` (a shared borrow for
 //! a `*mut f32`: a borrow error too) or `1000i32` for the `u32` do not compile.
 
+mod cooperative;
+mod event;
+mod graph;
 mod launch;
+mod module;
+mod pinned;
+mod stream;
 
+pub use cooperative::check_cooperative_grid;
 /// The `cudarc` this crate is built on (buffers, streams and events are its types).
 pub use cudarc;
-pub use launch::{KernelArg, KernelArgs, last_launched};
+pub use event::{Event, Timer};
+pub use graph::Graph;
+pub use launch::{
+    KernelArg, KernelArgs, RowsMut, StagedArg, StagedArgs, StagedBuffer, StagedValue, last_launched,
+};
+pub use module::{ModuleImage, RuntimeKernel, RuntimeModule};
 pub use ptxkit_device::{Kernel, KernelInfo, LaunchBounds, Param};
 
 use std::{
@@ -48,7 +65,7 @@ use std::{
 };
 
 use cudarc::{
-    driver::{CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream, DriverError, LaunchConfig, sys},
+    driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverError, LaunchConfig, sys},
     nvrtc::Ptx,
 };
 
@@ -62,7 +79,9 @@ pub enum Error {
     NoGpu(String),
     /// A CUDA driver call failed; `context` says what was being done.
     Driver { context: String, source: DriverError },
-    /// A launch that cannot be valid (e.g. a block larger than the kernel's launch bounds).
+    /// A launch that cannot be valid (e.g. a block larger than the kernel's launch bounds, a
+    /// cooperative grid larger than the GPU holds at once), or a kernel module that cannot be
+    /// loaded before the driver sees it (a missing file, a truncated cubin).
     InvalidLaunch(String),
 }
 
@@ -290,6 +309,11 @@ impl Gpu {
     /// Opens GPU `ordinal` to run `images` (the cubin for its architecture if there is one,
     /// else the PTX). Fails with [`Error::NoGpu`] when there is no driver or no such device,
     /// without touching the driver when its library is absent.
+    ///
+    /// The context does not track buffers with cudarc's per-buffer events (they would add
+    /// work to every launch and cannot be captured into graphs): work on one stream runs in
+    /// order, and work on two streams, or a host buffer used by an asynchronous copy, is
+    /// ordered explicitly, with an [`Event`] or a synchronisation.
     pub fn open(ordinal: usize, images: &'static KernelImages) -> Result<Arc<Self>> {
         Self::open_with(ordinal, images, false)
     }
@@ -463,36 +487,6 @@ impl Gpu {
     /// Waits for all queued work; reports any launch or execution error.
     pub fn synchronize(&self) -> Result<()> {
         self.stream.synchronize().context(|| "running kernels".into())
-    }
-}
-
-/// Times GPU work with a pair of device events on the GPU's stream.
-pub struct Timer<'a> {
-    gpu: &'a Gpu,
-    start: CudaEvent,
-}
-
-impl<'a> Timer<'a> {
-    /// Records the start event.
-    pub fn start(gpu: &'a Gpu) -> Result<Self> {
-        let start = gpu
-            .ctx
-            .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
-            .context(|| "creating an event".into())?;
-        start.record(&gpu.stream).context(|| "recording an event".into())?;
-        Ok(Self { gpu, start })
-    }
-
-    /// Records the end event, waits for it, and returns the milliseconds between the two.
-    pub fn stop(self) -> Result<f32> {
-        let end = self
-            .gpu
-            .ctx
-            .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
-            .context(|| "creating an event".into())?;
-        end.record(&self.gpu.stream).context(|| "recording an event".into())?;
-        end.synchronize().context(|| "waiting for timed work".into())?;
-        self.start.elapsed_ms(&end).context(|| "reading an event timer".into())
     }
 }
 

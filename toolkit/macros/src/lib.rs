@@ -1,5 +1,6 @@
-//! `#[kernel]`: the attribute that turns an ordinary `pub unsafe fn` into a GPU entry point,
-//! and gives the host a typed handle to launch it with.
+//! `#[kernel]`: the attribute that turns an ordinary `pub unsafe fn` (raw device pointers) or
+//! `pub fn` (a safe kernel: slices and `DisjointSlice`s) into a GPU entry point, and gives the
+//! host a typed handle to launch it with.
 //!
 //! ```ignore
 //! /// y ← a·x + y. Thread mapping: one thread per element. Bytes per element: 12.
@@ -37,6 +38,23 @@
 //! which the host launches with `gpu.launch(my_kernels::saxpy, cfg, (&x, &mut y, n, a))`,
 //! the tuple checked against `Params` at compile time.
 //!
+//! A **safe kernel** is declared `pub fn` (no `unsafe`); each parameter is a read-only slice
+//! `&[T]`, an output `DisjointSlice<T>` / `DisjointSlice2d<T>` (see `ptxkit_device::safe`), or
+//! a value:
+//! ```ignore
+//! #[kernel]
+//! pub fn saxpy(x: &[f32], mut y: DisjointSlice<f32>, a: f32) { ... }
+//! ```
+//! Its device entry point takes two `.param`s per slice, the device pointer (a kernel pointer
+//! parameter, so accesses are `ld.global`/`st.global`) and the length (a `DisjointSlice2d`:
+//! pointer, row width, height), and calls the function as written (an inner
+//! `#[inline(always)] fn body`, so its body is checked as safe code) with the slices rebuilt.
+//! In the host build `Params` names the markers `safe::Input<T>`, `safe::Output<T>`,
+//! `safe::Output2d<T>`, e.g. `(Input<f32>, Output<f32>, f32)`, `PARAMS` lists the PTX
+//! `.param`s (`x`, `x.len`, ...), and `gpu.launch(saxpy, cfg, (&x, &mut y, 2.0f32))` passes
+//! each buffer's pointer and length. A `&mut` parameter (every thread would hold the
+//! whole buffer) or a reference other than `&[T]` is refused.
+//!
 //! Arguments of the attribute, comma-separated, all optional:
 //! - `launch_bounds(max_threads)` or `launch_bounds(max_threads, min_blocks)`: CUDA C's
 //!   `__launch_bounds__`; 1 ≤ max_threads ≤ 1024, min_blocks ≥ 1 (default 1).
@@ -49,12 +67,25 @@
 //! generated code names `::ptxkit_device`, so a crate that uses the attribute depends on
 //! `ptxkit-device` (which re-exports it as `ptxkit_device::kernel`).
 
+mod unroll;
+
 use proc_macro::{Delimiter, Group, Ident, Literal, Punct, Spacing, Span, TokenStream, TokenTree};
 
-/// Marks a `pub unsafe fn` as a PTX kernel entry point (see the crate documentation).
+/// Marks a `pub unsafe fn` (raw pointers) or a safe `pub fn` (slices, `DisjointSlice`s) as a
+/// PTX kernel entry point (see the crate documentation).
 #[proc_macro_attribute]
 pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     match expand(attr, item) {
+        Ok(tokens) => tokens,
+        Err((span, message)) => compile_error(span, &message),
+    }
+}
+
+/// `unroll!(for i in 0..N { body })`: the loop written out N times, as CUDA C's
+/// `#pragma unroll` (see `ptxkit_device`'s `unroll` module).
+#[proc_macro]
+pub fn unroll(input: TokenStream) -> TokenStream {
+    match unroll::expand(input) {
         Ok(tokens) => tokens,
         Err((span, message)) => compile_error(span, &message),
     }
@@ -81,12 +112,9 @@ fn expand(attr: TokenStream, item: TokenStream) -> Result<TokenStream, Failure> 
     let Some(fn_pos) = tokens.iter().position(|t| is_ident(t, "fn")) else {
         return Err((Span::call_site(), "#[kernel] must be placed on a function".into()));
     };
-    if !tokens[..fn_pos].iter().any(|t| is_ident(t, "unsafe")) {
-        return Err((
-            tokens[fn_pos].span(),
-            "a #[kernel] takes raw device pointers: declare it `pub unsafe fn`".into(),
-        ));
-    }
+    // `pub unsafe fn`: raw device pointers, the entry point is the function itself. `pub fn`:
+    // a safe kernel (slices, `DisjointSlice`s, values), entered through a wrapper.
+    let is_safe = !tokens[..fn_pos].iter().any(|t| is_ident(t, "unsafe"));
     let Some(TokenTree::Ident(name)) = tokens.get(fn_pos + 1) else {
         return Err((tokens[fn_pos].span(), "expected the kernel's name after `fn`".into()));
     };
@@ -104,6 +132,11 @@ fn expand(attr: TokenStream, item: TokenStream) -> Result<TokenStream, Failure> 
         return Err((p.span(), "a #[kernel] cannot be generic: PTX entry points have one signature".into()));
     }
     let params = parse_params(&params_group)?;
+    let kinds = if is_safe {
+        params.iter().map(|p| safe_param_kind(&p.ty)).collect::<Result<Vec<_>, _>>()?
+    } else {
+        params.iter().map(|_| SafeParam::Value).collect()
+    };
 
     // Visibility: the tokens before `unsafe`/`fn` that are not attributes (`pub`, `pub(crate)`).
     let mut visibility: Vec<TokenTree> = Vec::new();
@@ -139,9 +172,13 @@ fn expand(attr: TokenStream, item: TokenStream) -> Result<TokenStream, Failure> 
     out.extend(attribute("cfg(target_arch = \"nvptx64\")"));
     out.extend(attribute("unsafe(no_mangle)"));
     out.extend(tokens[..fn_pos].iter().cloned());
-    out.push(Ident::new("extern", Span::call_site()).into());
-    out.push(Literal::string("ptx-kernel").into());
-    out.extend(tokens[fn_pos..].iter().cloned());
+    if is_safe {
+        out.extend(safe_entry(name, &params, &kinds, &tokens[fn_pos + 2..]));
+    } else {
+        out.push(Ident::new("extern", Span::call_site()).into());
+        out.push(Literal::string("ptx-kernel").into());
+        out.extend(tokens[fn_pos..].iter().cloned());
+    }
 
     let bounds = options.launch_bounds.map(|(t, b)| format!(" launch_bounds {t} {b}")).unwrap_or_default();
     out.extend(parse(&format!(
@@ -165,12 +202,14 @@ fn expand(attr: TokenStream, item: TokenStream) -> Result<TokenStream, Failure> 
 
     let mut param_types = TokenStream::new();
     let mut layouts = TokenStream::new();
-    for p in &params {
-        param_types.extend(p.ty.clone());
+    for (p, kind) in params.iter().zip(&kinds) {
+        param_types.extend(kind.host_type(&p.ty));
         param_types.extend(parse(","));
-        layouts.extend(parse("::ptxkit_device::Param::of::<"));
-        layouts.extend(p.ty.clone());
-        layouts.extend(parse(&format!(">({:?}),", p.name)));
+        for (suffix, ty) in kind.abi_params(&p.ty) {
+            layouts.extend(parse("::ptxkit_device::Param::of::<"));
+            layouts.extend(ty);
+            layouts.extend(parse(&format!(">({:?}),", format!("{}{suffix}", p.name))));
+        }
     }
     let launch_bounds = match options.launch_bounds {
         Some((t, b)) => {
@@ -225,6 +264,172 @@ fn expand(attr: TokenStream, item: TokenStream) -> Result<TokenStream, Failure> 
     out.push(TokenTree::Ident(name.clone()));
     out.push(TokenTree::Group(Group::new(Delimiter::Brace, block)));
     Ok(out.into_iter().collect())
+}
+
+/// How a safe kernel's parameter reaches it.
+enum SafeParam {
+    /// `&[T]`: an `Input<T>` (pointer, length) made into a slice.
+    Input(TokenStream),
+    /// `DisjointSlice<T>`: an `Output<T>` (pointer, length).
+    Output(TokenStream),
+    /// `DisjointSlice2d<T>`: an `Output2d<T>` (pointer, width, height).
+    Output2d(TokenStream),
+    /// Anything else (and every parameter of an `unsafe fn` kernel): passed as it is.
+    Value,
+}
+
+impl SafeParam {
+    /// The type `Kernel::Params` names for the parameter: a marker of `ptxkit_device::safe`
+    /// for a slice, the declared type for a value.
+    fn host_type(&self, declared: &TokenStream) -> TokenStream {
+        let (marker, element) = match self {
+            SafeParam::Input(element) => ("Input", element),
+            SafeParam::Output(element) => ("Output", element),
+            SafeParam::Output2d(element) => ("Output2d", element),
+            SafeParam::Value => return declared.clone(),
+        };
+        let mut ty = parse(&format!("::ptxkit_device::safe::{marker}<"));
+        ty.extend(element.clone());
+        ty.extend(parse(">"));
+        ty
+    }
+
+    /// The PTX `.param`s the parameter becomes: (name suffix, type) for each, in order. A
+    /// slice is its pointer (a kernel pointer parameter: global memory) and its length; a 2-D
+    /// output its pointer, row width and height.
+    fn abi_params(&self, declared: &TokenStream) -> Vec<(&'static str, TokenStream)> {
+        let pointer = |kind: &str, element: &TokenStream| {
+            let mut ty = parse(kind);
+            ty.extend(element.clone());
+            ty
+        };
+        match self {
+            SafeParam::Input(element) => vec![("", pointer("*const", element)), (".len", parse("usize"))],
+            SafeParam::Output(element) => vec![("", pointer("*mut", element)), (".len", parse("usize"))],
+            SafeParam::Output2d(element) => {
+                vec![("", pointer("*mut", element)), (".width", parse("usize")), (".height", parse("usize"))]
+            }
+            SafeParam::Value => vec![("", declared.clone())],
+        }
+    }
+}
+
+/// Classifies a safe kernel's parameter type: `&[T]`, `DisjointSlice<T>` (any path, with or
+/// without a lifetime), `DisjointSlice2d<T>`, or a value. Refuses other references (a `&mut`
+/// would give every thread the whole buffer, a `&T` has no host counterpart) and raw pointers
+/// (a kernel over raw pointers is a `pub unsafe fn`).
+fn safe_param_kind(ty: &TokenStream) -> Result<SafeParam, Failure> {
+    let tokens: Vec<TokenTree> = ty.clone().into_iter().collect();
+    if let Some(TokenTree::Punct(amp)) = tokens.first()
+        && amp.as_char() == '&'
+    {
+        let mut rest = &tokens[1..];
+        // A lifetime: `'` then its name.
+        if let [TokenTree::Punct(q), TokenTree::Ident(_), tail @ ..] = rest
+            && q.as_char() == '\''
+        {
+            rest = tail;
+        }
+        return match rest {
+            [TokenTree::Group(g)] if g.delimiter() == Delimiter::Bracket => Ok(SafeParam::Input(g.stream())),
+            [first, ..] if is_ident(first, "mut") => Err((
+                amp.span(),
+                "a safe #[kernel] cannot take `&mut`: every thread would hold the whole buffer; \
+                 take a `DisjointSlice<T>` (one element per thread), or declare the kernel `unsafe fn`"
+                    .into(),
+            )),
+            _ => Err((
+                amp.span(),
+                "a safe #[kernel] takes references only as read-only slices `&[T]`; pass other \
+                 values by value"
+                    .into(),
+            )),
+        };
+    }
+    if let Some(TokenTree::Punct(star)) = tokens.first()
+        && star.as_char() == '*'
+    {
+        return Err((
+            star.span(),
+            "a safe #[kernel] takes no raw pointers: read `&[T]`, write `DisjointSlice<T>` \
+             (`ptxkit_device::safe`), or declare the kernel `pub unsafe fn`"
+                .into(),
+        ));
+    }
+    let generic = tokens.iter().position(|t| is_ident(t, "DisjointSlice") || is_ident(t, "DisjointSlice2d"));
+    let Some(at) = generic else { return Ok(SafeParam::Value) };
+    let args = match (tokens.get(at + 1), tokens.last()) {
+        (Some(TokenTree::Punct(open)), Some(TokenTree::Punct(close)))
+            if open.as_char() == '<' && close.as_char() == '>' && tokens.len() > at + 2 =>
+        {
+            tokens[at + 2..tokens.len() - 1].to_vec()
+        }
+        _ => return Err((tokens[at].span(), "write the output's element type: `DisjointSlice<T>`".into())),
+    };
+    // The generic arguments without the lifetime: the element type.
+    let mut types = split_commas(args)
+        .into_iter()
+        .filter(|arg| !matches!(arg.first(), Some(TokenTree::Punct(q)) if q.as_char() == '\''));
+    let (Some(element), None) = (types.next(), types.next()) else {
+        return Err((tokens[at].span(), "an output is `DisjointSlice<T>` or `DisjointSlice<'a, T>`".into()));
+    };
+    let element: TokenStream = element.into_iter().collect();
+    Ok(if is_ident(&tokens[at], "DisjointSlice") {
+        SafeParam::Output(element)
+    } else {
+        SafeParam::Output2d(element)
+    })
+}
+
+/// The device entry point of a safe kernel: `unsafe extern "ptx-kernel" fn name(<ABI
+/// parameters>)` that holds the author's function, as written, under the name `body`, and calls
+/// it with the slices rebuilt from the parameters. `after_name` is the author's parameter
+/// list, return type and body.
+fn safe_entry(name: &Ident, params: &[Param], kinds: &[SafeParam], after_name: &[TokenTree]) -> TokenStream {
+    let mut abi_params = TokenStream::new();
+    let mut call_args = TokenStream::new();
+    let nul_name = format!("{:?}", format!("{name}\0"));
+    for (i, (p, kind)) in params.iter().zip(kinds).enumerate() {
+        let parts = kind.abi_params(&p.ty);
+        let mut names = Vec::new();
+        for (j, (_, ty)) in parts.into_iter().enumerate() {
+            let part = format!("__ptxkit_param_{i}_{j}");
+            abi_params.extend(parse(&format!("{part}: ")));
+            abi_params.extend(ty);
+            abi_params.extend(parse(","));
+            names.push(part);
+        }
+        let names = names.join(", ");
+        call_args.extend(parse(&match kind {
+            SafeParam::Input(_) => format!("::ptxkit_device::safe::input_from_raw_parts({names}),"),
+            SafeParam::Output(_) => {
+                format!("::ptxkit_device::safe::DisjointSlice::from_raw_parts({names}, {nul_name}),")
+            }
+            SafeParam::Output2d(_) => {
+                format!("::ptxkit_device::safe::DisjointSlice2d::from_raw_parts({names}, {nul_name}),")
+            }
+            SafeParam::Value => format!("{names},"),
+        }));
+    }
+    let mut out = parse("unsafe extern \"ptx-kernel\" fn");
+    out.extend([
+        TokenTree::Ident(name.clone()),
+        TokenTree::Group(Group::new(Delimiter::Parenthesis, abi_params)),
+    ]);
+    let mut inner = TokenStream::new();
+    inner.extend(attribute("inline(always)"));
+    inner.extend(parse("fn body"));
+    inner.extend(after_name.iter().cloned());
+    // The `unsafe` block's justification (generated code carries no comments): the typed
+    // launch (`ptxkit-host`) passes for each input a `&CudaSlice`'s pointer and length (valid,
+    // aligned, non-null, not written during the launch) and for each output its own
+    // `&mut CudaSlice`'s (reached by no other parameter); each output is made once per thread.
+    inner.extend(parse("unsafe"));
+    let mut call = parse("body");
+    call.extend([TokenTree::Group(Group::new(Delimiter::Parenthesis, call_args))]);
+    inner.extend([TokenTree::Group(Group::new(Delimiter::Brace, call))]);
+    out.extend([TokenTree::Group(Group::new(Delimiter::Brace, inner))]);
+    out
 }
 
 /// `launch_bounds(256, 2), dynamic_shared = BYTES`.

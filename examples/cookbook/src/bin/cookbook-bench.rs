@@ -1,0 +1,491 @@
+//! `cookbook-bench --cubin-dir DIR [--repeats N] [--only KERNEL]`: each cookbook kernel
+//! against its CUDA C twin (`DIR/<file>.cubin`, built by nvcc from `cuda/<file>.cu`), on one
+//! set of inputs, same launch shape. Warms up, times each with CUDA events, alternating the
+//! two, then checks the results of the last runs (against each other, and against the CPU
+//! reference, whole or sampled, within the derived bound for float sums), and prints
+//! one Markdown row per kernel: `kernel | size | rust ms | nvcc ms | ratio rust/nvcc | rate`
+//! (medians). The device-to-device copy bandwidth is measured first, in the same run.
+
+use std::{path::PathBuf, process::ExitCode};
+
+use cookbook::{
+    IMAGES, cpu,
+    gpu::{self, F32x4, Flavour, download, upload, zeros},
+    random::Random,
+};
+use cookbook_kernels as k;
+use ptxkit_host::{Error, Gpu, Result, RuntimeKernel, Timer};
+
+/// What the command line asks for.
+struct Options {
+    cubin_dir: PathBuf,
+    repeats: usize,
+    only: Option<String>,
+}
+
+fn parse_options() -> std::result::Result<Options, String> {
+    let mut options = Options { cubin_dir: PathBuf::new(), repeats: 21, only: None };
+    let mut cubin_dir = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut value = |name: &str| args.next().ok_or_else(|| format!("{name} needs a value"));
+        match arg.as_str() {
+            "--cubin-dir" => cubin_dir = Some(PathBuf::from(value("--cubin-dir")?)),
+            "--repeats" => {
+                options.repeats = value("--repeats")?.parse().map_err(|e| format!("--repeats: {e}"))?;
+            }
+            "--only" => options.only = Some(value("--only")?),
+            "-h" | "--help" => {
+                return Err(
+                    "usage: cookbook-bench --cubin-dir DIR [--repeats N (≥ 21)] [--only KERNEL]".into()
+                );
+            }
+            other => return Err(format!("unknown argument {other} (try --help)")),
+        }
+    }
+    options.cubin_dir =
+        cubin_dir.ok_or("--cubin-dir DIR is required (the nvcc-built twins: DIR/<kernel>.cubin)")?;
+    if options.repeats < 21 {
+        return Err(format!("--repeats {}: at least 21", options.repeats));
+    }
+    Ok(options)
+}
+
+/// The median of `times` (sorted here).
+fn median(times: &mut [f32]) -> f32 {
+    times.sort_by(f32::total_cmp);
+    times[times.len() / 2]
+}
+
+/// The GPU time of the work `run` queues, by a pair of events around it.
+fn time(gpu: &Gpu, run: &mut dyn FnMut() -> Result<()>) -> Result<f32> {
+    let timer = Timer::start(gpu)?;
+    run()?;
+    timer.stop()
+}
+
+/// Three warm-up runs each, then `repeats` timed runs of each, alternating; the medians in ms.
+fn race(
+    gpu: &Gpu,
+    repeats: usize,
+    rust: &mut dyn FnMut() -> Result<()>,
+    nvcc: &mut dyn FnMut() -> Result<()>,
+) -> Result<(f32, f32)> {
+    for _ in 0..3 {
+        rust()?;
+        nvcc()?;
+    }
+    gpu.synchronize()?;
+    let (mut rust_ms, mut nvcc_ms) = (Vec::with_capacity(repeats), Vec::with_capacity(repeats));
+    for _ in 0..repeats {
+        rust_ms.push(time(gpu, rust)?);
+        nvcc_ms.push(time(gpu, nvcc)?);
+    }
+    Ok((median(&mut rust_ms), median(&mut nvcc_ms)))
+}
+
+/// A throughput: bytes moved or floating-point operations, per run.
+enum Work {
+    Bytes(f64),
+    Flops(f64),
+}
+
+impl Work {
+    fn rate(&self, ms: f32) -> String {
+        match self {
+            Work::Bytes(bytes) => format!("{:.0} GB/s", bytes / (ms as f64 * 1e-3) / 1e9),
+            Work::Flops(flops) => format!("{:.0} GFLOP/s", flops / (ms as f64 * 1e-3) / 1e9),
+        }
+    }
+}
+
+/// One row of the table; `checked` is the verdict of comparing the results.
+fn row(
+    kernel: &str,
+    size: &str,
+    (rust, nvcc): (f32, f32),
+    work: Work,
+    checked: std::result::Result<(), String>,
+) -> bool {
+    let verdict = match &checked {
+        Ok(()) => String::new(),
+        Err(why) => format!(" **MISMATCH: {why}**"),
+    };
+    println!(
+        "| {kernel} | {size} | {rust:.4} | {nvcc:.4} | {:.2} | {} (nvcc {}){verdict} |",
+        rust / nvcc,
+        work.rate(rust),
+        work.rate(nvcc)
+    );
+    checked.is_ok()
+}
+
+/// The nvcc twins, loaded from `DIR/<file>.cubin` on first use.
+struct Twins<'a> {
+    gpu: &'a Gpu,
+    dir: PathBuf,
+}
+
+impl Twins<'_> {
+    fn kernel(&self, file: &str, name: &str) -> Result<RuntimeKernel> {
+        self.gpu.load_cubin_file(self.dir.join(format!("{file}.cubin")))?.function(name)
+    }
+}
+
+/// `Ok` when equal, else where they first differ.
+fn same<T: PartialEq + std::fmt::Debug>(what: &str, a: &[T], b: &[T]) -> std::result::Result<(), String> {
+    match a.iter().zip(b).position(|(x, y)| x != y) {
+        _ if a.len() != b.len() => Err(format!("{what}: lengths {} and {}", a.len(), b.len())),
+        None => Ok(()),
+        Some(i) => Err(format!("{what}: differ at {i}: {:?} vs {:?}", a[i], b[i])),
+    }
+}
+
+fn bits(x: &[f32]) -> Vec<u32> {
+    x.iter().map(|v| v.to_bits()).collect()
+}
+
+fn main() -> ExitCode {
+    let options = match parse_options() {
+        Ok(options) => options,
+        Err(message) => {
+            eprintln!("{message}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(&options) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => {
+            eprintln!("cookbook-bench: some results differ (rows marked MISMATCH)");
+            ExitCode::FAILURE
+        }
+        Err(e) => {
+            eprintln!("cookbook-bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs every (selected) kernel; returns whether every check passed.
+fn run(options: &Options) -> Result<bool> {
+    let gpu = Gpu::open(0, &IMAGES)?;
+    println!("GPU: {} (Rust kernels: {}; driver {})", gpu.name(), gpu.image(), gpu.driver_version());
+    let twins = Twins { gpu: &gpu, dir: options.cubin_dir.clone() };
+    let repeats = options.repeats;
+    let wanted = |name: &str| options.only.as_deref().is_none_or(|only| only == name);
+    let (mut random, seed) = Random::from_clock();
+    println!("inputs: seed {seed:#x}; medians of {repeats} runs each, alternating, after 3 warm-up runs");
+
+    // The copy bandwidth first: the ceiling a memory-bound kernel is measured against.
+    {
+        let n = 256 << 20; // 1 GiB of f32
+        let source = zeros::<f32>(&gpu, n)?;
+        let mut target = zeros::<f32>(&gpu, n)?;
+        let mut copy = || gpu.stream().memcpy_dtod(&source, &mut target).map_err(Error::driver("copying"));
+        let mut copies: Vec<f32> = Vec::with_capacity(repeats);
+        copy()?;
+        for _ in 0..repeats {
+            copies.push(time(&gpu, &mut copy)?);
+        }
+        let ms = median(&mut copies);
+        let bytes = 2.0 * 4.0 * n as f64;
+        println!(
+            "copy bandwidth: device-to-device memcpy of 1 GiB: {ms:.4} ms, {:.0} GB/s (read + write)",
+            bytes / (ms as f64 * 1e-3) / 1e9
+        );
+    }
+    println!();
+    println!("| kernel | size | rust ms | nvcc ms | ratio rust/nvcc | GB/s or GFLOP/s |");
+    println!("| --- | --- | --- | --- | --- | --- |");
+    let mut all_ok = true;
+
+    if wanted("reduce") {
+        let n = 1usize << 26;
+        let host = random.floats(n, -1.0, 1.0);
+        let x = upload(&gpu, &host)?;
+        let (mut rust_sum, mut nvcc_sum) = (zeros::<f32>(&gpu, 1)?, zeros::<f32>(&gpu, 1)?);
+        let twin = twins.kernel("reduce", "reduce_sum_f32")?;
+        let config = gpu::reduce_config(n as u32);
+        let mut rust = || gpu::reduce_sum_launch(&gpu, &x, &mut rust_sum);
+        let mut nvcc = || {
+            gpu.stream().memset_zeros(&mut nvcc_sum).map_err(Error::driver("zeroing"))?;
+            // SAFETY: reduce.cu's reduce_sum_f32(const float*, unsigned, float*); x holds n floats.
+            unsafe { twin.launch_as(k::reduce_sum_f32, gpu.stream(), config, (&x, n as u32, &mut nvcc_sum)) }
+        };
+        let times = race(&gpu, repeats, &mut rust, &mut nvcc)?;
+        let (r, t) = (download(&gpu, &rust_sum)?[0], download(&gpu, &nvcc_sum)?[0]);
+        let (exact, bound) = cpu::sum(&host);
+        let check = if (r as f64 - exact).abs() > bound || (t as f64 - exact).abs() > bound {
+            Err(format!("rust {r}, nvcc {t}, exact {exact} ± {bound:.3e}"))
+        } else {
+            Ok(())
+        };
+        all_ok &= row("reduce_sum_f32", &format!("{n}"), times, Work::Bytes(4.0 * n as f64), check);
+    }
+
+    if wanted("transpose") {
+        let (width, height) = (8192u32, 8192u32);
+        let cells = (width * height) as usize;
+        let host = random.floats(cells, -1.0, 1.0);
+        let input = upload(&gpu, &host)?;
+        let (mut rust_out, mut nvcc_out) = (zeros::<f32>(&gpu, cells)?, zeros::<f32>(&gpu, cells)?);
+        let twin = twins.kernel("transpose", "transpose_f32")?;
+        let config = gpu::transpose_config(width, height);
+        let mut rust = || gpu::transpose_launch(&gpu, &input, &mut rust_out, width, height);
+        // SAFETY: transpose.cu's transpose_f32(const float*, float*, unsigned, unsigned); both
+        // buffers hold width × height floats.
+        let mut nvcc = || unsafe {
+            twin.launch_as(k::transpose_f32, gpu.stream(), config, (&input, &mut nvcc_out, width, height))
+        };
+        let times = race(&gpu, repeats, &mut rust, &mut nvcc)?;
+        let (r, t) = (download(&gpu, &rust_out)?, download(&gpu, &nvcc_out)?);
+        let check = same("rust vs nvcc", &bits(&r), &bits(&t)).and_then(|()| {
+            same("rust vs cpu", &bits(&r), &bits(&cpu::transpose(&host, width as usize, height as usize)))
+        });
+        all_ok &=
+            row("transpose_f32", &format!("{width}x{height}"), times, Work::Bytes(8.0 * cells as f64), check);
+    }
+
+    if wanted("histogram") {
+        let n = 1usize << 26;
+        let host = random.words(n);
+        let words = upload(&gpu, &host)?;
+        let (mut rust_bins, mut nvcc_bins) = (zeros::<u32>(&gpu, 256)?, zeros::<u32>(&gpu, 256)?);
+        let twin = twins.kernel("histogram", "histogram_256")?;
+        let config = gpu::histogram_config(n as u32);
+        let mut rust = || gpu::histogram_launch(&gpu, &words, &mut rust_bins);
+        let mut nvcc = || {
+            gpu.stream().memset_zeros(&mut nvcc_bins).map_err(Error::driver("zeroing"))?;
+            // SAFETY: histogram.cu's histogram_256(const unsigned*, unsigned, unsigned*); 256 bins.
+            unsafe {
+                twin.launch_as(k::histogram_256, gpu.stream(), config, (&words, n as u32, &mut nvcc_bins))
+            }
+        };
+        let times = race(&gpu, repeats, &mut rust, &mut nvcc)?;
+        let (r, t) = (download(&gpu, &rust_bins)?, download(&gpu, &nvcc_bins)?);
+        let check =
+            same("rust vs nvcc", &r, &t).and_then(|()| same("rust vs cpu", &r, &cpu::histogram_256(&host)));
+        all_ok &= row("histogram_256", &format!("{n} words"), times, Work::Bytes(4.0 * n as f64), check);
+    }
+
+    if wanted("scan") {
+        let n = 1usize << 26;
+        let host: Vec<u32> = (0..n).map(|_| random.next_u32() >> 16).collect();
+        let input = upload(&gpu, &host)?;
+        let tiles = gpu::scan_tiles_for(n as u32);
+        let (mut rust_sums, mut nvcc_sums) =
+            (zeros::<u32>(&gpu, tiles as usize)?, zeros::<u32>(&gpu, tiles as usize)?);
+        let (mut rust_out, mut nvcc_out) = (zeros::<u32>(&gpu, n)?, zeros::<u32>(&gpu, n)?);
+        let passes = [
+            twins.kernel("scan", "scan_tile_sums")?,
+            twins.kernel("scan", "scan_block_sums")?,
+            twins.kernel("scan", "scan_tiles")?,
+        ];
+        let [first, second, third] = gpu::scan_configs(n as u32);
+        let mut rust = || gpu::scan_launch(&gpu, &input, &mut rust_sums, &mut rust_out);
+        let mut nvcc = || {
+            let stream = gpu.stream();
+            // SAFETY: scan.cu's three kernels take the parameters of the Rust ones; the
+            // buffers hold n elements and one sum per tile.
+            unsafe {
+                passes[0].launch_as(k::scan_tile_sums, stream, first, (&input, n as u32, &mut nvcc_sums))?;
+                passes[1].launch_as(k::scan_block_sums, stream, second, (&mut nvcc_sums, tiles))?;
+                passes[2].launch_as(
+                    k::scan_tiles,
+                    stream,
+                    third,
+                    (&input, n as u32, &nvcc_sums, &mut nvcc_out),
+                )
+            }
+        };
+        let times = race(&gpu, repeats, &mut rust, &mut nvcc)?;
+        let (r, t) = (download(&gpu, &rust_out)?, download(&gpu, &nvcc_out)?);
+        let check =
+            same("rust vs nvcc", &r, &t).and_then(|()| same("rust vs cpu", &r, &cpu::exclusive_scan(&host)));
+        all_ok &= row("scan (3 kernels)", &format!("{n}"), times, Work::Bytes(12.0 * n as f64), check);
+    }
+
+    if wanted("sgemm") {
+        let (m, n, kk) = (2048usize, 2048usize, 2048usize);
+        let (ha, hb) = (random.floats(m * kk, -1.0, 1.0), random.floats(kk * n, -1.0, 1.0));
+        let (a, b) = (upload(&gpu, &ha)?, upload(&gpu, &hb)?);
+        let (mut rust_c, mut nvcc_c) = (zeros::<f32>(&gpu, m * n)?, zeros::<f32>(&gpu, m * n)?);
+        let twin = twins.kernel("sgemm", "sgemm_64x64")?;
+        let shape = (m as u32, n as u32, kk as u32);
+        let config = gpu::sgemm_config(shape.0, shape.1);
+        let mut rust = || gpu::sgemm_launch(&gpu, &a, &b, &mut rust_c, shape);
+        // SAFETY: sgemm.cu's sgemm_64x64(const float*, const float*, float*, unsigned × 3);
+        // the buffers hold m·k, k·n and m·n floats; the shape fits the tiles.
+        let mut nvcc = || unsafe {
+            twin.launch_as(
+                k::sgemm_64x64,
+                gpu.stream(),
+                config,
+                (&a, &b, &mut nvcc_c, shape.0, shape.1, shape.2),
+            )
+        };
+        let times = race(&gpu, repeats, &mut rust, &mut nvcc)?;
+        let (r, t) = (download(&gpu, &rust_c)?, download(&gpu, &nvcc_c)?);
+        // 512 sampled entries against the CPU's bound, for both.
+        let check = (0..512).map(|s| (s * 7919) % (m * n)).try_for_each(|i| {
+            let (exact, bound) = cpu::sgemm_entry(&ha, &hb, n, kk, i / n, i % n);
+            if (r[i] as f64 - exact).abs() > bound || (t[i] as f64 - exact).abs() > bound {
+                Err(format!("at {i}: rust {}, nvcc {}, exact {exact} ± {bound:.3e}", r[i], t[i]))
+            } else {
+                Ok(())
+            }
+        });
+        let flops = 2.0 * (m * n * kk) as f64;
+        all_ok &= row("sgemm_64x64", &format!("{m}x{n}x{kk}"), times, Work::Flops(flops), check);
+    }
+
+    if wanted("nbody") {
+        let n = 32768usize;
+        let host: Vec<[f32; 4]> = (0..n)
+            .map(|_| {
+                [
+                    random.uniform(-1.0, 1.0),
+                    random.uniform(-1.0, 1.0),
+                    random.uniform(-1.0, 1.0),
+                    random.uniform(0.5, 1.5),
+                ]
+            })
+            .collect();
+        let packed: Vec<F32x4> = host.iter().map(|&b| F32x4::from_array(b)).collect();
+        let bodies = upload(&gpu, &packed)?;
+        let (mut rust_acc, mut nvcc_acc) = (zeros::<F32x4>(&gpu, n)?, zeros::<F32x4>(&gpu, n)?);
+        let twin = twins.kernel("nbody", "nbody_accelerations")?;
+        let softening2 = 1e-3f32;
+        let config = gpu::nbody_config(n as u32);
+        let mut rust = || gpu::nbody_launch(&gpu, &bodies, &mut rust_acc, softening2);
+        // SAFETY: nbody.cu's nbody_accelerations(const float4*, float4*, unsigned, float); both
+        // buffers hold n float4s.
+        let mut nvcc = || unsafe {
+            twin.launch_as(
+                k::nbody_accelerations,
+                gpu.stream(),
+                config,
+                (&bodies, &mut nvcc_acc, n as u32, softening2),
+            )
+        };
+        let times = race(&gpu, repeats, &mut rust, &mut nvcc)?;
+        let (r, t) = (download(&gpu, &rust_acc)?, download(&gpu, &nvcc_acc)?);
+        let check = (0..256).map(|s| s * (n / 256) + s % 7).try_for_each(|i| {
+            let (exact, bound) = cpu::nbody_acceleration(&host, i, softening2);
+            let (ri, ti) = (r[i].to_array(), t[i].to_array());
+            match (0..3).find(|&c| {
+                (ri[c] as f64 - exact[c]).abs() > bound[c] || (ti[c] as f64 - exact[c]).abs() > bound[c]
+            }) {
+                Some(c) => Err(format!(
+                    "body {i}[{c}]: rust {}, nvcc {}, exact {} ± {:.3e}",
+                    ri[c], ti[c], exact[c], bound[c]
+                )),
+                None => Ok(()),
+            }
+        });
+        all_ok &= row(
+            "nbody_accelerations",
+            &format!("{n} bodies"),
+            times,
+            Work::Flops(20.0 * (n * n) as f64),
+            check,
+        );
+    }
+
+    if wanted("softmax") {
+        let (rows, cols) = (16384usize, 4096usize);
+        let host = random.floats(rows * cols, -8.0, 8.0);
+        let input = upload(&gpu, &host)?;
+        let (mut rust_out, mut nvcc_out) =
+            (zeros::<f32>(&gpu, rows * cols)?, zeros::<f32>(&gpu, rows * cols)?);
+        let twin = twins.kernel("softmax", "softmax_rows")?;
+        let config = gpu::softmax_config(rows as u32);
+        let mut rust = || gpu::softmax_launch(&gpu, &input, &mut rust_out, rows as u32, cols as u32);
+        // SAFETY: softmax.cu's softmax_rows(const float*, float*, unsigned, unsigned); both
+        // buffers hold rows × cols floats.
+        let mut nvcc = || unsafe {
+            twin.launch_as(
+                k::softmax_rows,
+                gpu.stream(),
+                config,
+                (&input, &mut nvcc_out, rows as u32, cols as u32),
+            )
+        };
+        let times = race(&gpu, repeats, &mut rust, &mut nvcc)?;
+        let (r, t) = (download(&gpu, &rust_out)?, download(&gpu, &nvcc_out)?);
+        let bound = cpu::softmax_relative_bound(cols, 16.0);
+        // 64 sampled rows against the CPU reference, for both.
+        let check =
+            (0..64).map(|s| s * (rows / 64) + s % 5).try_for_each(|row| {
+                let span = row * cols..(row + 1) * cols;
+                let expected = cpu::softmax_rows(&host[span.clone()], cols);
+                match span.clone().zip(expected).find(|&(i, e)| {
+                    (r[i] as f64 - e).abs() > bound * e || (t[i] as f64 - e).abs() > bound * e
+                }) {
+                    Some((i, e)) => Err(format!("at {i}: rust {}, nvcc {}, expected {e}", r[i], t[i])),
+                    None => Ok(()),
+                }
+            });
+        all_ok &= row(
+            "softmax_rows",
+            &format!("{rows}x{cols}"),
+            times,
+            Work::Bytes(8.0 * (rows * cols) as f64),
+            check,
+        );
+    }
+
+    if wanted("saxpy") {
+        let n = 1usize << 26;
+        let (hx, hy) = (random.floats(n, -1.0, 1.0), random.floats(n, -1.0, 1.0));
+        let a = 1.5f32;
+        let (x, y) = (upload(&gpu, &hx)?, upload(&gpu, &hy)?);
+        let twin = twins.kernel("saxpy", "saxpy")?;
+        let config = gpu::saxpy_config(n as u32);
+        let expected = bits(&cpu::saxpy(a, &hx, &hy));
+        for flavour in [Flavour::Safe, Flavour::Raw] {
+            let (mut rust_out, mut nvcc_out) = (zeros::<f32>(&gpu, n)?, zeros::<f32>(&gpu, n)?);
+            let mut rust = || gpu::saxpy_launch(&gpu, flavour, &x, &y, &mut rust_out, a);
+            // SAFETY: saxpy.cu's saxpy(const float*, const float*, float*, unsigned, float): the
+            // parameters of saxpy_raw; the buffers hold n floats.
+            let mut nvcc = || unsafe {
+                twin.launch_as(k::saxpy_raw, gpu.stream(), config, (&x, &y, &mut nvcc_out, n as u32, a))
+            };
+            let times = race(&gpu, repeats, &mut rust, &mut nvcc)?;
+            let (r, t) = (bits(&download(&gpu, &rust_out)?), bits(&download(&gpu, &nvcc_out)?));
+            let check = same("rust vs nvcc", &r, &t).and_then(|()| same("rust vs cpu", &r, &expected));
+            let name = if flavour == Flavour::Safe { "saxpy (safe)" } else { "saxpy_raw (unsafe)" };
+            all_ok &= row(name, &format!("{n}"), times, Work::Bytes(12.0 * n as f64), check);
+        }
+    }
+
+    if wanted("jacobi") {
+        let (width, height) = (8192u32, 8192u32);
+        let cells = (width * height) as usize;
+        let host = random.floats(cells, -1.0, 1.0);
+        let input = upload(&gpu, &host)?;
+        let twin = twins.kernel("jacobi", "jacobi_5pt")?;
+        let config = gpu::jacobi_config(width, height);
+        let expected = bits(&cpu::jacobi_5pt(&host, width as usize, height as usize));
+        for flavour in [Flavour::Safe, Flavour::Raw] {
+            let (mut rust_out, mut nvcc_out) = (zeros::<f32>(&gpu, cells)?, zeros::<f32>(&gpu, cells)?);
+            let mut rust = || gpu::jacobi_launch(&gpu, flavour, &input, &mut rust_out, width, height);
+            // SAFETY: jacobi.cu's jacobi_5pt(const float*, float*, unsigned, unsigned): the
+            // parameters of jacobi_5pt_raw; both buffers hold width × height floats.
+            let mut nvcc = || unsafe {
+                twin.launch_as(
+                    k::jacobi_5pt_raw,
+                    gpu.stream(),
+                    config,
+                    (&input, &mut nvcc_out, width, height),
+                )
+            };
+            let times = race(&gpu, repeats, &mut rust, &mut nvcc)?;
+            let (r, t) = (bits(&download(&gpu, &rust_out)?), bits(&download(&gpu, &nvcc_out)?));
+            let check = same("rust vs nvcc", &r, &t).and_then(|()| same("rust vs cpu", &r, &expected));
+            let name = if flavour == Flavour::Safe { "jacobi_5pt (safe)" } else { "jacobi_5pt_raw (unsafe)" };
+            all_ok &= row(name, &format!("{width}x{height}"), times, Work::Bytes(8.0 * cells as f64), check);
+        }
+    }
+    Ok(all_ok)
+}

@@ -1,0 +1,120 @@
+//! What each kernel compiles to: the instructions of the intrinsics it is written with, found
+//! in its entry's PTX (runs in CI, no GPU needed).
+
+use cookbook::IMAGES;
+
+/// The PTX of kernel `name`'s entry, up to the next entry.
+fn entry(name: &str) -> &'static str {
+    let ptx = IMAGES
+        .modules
+        .iter()
+        .map(|m| m.ptx)
+        .find(|ptx| ptx.contains(&format!(".entry {name}(")))
+        .unwrap_or_else(|| panic!("no entry {name} in the cookbook's PTX"));
+    let start = ptx.find(&format!(".entry {name}(")).expect("found above");
+    let rest = &ptx[start + 1..];
+    let end = rest.find(".entry ").map_or(ptx.len(), |e| start + 1 + e);
+    &ptx[start..end]
+}
+
+/// Asserts that kernel `name`'s PTX holds each of `instructions`.
+fn assert_emits(name: &str, instructions: &[&str]) {
+    let body = entry(name);
+    for instruction in instructions {
+        assert!(body.contains(instruction), "{name}: no `{instruction}` in its PTX:\n{body}");
+    }
+}
+
+#[test]
+fn every_kernel_is_an_entry_with_its_launch_bounds() {
+    let kernels = [
+        "reduce_sum_f32",
+        "transpose_f32",
+        "histogram_256",
+        "scan_tile_sums",
+        "scan_block_sums",
+        "scan_tiles",
+        "sgemm_64x64",
+        "nbody_accelerations",
+        "softmax_rows",
+        "saxpy",
+        "saxpy_raw",
+        "jacobi_5pt",
+        "jacobi_5pt_raw",
+    ];
+    for name in kernels {
+        let bound = if name == "scan_block_sums" { ".maxntid 1024" } else { ".maxntid 256" };
+        assert_emits(name, &[bound]);
+        assert!(IMAGES.kernels.iter().any(|k| k.name == name), "{name} missing from the kernel table");
+    }
+}
+
+#[test]
+fn reduction_uses_butterfly_shuffles_shared_memory_and_a_reduction_atomic() {
+    assert_emits(
+        "reduce_sum_f32",
+        &[
+            "shfl.sync.bfly.b32",
+            "st.shared.b32",
+            "ld.shared.b32",
+            "bar.sync",
+            "red.relaxed.gpu.global.add.f32",
+        ],
+    );
+}
+
+#[test]
+fn transpose_goes_through_a_shared_tile() {
+    assert_emits("transpose_f32", &["st.shared.b32", "ld.shared.b32", "bar.sync"]);
+}
+
+#[test]
+fn histogram_uses_shared_then_global_atomics() {
+    assert_emits("histogram_256", &["atom.shared.add.u32", "red.relaxed.gpu.global.add.u32"]);
+    // The four bytes of a word: four shared atomics, not a loop over an array in local memory.
+    assert_eq!(entry("histogram_256").matches("atom.shared.add.u32").count(), 4);
+    assert!(!entry("histogram_256").contains(".local"));
+}
+
+#[test]
+fn scan_uses_redux_and_shfl_up() {
+    assert_emits("scan_tile_sums", &["redux.sync.add.u32"]);
+    assert_emits("scan_tiles", &["shfl.sync.up.b32", "bar.sync"]);
+    assert_emits("scan_block_sums", &["shfl.sync.up.b32", "bar.sync"]);
+}
+
+#[test]
+fn sgemm_uses_vector_loads_and_fmas() {
+    assert_emits(
+        "sgemm_64x64",
+        &["ld.global.v4.f32", "st.shared.v4.f32", "ld.shared.v4.f32", "fma.rn.f32", "st.global.v4.f32"],
+    );
+    // The inner loop unrolled: 16 steps of 16 FMAs, the accumulators in registers.
+    let fmas = entry("sgemm_64x64").matches("fma.rn.f32").count();
+    assert_eq!(fmas, 256, "sgemm_64x64: the 16×16 FMAs of the unrolled inner loop expected");
+    assert!(!entry("sgemm_64x64").contains(".local"), "sgemm_64x64 spills to local memory");
+}
+
+#[test]
+fn nbody_uses_vector_loads_rsqrt_and_fmas() {
+    assert_emits(
+        "nbody_accelerations",
+        &["ld.global.v4.f32", "st.shared.v4", "ld.shared.v4", "rsqrt.approx.f32", "fma.rn.f32", "bar.sync"],
+    );
+    // Unrolled by 8: 8 reciprocal square roots per iteration.
+    assert_eq!(entry("nbody_accelerations").matches("rsqrt.approx.f32").count(), 8);
+}
+
+#[test]
+fn softmax_uses_butterfly_shuffles_and_exp() {
+    assert_emits("softmax_rows", &["shfl.sync.bfly.b32", "ex2.approx"]);
+}
+
+#[test]
+fn safe_kernels_check_their_bounds_and_raw_twins_do_not() {
+    // The safe kernels index their input slices: a bounds check that panics (the kernel stops).
+    assert_emits("saxpy", &["panic_bounds_check"]);
+    assert_emits("jacobi_5pt", &["panic_bounds_check"]);
+    assert!(!entry("saxpy_raw").contains("panic"));
+    assert!(!entry("jacobi_5pt_raw").contains("panic"));
+}
