@@ -26,7 +26,7 @@ use host::{
     },
 };
 use simulations::{
-    decomposition::{LaunchRank, launch_rank},
+    split::decomposition::{LaunchRank, launch_rank},
     driver::{Driver, Report, State, Target, destination, handle_signals},
 };
 

@@ -2,11 +2,11 @@
 //! of its own over its band plus `halo` rows on each side, stepped `halo` steps at a time,
 //! with the halos refreshed from the neighbouring bands in between (the first and last bands
 //! are neighbours: the plane is periodic). The kernels are the unsplit run's, unchanged; the
-//! results are bit-identical to it (see [`crate::decomposition`] for why).
+//! results are bit-identical to it (see [`crate::split::decomposition`] for why).
 //!
 //! Two transports ([`Layout`]): in one process, copies on the receiving part's stream (peer
 //! to peer where the parts sit on different GPUs), ordered by events between neighbours only
-//! ([`crate::local_exchange`]); between processes (one part each),
+//! ([`crate::split::peer`]); between processes (one part each),
 //! NCCL's grouped send/receive on the part's stream, rank 0 gathering the fields for every
 //! output. Between processes the exchange can be overlapped with computation (`--overlap`):
 //! a rank steps the first and last `halo` rows of its band as pieces of their own, starts the
@@ -23,12 +23,12 @@ use super::{
 };
 use crate::{
     cuda::Gpu,
-    decomposition::{self, Band},
+    split::decomposition::{self, Band},
     error::{CudaContext as _, Error, Result},
-    local_exchange::{self, Neighbourhood, PeerCopy},
-    nccl::{Communicator, Transfer},
+    split::peer::{self, Neighbourhood, PeerCopy},
+    split::nccl::{Communicator, Transfer},
     render::colormap,
-    transport::Layout,
+    split::Layout,
 };
 
 /// The launch settings of the GPU variants that have them, each read and tuned by its
@@ -294,7 +294,7 @@ impl PartedGrayScott {
                     .map(|(band, &g)| part(*band, &gpus[g]))
                     .collect::<Result<Vec<_>>>()?;
                 let used = placement.last().map_or(1, |g| g + 1);
-                let how = local_exchange::enable_peer_access(&gpus[..used], PeerCopy::Read)?;
+                let how = peer::enable_peer_access(&gpus[..used], PeerCopy::Read)?;
                 let streams = parts.iter().map(|p: &Part| p.engine.stream().clone()).collect();
                 (parts, Link::Local(Neighbourhood::new(streams, true)?, how))
             }
@@ -561,8 +561,8 @@ fn copy_rows(
     let (su, sv) = s.engine.state();
     let (du, dv) = d.engine.state_mut();
     let (from, to, n) = (src_row * width, dst_row * width, count * width);
-    local_exchange::copy(how, &gpu, &stream, su, from, du, to, n)?;
-    local_exchange::copy(how, &gpu, &stream, sv, from, dv, to, n)
+    peer::copy(how, &gpu, &stream, su, from, du, to, n)?;
+    peer::copy(how, &gpu, &stream, sv, from, dv, to, n)
 }
 
 /// A band's rows with `halo` rows on each side, wrapped around the periodic plane.
@@ -664,7 +664,7 @@ impl Engine for PartedGrayScott {
             (bands.iter().map(|b| b.len).min().unwrap_or(0), bands.iter().map(|b| b.len).max().unwrap_or(0));
         let place = match &self.link {
             Link::Local(_, how) => {
-                local_exchange::describe(self.parts.iter().map(|p| p.engine.gpu_ordinal()), *how)
+                peer::describe(self.parts.iter().map(|p| p.engine.gpu_ordinal()), *how)
             }
             Link::Nccl { comm, overlap } => format!(
                 "one per process over NCCL, {} processes{}",

@@ -18,9 +18,9 @@
 //! each, and a step costs one split of the pipeline (see `Overlap`). The other variants step
 //! the whole slab, halos included, and exchange after the step. In one process the halos are
 //! pulled by peer copies (copy engines with `overlap`) ordered by events between neighbours
-//! ([`crate::local_exchange`]); between processes through NCCL, or with `overlap`, where
+//! ([`crate::split::peer`]); between processes through NCCL, or with `overlap`, where
 //! every rank's neighbours share its host, by the copy engines through CUDA IPC
-//! ([`crate::ipc_exchange`]): NCCL's kernel would need SMs that the halves hold.
+//! ([`crate::split::ipc`]): NCCL's kernel would need SMs that the halves hold.
 
 use std::sync::Arc;
 
@@ -29,13 +29,13 @@ use cudarc::driver::{CudaEvent, CudaSlice, CudaStream};
 use super::{HeatEngine, HeatSetup, HeatVariant, cuda::CudaHeat};
 use crate::{
     cuda::Gpu,
-    decomposition::{self, Band, Side},
+    split::decomposition::{self, Band, Side},
     error::{CudaContext as _, Error, Result, human_bytes},
-    ipc_exchange::IpcHalos,
-    local_exchange::{self, Neighbourhood, PeerCopy},
+    split::ipc::IpcHalos,
+    split::peer::{self, Neighbourhood, PeerCopy},
     memory,
-    nccl::{Communicator, Transfer},
-    transport::Layout,
+    split::nccl::{Communicator, Transfer},
+    split::Layout,
 };
 
 /// Planes of halo per side per RK4 step: one per stage.
@@ -44,7 +44,7 @@ pub const HALO: u32 = 4;
 /// Multiprocessors an NCCL rank's halves leave free with `--overlap`, for NCCL's
 /// send/receive kernel to run beside them (the single pass takes a whole SM per block, in
 /// one wave: a block waiting for NCCL's to end would hold up the whole half); NCCL's kernels
-/// are held to as many blocks (`NCCL_MAX_CTAS`, [`crate::nccl::Bootstrap::max_ctas`]).
+/// are held to as many blocks (`NCCL_MAX_CTAS`, [`crate::split::nccl::Bootstrap::max_ctas`]).
 pub const NCCL_FREE_SMS: u32 = 2;
 
 /// Sets the SMs an NCCL rank's halves leave free instead of [`NCCL_FREE_SMS`] (0 to 16), to
@@ -251,7 +251,7 @@ impl PartedHeat {
                 // Beside a half that fills every SM, halos go by the copy engines, which
                 // take none (a reading kernel would wait for the half to end).
                 let preferred = if overlap { PeerCopy::Engine } else { PeerCopy::Read };
-                let how = local_exchange::enable_peer_access(&gpus[..used], preferred)?;
+                let how = peer::enable_peer_access(&gpus[..used], preferred)?;
                 let streams = match &exchange_streams {
                     Some(streams) => streams.clone(),
                     None => parts.iter().map(|p| p.engine.stream().clone()).collect(),
@@ -301,7 +301,7 @@ impl PartedHeat {
     }
 
     /// The watch over a wait on other ranks, with NCCL.
-    fn watch(&self, what: &str) -> Option<crate::nccl::Watch> {
+    fn watch(&self, what: &str) -> Option<crate::split::nccl::Watch> {
         match &self.link {
             Link::Nccl(comm) => Some(comm.watch(what)),
             Link::Local(..) => None,
@@ -663,7 +663,7 @@ fn copy_planes(
     plane: usize,
 ) -> Result<()> {
     let gpu = dst.gpu().clone();
-    local_exchange::copy(
+    peer::copy(
         how,
         &gpu,
         stream,
@@ -749,7 +749,7 @@ impl HeatEngine for PartedHeat {
     fn describe(&self) -> String {
         let place = match &self.link {
             Link::Local(_, how) => {
-                local_exchange::describe(self.parts.iter().map(|p| p.engine.gpu_ordinal()), *how)
+                peer::describe(self.parts.iter().map(|p| p.engine.gpu_ordinal()), *how)
             }
             Link::Nccl(comm) => match &self.ipc {
                 Some(_) => format!("one per process, {}, {} processes", IpcHalos::describe(), comm.size()),

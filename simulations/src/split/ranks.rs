@@ -13,7 +13,7 @@ use cudarc::driver::{CudaSlice, CudaStream};
 use super::{DeviceRows, Halo, Part, PartRows};
 use crate::{
     error::{CudaContext as _, Error, Result},
-    nccl::{Communicator, Transfer},
+    split::nccl::{Communicator, Transfer},
 };
 
 /// This process's side of a split over NCCL ranks.
@@ -65,7 +65,7 @@ pub(super) fn nccl_stream<P: Part>(
     fields: usize,
     gpu: usize,
 ) -> Result<Arc<CudaStream>> {
-    let Some(stream) = super::device_stream(part, rank, fields)? else {
+    let Some(stream) = super::engine::device_stream(part, rank, fields)? else {
         return Err(Error::InvalidInput(format!(
             "rank {rank}'s part keeps its fields in host memory (the model's Part::device_rows offers none), but a \
              split over NCCL ranks sends its halos from GPU memory: NCCL moves device memory only"

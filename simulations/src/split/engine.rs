@@ -45,21 +45,19 @@
 //! not offer it is refused there, NCCL moving device memory only). Parts on different
 //! devices step at once (one thread per device); parts sharing a device step in turn.
 
-mod device_halos;
-mod ranks;
-
 use std::sync::Arc;
 
 use cudarc::driver::CudaStream;
-use device_halos::DeviceHalos;
-pub use device_halos::DeviceRows;
-use ranks::Ranks;
+use super::{
+    device_halos::{DeviceHalos, DeviceRows},
+    ranks::{self, Ranks},
+};
 
-use crate::{
+use super::{
     decomposition::{self, Band},
-    error::{Error, Result},
     nccl::Communicator,
 };
+use crate::error::{Error, Result};
 
 /// The steps every part takes between two exchanges of halos: a halo is this many steps'
 /// worth of rows ([`BandedModel::rows_per_step`] each).
@@ -533,7 +531,7 @@ fn plan<M: BandedModel>(model: &M, parts: u32) -> Result<(u32, Vec<PartRows>)> {
 
 /// The stream of part `p`'s fields in device memory ([`Part::device_rows`]), or `None` where it
 /// offers none; refuses a part that offers some fields but not all, or on several streams.
-fn device_stream<P: Part>(part: &mut P, p: usize, fields: usize) -> Result<Option<Arc<CudaStream>>> {
+pub(super) fn device_stream<P: Part>(part: &mut P, p: usize, fields: usize) -> Result<Option<Arc<CudaStream>>> {
     let streams: Vec<Option<Arc<CudaStream>>> =
         (0..fields).map(|f| part.device_rows(f).map(|rows| rows.stream.clone())).collect();
     let offered: Vec<&Arc<CudaStream>> = streams.iter().flatten().collect();

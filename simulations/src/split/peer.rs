@@ -99,7 +99,7 @@ impl Neighbourhood {
         let n = streams.len();
         let neighbours = (0..n)
             .map(|p| {
-                let (before, after) = crate::decomposition::neighbours(p, n, periodic);
+                let (before, after) = super::decomposition::neighbours(p, n, periodic);
                 let mut list: Vec<usize> = before.into_iter().chain(after).filter(|&q| q != p).collect();
                 list.sort_unstable();
                 list.dedup();

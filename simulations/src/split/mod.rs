@@ -1,0 +1,26 @@
+//! A grid split into bands along one axis, in parts on several GPUs of this process or one
+//! part per process of an NCCL job: the one split engine of every model (Gray-Scott's rows,
+//! heat's z slabs, Barkley's rows and any model written outside this crate).
+//!
+//! - [`decomposition`]: the arithmetic, with no GPU: bands, halos, neighbours, placement on
+//!   GPUs, and the rank a launcher (`mpirun`, `srun`) gives a process.
+//! - [`Layout`]: where the parts live, this process or NCCL ranks.
+//! - [`engine`]: [`Split`], any model that says what a split needs ([`BandedModel`]), with
+//!   its parts ([`Part`]), their rows ([`PartRows`]) and halos ([`Halo`], [`halos`]).
+//! - [`peer`]: the halos between the parts of one process (peer access, device and peer
+//!   copies, events between neighbours).
+//! - [`nccl`]: the communicator of one rank, its grouped sends and receives, the watchdog.
+//! - [`ipc`]: halos between the ranks of one host by the copy engines (CUDA IPC).
+
+pub mod decomposition;
+mod device_halos;
+pub mod engine;
+pub mod ipc;
+pub mod layout;
+pub mod nccl;
+pub mod peer;
+mod ranks;
+
+pub use device_halos::DeviceRows;
+pub use engine::{BandedModel, Halo, HaloTravel, Part, PartRows, STEPS_PER_EXCHANGE, Split, halos};
+pub use layout::Layout;
