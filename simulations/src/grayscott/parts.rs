@@ -294,7 +294,7 @@ impl PartedGrayScott {
                     .map(|(band, &g)| part(*band, &gpus[g]))
                     .collect::<Result<Vec<_>>>()?;
                 let used = placement.last().map_or(1, |g| g + 1);
-                let how = peer::enable_peer_access(&gpus[..used], PeerCopy::Read)?;
+                let how = peer::enable_peer_access_all(&gpus[..used], PeerCopy::Read)?;
                 let streams = parts.iter().map(|p: &Part| p.engine.stream().clone()).collect();
                 (parts, Link::Local(Neighbourhood::new(streams, true)?, how))
             }
@@ -561,8 +561,8 @@ fn copy_rows(
     let (su, sv) = s.engine.state();
     let (du, dv) = d.engine.state_mut();
     let (from, to, n) = (src_row * width, dst_row * width, count * width);
-    peer::copy(how, &gpu, &stream, su, from, du, to, n)?;
-    peer::copy(how, &gpu, &stream, sv, from, dv, to, n)
+    peer::copy(how, Some(&gpu), &stream, su, from, du, to, n)?;
+    peer::copy(how, Some(&gpu), &stream, sv, from, dv, to, n)
 }
 
 /// A band's rows with `halo` rows on each side, wrapped around the periodic plane.

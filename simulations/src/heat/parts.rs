@@ -251,7 +251,7 @@ impl PartedHeat {
                 // Beside a half that fills every SM, halos go by the copy engines, which
                 // take none (a reading kernel would wait for the half to end).
                 let preferred = if overlap { PeerCopy::Engine } else { PeerCopy::Read };
-                let how = peer::enable_peer_access(&gpus[..used], preferred)?;
+                let how = peer::enable_peer_access_all(&gpus[..used], preferred)?;
                 let streams = match &exchange_streams {
                     Some(streams) => streams.clone(),
                     None => parts.iter().map(|p| p.engine.stream().clone()).collect(),
@@ -665,7 +665,7 @@ fn copy_planes(
     let gpu = dst.gpu().clone();
     peer::copy(
         how,
-        &gpu,
+        Some(&gpu),
         stream,
         src.state(),
         from * plane,

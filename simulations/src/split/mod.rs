@@ -7,20 +7,22 @@
 //! - [`Layout`]: where the parts live, this process or NCCL ranks.
 //! - [`engine`]: [`Split`], any model that says what a split needs ([`BandedModel`]), with
 //!   its parts ([`Part`]), their rows ([`PartRows`]) and halos ([`Halo`], [`halos`]).
-//! - [`peer`]: the halos between the parts of one process (peer access, device and peer
-//!   copies, events between neighbours).
+//! - [`peer`]: the halos between the parts of one process ([`LocalHalos`]: the peer-access
+//!   policy, device and peer copies, events between neighbours).
+//! - [`ranks`]: the halos between processes ([`RankHalos`]: NCCL, or CUDA IPC) and the
+//!   gathers to rank 0.
 //! - [`nccl`]: the communicator of one rank, its grouped sends and receives, the watchdog.
 //! - [`ipc`]: halos between the ranks of one host by the copy engines (CUDA IPC).
 
 pub mod decomposition;
-mod device_halos;
 pub mod engine;
 pub mod ipc;
 pub mod layout;
 pub mod nccl;
 pub mod peer;
-mod ranks;
+pub mod ranks;
 
-pub use device_halos::DeviceRows;
-pub use engine::{BandedModel, Halo, HaloTravel, Part, PartRows, STEPS_PER_EXCHANGE, Split, halos};
+pub use engine::{BandedModel, Halo, HaloTravel, Part, PartRows, STEPS_PER_EXCHANGE, Split, assemble, halos};
+pub use peer::{DeviceRows, LocalHalos, PeerCopy};
+pub use ranks::RankHalos;
 pub use layout::Layout;
