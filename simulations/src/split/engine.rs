@@ -252,7 +252,7 @@ pub struct Split<M: BandedModel> {
     devices: usize,
     /// The halos copied device to device (both parts offer [`Part::device_rows`]), with the
     /// parts' streams and events; and those that go through the host.
-    device: Option<LocalHalos>,
+    device: Option<Box<LocalHalos>>,
     host_halos: Vec<Halo>,
     /// Where the parts are NCCL ranks: this rank's side (`parts` holds its part alone), and
     /// the stream its halos travel on.
@@ -292,7 +292,7 @@ impl<M: BandedModel> Split<M> {
             .partition(|h| streams[h.to].is_some() && streams[h.from].is_some());
         let device = match device_halos.is_empty() {
             true => None,
-            false => Some(LocalHalos::new(streams, device_halos, model.peer_copy(), readers)?),
+            false => Some(Box::new(LocalHalos::new(streams, device_halos, model.peer_copy(), readers)?)),
         };
         Ok(Self {
             model,

@@ -11,6 +11,8 @@
 //!   policy, device and peer copies, events between neighbours).
 //! - [`ranks`]: the halos between processes ([`RankHalos`]: NCCL, or CUDA IPC) and the
 //!   gathers to rank 0.
+//! - [`transport`]: the transport choice of a run's parts ([`Transport`]: peer copies, or
+//!   NCCL or IPC between processes), with its one exchange and one gather.
 //! - [`nccl`]: the communicator of one rank, its grouped sends and receives, the watchdog.
 //! - [`ipc`]: halos between the ranks of one host by the copy engines (CUDA IPC).
 
@@ -21,8 +23,10 @@ pub mod layout;
 pub mod nccl;
 pub mod peer;
 pub mod ranks;
+pub mod transport;
 
 pub use engine::{BandedModel, Halo, HaloTravel, Part, PartRows, STEPS_PER_EXCHANGE, Split, assemble, halos};
 pub use peer::{DeviceRows, LocalHalos, PeerCopy};
 pub use ranks::RankHalos;
+pub use transport::Transport;
 pub use layout::Layout;
