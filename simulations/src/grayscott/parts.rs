@@ -228,7 +228,7 @@ impl PartedGrayScott {
     /// Refreshes every part's halos from its neighbours' bands ([`Transport::exchange`]).
     pub fn exchange(&mut self) -> Result<()> {
         let stream = self.parts[0].engine.stream().clone();
-        self.transport.exchange(&mut self.parts, &stream, 2, self.width)
+        self.transport.exchange(&mut self.parts, Some(&stream), 2, self.width)
     }
 
     /// One round of `k` steps through NCCL with the exchange overlapped: the boundary pieces
@@ -309,7 +309,7 @@ impl Engine for PartedGrayScott {
     fn fields(&mut self) -> Result<(Vec<f32>, Vec<f32>)> {
         let stream = self.parts[0].engine.stream().clone();
         let rows: Vec<PartRows> = self.parts.iter().map(|p| p.rows).collect();
-        let [u, v]: [Vec<f32>; 2] = (self.transport.gather(&mut self.parts, &rows, &stream, &[0, 1], self.width)?)
+        let [u, v]: [Vec<f32>; 2] = (self.transport.gather(&mut self.parts, &rows, Some(&stream), &[0, 1], self.width)?)
             .try_into()
             .expect("two fields");
         Ok((u, v))

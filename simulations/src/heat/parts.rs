@@ -355,7 +355,7 @@ impl PartedHeat {
             None => self.parts[0].engine.stream().clone(),
         };
         let plane = self.plane() as u32;
-        self.transport.exchange(&mut self.parts, &stream, 1, plane)
+        self.transport.exchange(&mut self.parts, Some(&stream), 1, plane)
     }
 
     /// `steps` RK4 steps of every slab with no exchange: the computation alone, for the bench
@@ -500,7 +500,7 @@ impl HeatEngine for PartedHeat {
         let stream = self.parts[0].engine.stream().clone();
         let rows: Vec<PartRows> = self.parts.iter().map(Slab::part_rows).collect();
         let plane = self.plane() as u32;
-        Ok(self.transport.gather(&mut self.parts, &rows, &stream, &[0], plane)?.pop().expect("one field"))
+        Ok(self.transport.gather(&mut self.parts, &rows, Some(&stream), &[0], plane)?.pop().expect("one field"))
     }
 
     /// Plane `z`: on rank 0 from the rank whose slab holds it ([`RankHalos::gather_row`]).

@@ -54,6 +54,7 @@ use super::{
     nccl::Communicator,
     peer::{DeviceRows, LocalHalos, PeerCopy},
     ranks::{self, RankHalos},
+    transport::Transport,
 };
 use crate::{
     cuda::Gpu,
@@ -250,13 +251,13 @@ pub struct Split<M: BandedModel> {
     covered: u32,
     /// How many devices the parts run on (the first of those given).
     devices: usize,
-    /// The halos copied device to device (both parts offer [`Part::device_rows`]), with the
-    /// parts' streams and events; and those that go through the host.
-    device: Option<Box<LocalHalos>>,
+    /// How the halos travel: device to device in this process (where both parts of a halo
+    /// offer [`Part::device_rows`]), or this rank's side of NCCL ranks (`parts` holds its part
+    /// alone); `stream`: the one a rank's halos travel on.
+    transport: Box<Transport>,
+    stream: Option<Arc<CudaStream>>,
+    /// The halos that go through the host, in this process.
     host_halos: Vec<Halo>,
-    /// Where the parts are NCCL ranks: this rank's side (`parts` holds its part alone), and
-    /// the stream its halos travel on.
-    ranks: Option<Box<(RankHalos, Arc<CudaStream>)>>,
 }
 
 impl<M: BandedModel> Split<M> {
@@ -290,10 +291,7 @@ impl<M: BandedModel> Split<M> {
         let (device_halos, host_halos): (Vec<Halo>, Vec<Halo>) = halos(&all_rows, periodic)
             .into_iter()
             .partition(|h| streams[h.to].is_some() && streams[h.from].is_some());
-        let device = match device_halos.is_empty() {
-            true => None,
-            false => Some(Box::new(LocalHalos::new(streams, device_halos, model.peer_copy(), readers)?)),
-        };
+        let device = LocalHalos::new(streams, device_halos, model.peer_copy(), readers)?;
         Ok(Self {
             model,
             parts,
@@ -302,9 +300,9 @@ impl<M: BandedModel> Split<M> {
             halo,
             covered: STEPS_PER_EXCHANGE,
             devices,
-            device,
+            transport: Box::new(Transport::Peer(device)),
+            stream: None,
             host_halos,
-            ranks: None,
         })
     }
 
@@ -341,22 +339,28 @@ impl<M: BandedModel> Split<M> {
             halo,
             covered: STEPS_PER_EXCHANGE,
             devices: 1,
-            device: None,
+            transport: Box::new(Transport::Ranks {
+                ranks: Box::new(RankHalos::new(comm, all_rows, None, periodic)),
+                pieces: None,
+            }),
+            stream: Some(stream),
             host_halos: Vec::new(),
-            ranks: Some(Box::new((RankHalos::new(comm, all_rows, None, periodic), stream))),
         })
     }
 
     /// How the halos travel between the parts: device to device where both parts of a halo
     /// offer their fields in GPU memory ([`Part::device_rows`]), else through the host.
     pub fn halo_travel(&self) -> HaloTravel {
-        if self.ranks.is_some() {
-            return if self.parts() > 1 { HaloTravel::Nccl } else { HaloTravel::None };
-        }
-        match (self.device.is_none(), self.host_halos.is_empty()) {
+        let device = match &*self.transport {
+            Transport::Ranks { .. } => {
+                return if self.parts() > 1 { HaloTravel::Nccl } else { HaloTravel::None };
+            }
+            Transport::Peer(device) => device,
+        };
+        match (device.halos().is_empty(), self.host_halos.is_empty()) {
             (true, true) => HaloTravel::None,
             (false, host) => {
-                let staged = self.device.as_ref().is_some_and(|d| !d.staged().is_empty());
+                let staged = !device.staged().is_empty();
                 match (host, staged) {
                     (true, false) => HaloTravel::GpuToGpu,
                     (true, true) => HaloTravel::GpuToGpuStaged,
@@ -375,7 +379,10 @@ impl<M: BandedModel> Split<M> {
 
     /// The number of parts (of the whole job, where the parts are NCCL ranks).
     pub fn parts(&self) -> usize {
-        self.ranks.as_ref().map_or(self.parts.len(), |r| r.0.rows().len())
+        match &*self.transport {
+            Transport::Ranks { ranks, .. } => ranks.rows().len(),
+            Transport::Peer(_) => self.parts.len(),
+        }
     }
 
     /// The number of devices this process's parts run on.
@@ -390,21 +397,21 @@ impl<M: BandedModel> Split<M> {
 
     /// The rows each part holds, in order (every rank's, where the parts are NCCL ranks).
     pub fn part_rows(&self) -> Vec<PartRows> {
-        match &self.ranks {
-            Some(ranks) => ranks.0.rows().to_vec(),
-            None => self.rows.clone(),
+        match &*self.transport {
+            Transport::Ranks { ranks, .. } => ranks.rows().to_vec(),
+            Transport::Peer(_) => self.rows.clone(),
         }
     }
 
     /// This rank's communicator, where the parts are NCCL ranks.
     pub fn communicator(&self) -> Option<&Communicator> {
-        self.ranks.as_deref().map(|r| r.0.comm())
+        self.transport.comm()
     }
 
     /// Whether this process writes the outputs: rank 0 where the parts are NCCL ranks (the
     /// others get no fields from [`Split::field`]), else always.
     pub fn is_root(&self) -> bool {
-        self.ranks.as_ref().is_none_or(|r| r.0.comm().is_root())
+        self.transport.is_root()
     }
 
     /// Runs `steps` steps: every part as many at a time as its halos still cover, the halos
@@ -415,7 +422,7 @@ impl<M: BandedModel> Split<M> {
         }
         // A rank that stopped stalls the exchanges, and with them these steps once the launch
         // queue is full: watched, the clock restarted after each exchange queued.
-        let watch = self.ranks.as_ref().map(|r| r.0.comm().watch("the halo exchange"));
+        let watch = self.transport.watch("the halo exchange");
         let mut left = steps;
         while left > 0 {
             if self.covered == 0 {
@@ -455,13 +462,7 @@ impl<M: BandedModel> Split<M> {
     /// host (the two write different halo rows and only read band rows).
     fn exchange(&mut self) -> Result<()> {
         let (width, fields) = (self.model.size().0, self.model.fields().len());
-        if let Some(ranks) = &mut self.ranks {
-            let (ranks, stream) = &mut **ranks;
-            return ranks.exchange(&mut self.parts, stream, fields, width);
-        }
-        if let Some(device) = &self.device {
-            device.exchange(&mut self.parts, width, fields)?;
-        }
+        self.transport.exchange(&mut self.parts, self.stream.as_ref(), fields, width)?;
         // Read every host halo first (band rows only), then write them (halo rows only).
         let mut writes = Vec::new();
         for halo in &self.host_halos {
@@ -481,13 +482,7 @@ impl<M: BandedModel> Split<M> {
     /// gets the whole field, the others nothing (an empty field).
     pub fn field(&mut self, field: usize) -> Result<Vec<f32>> {
         let width = self.model.size().0;
-        let mut whole = match &mut self.ranks {
-            Some(ranks) => {
-                let (ranks, stream) = &mut **ranks;
-                ranks.gather(&mut self.parts, stream, &[field], width)?
-            }
-            None => assemble(&mut self.parts, &self.rows, &[field], width)?,
-        };
+        let mut whole = self.transport.gather(&mut self.parts, &self.rows, self.stream.as_ref(), &[field], width)?;
         Ok(whole.pop().expect("one field"))
     }
 

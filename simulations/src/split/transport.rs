@@ -44,18 +44,19 @@ impl Transport {
 
     /// Refreshes every halo of `parts` (this process's, in order) from the neighbours' bands,
     /// `fields` fields of `width` values a row: device and peer copies in this process; or
-    /// this rank's exchange on `stream`, then the halos between its pieces.
+    /// this rank's exchange on `stream` (which NCCL ranks must give), then the halos between
+    /// its pieces.
     pub fn exchange<P: Part>(
         &mut self,
         parts: &mut [P],
-        stream: &Arc<CudaStream>,
+        stream: Option<&Arc<CudaStream>>,
         fields: usize,
         width: u32,
     ) -> Result<()> {
         match self {
             Transport::Peer(halos) => halos.exchange(parts, width, fields),
             Transport::Ranks { ranks, pieces } => {
-                ranks.exchange(parts, stream, fields, width)?;
+                ranks.exchange(parts, stream.expect("a rank's stream"), fields, width)?;
                 match pieces {
                     Some(pieces) => pieces.exchange(parts, width, fields),
                     None => Ok(()),
@@ -65,19 +66,19 @@ impl Transport {
     }
 
     /// The fields `fields` of the whole grid from every band: `parts` (holding `rows`) in this
-    /// process ([`assemble`]); or gathered to rank 0 on `stream` ([`RankHalos::gather`]), the
-    /// other ranks getting empty fields.
+    /// process ([`assemble`]); or gathered to rank 0 on `stream` (which NCCL ranks must
+    /// give, [`RankHalos::gather`]), the other ranks getting empty fields.
     pub fn gather<P: Part>(
         &mut self,
         parts: &mut [P],
         rows: &[PartRows],
-        stream: &Arc<CudaStream>,
+        stream: Option<&Arc<CudaStream>>,
         fields: &[usize],
         width: u32,
     ) -> Result<Vec<Vec<f32>>> {
         match self {
             Transport::Peer(_) => assemble(parts, rows, fields, width),
-            Transport::Ranks { ranks, .. } => ranks.gather(parts, stream, fields, width),
+            Transport::Ranks { ranks, .. } => ranks.gather(parts, stream.expect("a rank's stream"), fields, width),
         }
     }
 
