@@ -15,9 +15,9 @@ use std::sync::Arc;
 use host::cli::options::{RanksArgs, one_part_per_rank, rank_ordinal};
 use ptxkit_host::Gpu;
 use simulations::{
-    split::{self, BandedModel, DeviceRows, PartRows},
     split::decomposition::LaunchRank,
     split::nccl::Communicator,
+    split::{self, BandedModel, DeviceRows, PartRows},
 };
 
 use crate::{Coefficients, Field, GpuField, Model, step_cpu};

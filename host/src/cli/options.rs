@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use anyhow::{Result, bail};
 use clap::Args;
 use simulations::{
-    BackendChoice, Choice, Device, split::decomposition::LaunchRank, driver::FrameDefaults, render::PALETTES,
-    split::Layout,
+    BackendChoice, Choice, Device, driver::FrameDefaults, render::PALETTES, split::Layout,
+    split::decomposition::LaunchRank,
 };
 
 use super::{

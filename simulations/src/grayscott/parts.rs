@@ -160,14 +160,16 @@ impl PartedGrayScott {
                 (parts, Transport::Peer(halos), None)
             }
             Layout::Ranks(comm) => {
-                let cut = |band: &Band| pieces(*band, halo, settings.overlap).into_iter().map(rows_of).collect();
+                let cut =
+                    |band: &Band| pieces(*band, halo, settings.overlap).into_iter().map(rows_of).collect();
                 let every: Vec<Vec<PartRows>> = bands.iter().map(cut).collect();
                 let mine = &every[comm.rank()];
                 let parts = mine.iter().map(|r| part(r.band, comm.gpu())).collect::<Result<Vec<_>>>()?;
                 // The pieces' halos among themselves, on the rank's stream (not periodic: the
                 // band's own edges are NCCL's).
                 let (pieces, overlap) = if parts.len() > 1 {
-                    let stream = comm.gpu().stream().fork().context(|| "creating the exchange stream".into())?;
+                    let stream =
+                        comm.gpu().stream().fork().context(|| "creating the exchange stream".into())?;
                     let halos = split::halos(mine, false);
                     (Some(LocalHalos::unordered(parts[0].engine.stream(), parts.len(), halos)), Some(stream))
                 } else {
@@ -309,9 +311,10 @@ impl Engine for PartedGrayScott {
     fn fields(&mut self) -> Result<(Vec<f32>, Vec<f32>)> {
         let stream = self.parts[0].engine.stream().clone();
         let rows: Vec<PartRows> = self.parts.iter().map(|p| p.rows).collect();
-        let [u, v]: [Vec<f32>; 2] = (self.transport.gather(&mut self.parts, &rows, Some(&stream), &[0, 1], self.width)?)
-            .try_into()
-            .expect("two fields");
+        let [u, v]: [Vec<f32>; 2] =
+            (self.transport.gather(&mut self.parts, &rows, Some(&stream), &[0, 1], self.width)?)
+                .try_into()
+                .expect("two fields");
         Ok((u, v))
     }
 

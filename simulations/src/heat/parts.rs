@@ -500,7 +500,11 @@ impl HeatEngine for PartedHeat {
         let stream = self.parts[0].engine.stream().clone();
         let rows: Vec<PartRows> = self.parts.iter().map(Slab::part_rows).collect();
         let plane = self.plane() as u32;
-        Ok(self.transport.gather(&mut self.parts, &rows, Some(&stream), &[0], plane)?.pop().expect("one field"))
+        Ok(self
+            .transport
+            .gather(&mut self.parts, &rows, Some(&stream), &[0], plane)?
+            .pop()
+            .expect("one field"))
     }
 
     /// Plane `z`: on rank 0 from the rank whose slab holds it ([`RankHalos::gather_row`]).
@@ -550,7 +554,9 @@ impl HeatEngine for PartedHeat {
                 peer::describe(self.parts.iter().map(|p| p.engine.gpu_ordinal()), halos.how())
             }
             Transport::Ranks { ranks, .. } => match ranks.by_ipc() {
-                true => format!("one per process, {}, {} processes", IpcHalos::describe(), ranks.comm().size()),
+                true => {
+                    format!("one per process, {}, {} processes", IpcHalos::describe(), ranks.comm().size())
+                }
                 false => match &self.ipc_refused {
                     Some(why) => format!(
                         "one per process over NCCL (not by CUDA IPC: {why}), {} processes",

@@ -482,7 +482,8 @@ impl<M: BandedModel> Split<M> {
     /// gets the whole field, the others nothing (an empty field).
     pub fn field(&mut self, field: usize) -> Result<Vec<f32>> {
         let width = self.model.size().0;
-        let mut whole = self.transport.gather(&mut self.parts, &self.rows, self.stream.as_ref(), &[field], width)?;
+        let mut whole =
+            self.transport.gather(&mut self.parts, &self.rows, self.stream.as_ref(), &[field], width)?;
         Ok(whole.pop().expect("one field"))
     }
 
@@ -528,7 +529,11 @@ fn plan<M: BandedModel>(model: &M, parts: u32) -> Result<(u32, Vec<PartRows>)> {
 
 /// The stream of part `p`'s fields in device memory ([`Part::device_rows`]), or `None` where it
 /// offers none; refuses a part that offers some fields but not all, or on several streams.
-pub(super) fn device_stream<P: Part>(part: &mut P, p: usize, fields: usize) -> Result<Option<Arc<CudaStream>>> {
+pub(super) fn device_stream<P: Part>(
+    part: &mut P,
+    p: usize,
+    fields: usize,
+) -> Result<Option<Arc<CudaStream>>> {
     let streams: Vec<Option<Arc<CudaStream>>> =
         (0..fields).map(|f| part.device_rows(f).map(|rows| rows.stream.clone())).collect();
     let offered: Vec<&Arc<CudaStream>> = streams.iter().flatten().collect();
@@ -550,7 +555,12 @@ pub(super) fn device_stream<P: Part>(part: &mut P, p: usize, fields: usize) -> R
 
 /// The fields `fields` of the whole grid from the bands of `parts` (holding `rows`, every
 /// band of the grid, in order): the one gather of the parts of one process.
-pub fn assemble<P: Part>(parts: &mut [P], rows: &[PartRows], fields: &[usize], width: u32) -> Result<Vec<Vec<f32>>> {
+pub fn assemble<P: Part>(
+    parts: &mut [P],
+    rows: &[PartRows],
+    fields: &[usize],
+    width: u32,
+) -> Result<Vec<Vec<f32>>> {
     let w = width as usize;
     let cells = w * rows.first().map_or(0, |r| r.grid_rows as usize);
     let mut whole = vec![Vec::with_capacity(cells); fields.len()];
@@ -965,7 +975,8 @@ mod tests {
                 let (halo, rows) = plan(&model, parts).unwrap();
                 assert_eq!(rows, Split::new(model.clone(), parts, &[0], start(4, 43)).unwrap().part_rows());
                 let all = halos(&rows, periodic);
-                let of_rank: Vec<_> = (0..parts as usize).map(|r| rank_transfers(&rows, r, periodic)).collect();
+                let of_rank: Vec<_> =
+                    (0..parts as usize).map(|r| rank_transfers(&rows, r, periodic)).collect();
                 let count: usize = of_rank.iter().map(Vec::len).sum();
                 assert_eq!(count, 2 * all.len(), "each halo is one send and one receive");
                 let grid = |rank: usize, row: u32, n: u32| -> Vec<u32> {
@@ -1015,7 +1026,8 @@ mod tests {
             .collect();
         let sides = |r: usize| {
             let mine = rows[r];
-            [Side::Below, Side::Above].map(|side| ranks::side_transfers(&rows, r, model.periodic, side, mine, mine))
+            [Side::Below, Side::Above]
+                .map(|side| ranks::side_transfers(&rows, r, model.periodic, side, mine, mine))
         };
         let transfers: Vec<_> = (0..ranks.len()).map(sides).collect();
         assert_eq!(transfers.iter().flatten().map(Vec::len).sum::<usize>(), 2 * all.len());
@@ -1043,7 +1055,8 @@ mod tests {
                 for side in &transfers[to] {
                     for field in 0..2 {
                         for t in side.iter().filter(|t| !t.send) {
-                            let values = in_flight.get_mut(&(t.peer, to)).and_then(VecDeque::pop_front).unwrap();
+                            let values =
+                                in_flight.get_mut(&(t.peer, to)).and_then(VecDeque::pop_front).unwrap();
                             assert_eq!(values.len(), t.rows as usize * w);
                             part.set_rows(field, t.row, &values).unwrap();
                         }

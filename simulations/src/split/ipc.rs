@@ -21,8 +21,8 @@ use cudarc::driver::{CudaSlice, CudaStream, sys};
 
 use crate::{
     cuda::Gpu,
-    split::decomposition::Side,
     error::{CudaContext as _, Error, Result},
+    split::decomposition::Side,
     split::nccl::{Communicator, Transfer},
 };
 

@@ -26,7 +26,7 @@ pub mod ranks;
 pub mod transport;
 
 pub use engine::{BandedModel, Halo, HaloTravel, Part, PartRows, STEPS_PER_EXCHANGE, Split, assemble, halos};
+pub use layout::Layout;
 pub use peer::{DeviceRows, LocalHalos, PeerCopy};
 pub use ranks::RankHalos;
 pub use transport::Transport;
-pub use layout::Layout;

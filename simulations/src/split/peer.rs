@@ -262,7 +262,9 @@ impl LocalHalos {
 
     fn stream(&self, p: usize) -> Result<&Arc<CudaStream>> {
         self.streams[p].as_ref().ok_or_else(|| {
-            Error::InvalidInput(format!("part {p} has its halos copied on the GPU but offers no device memory"))
+            Error::InvalidInput(format!(
+                "part {p} has its halos copied on the GPU but offers no device memory"
+            ))
         })
     }
 }
@@ -348,7 +350,12 @@ pub fn copy(
         let from = src.slice(src_at..src_at + count as usize);
         let mut to = dst.slice_mut(dst_at..dst_at + count as usize);
         let cfg = grid_1d(count.div_ceil(4), 256);
-        return Ok(dst_gpu.launch_on(stream, kernels::halo::halo_copy, cfg, (&from, &mut to, count, aligned))?);
+        return Ok(dst_gpu.launch_on(
+            stream,
+            kernels::halo::halo_copy,
+            cfg,
+            (&from, &mut to, count, aligned),
+        )?);
     }
     // Raw pointers: the streams are ordered with explicit events (cudarc's tracking is off).
     let (from, _) = src.device_ptr(src.stream());

@@ -139,7 +139,12 @@ impl RankHalos {
     /// `comm`'s side of ranks holding `rows` (in rank order), each rank stepping its band as
     /// `pieces` of it (every rank's, in rank order; `None`: each band whole), on a `periodic`
     /// axis or not.
-    pub fn new(comm: Communicator, rows: Vec<PartRows>, pieces: Option<Vec<Vec<PartRows>>>, periodic: bool) -> Self {
+    pub fn new(
+        comm: Communicator,
+        rows: Vec<PartRows>,
+        pieces: Option<Vec<Vec<PartRows>>>,
+        periodic: bool,
+    ) -> Self {
         let pieces = pieces.unwrap_or_else(|| rows.iter().map(|r| vec![*r]).collect());
         Self { ipc: None, comm, rows, pieces, periodic, gathered: None }
     }
@@ -209,7 +214,15 @@ impl RankHalos {
             for t in &side {
                 let part = &mut parts[if t.last { last } else { 0 }];
                 let values = offered(part.device_rows(field), self.comm.rank(), field)?;
-                group.push(Transfer::rows(values.values, stream, t.row as usize, t.rows as usize, w, t.peer, t.send));
+                group.push(Transfer::rows(
+                    values.values,
+                    stream,
+                    t.row as usize,
+                    t.rows as usize,
+                    w,
+                    t.peer,
+                    t.send,
+                ));
             }
         }
         Ok(group)
@@ -360,7 +373,8 @@ impl RankHalos {
             return Ok(Vec::new());
         }
         if self.gathered.as_ref().is_none_or(|b| b.len() < w) {
-            self.gathered = Some(stream.alloc_zeros::<f32>(w).context(|| "allocating the gather buffer".into())?);
+            self.gathered =
+                Some(stream.alloc_zeros::<f32>(w).context(|| "allocating the gather buffer".into())?);
         }
         let buffer = self.gathered.as_mut().expect("allocated above");
         self.comm.exchange(stream, &[Transfer::rows(buffer, stream, 0, 1, w, owner, false)])?;

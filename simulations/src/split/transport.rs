@@ -78,7 +78,9 @@ impl Transport {
     ) -> Result<Vec<Vec<f32>>> {
         match self {
             Transport::Peer(_) => assemble(parts, rows, fields, width),
-            Transport::Ranks { ranks, .. } => ranks.gather(parts, stream.expect("a rank's stream"), fields, width),
+            Transport::Ranks { ranks, .. } => {
+                ranks.gather(parts, stream.expect("a rank's stream"), fields, width)
+            }
         }
     }
 
