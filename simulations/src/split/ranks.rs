@@ -394,3 +394,68 @@ fn offered(rows: Option<DeviceRows<'_>>, rank: usize, field: usize) -> Result<De
         ))
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::split::decomposition::Band;
+
+    fn rows(band: Band, before: u32, after: u32) -> PartRows {
+        PartRows { band, halo_before: before, halo_after: after, grid_rows: 40 }
+    }
+
+    fn t(send: bool, peer: usize, last: bool, row: u32, rows: u32) -> RankTransfer {
+        RankTransfer { send, peer, last, row, rows }
+    }
+
+    /// The order Gray-Scott's exchange had before the split engine (its `exchange_nccl`): the
+    /// band's last rows down to the next rank, the top halo from the previous; then the first
+    /// rows up to the previous rank, the bottom halo from the next (the fields inside each
+    /// side, by [`RankHalos::transfers`]); with `--overlap`, from and into the first and last
+    /// pieces.
+    #[test]
+    fn a_periodic_ranks_exchange_is_gray_scotts() {
+        let h = 4;
+        let all: Vec<PartRows> = (0..4).map(|r| rows(Band { start: 10 * r, len: 10 }, h, h)).collect();
+        let whole = all[1];
+        let below = side_transfers(&all, 1, true, Side::Below, whole, whole);
+        let above = side_transfers(&all, 1, true, Side::Above, whole, whole);
+        assert_eq!(below, [t(true, 2, true, 10, h), t(false, 0, false, 0, h)]);
+        assert_eq!(above, [t(true, 0, false, h, h), t(false, 2, true, h + 10, h)]);
+        // In pieces (4 + 2 + 4 rows): the last piece's rows go down, the first's up.
+        let (first, last) = (rows(Band { start: 10, len: 4 }, h, h), rows(Band { start: 16, len: 4 }, h, h));
+        assert_eq!(side_transfers(&all, 1, true, Side::Below, first, last)[0], t(true, 2, true, 4, h));
+        assert_eq!(side_transfers(&all, 1, true, Side::Above, first, last)[1], t(false, 2, true, h + 4, h));
+        // Rank 0 wraps around; one rank is its own neighbour.
+        assert_eq!(side_transfers(&all, 0, true, Side::Below, all[0], all[0])[1], t(false, 3, false, 0, h));
+        let one = [rows(Band { start: 0, len: 40 }, h, h)];
+        assert_eq!(
+            side_transfers(&one, 0, true, Side::Below, one[0], one[0]),
+            [t(true, 0, true, 40, h), t(false, 0, false, 0, h)]
+        );
+    }
+
+    /// The order heat's exchange had (its `halo_transfers`): per side, the send of the edge to
+    /// the neighbour on the other side, then the receive of the halo; none beyond the faces.
+    #[test]
+    fn a_bounded_ranks_exchange_is_heats() {
+        let h = 4;
+        let all = [
+            rows(Band { start: 0, len: 12 }, 0, h),
+            rows(Band { start: 12, len: 14 }, h, h),
+            rows(Band { start: 26, len: 14 }, h, 0),
+        ];
+        let sides = |r: usize| {
+            [Side::Below, Side::Above].map(|side| side_transfers(&all, r, false, side, all[r], all[r]))
+        };
+        assert_eq!(sides(0), [vec![t(true, 1, true, 12 - h, h)], vec![t(false, 1, true, 12, h)]]);
+        assert_eq!(
+            sides(1),
+            [
+                vec![t(true, 2, true, h + 14 - h, h), t(false, 0, false, 0, h)],
+                vec![t(true, 0, false, h, h), t(false, 2, true, h + 14, h)]
+            ]
+        );
+        assert_eq!(sides(2), [vec![t(false, 1, false, 0, h)], vec![t(true, 1, false, h, h)]]);
+    }
+}
