@@ -1,5 +1,5 @@
 //! Gray-Scott split into bands of rows (`--split P`, `--gpus N`), a model adaptor on the one
-//! split engine ([`crate::split`]): each part ([`Piece`]) is a CUDA engine of its own over its
+//! split engine ([`crate::split`]): each part (`Piece`) is a CUDA engine of its own over its
 //! band plus `halo` rows on each side, stepped `halo` steps at a time (the steps per exchange,
 //! chosen per variant: [`LaunchSettings::halo`]), with the halos refreshed from the
 //! neighbouring bands after each round (the first and last bands are neighbours: the plane is

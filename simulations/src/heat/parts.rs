@@ -19,7 +19,7 @@
 //! the whole slab, halos included, and exchange after the step.
 //!
 //! A model adaptor on the one split engine ([`crate::split`]): a slab is a part of it
-//! ([`Slab`], on a bounded axis: no halo beyond the domain's faces), one exchange per RK4
+//! (`Slab`, on a bounded axis: no halo beyond the domain's faces), one exchange per RK4
 //! step, and the halves are this file's overlap hook. The transport ([`Transport`]): in one
 //! process the split's peer copies (copy engines with `overlap`) ordered by events between
 //! neighbours ([`LocalHalos`]); between processes its NCCL exchange and gather
