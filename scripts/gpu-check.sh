@@ -428,11 +428,11 @@ if has example; then
   echo "== examples/barkley: GPU against CPU bit for bit (cubin and PTX), the command on the GPU"
   BARKLEY_BIN=$B/barkley $B/barkley_gpu --ignored --test-threads=1 --nocapture > "$OUT/barkley-gpu-tests.log" 2>&1
   grep -E "test result|NVIDIA|excited|differ|steps of|panicked" "$OUT/barkley-gpu-tests.log"
-  echo "== examples/barkley split into bands (simulations::banded): --split and --gpus against one part"
+  echo "== examples/barkley split into bands (simulations::split): --split and --gpus against one part"
   BARKLEY_BIN=$B/barkley $B/barkley_gpu_split --ignored --test-threads=1 --nocapture > "$OUT/barkley-split-tests.log" 2>&1
   grep -E "test result|note|steps of|panicked" "$OUT/barkley-split-tests.log" | head -20
-  echo "== simulations::banded on GPUs: halos copied device to device (library unit test)"
-  $B/simulations_lib --ignored --test-threads=1 --nocapture banded > "$OUT/banded-gpu-tests.log" 2>&1
+  echo "== simulations::split on GPUs: halos copied device to device (library unit test)"
+  $B/simulations_lib --ignored --test-threads=1 --nocapture split:: > "$OUT/banded-gpu-tests.log" 2>&1
   grep -E "test result|panicked" "$OUT/banded-gpu-tests.log"
   echo "== compute-sanitizer on the barkley GPU test and the barkley command (301x203, 50 steps; split: 3 parts on one GPU, 5 over 2 GPUs)"
   for tool in memcheck racecheck synccheck; do

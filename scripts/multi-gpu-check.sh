@@ -3,7 +3,7 @@
 # the binaries into $B). Parts:
 #   tests: the same-process split over every GPU (GPU test), then under mpirun -np 2 and -np 4
 #          every output option against one GPU's files, a checkpoint of 4 ranks resumed by 2 and
-#          by 1, --resume under mpirun, Barkley (examples/barkley, simulations::banded) under
+#          by 1, --resume under mpirun, Barkley (examples/barkley, simulations::split) under
 #          mpirun -np 2 against one GPU and its 2-rank checkpoint resumed by 1, a rank killed
 #          mid-run;
 #   bench-local: the scaling bench in one process (bench grayscott / bench heat --gpus 1,2,4 --weak);
@@ -137,7 +137,7 @@ if [[ $parts == *" tests "* ]]; then
     mpi 2 $B/rust-gpu-sim $heat --resume h4.ck --save hr2.npz > "$OUT/multi-hr2.log" 2>&1
     echo "heat: 4 ranks to step 4, resumed by mpirun -np 2: exit $?, --save $(same_npz heat1.npz hr2.npz)"
   fi
-  echo "== barkley (a model's own split, simulations::banded) under mpirun -np 2: rank 0's files against one GPU's"
+  echo "== barkley (a model's own split, simulations::split) under mpirun -np 2: rank 0's files against one GPU's"
   mkdir -p $W/barkley && cd $W/barkley
   bk="--width 301 --height 203 --steps 1000 --frame-every 50"
   $B/barkley $bk -o bk1.png --gif bk1.gif --save bk1.npz > "$OUT/multi-bk1.log" 2>&1 || echo "one GPU barkley: exit $?"

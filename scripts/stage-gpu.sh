@@ -28,7 +28,7 @@ for line in sys.stdin:
         print(m["executable"])')
   cp "$exe" .gpu/barkley_$test
 done
-# The library's own GPU unit tests (simulations::banded's device-to-device halos).
+# The library's own GPU unit tests (simulations::split's device-to-device halos).
 exe=$(cargo test --release -p simulations --lib --no-run --message-format=json 2>/dev/null | python3 -c '
 import json, sys
 for line in sys.stdin:

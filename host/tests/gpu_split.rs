@@ -191,15 +191,15 @@ fn heat_slabs_match_one_part_bit_for_bit() {
 
 /// One NCCL rank: its own periodic neighbour, so every halo goes through NCCL's send to
 /// itself. An NCCL communicator of one rank on this GPU, as `--transport nccl` makes.
-fn one_rank(gpu: &std::sync::Arc<simulations::cuda::Gpu>) -> simulations::transport::Layout {
-    let bootstrap = simulations::nccl::Bootstrap {
+fn one_rank(gpu: &std::sync::Arc<simulations::cuda::Gpu>) -> simulations::split::Layout {
+    let bootstrap = simulations::split::nccl::Bootstrap {
         id_file: None,
         timeout: std::time::Duration::from_secs(60),
         max_ctas: None,
     };
-    let comm = simulations::nccl::Communicator::connect(gpu.clone(), 0, 1, &bootstrap)
+    let comm = simulations::split::nccl::Communicator::connect(gpu.clone(), 0, 1, &bootstrap)
         .expect("NCCL on this machine");
-    simulations::transport::Layout::Ranks(comm)
+    simulations::split::Layout::Ranks(comm)
 }
 
 /// Gray-Scott through the NCCL transport (one rank, periodic self-exchange) against the CPU,

@@ -7,8 +7,8 @@
 //! - [`choice`]: named choices (`--backend`, `--variant`, `--init`, ...) without an argument
 //!   parser: their names and help, for a command line, settings files and `serve`.
 //! - [`cuda`]: the embedded kernels and the GPU opened with them (the toolkit's `ptxkit-host`).
-//! - [`decomposition`]: bands, halos, placement on GPUs and launcher ranks for split runs.
-//! - [`banded`]: any 2-D stencil model split into bands of rows, in parts on several devices.
+//! - [`split`]: a grid split into bands, in parts on several GPUs or one per process (NCCL):
+//!   bands, halos, placement, launcher ranks, and the one engine every model's split runs on.
 //! - [`grayscott`]: Gray-Scott reaction-diffusion (CPU and CUDA backends).
 //! - [`heat`]: 3-D heat diffusion with RK4.
 //! - [`physarum`]: Physarum agents and trail, and its sensitivity analysis.
@@ -24,12 +24,10 @@
 //! step it, and ask it for frames. The CLI, tests and examples all use this API.
 
 pub mod autotune;
-pub mod banded;
 pub mod bench;
 pub mod checkpoint;
 pub mod choice;
 pub mod cuda;
-pub mod decomposition;
 pub mod driver;
 pub mod error;
 pub mod export;
@@ -37,17 +35,14 @@ pub mod faults;
 pub mod grayscott;
 pub mod heat;
 pub mod input;
-pub mod ipc_exchange;
-pub mod local_exchange;
 pub mod memory;
-pub mod nccl;
 pub mod outfile;
 pub mod physarum;
 pub mod render;
 pub mod resources;
 pub mod rng;
+pub mod split;
 pub mod timeline;
-pub mod transport;
 
 use std::sync::Arc;
 

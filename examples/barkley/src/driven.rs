@@ -9,11 +9,11 @@ use std::{
 
 use ptxkit_host::Gpu;
 use simulations::{
-    banded::{HaloTravel, Split},
     checkpoint::{self, Checkpoint},
     driver::{FrameDefaults, Simulation, State},
     export::{Array, Fields},
-    nccl::Communicator,
+    split::nccl::Communicator,
+    split::{HaloTravel, Split},
 };
 
 use crate::{Field, Model, split::BarkleyBands, step_cpu, step_gpu};

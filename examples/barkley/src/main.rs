@@ -26,8 +26,8 @@ use host::{
     },
 };
 use simulations::{
-    decomposition::{LaunchRank, launch_rank},
     driver::{Driver, Report, State, Target, destination, handle_signals},
+    split::decomposition::{LaunchRank, launch_rank},
 };
 
 /// Barkley's spiral waves: a broken wave curls into a rotating spiral. Writes the final

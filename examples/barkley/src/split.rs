@@ -1,12 +1,12 @@
 //! Barkley split into bands of rows (`--split P`, `--gpus N`) through the simulations library's
-//! generic split ([`simulations::banded`]): this file only says what Barkley's grid, fields and
+//! generic split ([`simulations::split`]): this file only says what Barkley's grid, fields and
 //! stencil are, and how one part steps. A part is Barkley over a band-sized field, stepped by
 //! [`GpuField::step`] or [`step_cpu`] (the same kernel and per-cell functions as a whole run,
 //! so the same bits): no-flux edges, which at the grid's first and last rows are the real
 //! boundary and at a cut edge spoil one row a step inside the halo.
 //!
 //! A GPU part keeps its band in the GPU's memory ([`GpuField`]) and offers it to the split
-//! ([`banded::Part::device_rows`]), so its halos are copied GPU to GPU; a CPU part's go
+//! ([`split::Part::device_rows`]), so its halos are copied GPU to GPU; a CPU part's go
 //! through the host. Under `mpirun` or `srun` (or `--transport nccl`) each process is one
 //! part on its own GPU ([`connect`]), its halos sent by NCCL from that memory.
 
@@ -15,9 +15,9 @@ use std::sync::Arc;
 use host::cli::options::{RanksArgs, one_part_per_rank, rank_ordinal};
 use ptxkit_host::Gpu;
 use simulations::{
-    banded::{self, BandedModel, DeviceRows, PartRows},
-    decomposition::LaunchRank,
-    nccl::Communicator,
+    split::decomposition::LaunchRank,
+    split::nccl::Communicator,
+    split::{self, BandedModel, DeviceRows, PartRows},
 };
 
 use crate::{Coefficients, Field, GpuField, Model, step_cpu};
@@ -84,7 +84,7 @@ impl BandedModel for BarkleyBands {
     }
 }
 
-impl banded::Part for BarkleyPart {
+impl split::Part for BarkleyPart {
     fn step(&mut self, steps: u32) -> simulations::Result<()> {
         match &mut self.rows {
             PartFields::Gpu { gpu, field } => field.step(gpu, &self.coefficients, steps)?,

@@ -132,15 +132,15 @@ pub struct ScalingArgs {
 impl ScalingArgs {
     /// The launcher job this bench is one process of, if it has several; refuses `--gpus`
     /// that disagrees with it and GPU counts beyond this machine's.
-    fn job(&self) -> Result<Option<simulations::decomposition::LaunchRank>> {
+    fn job(&self) -> Result<Option<simulations::split::decomposition::LaunchRank>> {
         if !(self.peer_timeout.is_finite() && self.peer_timeout > 0.0 && self.peer_timeout <= 86_400.0) {
             bail!(
                 "--peer-timeout must be a number of seconds above 0, at most 86400, got {}",
                 self.peer_timeout
             );
         }
-        let job =
-            simulations::decomposition::launch_rank(|name| std::env::var(name).ok())?.filter(|j| j.size > 1);
+        let job = simulations::split::decomposition::launch_rank(|name| std::env::var(name).ok())?
+            .filter(|j| j.size > 1);
         if let Some(job) = job {
             if self.gpus.iter().any(|&n| n as usize != job.size && n != 1) {
                 return Err(simulations::Error::SameOnEveryRank(format!(
@@ -162,14 +162,14 @@ impl ScalingArgs {
     }
 
     /// Whether the scaling bench runs (instead of the variant table).
-    fn wanted(&self, job: Option<simulations::decomposition::LaunchRank>) -> bool {
+    fn wanted(&self, job: Option<simulations::split::decomposition::LaunchRank>) -> bool {
         job.is_some() || !self.gpus.is_empty()
     }
 
     /// Runs the scaling bench of `workloads` and prints its table (rank 0 of a job only).
     fn run(
         &self,
-        job: Option<simulations::decomposition::LaunchRank>,
+        job: Option<simulations::split::decomposition::LaunchRank>,
         workloads: &[bench::scaling::Workload],
         repeats: usize,
         json: Option<AtomicFile>,
@@ -224,7 +224,7 @@ impl ScalingArgs {
 
 /// Tells (rank 0) how the launcher bound this process: bound to one CPU, it shares that
 /// core with NCCL's proxy thread, which slows every exchange.
-fn say_binding(job: simulations::decomposition::LaunchRank) {
+fn say_binding(job: simulations::split::decomposition::LaunchRank) {
     if job.rank != 0 {
         return;
     }

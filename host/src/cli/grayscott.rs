@@ -9,7 +9,7 @@ use clap::Args;
 use simulations::{
     Choice as _,
     grayscott::{self, GrayScott, Init, MAX_RATE, PRESETS, Setup, Variant, parts::LaunchSettings},
-    transport::Layout,
+    split::Layout,
 };
 
 use super::{

@@ -5,7 +5,7 @@ use clap::Args;
 use simulations::{
     driver::{Driver, FrameDefaults, Report},
     heat::{Heat, HeatChoices, HeatInit, HeatSetup, HeatVariant},
-    transport::Layout,
+    split::Layout,
 };
 
 use super::{

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use anyhow::{Result, bail};
 use clap::Args;
 use simulations::{
-    BackendChoice, Choice, Device, decomposition::LaunchRank, driver::FrameDefaults, render::PALETTES,
-    transport::Layout,
+    BackendChoice, Choice, Device, driver::FrameDefaults, render::PALETTES, split::Layout,
+    split::decomposition::LaunchRank,
 };
 
 use super::{
@@ -242,7 +242,7 @@ impl PartsArgs {
         // The options first, then the launcher's variables (as before the ranks' options had
         // a group of their own).
         self.ranks.check_peer_timeout()?;
-        let job = simulations::decomposition::launch_rank(|name| std::env::var(name).ok())?;
+        let job = simulations::split::decomposition::launch_rank(|name| std::env::var(name).ok())?;
         if self.ranks.nccl(job)? {
             return self.open_ranks(device, job, local_overlap).map(Some);
         }
@@ -351,7 +351,7 @@ impl RanksArgs {
         first: &std::sync::Arc<simulations::cuda::Gpu>,
         job: Option<LaunchRank>,
         max_ctas: Option<u32>,
-    ) -> simulations::Result<simulations::nccl::Communicator> {
+    ) -> simulations::Result<simulations::split::nccl::Communicator> {
         connect_rank(first, job, self.nccl_id_file.clone(), self.peer_timeout, max_ctas)
     }
 
@@ -361,7 +361,7 @@ impl RanksArgs {
         &self,
         gpu: std::sync::Arc<simulations::cuda::Gpu>,
         job: Option<LaunchRank>,
-    ) -> simulations::Result<simulations::nccl::Communicator> {
+    ) -> simulations::Result<simulations::split::nccl::Communicator> {
         connect_on(gpu, job, self.nccl_id_file.clone(), self.peer_timeout, None)
     }
 }
@@ -387,11 +387,11 @@ pub fn one_part_per_rank(
 }
 
 /// The GPU (ordinal) this process's rank of an NCCL job takes: its rank's on this host
-/// ([`simulations::decomposition::gpu_for_rank`]), or `first` (the one already opened)
+/// ([`simulations::split::decomposition::gpu_for_rank`]), or `first` (the one already opened)
 /// without a launcher.
 pub fn rank_ordinal(job: Option<LaunchRank>, first: usize) -> simulations::Result<usize> {
     match job {
-        Some(job) => simulations::decomposition::gpu_for_rank(
+        Some(job) => simulations::split::decomposition::gpu_for_rank(
             &job,
             simulations::cuda::device_count()?,
             std::env::var_os("CUDA_VISIBLE_DEVICES").is_some(),
@@ -402,14 +402,14 @@ pub fn rank_ordinal(job: Option<LaunchRank>, first: usize) -> simulations::Resul
 
 /// This process's rank of an NCCL job (rank 0 of 1 without a launcher) on the GPU its rank
 /// on this host takes (`first`, GPU 0 as opened, where that is the one), connected to the
-/// others through `NCCL_COMM_ID` or `id_file`; `max_ctas`: see [`simulations::nccl::Bootstrap`].
+/// others through `NCCL_COMM_ID` or `id_file`; `max_ctas`: see [`simulations::split::nccl::Bootstrap`].
 pub fn connect_rank(
     first: &std::sync::Arc<simulations::cuda::Gpu>,
     job: Option<LaunchRank>,
     id_file: Option<PathBuf>,
     peer_timeout: f64,
     max_ctas: Option<u32>,
-) -> simulations::Result<simulations::nccl::Communicator> {
+) -> simulations::Result<simulations::split::nccl::Communicator> {
     let ordinal = rank_ordinal(job, first.ordinal())?;
     let gpu =
         if ordinal == first.ordinal() { first.clone() } else { simulations::cuda::open_device(ordinal)? };
@@ -423,18 +423,18 @@ pub fn connect_on(
     id_file: Option<PathBuf>,
     peer_timeout: f64,
     max_ctas: Option<u32>,
-) -> simulations::Result<simulations::nccl::Communicator> {
-    simulations::nccl::check_library()?;
+) -> simulations::Result<simulations::split::nccl::Communicator> {
+    simulations::split::nccl::check_library()?;
     let (rank, size) = job.map_or((0, 1), |j| (j.rank, j.size));
     if rank == 0 && size > 1 && simulations::resources::allowed_cpus() == Some(1) {
         eprintln!("{}", simulations::resources::ONE_CPU_ADVICE);
     }
-    let bootstrap = simulations::nccl::Bootstrap {
+    let bootstrap = simulations::split::nccl::Bootstrap {
         id_file,
         timeout: std::time::Duration::from_secs_f64(peer_timeout),
         max_ctas,
     };
-    simulations::nccl::Communicator::connect(gpu, rank, size, &bootstrap)
+    simulations::split::nccl::Communicator::connect(gpu, rank, size, &bootstrap)
 }
 
 /// Physarum takes no `--gpus`/`--split`: its agents move anywhere on the plane each step and

@@ -467,7 +467,7 @@ pub fn split_table(
                     let t = time_per_step(gpu, repeats, steps, |n| sim.step(n))?;
                     (t.median_ms * 1e3, 0, 0, 0.0)
                 } else {
-                    let layout = crate::transport::Layout::Local { gpus: vec![gpu.clone()], split };
+                    let layout = crate::split::Layout::Local { gpus: vec![gpu.clone()], split };
                     time_parted(gpu, layout, variant, size, settings, repeats, steps)?
                 };
                 let base = *one_part_us.get_or_insert(us);
@@ -494,19 +494,19 @@ pub fn split_table(
             }
             // The NCCL transport with one rank: the grid in one part whose periodic
             // neighbour is itself, every halo through NCCL's send to self.
-            if let (Some(base), Ok(())) = (one_part_us, crate::nccl::check_library()) {
+            if let (Some(base), Ok(())) = (one_part_us, crate::split::nccl::check_library()) {
                 for overlap in [false, true] {
                     let settings = LaunchSettings {
                         overlap,
                         ..LaunchSettings::for_parts(gpu, variant, size, size, 1, autotune)?
                     };
-                    let bootstrap = crate::nccl::Bootstrap {
+                    let bootstrap = crate::split::nccl::Bootstrap {
                         id_file: None,
                         timeout: std::time::Duration::from_secs(120),
                         max_ctas: None,
                     };
-                    let comm = crate::nccl::Communicator::connect(gpu.clone(), 0, 1, &bootstrap)?;
-                    let layout = crate::transport::Layout::Ranks(comm);
+                    let comm = crate::split::nccl::Communicator::connect(gpu.clone(), 0, 1, &bootstrap)?;
+                    let layout = crate::split::Layout::Ranks(comm);
                     let (us, halo, exchange_bytes, exchange_us) =
                         time_parted(gpu, layout, variant, size, settings, repeats, steps)?;
                     out.push_str(&format!(
@@ -538,7 +538,7 @@ pub fn split_table(
 /// (bytes and µs per step; one exchange per `halo` steps).
 fn time_parted(
     gpu: &Arc<Gpu>,
-    layout: crate::transport::Layout,
+    layout: crate::split::Layout,
     variant: Variant,
     size: u32,
     settings: LaunchSettings,

@@ -142,7 +142,7 @@ pub fn split_table(
                     sim.synchronize()?;
                     (time_per_step(gpu, repeats, steps, |k| sim.step(k))?.median_ms, 0, 0.0)
                 } else {
-                    let layout = crate::transport::Layout::Local { gpus: vec![gpu.clone()], split };
+                    let layout = crate::split::Layout::Local { gpus: vec![gpu.clone()], split };
                     let mut sim = PartedHeat::new(layout, variant, &setup, false)?;
                     sim.step(steps)?;
                     sim.synchronize()?;

@@ -26,8 +26,8 @@ use crate::{
     error::Result,
     grayscott::{self, GrayScott, Variant, parts::LaunchSettings, parts::PartedGrayScott},
     heat::{Heat, HeatInit, HeatSetup, HeatVariant, parts::PartedHeat},
-    nccl::Communicator,
-    transport::Layout,
+    split::Layout,
+    split::nccl::Communicator,
 };
 
 /// What to time.

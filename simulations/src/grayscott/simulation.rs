@@ -70,7 +70,7 @@ impl GrayScott {
         split: u32,
         settings: parts::LaunchSettings,
     ) -> Result<Self> {
-        let layout = crate::transport::Layout::Local { gpus: gpus.to_vec(), split };
+        let layout = crate::split::Layout::Local { gpus: gpus.to_vec(), split };
         Self::new_in(setup, layout, variant, settings)
     }
 
@@ -79,7 +79,7 @@ impl GrayScott {
     /// stepped with `settings`. Bit-identical to [`GrayScott::new`]'s run.
     pub fn new_in(
         setup: &Setup,
-        layout: crate::transport::Layout,
+        layout: crate::split::Layout,
         variant: Variant,
         settings: parts::LaunchSettings,
     ) -> Result<Self> {

@@ -144,14 +144,10 @@ impl CudaHeat {
         std::mem::swap(&mut self.u, &mut self.k[0]);
     }
 
-    /// The current field on the GPU (for halo exchanges between slabs).
-    pub(crate) fn state(&self) -> &CudaSlice<f32> {
-        &self.u
-    }
-
-    /// The current field, to overwrite planes in place (halo exchanges).
-    pub(crate) fn state_mut(&mut self) -> &mut CudaSlice<f32> {
-        &mut self.u
+    /// The current field on the GPU, with the stream it is stepped on: what a slab of a split
+    /// offers for its halos, which overwrite its planes in place.
+    pub(crate) fn device_rows(&mut self) -> crate::split::DeviceRows<'_> {
+        crate::split::DeviceRows { values: &mut self.u, stream: self.gpu.stream() }
     }
 
     /// The stream the engine runs on.

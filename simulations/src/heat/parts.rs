@@ -16,26 +16,34 @@
 //! travels while the next step writes its first half, which is on the other side and needs the
 //! halo that arrived during the second half. So both exchanges of a step hide behind a half
 //! each, and a step costs one split of the pipeline (see `Overlap`). The other variants step
-//! the whole slab, halos included, and exchange after the step. In one process the halos are
-//! pulled by peer copies (copy engines with `overlap`) ordered by events between neighbours
-//! ([`crate::local_exchange`]); between processes through NCCL, or with `overlap`, where
-//! every rank's neighbours share its host, by the copy engines through CUDA IPC
-//! ([`crate::ipc_exchange`]): NCCL's kernel would need SMs that the halves hold.
+//! the whole slab, halos included, and exchange after the step.
+//!
+//! A model adaptor on the one split engine ([`crate::split`]): a slab is a part of it
+//! (`Slab`, on a bounded axis: no halo beyond the domain's faces), one exchange per RK4
+//! step, and the halves are this file's overlap hook. The transport ([`Transport`]): in one
+//! process the split's peer copies (copy engines with `overlap`) ordered by events between
+//! neighbours ([`LocalHalos`]); between processes its NCCL exchange and gather
+//! ([`RankHalos`]), or with `overlap`, where every rank's neighbours share its host, the copy
+//! engines through CUDA IPC ([`crate::split::ipc`]): NCCL's kernel would need SMs that the
+//! halves hold.
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaEvent, CudaSlice, CudaStream};
+use cudarc::driver::{CudaEvent, CudaStream};
 
 use super::{HeatEngine, HeatSetup, HeatVariant, cuda::CudaHeat};
 use crate::{
     cuda::Gpu,
-    decomposition::{self, Band, Side},
     error::{CudaContext as _, Error, Result, human_bytes},
-    ipc_exchange::IpcHalos,
-    local_exchange::{self, Neighbourhood, PeerCopy},
     memory,
-    nccl::{Communicator, Transfer},
-    transport::Layout,
+    split::{
+        self, DeviceRows, Layout, LocalHalos, PartRows, PeerCopy, RankHalos,
+        decomposition::{self, Band, Side},
+        ipc::IpcHalos,
+        nccl::{Communicator, Watch},
+        peer,
+        transport::Transport,
+    },
 };
 
 /// Planes of halo per side per RK4 step: one per stage.
@@ -44,7 +52,7 @@ pub const HALO: u32 = 4;
 /// Multiprocessors an NCCL rank's halves leave free with `--overlap`, for NCCL's
 /// send/receive kernel to run beside them (the single pass takes a whole SM per block, in
 /// one wave: a block waiting for NCCL's to end would hold up the whole half); NCCL's kernels
-/// are held to as many blocks (`NCCL_MAX_CTAS`, [`crate::nccl::Bootstrap::max_ctas`]).
+/// are held to as many blocks (`NCCL_MAX_CTAS`, [`crate::split::nccl::Bootstrap::max_ctas`]).
 pub const NCCL_FREE_SMS: u32 = 2;
 
 /// Sets the SMs an NCCL rank's halves leave free instead of [`NCCL_FREE_SMS`] (0 to 16), to
@@ -64,15 +72,37 @@ fn nccl_free_sms() -> u32 {
     }
 }
 
-/// One slab, its halos and the engine that steps it.
-struct Part {
+/// One slab, its halos (`below` and `above` planes, none at the domain's faces) and the engine
+/// that steps it: a part of the split.
+struct Slab {
     band: Band,
     below: u32,
     above: u32,
+    /// The box's planes along z, and the cells of a plane.
+    planes: u32,
+    plane: usize,
+    variant: HeatVariant,
     engine: CudaHeat,
 }
 
-impl Part {
+impl Slab {
+    /// The slab's planes of the whole box, as the split counts them.
+    fn part_rows(&self) -> PartRows {
+        PartRows { band: self.band, halo_before: self.below, halo_after: self.above, grid_rows: self.planes }
+    }
+
+    /// One RK4 step, no exchange: `single` writes the slab's own planes, the other variants
+    /// the whole slab.
+    fn step_once(&mut self) -> Result<()> {
+        if self.variant == HeatVariant::Single {
+            self.engine.step_planes(self.below..self.below + self.band.len)?;
+            self.engine.finish_planes();
+            Ok(())
+        } else {
+            self.engine.step(1)
+        }
+    }
+
     /// The planes written first, on `side`, and the rest: the slab's two halves, or all of it
     /// and nothing where a half would be thinner than the halo (its pipeline would then read
     /// the far halo too).
@@ -86,6 +116,36 @@ impl Part {
             Side::Below => (lo..mid, mid..hi),
             Side::Above => (mid..hi, lo..mid),
         }
+    }
+}
+
+impl split::Part for Slab {
+    fn step(&mut self, steps: u32) -> Result<()> {
+        (0..steps).try_for_each(|_| self.step_once())
+    }
+
+    /// One plane comes down alone.
+    fn rows(&mut self, _field: usize, first: u32, count: u32) -> Result<Vec<f32>> {
+        if count == 1 {
+            return self.engine.slice(first);
+        }
+        let u = self.engine.field()?;
+        Ok(u[first as usize * self.plane..(first + count) as usize * self.plane].to_vec())
+    }
+
+    fn set_rows(&mut self, _field: usize, first: u32, values: &[f32]) -> Result<()> {
+        let mut u = self.engine.field()?;
+        let at = first as usize * self.plane;
+        u[at..at + values.len()].copy_from_slice(values);
+        self.engine.set_field(&u)
+    }
+
+    fn device_rows(&mut self, _field: usize) -> Option<DeviceRows<'_>> {
+        Some(self.engine.device_rows())
+    }
+
+    fn gpu(&self) -> Option<&Arc<Gpu>> {
+        Some(self.engine.gpu())
     }
 }
 
@@ -110,7 +170,7 @@ struct Overlap {
 }
 
 impl Overlap {
-    fn new(parts: &[Part]) -> Result<Self> {
+    fn new(parts: &[Slab]) -> Result<Self> {
         let events = || {
             parts
                 .iter()
@@ -129,36 +189,25 @@ impl Overlap {
     }
 }
 
-/// How this process's slabs exchange halos.
-enum Link {
-    /// Every slab is here, with its neighbours (over the exchange streams with `overlap`);
-    /// halos between GPUs travel as `PeerCopy` says.
-    Local(Neighbourhood, PeerCopy),
-    /// One slab here (`parts[0]`, slab number `rank`); NCCL to the neighbouring ranks.
-    Nccl(Communicator),
-}
-
 /// Heat in slabs along z, on GPUs of this process or one slab per process.
 pub struct PartedHeat {
-    /// NCCL ranks with `overlap` whose neighbours share this host: the halos go by the copy
-    /// engines instead of NCCL's kernel ([`IpcHalos`]). First, so that it is dropped first:
-    /// freeing it waits for the exchanges, which need the parts and the communicator.
-    ipc: Option<IpcHalos>,
-    /// Why not, where they tried (for the description).
+    /// How the halos travel: in this process, or NCCL ranks (with `overlap`, where every
+    /// rank's neighbours share this host, the copy engines through CUDA IPC). First, so that
+    /// it is dropped first: freeing IPC's buffers waits for the exchanges, which need the
+    /// parts and the communicator.
+    transport: Transport,
+    /// Why not CUDA IPC, where NCCL ranks tried (for the description).
     ipc_refused: Option<String>,
     variant: HeatVariant,
     n: [u32; 3],
     /// Every slab of the run, in order (this process may hold only one).
     bands: Vec<Band>,
-    parts: Vec<Part>,
-    link: Link,
+    parts: Vec<Slab>,
     /// With `overlap` (single only): each part's exchange stream, on which its halos travel
     /// while its other half is written.
     exchange_streams: Option<Vec<Arc<CudaStream>>>,
     /// With `overlap`: the events that order the halves and the exchanges, and the turn.
     overlap: Option<Overlap>,
-    /// Rank 0's buffer for the slabs it gathers (allocated at the first gather).
-    gathered: Option<CudaSlice<f32>>,
 }
 
 impl PartedHeat {
@@ -236,177 +285,61 @@ impl PartedHeat {
             )?;
             let start = super::initial_slab(setup, z0 as u32, z1 as u32);
             let engine = CudaHeat::new(gpus[g].clone(), variant, &local, &start)?;
-            parts.push(Part { band: *band, below, above, engine });
+            parts.push(Slab { band: *band, below, above, planes: setup.n[2], plane, variant, engine });
         }
         let exchange_streams = if overlap {
-            let fork = |p: &Part| p.engine.stream().fork().context(|| "creating an exchange stream".into());
+            let fork = |p: &Slab| p.engine.stream().fork().context(|| "creating an exchange stream".into());
             Some(parts.iter().map(fork).collect::<Result<Vec<_>>>()?)
         } else {
             None
         };
-        let (mut ipc, mut ipc_refused) = (None, None);
-        let link = match layout {
+        let mut ipc_refused = None;
+        let transport = match layout {
             Layout::Local { .. } => {
-                let used = placement.last().map_or(1, |g| g + 1);
                 // Beside a half that fills every SM, halos go by the copy engines, which
                 // take none (a reading kernel would wait for the half to end).
                 let preferred = if overlap { PeerCopy::Engine } else { PeerCopy::Read };
-                let how = local_exchange::enable_peer_access(&gpus[..used], preferred)?;
                 let streams = match &exchange_streams {
-                    Some(streams) => streams.clone(),
-                    None => parts.iter().map(|p| p.engine.stream().clone()).collect(),
+                    Some(streams) => streams.iter().cloned().map(Some).collect(),
+                    None => parts.iter().map(|p| Some(p.engine.stream().clone())).collect(),
                 };
-                Link::Local(Neighbourhood::new(streams, false)?, how)
+                let rows: Vec<PartRows> = parts.iter().map(Slab::part_rows).collect();
+                Transport::Peer(LocalHalos::new(streams, split::halos(&rows, false), preferred, true)?)
             }
             Layout::Ranks(comm) => {
+                let rows_of = |p: usize| PartRows {
+                    band: bands[p],
+                    halo_before: if p > 0 { HALO } else { 0 },
+                    halo_after: if p < last { HALO } else { 0 },
+                    grid_rows: setup.n[2],
+                };
+                let mut ranks = RankHalos::new(comm, (0..bands.len()).map(rows_of).collect(), None, false);
                 if overlap {
                     // Halos by the copy engines where every rank can (they take no SM);
                     // else NCCL's kernel, beside halves that leave it a few SMs.
-                    let (below, above) = decomposition::neighbours(comm.rank(), bands.len(), false);
-                    match IpcHalos::connect(&comm, below, above, HALO as usize * plane * 4)? {
-                        Ok(halos) => ipc = Some(halos),
-                        Err(why) => {
-                            parts[0].engine.leave_sms_free(nccl_free_sms())?;
-                            ipc_refused = Some(why);
-                        }
+                    if let Some(why) = ranks.connect_ipc(HALO as usize * plane * 4)? {
+                        parts[0].engine.leave_sms_free(nccl_free_sms())?;
+                        ipc_refused = Some(why);
                     }
                 }
-                Link::Nccl(comm)
+                Transport::Ranks { ranks: Box::new(ranks), pieces: None }
             }
         };
         let overlap = match &exchange_streams {
             Some(_) => Some(Overlap::new(&parts)?),
             None => None,
         };
-        Ok(Self {
-            variant,
-            n: setup.n,
-            bands,
-            parts,
-            link,
-            exchange_streams,
-            overlap,
-            gathered: None,
-            ipc,
-            ipc_refused,
-        })
+        Ok(Self { transport, ipc_refused, variant, n: setup.n, bands, parts, exchange_streams, overlap })
     }
 
     /// Whether this process writes the outputs (rank 0, or the only process).
     pub fn is_root(&self) -> bool {
-        match &self.link {
-            Link::Local(..) => true,
-            Link::Nccl(comm) => comm.is_root(),
-        }
+        self.transport.is_root()
     }
 
     /// The watch over a wait on other ranks, with NCCL.
-    fn watch(&self, what: &str) -> Option<crate::nccl::Watch> {
-        match &self.link {
-            Link::Nccl(comm) => Some(comm.watch(what)),
-            Link::Local(..) => None,
-        }
-    }
-
-    /// One NCCL exchange of this rank's halos with the ranks below and above (none beyond
-    /// the domain's faces), in one group, on `stream`.
-    fn exchange_nccl(
-        comm: &Communicator,
-        part: &Part,
-        slabs: usize,
-        plane: usize,
-        stream: &Arc<CudaStream>,
-    ) -> Result<()> {
-        let mut transfers = halo_transfers(comm, part, slabs, plane, stream, Side::Below);
-        transfers.extend(halo_transfers(comm, part, slabs, plane, stream, Side::Above));
-        comm.exchange(stream, &transfers)
-    }
-
-    /// Rank 0: the whole field, its slab and every other rank's gathered; other ranks send
-    /// their slab (from plane `from` of the slab, `count` planes) and get an empty field.
-    fn gather(&mut self) -> Result<Vec<f32>> {
-        let plane = self.plane();
-        let Link::Nccl(comm) = &self.link else { unreachable!("gathering is for NCCL ranks") };
-        let _watch = comm.watch("gathering the field on rank 0");
-        let part = &mut self.parts[0];
-        let stream = part.engine.stream().clone();
-        if !comm.is_root() {
-            let send = Transfer::rows(
-                part.engine.state(),
-                &stream,
-                part.below as usize,
-                part.band.len as usize,
-                plane,
-                0,
-                true,
-            );
-            comm.exchange(&stream, &[send])?;
-            stream.synchronize().context(|| "sending this rank's slab to rank 0".into())?;
-            return Ok(Vec::new());
-        }
-        let mut u = vec![0.0; plane * self.n[2] as usize];
-        let local = part.engine.field()?;
-        let (start, len) = (part.band.start as usize * plane, part.band.len as usize * plane);
-        let skip = part.below as usize * plane;
-        u[start..start + len].copy_from_slice(&local[skip..skip + len]);
-        let most = self.bands.iter().map(|b| b.len as usize).max().unwrap_or(0) * plane;
-        if self.gathered.as_ref().is_none_or(|b| b.len() < most) {
-            // (A slice gathered earlier may have left a buffer of one plane.)
-            self.gathered =
-                Some(stream.alloc_zeros::<f32>(most).context(|| "allocating the gather buffer".into())?);
-        }
-        let buffer = self.gathered.as_mut().expect("allocated above");
-        for (r, band) in self.bands.iter().enumerate().skip(1) {
-            let len = band.len as usize * plane;
-            comm.exchange(
-                &stream,
-                &[Transfer::rows(buffer, &stream, 0, band.len as usize, plane, r, false)],
-            )?;
-            let start = band.start as usize * plane;
-            stream
-                .memcpy_dtoh(&buffer.slice(0..len), &mut u[start..start + len])
-                .context(|| "gathering u".into())?;
-            stream.synchronize().context(|| "gathering the field".into())?;
-        }
-        Ok(u)
-    }
-
-    /// Plane `z` on rank 0, sent by the rank whose slab holds it; other ranks get an empty
-    /// plane.
-    fn gather_slice(&mut self, z: u32) -> Result<Vec<f32>> {
-        let plane = self.plane();
-        let owner =
-            self.bands.iter().position(|b| (b.start..b.end()).contains(&z)).expect("z inside the grid");
-        let Link::Nccl(comm) = &self.link else { unreachable!("gathering is for NCCL ranks") };
-        let _watch = comm.watch("gathering a slice on rank 0");
-        let part = &mut self.parts[0];
-        let (rank, root) = (comm.rank(), comm.is_root());
-        let local_z = |part: &Part| z - part.band.start + part.below;
-        if owner == rank {
-            if root {
-                return part.engine.slice(local_z(part));
-            }
-            let stream = part.engine.stream().clone();
-            let send =
-                Transfer::rows(part.engine.state(), &stream, local_z(part) as usize, 1, plane, 0, true);
-            comm.exchange(&stream, &[send])?;
-            stream.synchronize().context(|| "sending a slice to rank 0".into())?;
-            return Ok(Vec::new());
-        }
-        if !root {
-            return Ok(Vec::new());
-        }
-        let stream = part.engine.stream().clone();
-        if self.gathered.as_ref().is_none_or(|b| b.len() < plane) {
-            self.gathered =
-                Some(stream.alloc_zeros::<f32>(plane).context(|| "allocating the gather buffer".into())?);
-        }
-        let buffer = self.gathered.as_mut().expect("allocated above");
-        comm.exchange(&stream, &[Transfer::rows(buffer, &stream, 0, 1, plane, owner, false)])?;
-        let mut out = vec![0.0; plane];
-        stream.memcpy_dtoh(&buffer.slice(0..plane), &mut out).context(|| "gathering a slice".into())?;
-        stream.synchronize().context(|| "gathering a slice".into())?;
-        Ok(out)
+    fn watch(&self, what: &str) -> Option<Watch> {
+        self.transport.watch(what)
     }
 
     fn plane(&self) -> usize {
@@ -415,39 +348,14 @@ impl PartedHeat {
 
     /// Refreshes every slab's halos from its neighbours' slabs: 2 transfers of [`HALO`]
     /// planes per inner boundary, on the parts' streams (their exchange streams with
-    /// `overlap`, which the caller orders).
+    /// `overlap`, which the caller orders): [`Transport::exchange`].
     pub fn exchange(&mut self) -> Result<()> {
-        let plane = self.plane();
-        let stream_of = |p: usize, parts: &[Part]| match &self.exchange_streams {
-            Some(streams) => streams[p].clone(),
-            None => parts[p].engine.stream().clone(),
+        let stream = match &self.exchange_streams {
+            Some(streams) => streams[0].clone(),
+            None => self.parts[0].engine.stream().clone(),
         };
-        let (hood, how) = match &self.link {
-            Link::Local(hood, how) => (hood, *how),
-            Link::Nccl(comm) => {
-                let stream = stream_of(0, &self.parts);
-                let slabs = self.bands.len();
-                let Some(ipc) = self.ipc.as_mut() else {
-                    return Self::exchange_nccl(comm, &self.parts[0], slabs, plane, &stream);
-                };
-                for side in [Side::Below, Side::Above] {
-                    ipc.exchange(
-                        &stream,
-                        side,
-                        &halo_transfers(comm, &self.parts[0], slabs, plane, &stream, side),
-                    )?;
-                }
-                return Ok(());
-            }
-        };
-        hood.before_pulls()?;
-        for p in 0..self.parts.len() {
-            let stream = stream_of(p, &self.parts);
-            for side in [Side::Below, Side::Above] {
-                pull_halo(&mut self.parts, how, &stream, p, side, plane)?;
-            }
-        }
-        hood.after_pulls()
+        let plane = self.plane() as u32;
+        self.transport.exchange(&mut self.parts, Some(&stream), 1, plane)
     }
 
     /// `steps` RK4 steps of every slab with no exchange: the computation alone, for the bench
@@ -459,34 +367,17 @@ impl PartedHeat {
     /// One RK4 step of every slab, no exchange: `single` writes each slab's own planes, the
     /// other variants the whole slab.
     fn step_slabs(&mut self) -> Result<()> {
-        for part in &mut self.parts {
-            if self.variant == HeatVariant::Single {
-                part.engine.step_planes(part.below..part.below + part.band.len)?;
-                part.engine.finish_planes();
-            } else {
-                part.engine.step(1)?;
-            }
-        }
-        Ok(())
+        self.parts.iter_mut().try_for_each(Slab::step_once)
     }
 
     /// Gives up the parts, keeping this rank's communicator (for another run on it).
-    pub fn into_communicator(mut self) -> Option<Communicator> {
-        // The copy engines' buffers go first: freeing them waits for the neighbours' last
-        // flags, not for the communicator.
-        self.ipc = None;
-        match self.link {
-            Link::Nccl(comm) => Some(comm),
-            Link::Local(..) => None,
-        }
+    pub fn into_communicator(self) -> Option<Communicator> {
+        self.transport.into_communicator()
     }
 
     /// This rank's communicator, where the slabs are NCCL ranks.
     pub fn communicator(&self) -> Option<&Communicator> {
-        match &self.link {
-            Link::Nccl(comm) => Some(comm),
-            Link::Local(..) => None,
-        }
+        self.transport.comm()
     }
 
     /// One RK4 step of every slab and the exchange after it (see the module documentation).
@@ -549,21 +440,15 @@ impl PartedHeat {
         written: &[CudaEvent],
         arrived: &[CudaEvent],
     ) -> Result<()> {
-        let plane = self.plane();
-        let slabs = self.bands.len();
-        match &self.link {
-            Link::Nccl(comm) => {
+        let plane = self.plane() as u32;
+        match &mut self.transport {
+            Transport::Ranks { ranks, .. } => {
                 let stream = &streams[0];
                 stream.wait(&written[0]).context(|| "ordering an exchange after a half".into())?;
-                let transfers = halo_transfers(comm, &self.parts[0], slabs, plane, stream, side);
-                match self.ipc.as_mut() {
-                    Some(ipc) => ipc.exchange(stream, side, &transfers)?,
-                    None => comm.exchange(stream, &transfers)?,
-                }
+                ranks.exchange_side(&mut self.parts, side, stream, 1, plane)?;
                 arrived[0].record(stream).context(|| "recording an exchange".into())?;
             }
-            Link::Local(_, how) => {
-                let how = *how;
+            Transport::Peer(halos) => {
                 for p in 0..self.parts.len() {
                     let stream = &streams[p];
                     stream.wait(&written[p]).context(|| "ordering an exchange after a half".into())?;
@@ -576,7 +461,9 @@ impl PartedHeat {
                     {
                         stream.wait(&written[q]).context(|| "ordering an exchange after a half".into())?;
                     }
-                    pull_halo(&mut self.parts, how, stream, p, side, plane)?;
+                    if let Some(halo) = halos.halo(p, side).copied() {
+                        halos.copy(&mut self.parts, &halo, stream, plane, 1)?;
+                    }
                     arrived[p].record(stream).context(|| "recording an exchange".into())?;
                 }
             }
@@ -588,91 +475,6 @@ impl PartedHeat {
     pub fn exchange_bytes(&self) -> u64 {
         (self.bands.len() as u64).saturating_sub(1) * 2 * u64::from(HALO) * self.plane() as u64 * 4
     }
-}
-
-/// Part `p`'s halo on `side` ← its neighbour's own planes next to it (nothing at the
-/// domain's faces), on `stream` (part `p`'s), `how` between GPUs.
-fn pull_halo(
-    parts: &mut [Part],
-    how: PeerCopy,
-    stream: &CudaStream,
-    p: usize,
-    side: Side,
-    plane: usize,
-) -> Result<()> {
-    let h = HALO as usize;
-    let q = match side {
-        Side::Below if p > 0 => p - 1,
-        Side::Above if p + 1 < parts.len() => p + 1,
-        _ => return Ok(()),
-    };
-    let (src, dst) = if q < p {
-        let (a, b) = parts.split_at_mut(p);
-        (&a[q], &mut b[0])
-    } else {
-        let (a, b) = parts.split_at_mut(q);
-        (&b[0], &mut a[p])
-    };
-    let (from, to) = match side {
-        // The halo below ← the slab below's last own planes.
-        Side::Below => ((src.below + src.band.len) as usize - h, 0),
-        // The halo above ← the slab above's first own planes.
-        Side::Above => (src.below as usize, (dst.below + dst.band.len) as usize),
-    };
-    copy_planes(how, stream, &src.engine, from, &mut dst.engine, to, h, plane)
-}
-
-/// An NCCL rank's transfers for its halo on `side` (from the neighbouring rank there) and its
-/// own edge on the other side (to the neighbour there), on `stream`; none beyond the faces.
-fn halo_transfers(
-    comm: &Communicator,
-    part: &Part,
-    slabs: usize,
-    plane: usize,
-    stream: &Arc<CudaStream>,
-    side: Side,
-) -> Vec<Transfer> {
-    let h = HALO as usize;
-    let (below, above) = decomposition::neighbours(comm.rank(), slabs, false);
-    let u = part.engine.state();
-    let planes = |at, peer, send| Transfer::rows(u, stream, at, h, plane, peer, send);
-    let top = (part.below + part.band.len) as usize;
-    let (send, receive) = match side {
-        Side::Below => {
-            (above.map(|peer| planes(top - h, peer, true)), below.map(|peer| planes(0, peer, false)))
-        }
-        Side::Above => (
-            below.map(|peer| planes(part.below as usize, peer, true)),
-            above.map(|peer| planes(top, peer, false)),
-        ),
-    };
-    send.into_iter().chain(receive).collect()
-}
-
-/// Copies `count` planes of `src` (from plane `from`) into `dst` (at plane `to`), on
-/// `stream` (the receiving slab's), `how` between GPUs.
-#[allow(clippy::too_many_arguments)]
-fn copy_planes(
-    how: PeerCopy,
-    stream: &CudaStream,
-    src: &CudaHeat,
-    from: usize,
-    dst: &mut CudaHeat,
-    to: usize,
-    count: usize,
-    plane: usize,
-) -> Result<()> {
-    let gpu = dst.gpu().clone();
-    local_exchange::copy(
-        how,
-        &gpu,
-        stream,
-        src.state(),
-        from * plane,
-        dst.state_mut(),
-        to * plane,
-        count * plane,
-    )
 }
 
 impl HeatEngine for PartedHeat {
@@ -693,24 +495,24 @@ impl HeatEngine for PartedHeat {
         Ok(())
     }
 
+    /// Every slab's, assembled in this process or gathered to rank 0 ([`Transport::gather`]).
     fn field(&mut self) -> Result<Vec<f32>> {
-        if matches!(self.link, Link::Nccl(_)) {
-            return self.gather();
-        }
-        let plane = self.plane();
-        let mut u = vec![0.0; plane * self.n[2] as usize];
-        for part in &mut self.parts {
-            let local = part.engine.field()?;
-            let (start, len) = (part.band.start as usize * plane, part.band.len as usize * plane);
-            let skip = part.below as usize * plane;
-            u[start..start + len].copy_from_slice(&local[skip..skip + len]);
-        }
-        Ok(u)
+        let stream = self.parts[0].engine.stream().clone();
+        let rows: Vec<PartRows> = self.parts.iter().map(Slab::part_rows).collect();
+        let plane = self.plane() as u32;
+        Ok(self
+            .transport
+            .gather(&mut self.parts, &rows, Some(&stream), &[0], plane)?
+            .pop()
+            .expect("one field"))
     }
 
+    /// Plane `z`: on rank 0 from the rank whose slab holds it ([`RankHalos::gather_row`]).
     fn slice(&mut self, z: u32) -> Result<Vec<f32>> {
-        if matches!(self.link, Link::Nccl(_)) {
-            return self.gather_slice(z);
+        if let Transport::Ranks { ranks, .. } = &mut self.transport {
+            let stream = self.parts[0].engine.stream().clone();
+            let plane = self.n[0] * self.n[1];
+            return ranks.gather_row(&mut self.parts, &stream, 0, z, plane);
         }
         let part = self
             .parts
@@ -747,18 +549,20 @@ impl HeatEngine for PartedHeat {
     }
 
     fn describe(&self) -> String {
-        let place = match &self.link {
-            Link::Local(_, how) => {
-                local_exchange::describe(self.parts.iter().map(|p| p.engine.gpu_ordinal()), *how)
+        let place = match &self.transport {
+            Transport::Peer(halos) => {
+                peer::describe(self.parts.iter().map(|p| p.engine.gpu_ordinal()), halos.how())
             }
-            Link::Nccl(comm) => match &self.ipc {
-                Some(_) => format!("one per process, {}, {} processes", IpcHalos::describe(), comm.size()),
-                None => match &self.ipc_refused {
+            Transport::Ranks { ranks, .. } => match ranks.by_ipc() {
+                true => {
+                    format!("one per process, {}, {} processes", IpcHalos::describe(), ranks.comm().size())
+                }
+                false => match &self.ipc_refused {
                     Some(why) => format!(
                         "one per process over NCCL (not by CUDA IPC: {why}), {} processes",
-                        comm.size()
+                        ranks.comm().size()
                     ),
-                    None => format!("one per process over NCCL, {} processes", comm.size()),
+                    None => format!("one per process over NCCL, {} processes", ranks.comm().size()),
                 },
             },
         };

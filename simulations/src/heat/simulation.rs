@@ -60,7 +60,7 @@ impl Heat {
         split: u32,
         overlap: bool,
     ) -> Result<Self> {
-        Self::new_in(setup, crate::transport::Layout::Local { gpus: gpus.to_vec(), split }, variant, overlap)
+        Self::new_in(setup, crate::split::Layout::Local { gpus: gpus.to_vec(), split }, variant, overlap)
     }
 
     /// A CUDA run in the slabs of `layout` (in this process, or this process's slab of an
@@ -69,7 +69,7 @@ impl Heat {
     /// turns, each half's edge exchanged while the other is written (single only; [`parts`]).
     pub fn new_in(
         setup: &HeatSetup,
-        layout: crate::transport::Layout,
+        layout: crate::split::Layout,
         variant: HeatVariant,
         overlap: bool,
     ) -> Result<Self> {

@@ -195,15 +195,13 @@ impl CudaGrayScott {
 }
 
 impl CudaGrayScott {
-    /// The current U and V on the GPU (for halo exchanges between parts).
-    pub(crate) fn state(&self) -> (&CudaSlice<f32>, &CudaSlice<f32>) {
-        (&self.u, &self.v)
-    }
-
-    /// The current U and V, to overwrite rows in place (halo exchanges; captured step graphs
-    /// hold these addresses, so the buffers themselves never change).
-    pub(crate) fn state_mut(&mut self) -> (&mut CudaSlice<f32>, &mut CudaSlice<f32>) {
-        (&mut self.u, &mut self.v)
+    /// Field `field` (0: U, 1: V) on the GPU, with the stream it is stepped on: what a part of
+    /// a split offers for its halos, which overwrite its rows in place (captured step graphs
+    /// hold these addresses, so the buffers themselves never change; a ping-ponging scheme
+    /// swaps which is current, so ask again at every exchange).
+    pub(crate) fn device_rows(&mut self, field: usize) -> crate::split::DeviceRows<'_> {
+        let values = if field == 0 { &mut self.u } else { &mut self.v };
+        crate::split::DeviceRows { values, stream: self.gpu.stream() }
     }
 
     /// Overwrites the current U and V (restoring a checkpoint). The copies go into the

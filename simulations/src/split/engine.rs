@@ -36,29 +36,29 @@
 //! memory: a copy on the GPU where both parts are on one, a peer copy between GPUs (the copy
 //! engines; the split enables peer access between them, and where two GPUs cannot have it
 //! the driver stages the copy through the host and [`HaloTravel::GpuToGpuStaged`] says so),
-//! ordered with the parts' streams by events (`device_halos`), the host only queuing it.
+//! ordered with the parts' streams by events ([`super::peer`]), the host only queuing it.
 //! Otherwise (a part on the CPU, or a model whose parts do not offer device memory) it goes
 //! through the host: read back from the neighbour ([`Part::rows`]) and written into the part
 //! ([`Part::set_rows`]), two transfers of `halo × width` cells per field on GPUs. Both ways
-//! copy the same rows ([`Halo`], [`halos`]), and so does NCCL between ranks (`ranks`: grouped
+//! copy the same rows ([`Halo`], [`halos`]), and so does NCCL between ranks ([`super::ranks`]: grouped
 //! send and receive from and into the device memory the parts offer; a model whose parts do
 //! not offer it is refused there, NCCL moving device memory only). Parts on different
 //! devices step at once (one thread per device); parts sharing a device step in turn.
 
-mod device_halos;
-mod ranks;
-
 use std::sync::Arc;
 
 use cudarc::driver::CudaStream;
-use device_halos::DeviceHalos;
-pub use device_halos::DeviceRows;
-use ranks::Ranks;
 
-use crate::{
+use super::{
     decomposition::{self, Band},
-    error::{Error, Result},
     nccl::Communicator,
+    peer::{DeviceRows, LocalHalos, PeerCopy},
+    ranks::{self, RankHalos},
+    transport::Transport,
+};
+use crate::{
+    cuda::Gpu,
+    error::{Error, Result},
 };
 
 /// The steps every part takes between two exchanges of halos: a halo is this many steps'
@@ -86,6 +86,11 @@ pub trait BandedModel {
     /// last rows as the whole model treats its edges; the split keeps the wrong values that
     /// makes at a cut edge inside the halo.
     fn part(&self, device: &Self::Device, rows: PartRows, start: Vec<Vec<f32>>) -> Result<Self::Part>;
+    /// How halos between GPUs travel where every part names its GPU ([`Part::gpu`]): a kernel
+    /// reading peer memory (the default) or the copy engines.
+    fn peer_copy(&self) -> PeerCopy {
+        PeerCopy::Read
+    }
 }
 
 /// One part of a [`Split`]: the model over [`PartRows`], its rows numbered from 0.
@@ -103,6 +108,19 @@ pub trait Part {
     /// a part on the CPU or a model that does not opt in): its halos go through the host.
     fn device_rows(&mut self, _field: usize) -> Option<DeviceRows<'_>> {
         None
+    }
+    /// The part's GPU, opened with this crate's kernels ([`crate::cuda`]), for a part that
+    /// offers [`Part::device_rows`]: its halos from another GPU are then read by a kernel
+    /// through peer access where the model prefers it ([`BandedModel::peer_copy`]); `None`
+    /// (the default): by the copy engines.
+    fn gpu(&self) -> Option<&Arc<Gpu>> {
+        None
+    }
+    /// Rows `first .. first + count` of each field of `fields`, in that order (the gathers):
+    /// [`Part::rows`] of each by default; a part that downloads every field at once says so
+    /// here.
+    fn rows_of(&mut self, fields: &[usize], first: u32, count: u32) -> Result<Vec<Vec<f32>>> {
+        fields.iter().map(|&field| self.rows(field, first, count)).collect()
     }
 }
 
@@ -218,32 +236,28 @@ impl PartRows {
     }
 }
 
-/// One part, where it is and what it holds.
-struct Slot<P> {
-    part: P,
-    rows: PartRows,
-    /// Which of the split's devices it runs on.
-    device: usize,
-}
-
 /// A model split into bands of rows, run as parts in this process, or one part per process
 /// over NCCL ([`Split::new_ranked`]) (see the module's doc).
 pub struct Split<M: BandedModel> {
     model: M,
-    slots: Vec<Slot<M::Part>>,
+    /// This process's parts, in order, the rows each holds and the device each runs on (which
+    /// of the split's devices).
+    parts: Vec<M::Part>,
+    rows: Vec<PartRows>,
+    device_of: Vec<usize>,
     /// Rows of each halo at a cut edge.
     halo: u32,
     /// Steps the halos still cover before the next exchange.
     covered: u32,
     /// How many devices the parts run on (the first of those given).
     devices: usize,
-    /// The halos copied device to device (both parts offer [`Part::device_rows`]), with the
-    /// parts' streams and events; and those that go through the host.
-    device_halos: Vec<Halo>,
-    device: Option<DeviceHalos>,
+    /// How the halos travel: device to device in this process (where both parts of a halo
+    /// offer [`Part::device_rows`]), or this rank's side of NCCL ranks (`parts` holds its part
+    /// alone); `stream`: the one a rank's halos travel on.
+    transport: Box<Transport>,
+    stream: Option<Arc<CudaStream>>,
+    /// The halos that go through the host, in this process.
     host_halos: Vec<Halo>,
-    /// Where the parts are NCCL ranks: this rank's side (`slots` holds its part alone).
-    ranks: Option<Box<Ranks>>,
 }
 
 impl<M: BandedModel> Split<M> {
@@ -261,38 +275,34 @@ impl<M: BandedModel> Split<M> {
         let (halo, all_rows) = plan(&model, parts)?;
         let placement = decomposition::placement(all_rows.len(), devices.len());
         let periodic = model.periodic();
-        let mut slots = Vec::with_capacity(all_rows.len());
-        for (p, rows) in all_rows.into_iter().enumerate() {
-            let values = start.iter().map(|field| cut(field, width, &rows)).collect();
-            let device = placement[p];
-            let part = model.part(&devices[device], rows, values)?;
-            slots.push(Slot { part, rows, device });
+        let mut parts = Vec::with_capacity(all_rows.len());
+        for (rows, &device) in all_rows.iter().zip(&placement) {
+            let values = start.iter().map(|field| cut(field, width, rows)).collect();
+            parts.push(model.part(&devices[device], *rows, values)?);
         }
         let devices = placement.iter().max().map_or(1, |&d| d + 1);
         let fields = model.fields().len();
-        let streams = slots
+        let streams = parts
             .iter_mut()
             .enumerate()
-            .map(|(p, slot)| device_stream(&mut slot.part, p, fields))
+            .map(|(p, part)| device_stream(part, p, fields))
             .collect::<Result<Vec<_>>>()?;
-        let rows: Vec<PartRows> = slots.iter().map(|s| s.rows).collect();
-        let (device_halos, host_halos): (Vec<Halo>, Vec<Halo>) = halos(&rows, periodic)
+        let readers = parts.iter().zip(&streams).all(|(part, s)| s.is_none() || part.gpu().is_some());
+        let (device_halos, host_halos): (Vec<Halo>, Vec<Halo>) = halos(&all_rows, periodic)
             .into_iter()
             .partition(|h| streams[h.to].is_some() && streams[h.from].is_some());
-        let device = match device_halos.is_empty() {
-            true => None,
-            false => Some(DeviceHalos::new(streams, &device_halos)?),
-        };
+        let device = LocalHalos::new(streams, device_halos, model.peer_copy(), readers)?;
         Ok(Self {
             model,
-            slots,
+            parts,
+            rows: all_rows,
+            device_of: placement,
             halo,
             covered: STEPS_PER_EXCHANGE,
             devices,
-            device_halos,
-            device,
+            transport: Box::new(Transport::Peer(device)),
+            stream: None,
             host_halos,
-            ranks: None,
         })
     }
 
@@ -320,30 +330,37 @@ impl<M: BandedModel> Split<M> {
         let values = start.iter().map(|field| cut(field, width, &rows)).collect();
         let mut part = model.part(device, rows, values)?;
         let stream = ranks::nccl_stream(&mut part, rank, model.fields().len(), comm.gpu().ordinal())?;
-        let halos = halos(&all_rows, model.periodic());
+        let periodic = model.periodic();
         Ok(Self {
             model,
-            slots: vec![Slot { part, rows, device: 0 }],
+            parts: vec![part],
+            rows: vec![rows],
+            device_of: vec![0],
             halo,
             covered: STEPS_PER_EXCHANGE,
             devices: 1,
-            device_halos: Vec::new(),
-            device: None,
+            transport: Box::new(Transport::Ranks {
+                ranks: Box::new(RankHalos::new(comm, all_rows, None, periodic)),
+                pieces: None,
+            }),
+            stream: Some(stream),
             host_halos: Vec::new(),
-            ranks: Some(Box::new(Ranks::new(comm, all_rows, &halos, stream))),
         })
     }
 
     /// How the halos travel between the parts: device to device where both parts of a halo
     /// offer their fields in GPU memory ([`Part::device_rows`]), else through the host.
     pub fn halo_travel(&self) -> HaloTravel {
-        if self.ranks.is_some() {
-            return if self.parts() > 1 { HaloTravel::Nccl } else { HaloTravel::None };
-        }
-        match (self.device_halos.is_empty(), self.host_halos.is_empty()) {
+        let device = match &*self.transport {
+            Transport::Ranks { .. } => {
+                return if self.parts() > 1 { HaloTravel::Nccl } else { HaloTravel::None };
+            }
+            Transport::Peer(device) => device,
+        };
+        match (device.halos().is_empty(), self.host_halos.is_empty()) {
             (true, true) => HaloTravel::None,
             (false, host) => {
-                let staged = self.device.as_ref().is_some_and(|d| !d.staged().is_empty());
+                let staged = !device.staged().is_empty();
                 match (host, staged) {
                     (true, false) => HaloTravel::GpuToGpu,
                     (true, true) => HaloTravel::GpuToGpuStaged,
@@ -362,7 +379,10 @@ impl<M: BandedModel> Split<M> {
 
     /// The number of parts (of the whole job, where the parts are NCCL ranks).
     pub fn parts(&self) -> usize {
-        self.ranks.as_ref().map_or(self.slots.len(), |r| r.rows().len())
+        match &*self.transport {
+            Transport::Ranks { ranks, .. } => ranks.rows().len(),
+            Transport::Peer(_) => self.parts.len(),
+        }
     }
 
     /// The number of devices this process's parts run on.
@@ -377,32 +397,32 @@ impl<M: BandedModel> Split<M> {
 
     /// The rows each part holds, in order (every rank's, where the parts are NCCL ranks).
     pub fn part_rows(&self) -> Vec<PartRows> {
-        match &self.ranks {
-            Some(ranks) => ranks.rows().to_vec(),
-            None => self.slots.iter().map(|s| s.rows).collect(),
+        match &*self.transport {
+            Transport::Ranks { ranks, .. } => ranks.rows().to_vec(),
+            Transport::Peer(_) => self.rows.clone(),
         }
     }
 
     /// This rank's communicator, where the parts are NCCL ranks.
     pub fn communicator(&self) -> Option<&Communicator> {
-        self.ranks.as_deref().map(Ranks::comm)
+        self.transport.comm()
     }
 
     /// Whether this process writes the outputs: rank 0 where the parts are NCCL ranks (the
     /// others get no fields from [`Split::field`]), else always.
     pub fn is_root(&self) -> bool {
-        self.ranks.as_ref().is_none_or(|r| r.comm().is_root())
+        self.transport.is_root()
     }
 
     /// Runs `steps` steps: every part as many at a time as its halos still cover, the halos
     /// refreshed in between.
     pub fn step(&mut self, steps: u32) -> Result<()> {
         if self.parts() == 1 {
-            return self.slots[0].part.step(steps);
+            return self.parts[0].step(steps);
         }
         // A rank that stopped stalls the exchanges, and with them these steps once the launch
         // queue is full: watched, the clock restarted after each exchange queued.
-        let watch = self.ranks.as_ref().map(|r| r.comm().watch("the halo exchange"));
+        let watch = self.transport.watch("the halo exchange");
         let mut left = steps;
         while left > 0 {
             if self.covered == 0 {
@@ -423,11 +443,11 @@ impl<M: BandedModel> Split<M> {
     /// Steps every part `steps` steps: the parts of each device in turn, the devices at once.
     fn step_parts(&mut self, steps: u32) -> Result<()> {
         if self.devices == 1 {
-            return self.slots.iter_mut().try_for_each(|s| s.part.step(steps));
+            return self.parts.iter_mut().try_for_each(|part| part.step(steps));
         }
         let mut by_device: Vec<Vec<&mut M::Part>> = (0..self.devices).map(|_| Vec::new()).collect();
-        for slot in &mut self.slots {
-            by_device[slot.device].push(&mut slot.part);
+        for (part, &device) in self.parts.iter_mut().zip(&self.device_of) {
+            by_device[device].push(part);
         }
         std::thread::scope(|scope| {
             let threads: Vec<_> = by_device
@@ -441,28 +461,18 @@ impl<M: BandedModel> Split<M> {
     /// Refreshes every halo from the neighbours' bands: device to device, then through the
     /// host (the two write different halo rows and only read band rows).
     fn exchange(&mut self) -> Result<()> {
-        if let Some(ranks) = &self.ranks {
-            return ranks.exchange(&mut self.slots[0].part, self.model.fields(), self.model.size().0);
-        }
-        if let Some(device) = &self.device {
-            device.before_copies(&self.device_halos)?;
-            let copied = (self.device_halos.iter())
-                .try_for_each(|halo| copy_on_device(&self.model, &mut self.slots, device, halo));
-            // Even after a failed copy: no part frees or overwrites a band a queued copy reads.
-            device.after_copies(&self.device_halos)?;
-            copied?;
-        }
+        let (width, fields) = (self.model.size().0, self.model.fields().len());
+        self.transport.exchange(&mut self.parts, self.stream.as_ref(), fields, width)?;
         // Read every host halo first (band rows only), then write them (halo rows only).
-        let fields = self.model.fields().len();
         let mut writes = Vec::new();
         for halo in &self.host_halos {
             for field in 0..fields {
-                let values = self.slots[halo.from].part.rows(field, halo.from_row, halo.rows)?;
+                let values = self.parts[halo.from].rows(field, halo.from_row, halo.rows)?;
                 writes.push((halo.to, field, halo.to_row, values));
             }
         }
         for (p, field, first, values) in writes {
-            self.slots[p].part.set_rows(field, first, &values)?;
+            self.parts[p].set_rows(field, first, &values)?;
         }
         Ok(())
     }
@@ -471,24 +481,10 @@ impl<M: BandedModel> Split<M> {
     /// are NCCL ranks every rank must call it (the bands are gathered to rank 0): rank 0
     /// gets the whole field, the others nothing (an empty field).
     pub fn field(&mut self, field: usize) -> Result<Vec<f32>> {
-        let (width, height) = self.model.size();
-        if let Some(ranks) = &mut self.ranks {
-            return ranks.gather(&mut self.slots[0].part, field, self.model.fields()[field], width);
-        }
-        let mut whole = Vec::with_capacity(width as usize * height as usize);
-        for slot in &mut self.slots {
-            let rows = slot.rows;
-            whole.extend(slot.part.rows(field, rows.halo_before, rows.band.len)?);
-        }
-        if whole.len() != width as usize * height as usize {
-            return Err(Error::InvalidInput(format!(
-                "a part gave {} values of field {:?} where its rows hold {} (a model's Part::rows gives whole rows)",
-                whole.len(),
-                self.model.fields()[field],
-                width as usize * height as usize
-            )));
-        }
-        Ok(whole)
+        let width = self.model.size().0;
+        let mut whole =
+            self.transport.gather(&mut self.parts, &self.rows, self.stream.as_ref(), &[field], width)?;
+        Ok(whole.pop().expect("one field"))
     }
 
     /// Every field of the whole grid, in the model's order (as [`Split::field`] gives them).
@@ -502,9 +498,9 @@ impl<M: BandedModel> Split<M> {
     pub fn restore(&mut self, fields: &[Vec<f32>]) -> Result<()> {
         check_fields(&self.model, fields)?;
         let width = self.model.size().0;
-        for slot in &mut self.slots {
+        for (part, rows) in self.parts.iter_mut().zip(&self.rows) {
             for (f, values) in fields.iter().enumerate() {
-                slot.part.set_rows(f, 0, &cut(values, width, &slot.rows))?;
+                part.set_rows(f, 0, &cut(values, width, rows))?;
             }
         }
         self.covered = STEPS_PER_EXCHANGE;
@@ -533,7 +529,11 @@ fn plan<M: BandedModel>(model: &M, parts: u32) -> Result<(u32, Vec<PartRows>)> {
 
 /// The stream of part `p`'s fields in device memory ([`Part::device_rows`]), or `None` where it
 /// offers none; refuses a part that offers some fields but not all, or on several streams.
-fn device_stream<P: Part>(part: &mut P, p: usize, fields: usize) -> Result<Option<Arc<CudaStream>>> {
+pub(super) fn device_stream<P: Part>(
+    part: &mut P,
+    p: usize,
+    fields: usize,
+) -> Result<Option<Arc<CudaStream>>> {
     let streams: Vec<Option<Arc<CudaStream>>> =
         (0..fields).map(|f| part.device_rows(f).map(|rows| rows.stream.clone())).collect();
     let offered: Vec<&Arc<CudaStream>> = streams.iter().flatten().collect();
@@ -553,52 +553,33 @@ fn device_stream<P: Part>(part: &mut P, p: usize, fields: usize) -> Result<Optio
     }
 }
 
-/// Queues the copy of `halo` (every field) device to device ([`DeviceHalos::copy`]); refuses a
-/// part that no longer offers a field in device memory, or offers it on another stream.
-fn copy_on_device<M: BandedModel>(
-    model: &M,
-    slots: &mut [Slot<M::Part>],
-    device: &DeviceHalos,
-    halo: &Halo,
-) -> Result<()> {
-    let width = model.size().0 as usize;
-    let (to, from) = two_parts(slots, halo.to, halo.from)?;
-    for (field, name) in model.fields().iter().enumerate() {
-        let source = check_offered(from.device_rows(field), halo.from, name, device)?;
-        let target = check_offered(to.device_rows(field), halo.to, name, device)?;
-        let at = |row: u32| row as usize * width;
-        DeviceHalos::copy(source, at(halo.from_row), target, at(halo.to_row), at(halo.rows))?;
+/// The fields `fields` of the whole grid from the bands of `parts` (holding `rows`, every
+/// band of the grid, in order): the one gather of the parts of one process.
+pub fn assemble<P: Part>(
+    parts: &mut [P],
+    rows: &[PartRows],
+    fields: &[usize],
+    width: u32,
+) -> Result<Vec<Vec<f32>>> {
+    let w = width as usize;
+    let cells = w * rows.first().map_or(0, |r| r.grid_rows as usize);
+    let mut whole = vec![Vec::with_capacity(cells); fields.len()];
+    for (part, rows) in parts.iter_mut().zip(rows) {
+        let values = part.rows_of(fields, rows.halo_before, rows.band.len)?;
+        for (whole, values) in whole.iter_mut().zip(values) {
+            whole.extend(values);
+        }
     }
-    Ok(())
-}
-
-/// `rows`, field `name` of part `p`, if offered on the stream the part had when the split was
-/// made.
-fn check_offered<'a>(
-    rows: Option<DeviceRows<'a>>,
-    p: usize,
-    name: &str,
-    device: &DeviceHalos,
-) -> Result<DeviceRows<'a>> {
-    match rows {
-        Some(rows) if device.is_stream_of(p, rows.stream) => Ok(rows),
-        _ => Err(Error::InvalidInput(format!(
-            "part {p} no longer offers field {name:?} in device memory on the stream it had when the split was \
-             made (Part::device_rows), which its halos are copied with"
-        ))),
+    for (whole, field) in whole.iter().zip(fields) {
+        if whole.len() != cells {
+            return Err(Error::InvalidInput(format!(
+                "the parts gave {} values of field {field} where the grid holds {cells} (a model's Part::rows gives \
+                 whole rows)",
+                whole.len(),
+            )));
+        }
     }
-}
-
-/// The parts `to` and `from` (different parts) of `slots`, both mutable.
-fn two_parts<P>(slots: &mut [Slot<P>], to: usize, from: usize) -> Result<(&mut P, &mut P)> {
-    if to == from || to.max(from) >= slots.len() {
-        return Err(Error::InvalidInput(format!(
-            "a halo of part {to} from part {from}: not two parts of the split"
-        )));
-    }
-    let (low, high) = slots.split_at_mut(to.max(from));
-    let (low, high) = (&mut low[to.min(from)].part, &mut high[0].part);
-    Ok(if to < from { (low, high) } else { (high, low) })
+    Ok(whole)
 }
 
 /// Refuses fields of another number or size than the model's.
@@ -634,6 +615,7 @@ mod tests {
     use cudarc::driver::CudaSlice;
 
     use super::*;
+    use crate::split::decomposition::Side;
 
     /// A 5-point diffusion of one field, with a second field that follows the first (so a
     /// split must carry every field): no-flux edges (a neighbour beyond an edge reads as the
@@ -993,7 +975,8 @@ mod tests {
                 let (halo, rows) = plan(&model, parts).unwrap();
                 assert_eq!(rows, Split::new(model.clone(), parts, &[0], start(4, 43)).unwrap().part_rows());
                 let all = halos(&rows, periodic);
-                let of_rank: Vec<_> = (0..parts as usize).map(|r| ranks::rank_transfers(&all, r)).collect();
+                let of_rank: Vec<_> =
+                    (0..parts as usize).map(|r| rank_transfers(&rows, r, periodic)).collect();
                 let count: usize = of_rank.iter().map(Vec::len).sum();
                 assert_eq!(count, 2 * all.len(), "each halo is one send and one receive");
                 let grid = |rank: usize, row: u32, n: u32| -> Vec<u32> {
@@ -1019,6 +1002,15 @@ mod tests {
         assert_eq!(HaloTravel::Nccl.describe(), "halos over NCCL");
     }
 
+    /// What `rank` sends and receives at an exchange, both sides in order (one field's).
+    fn rank_transfers(rows: &[PartRows], rank: usize, periodic: bool) -> Vec<ranks::RankTransfer> {
+        let mine = rows[rank];
+        [Side::Below, Side::Above]
+            .into_iter()
+            .flat_map(|side| ranks::side_transfers(rows, rank, periodic, side, mine, mine))
+            .collect()
+    }
+
     /// `model` stepped `steps` times as `parts` NCCL ranks would step it, each rank's part
     /// alone with what it sends and receives at an exchange ([`ranks::rank_transfers`]), the
     /// n-th send from one rank to another delivered to the n-th receive there (NCCL's pairing);
@@ -1032,7 +1024,13 @@ mod tests {
         let mut ranks: Vec<DiffusionPart> = (rows.iter())
             .map(|r| model.part(&0, *r, whole.iter().map(|f| cut(f, width, r)).collect()).unwrap())
             .collect();
-        let transfers: Vec<_> = (0..ranks.len()).map(|r| ranks::rank_transfers(&all, r)).collect();
+        let sides = |r: usize| {
+            let mine = rows[r];
+            [Side::Below, Side::Above]
+                .map(|side| ranks::side_transfers(&rows, r, model.periodic, side, mine, mine))
+        };
+        let transfers: Vec<_> = (0..ranks.len()).map(sides).collect();
+        assert_eq!(transfers.iter().flatten().map(Vec::len).sum::<usize>(), 2 * all.len());
         let mut left = steps;
         loop {
             let now = left.min(STEPS_PER_EXCHANGE);
@@ -1042,20 +1040,26 @@ mod tests {
                 break;
             }
             let mut in_flight: HashMap<(usize, usize), VecDeque<Vec<f32>>> = HashMap::new();
+            // As RankHalos::exchange orders them: side by side, field by field.
             for (from, part) in ranks.iter_mut().enumerate() {
-                for t in transfers[from].iter().filter(|t| t.send) {
+                for side in &transfers[from] {
                     for field in 0..2 {
-                        let values = part.rows(field, t.row, t.rows).unwrap();
-                        in_flight.entry((from, t.peer)).or_default().push_back(values);
+                        for t in side.iter().filter(|t| t.send) {
+                            let values = part.rows(field, t.row, t.rows).unwrap();
+                            in_flight.entry((from, t.peer)).or_default().push_back(values);
+                        }
                     }
                 }
             }
             for (to, part) in ranks.iter_mut().enumerate() {
-                for t in transfers[to].iter().filter(|t| !t.send) {
+                for side in &transfers[to] {
                     for field in 0..2 {
-                        let values = in_flight.get_mut(&(t.peer, to)).and_then(VecDeque::pop_front).unwrap();
-                        assert_eq!(values.len(), t.rows as usize * w);
-                        part.set_rows(field, t.row, &values).unwrap();
+                        for t in side.iter().filter(|t| !t.send) {
+                            let values =
+                                in_flight.get_mut(&(t.peer, to)).and_then(VecDeque::pop_front).unwrap();
+                            assert_eq!(values.len(), t.rows as usize * w);
+                            part.set_rows(field, t.row, &values).unwrap();
+                        }
                     }
                 }
             }

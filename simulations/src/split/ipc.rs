@@ -21,9 +21,9 @@ use cudarc::driver::{CudaSlice, CudaStream, sys};
 
 use crate::{
     cuda::Gpu,
-    decomposition::Side,
     error::{CudaContext as _, Error, Result},
-    nccl::{Communicator, Transfer},
+    split::decomposition::Side,
+    split::nccl::{Communicator, Transfer},
 };
 
 /// `nccl` makes NCCL carry the halos between ranks even where this module could (to compare);

@@ -1,10 +1,10 @@
 //! Where the parts of a split run live and how their halos travel: all in this process
 //! (device-to-device or peer copies between its GPUs), or one part per process, each a rank
-//! of an NCCL job ([`crate::nccl`]).
+//! of an NCCL job ([`super::nccl`]).
 
 use std::sync::Arc;
 
-use crate::{cuda::Gpu, nccl::Communicator};
+use crate::{cuda::Gpu, split::nccl::Communicator};
 
 /// The parts of a split run.
 pub enum Layout {

@@ -1,0 +1,32 @@
+//! A grid split into bands along one axis, in parts on several GPUs of this process or one
+//! part per process of an NCCL job: the one split engine of every model (Gray-Scott's rows,
+//! heat's z slabs, Barkley's rows and any model written outside this crate).
+//!
+//! - [`decomposition`]: the arithmetic, with no GPU: bands, halos, neighbours, placement on
+//!   GPUs, and the rank a launcher (`mpirun`, `srun`) gives a process.
+//! - [`Layout`]: where the parts live, this process or NCCL ranks.
+//! - [`engine`]: [`Split`], any model that says what a split needs ([`BandedModel`]), with
+//!   its parts ([`Part`]), their rows ([`PartRows`]) and halos ([`Halo`], [`halos`]).
+//! - [`peer`]: the halos between the parts of one process ([`LocalHalos`]: the peer-access
+//!   policy, device and peer copies, events between neighbours).
+//! - [`ranks`]: the halos between processes ([`RankHalos`]: NCCL, or CUDA IPC) and the
+//!   gathers to rank 0.
+//! - [`transport`]: the transport choice of a run's parts ([`Transport`]: peer copies, or
+//!   NCCL or IPC between processes), with its one exchange and one gather.
+//! - [`nccl`]: the communicator of one rank, its grouped sends and receives, the watchdog.
+//! - [`ipc`]: halos between the ranks of one host by the copy engines (CUDA IPC).
+
+pub mod decomposition;
+pub mod engine;
+pub mod ipc;
+pub mod layout;
+pub mod nccl;
+pub mod peer;
+pub mod ranks;
+pub mod transport;
+
+pub use engine::{BandedModel, Halo, HaloTravel, Part, PartRows, STEPS_PER_EXCHANGE, Split, assemble, halos};
+pub use layout::Layout;
+pub use peer::{DeviceRows, LocalHalos, PeerCopy};
+pub use ranks::RankHalos;
+pub use transport::Transport;
