@@ -4,11 +4,13 @@
 # Logs go to $OUT. Usage: gpu-check.sh [tests] [sanitize] [gif] [bench] [heat] [physarum-tests]
 # [map] [outputs] [coldstart] [unit-sanitize] [profile] [physarum-sanitize] [physarum-gif] [physarum-bench]
 # [split] [nccl] [split-bench] [heat-size] [faults] [load] [serve] [example] [profile-full]
-# [toolkit] [cookbook] [multi] [multi-bench] [multi-gs] [multi-heat] [multi-sweep]  (default: all but profile-full and the multi
+# [toolkit] [toolkit-sanitize] [lineinfo] [cookbook] [cookbook-sanitize] [cookbook-bench] [multi] [multi-bench] [multi-gs] [multi-heat] [multi-sweep]  (default: all but profile-full and the multi
 # parts, which need 2 or more GPUs: scripts/multi-gpu-check.sh; multi-gs and multi-heat are
 # Gray-Scott's and heat's scaling benches alone; multi-sweep measures two constants). toolkit: the
-# ptxkit-check GPU tests and compute-sanitizer on them; cookbook: examples/cookbook's GPU tests,
-# compute-sanitizer on them, its CUDA C twins built by nvcc, and cookbook-bench (Rust vs nvcc).
+# ptxkit-check GPU tests (toolkit-sanitize: compute-sanitizer on them; lineinfo: its report of a
+# deliberate fault names the Rust line); cookbook: examples/cookbook's GPU tests
+# (cookbook-sanitize: compute-sanitizer on them; cookbook-bench: its CUDA C twins built by nvcc
+# and cookbook-bench, Rust against nvcc).
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu-check}
 mkdir -p "$OUT"
@@ -21,7 +23,7 @@ for f in .gpu/*.gz; do
   chmod +x "$B/$(basename "${f%.gz}")"
 done
 export XDG_CACHE_HOME=/tmp/cache
-parts=${*:-tests outputs coldstart sanitize unit-sanitize profile gif bench heat map physarum-tests physarum-sanitize physarum-gif physarum-bench split nccl split-bench heat-size faults load serve example toolkit cookbook}
+parts=${*:-tests outputs coldstart sanitize unit-sanitize profile gif bench heat map physarum-tests physarum-sanitize physarum-gif physarum-bench split nccl split-bench heat-size faults load serve example toolkit toolkit-sanitize lineinfo cookbook cookbook-sanitize cookbook-bench}
 has() { [[ " $parts " == *" $1 "* ]]; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
 
@@ -455,17 +457,31 @@ fi
 # --- end example --------------------------------------------------------------------------
 # --- toolkit: ptxkit-check's GPU tests (every intrinsic on the GPU) --------------------------
 if has toolkit; then
-  echo "== toolkit: ptxkit-check's GPU tests"
+  echo "== toolkit: ptxkit-check's GPU tests (every intrinsic against expected values)"
   $B/ptxkit_check --ignored --test-threads=1 --nocapture > "$OUT/toolkit-tests.log" 2>&1
-  grep -E "test result|panicked" "$OUT/toolkit-tests.log"
+  grep -E "test result|panicked|FAILED" "$OUT/toolkit-tests.log"
+  echo "-- libdevice accuracy (max error in ulp over each function's input grid)"
+  grep -E "ulp" "$OUT/toolkit-tests.log" | head -80
+fi
+if has toolkit-sanitize; then
   # Tests that fault, go out of bounds or panic on purpose are skipped (libtest's --skip is a
   # substring filter): the sanitizer would rightly report them.
   echo "== compute-sanitizer on ptxkit-check's GPU tests (but *oob*, *fault*, *panic*)"
   for tool in memcheck racecheck; do
-    timeout 600 compute-sanitizer --tool $tool --error-exitcode 9 $B/ptxkit_check --ignored --test-threads=1 \
-      --skip oob --skip fault --skip panic > "$OUT/san-$tool-toolkit.log" 2>&1
+    timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 $B/ptxkit_check --ignored --test-threads=1 \
+      --skip oob --skip fault --skip panic --skip math_f > "$OUT/san-$tool-toolkit.log" 2>&1
     echo "toolkit $tool: exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|test result' "$OUT/san-$tool-toolkit.log" | tr '\n' ' ')"
   done
+fi
+if has lineinfo; then
+  # A deliberate out-of-bounds write, from a kernel image with line tables (the staged
+  # ptxkit_check_lineinfo binary was built with PTXKIT_LINEINFO=1): compute-sanitizer names the
+  # Rust file and line.
+  echo "== compute-sanitizer names the Rust line of a deliberate out-of-bounds write"
+  PTXKIT_CHECK_FAULT=1 timeout 120 compute-sanitizer --tool memcheck $B/ptxkit_check_lineinfo --ignored --exact \
+    debug::gpu_debug_oob_write_for_compute_sanitizer > "$OUT/lineinfo-oob.log" 2>&1
+  grep -E -m1 -A8 "Invalid __global__ write" "$OUT/lineinfo-oob.log"
+  grep -E "ERROR SUMMARY" "$OUT/lineinfo-oob.log"
 fi
 # --- end toolkit ----------------------------------------------------------------------------
 # --- cookbook: examples/cookbook ------------------------------------------------------------
@@ -473,13 +489,17 @@ if has cookbook; then
   echo "== examples/cookbook: each kernel on the GPU against its CPU reference"
   $B/cookbook_it --ignored --test-threads=1 --nocapture > "$OUT/cookbook-tests.log" 2>&1
   grep -m1 -E "NVIDIA|\(cubin|\(PTX" "$OUT/cookbook-tests.log"
-  grep -E "test result|panicked" "$OUT/cookbook-tests.log"
+  grep -E "test result|panicked|FAILED" "$OUT/cookbook-tests.log"
+fi
+if has cookbook-sanitize; then
   echo "== compute-sanitizer on the cookbook's GPU tests"
   for tool in memcheck racecheck; do
-    timeout 600 compute-sanitizer --tool $tool --error-exitcode 9 $B/cookbook_it --ignored --test-threads=1 \
+    timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 $B/cookbook_it --ignored --test-threads=1 \
       > "$OUT/san-$tool-cookbook.log" 2>&1
     echo "cookbook $tool: exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|test result' "$OUT/san-$tool-cookbook.log" | tr '\n' ' ')"
   done
+fi
+if has cookbook-bench; then
   echo "== the CUDA C twins: nvcc -O3 -cubin for this GPU's architecture"
   NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
   cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d '. ')

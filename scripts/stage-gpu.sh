@@ -59,7 +59,19 @@ for line in sys.stdin:
   [ -n "$exe" ] || { echo "stage-gpu: no test binary 'it' of $package" >&2; exit 1; }
   cp "$exe" ".gpu/$staged"
 done
-strip .gpu/cookbook-bench .gpu/cookbook_it .gpu/ptxkit_check
+# The same checks with line tables in the kernel image (PTXKIT_LINEINFO=1, a target directory of
+# their own so the default build keeps its images): compute-sanitizer names the Rust line of
+# the deliberate fault (gpu-check.sh lineinfo).
+exe=$(PTXKIT_LINEINFO=1 CARGO_TARGET_DIR=target/lineinfo cargo test --release -p ptxkit-check --test it --no-run \
+  --message-format=json 2>/dev/null | python3 -c '
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "it" and m.get("executable"):
+        print(m["executable"])')
+[ -n "$exe" ] || { echo "stage-gpu: no line-info build of ptxkit-check" >&2; exit 1; }
+cp "$exe" .gpu/ptxkit_check_lineinfo
+strip .gpu/cookbook-bench .gpu/cookbook_it .gpu/ptxkit_check .gpu/ptxkit_check_lineinfo
 # Compressed: what travels to the GPU machine is limited to 64 MiB; gpu-check.sh unpacks.
 rm -f .gpu/*.gz
 for f in .gpu/*; do gzip -9 "$f"; done

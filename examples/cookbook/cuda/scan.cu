@@ -7,6 +7,18 @@
 #define SCAN_SUMS_BLOCK 1024
 
 // Inclusive scan across the warp (Kogge-Stone with __shfl_up_sync).
+// A thread's SCAN_ITEMS consecutive inputs from base (0 past n): a run wholly inside the input
+// loads unconditionally, a run that crosses n checks each item (as the Rust kernels do).
+__device__ __forceinline__ void load_items(const unsigned* in, size_t base, unsigned n, unsigned items[SCAN_ITEMS]) {
+  if (base + SCAN_ITEMS <= n) {
+#pragma unroll
+    for (unsigned k = 0; k < SCAN_ITEMS; k++) items[k] = in[base + k];
+  } else {
+#pragma unroll
+    for (unsigned k = 0; k < SCAN_ITEMS; k++) items[k] = base + k < n ? in[base + k] : 0;
+  }
+}
+
 __device__ __forceinline__ unsigned warp_inclusive_scan(unsigned v, unsigned lane) {
   for (unsigned delta = 1; delta < 32; delta <<= 1) {
     unsigned up = __shfl_up_sync(0xffffffffu, v, delta, 32);
@@ -37,10 +49,11 @@ __device__ __forceinline__ unsigned block_exclusive_scan(unsigned v, unsigned* w
 extern "C" __global__ void __launch_bounds__(SCAN_BLOCK) scan_tile_sums(const unsigned* in, unsigned n, unsigned* tile_sums) {
   __shared__ unsigned warp_sums[SCAN_BLOCK / 32];
   size_t base = (size_t)blockIdx.x * SCAN_TILE + threadIdx.x * SCAN_ITEMS;
+  unsigned items[SCAN_ITEMS];
+  load_items(in, base, n, items);
   unsigned acc = 0;
 #pragma unroll
-  for (unsigned k = 0; k < SCAN_ITEMS; k++)
-    if (base + k < n) acc += in[base + k];
+  for (unsigned k = 0; k < SCAN_ITEMS; k++) acc += items[k];
   acc = __reduce_add_sync(0xffffffffu, acc);
   unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   if (lane == 0) warp_sums[warp] = acc;
@@ -71,12 +84,10 @@ extern "C" __global__ void __launch_bounds__(SCAN_BLOCK) scan_tiles(const unsign
   __shared__ unsigned warp_totals[SCAN_BLOCK / 32];
   size_t base = (size_t)blockIdx.x * SCAN_TILE + threadIdx.x * SCAN_ITEMS;
   unsigned items[SCAN_ITEMS];
+  load_items(in, base, n, items);
   unsigned acc = 0;
 #pragma unroll
-  for (unsigned k = 0; k < SCAN_ITEMS; k++) {
-    items[k] = base + k < n ? in[base + k] : 0;
-    acc += items[k];
-  }
+  for (unsigned k = 0; k < SCAN_ITEMS; k++) acc += items[k];
   unsigned total;
   unsigned running = tile_offsets[blockIdx.x] + block_exclusive_scan<SCAN_BLOCK / 32>(acc, warp_totals, &total);
 #pragma unroll

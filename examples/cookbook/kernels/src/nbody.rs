@@ -1,7 +1,7 @@
 //! 6. All-pairs n-body accelerations.
 
-use ptxkit_device::{kernel, math, memory, shared, thread, vector::F32x4};
 use ptxkit_device::unroll;
+use ptxkit_device::{kernel, math, memory, shared, thread, vector::F32x4};
 
 /// Threads per block, and bodies per shared-memory tile.
 pub const NBODY_BLOCK: u32 = 256;

@@ -1,7 +1,7 @@
 //! 5. Tiled single-precision matrix multiply (SGEMM) with register blocking.
 
-use ptxkit_device::{kernel, math, memory, shared, thread, vector::F32x4};
 use ptxkit_device::unroll;
+use ptxkit_device::{kernel, math, memory, shared, thread, vector::F32x4};
 
 /// The tile of C a block computes: 64×64.
 pub const SGEMM_TILE: u32 = 64;

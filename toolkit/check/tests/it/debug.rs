@@ -168,7 +168,7 @@ fn gpu_debug_oob_write_for_compute_sanitizer() {
         println!("skipped: set PTXKIT_CHECK_FAULT=1 and run it alone (it faults the CUDA context)");
         return;
     }
-    assert!(kernel_ptx("check_oob_write").contains("st.volatile.global.b32"));
+    assert!(kernel_ptx("check_oob_write").contains("st.global.b32"));
     let gpu = gpu();
     let stream = gpu.stream();
     let mut buffer = stream.alloc_zeros::<u32>(16).unwrap();

@@ -350,7 +350,10 @@ fn case(name: &str, double: bool) -> Case {
 /// smallest normal exponent `min_exponent` (−126 or −1022), subnormals included.
 fn ulp(value: f64, mantissa_bits: i32, min_exponent: i32) -> f64 {
     let exponent = if value == 0.0 { min_exponent } else { value.abs().log2().floor() as i32 };
-    2f64.powi(exponent.max(min_exponent) - mantissa_bits)
+    // In two halves: `powi` of a large negative power takes the reciprocal of an overflowed
+    // power (2^-1074 came out 0, so an error one ulp from the smallest normals read infinite).
+    let power = exponent.max(min_exponent) - mantissa_bits;
+    2f64.powi(power / 2) * 2f64.powi(power - power / 2)
 }
 
 /// The points of one case: `n` pairs, `y` decorrelated from `x` by a stride.
