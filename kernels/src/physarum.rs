@@ -642,7 +642,7 @@ pub unsafe fn physarum_agents(
     unsafe {
         let cell = step_agent_slot(ys, xs, heading, ids, trail, i as usize, step, &p);
         let peers = warp::match_any(warp::active_mask(), cell as u32);
-        if warp::lane() == peers.trailing_zeros() {
+        if lane_of_1d_block() == peers.trailing_zeros() {
             atomic_add_u32(counts.add(cell), peers.count_ones());
         }
     }
@@ -755,7 +755,7 @@ pub unsafe fn physarum_bin_count(
     unsafe {
         let bin = bin_of(*ys.add(i), *xs.add(i), &p, shift);
         let peers = warp::match_any(warp::active_mask(), bin);
-        if warp::lane() == peers.trailing_zeros() {
+        if lane_of_1d_block() == peers.trailing_zeros() {
             atomic_add_u32(bins.add(bin as usize), peers.count_ones());
         }
     }
@@ -771,7 +771,7 @@ pub unsafe fn physarum_bin_count(
 #[kernel]
 pub unsafe fn physarum_bin_scan(bins: *mut u32, count: u32) {
     let totals: *mut u32 = shared_array!(physarum_scan_totals: [u32; 32]);
-    let (t, lane) = (thread::thread_idx_x(), warp::lane());
+    let (t, lane) = (thread::thread_idx_x(), lane_of_1d_block());
     let (w, warps) = (t / warp::SIZE, thread::block_dim_x() / warp::SIZE);
     let inclusive_warp_scan = |mut x: u32| {
         let mut d = 1;
@@ -855,7 +855,7 @@ pub unsafe fn physarum_bin_scatter(
         let bin = bin_of(y, x, &p, shift);
         let peers = warp::match_any(warp::active_mask(), bin);
         let leader = peers.trailing_zeros();
-        let first = if warp::lane() == leader {
+        let first = if lane_of_1d_block() == leader {
             atomic_add_u32(offsets.add(bin as usize), peers.count_ones())
         } else {
             0
@@ -1104,4 +1104,12 @@ mod tests {
             assert_eq!(add_deposits_fast(t, 9, &p).to_bits(), add_deposits(t, 9, &p).to_bits(), "{t}");
         }
     }
+}
+
+/// This thread's lane in a 1-D block whose size is a multiple of 32 (every Physarum launch):
+/// `threadIdx.x % 32`, the same as `warp::lane()` there, from a register the kernel already
+/// holds instead of a `%laneid` read (the PTX these kernels were measured with).
+#[inline(always)]
+fn lane_of_1d_block() -> u32 {
+    thread::thread_idx_x() % warp::SIZE
 }

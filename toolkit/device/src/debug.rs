@@ -63,7 +63,7 @@ pub unsafe fn assert_fail(
 /// A panic inside a kernel (a failed `debug_assert!`, an index out of bounds, an
 /// `unwrap` of `None`) prints `panicked at <file>:<line>:<column>` with the block and thread
 /// through `printf` (the host's stdout, at the next synchronisation), then traps: the launch
-/// fails with `CUDA_ERROR_ILLEGAL_INSTRUCTION`, which the host reports. The message itself is
+/// fails with an error (`CUDA_ERROR_LAUNCH_FAILED`, "unspecified launch failure", on an H200 with driver 580), which the host reports. The message itself is
 /// not printed (formatting it would put `core::fmt` into every kernel that can panic).
 #[cfg(target_arch = "nvptx64")]
 #[panic_handler]
@@ -84,13 +84,18 @@ fn report_panic(file: &str, line: u32, column: u32) {
     /// vprintf's arguments for the format below, in order, at their natural alignment.
     #[repr(C)]
     struct Arguments {
-        file_length: i32,
         file: *const u8,
         line: u32,
         column: u32,
         block: [u32; 3],
         thread: [u32; 3],
     }
+    // CUDA's printf has no `%.*s` (its `*` reads nothing: the arguments after it come out
+    // shifted, as an H200 showed), and the location's file name is not NUL-terminated: a
+    // NUL-terminated copy, cut at 255 bytes, for a plain `%s`.
+    let mut name = [0u8; 256];
+    let length = file.len().min(name.len() - 1);
+    name[..length].copy_from_slice(&file.as_bytes()[..length]);
     // SAFETY: reading special registers has no preconditions.
     let (block, thread) = unsafe {
         use core::arch::nvptx::*;
@@ -99,19 +104,12 @@ fn report_panic(file: &str, line: u32, column: u32) {
             [_thread_idx_x(), _thread_idx_y(), _thread_idx_z()].map(|i| i as u32),
         )
     };
-    let arguments = Arguments {
-        file_length: file.len().min(i32::MAX as usize) as i32,
-        file: file.as_ptr(),
-        line,
-        column,
-        block,
-        thread,
-    };
+    let arguments = Arguments { file: name.as_ptr(), line, column, block, thread };
     // SAFETY: the format is NUL-terminated; `arguments` holds one value per conversion, in
-    // order, each of the type it names (`%.*s`: an int, then a pointer to that many bytes).
+    // order, each of the type it names (`%s`: a pointer to a NUL-terminated string).
     unsafe {
         vprintf(
-            c"panicked at %.*s:%u:%u, block (%u, %u, %u), thread (%u, %u, %u)\n".as_ptr().cast(),
+            c"panicked at %s:%u:%u, block (%u, %u, %u), thread (%u, %u, %u)\n".as_ptr().cast(),
             (&raw const arguments).cast(),
         );
     }

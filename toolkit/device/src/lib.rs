@@ -59,7 +59,7 @@
 //! - This crate as a dependency. It provides the panic handler: a panic (a failed `assert!`,
 //!   an index out of bounds, a `debug_assert!` where the builder turns debug assertions on)
 //!   prints `panicked at <file>:<line>:<col>` with the block and thread through `vprintf`, then
-//!   traps; the host sees `CUDA_ERROR_ILLEGAL_INSTRUCTION`.
+//!   traps; the host sees an error (`CUDA_ERROR_LAUNCH_FAILED`, "unspecified launch failure", on an H200 with driver 580).
 //!
 //! # Modules
 //! - [`kernel`](macro@kernel): the attribute (launch bounds, dynamic shared memory; `pub fn`

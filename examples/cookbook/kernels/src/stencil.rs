@@ -37,15 +37,19 @@ pub fn jacobi_5pt(input: &[f32], mut output: DisjointSlice2d<f32>) {
     let (x, y) = (index.x(), index.y());
     let (width, height) = (output.width(), output.height());
     if let Some(out) = output.get_mut(index) {
-        let i = y * width + x;
-        *out = if x == 0 || y == 0 || x + 1 == width || y + 1 == height {
-            input[i]
+        *out = if x == 0 || y == 0 || x + 1 >= width || y + 1 >= height {
+            input[y * width + x]
+        } else if let Some(rows) = input.get((y - 1) * width..(y - 1) * width + 3 * width) {
+            // One bounds check for the cell's three rows; split into rows of `width` cells,
+            // and with 0 < x < width − 1 every read below is provably inside its row, so the
+            // compiler drops their checks (a check per read cost 14% on an H200).
+            let (up, rest) = rows.split_at(width);
+            let (row, down) = rest.split_at(width);
+            mean_of_neighbours(row[x - 1], row[x + 1], up[x], down[x])
         } else {
-            // One bounds check for the cell's whole 5-point window (rows y−1 ..= y+1 around
-            // it), hoisted out of the four reads: each index below is inside the window, so
-            // the compiler drops their checks.
-            let window = &input[i - width..=i + width];
-            mean_of_neighbours(window[width - 1], window[width + 1], window[0], window[2 * width])
+            // `input` is shorter than the output: the host's mistake, reported as a bounds
+            // failure.
+            input[input.len()]
         };
     }
 }

@@ -6,7 +6,9 @@ use std::path::PathBuf;
 
 use ptxkit_check::KERNELS;
 use ptxkit_check_kernels::host_api::{host_api_axpy, host_api_grid_rounds, host_api_grid_sum};
-use ptxkit_host::{Error, ModuleImage, Timer, check_cooperative_grid, cudarc::driver::CudaSlice, grid_1d};
+use ptxkit_host::{
+    Error, Gpu, ModuleImage, Timer, check_cooperative_grid, cudarc::driver::CudaSlice, grid_1d,
+};
 
 use crate::common::{assert_emits, gpu, ptx, ptxas};
 
@@ -289,12 +291,14 @@ fn host_api_pinned_buffers_round_trip() {
     stream.synchronize().unwrap();
 }
 
-/// Runs `host_api_axpy` once on fresh buffers with `launch`, returning y.
+/// Runs `host_api_axpy` once on fresh buffers with `launch`, returning y. The buffers are
+/// copied on `gpu`'s stream, the one `launch` must launch on (`Gpu::open` turns cudarc's
+/// event tracking off: work on another stream would not be ordered with the copies).
 fn run_axpy(
+    gpu: &Gpu,
     launch: impl FnOnce(&CudaSlice<f32>, &mut CudaSlice<f32>, u32, f32),
     n: usize,
 ) -> (Vec<f32>, Vec<f32>) {
-    let gpu = gpu();
     let (x, y0, a) = axpy_inputs(n);
     let d_x = gpu.stream().clone_htod(&x).unwrap();
     let mut d_y = gpu.stream().clone_htod(&y0).unwrap();
@@ -309,13 +313,14 @@ fn host_api_runtime_ptx_kernel_by_name_matches_the_typed_launch() {
     let n = 777;
     let cfg = grid_1d(n as u32, 160);
     let (typed, expected) =
-        run_axpy(|x, y, n, a| gpu.launch(host_api_axpy, cfg, (x, y, n, a)).unwrap(), n as usize);
+        run_axpy(&gpu, |x, y, n, a| gpu.launch(host_api_axpy, cfg, (x, y, n, a)).unwrap(), n as usize);
     assert_eq!(typed, expected);
 
     let module = gpu.load_ptx(KERNELS.modules[0].ptx).unwrap();
     let kernel = module.function("host_api_axpy").unwrap();
     assert_eq!(kernel.name(), "host_api_axpy");
     let (by_name, _) = run_axpy(
+        &gpu,
         |x, y, n, a| {
             // SAFETY: host_api_axpy(x: *const f32, y: *mut f32, n: u32, a: f32); both buffers
             // hold n values.
@@ -326,6 +331,7 @@ fn host_api_runtime_ptx_kernel_by_name_matches_the_typed_launch() {
     );
     assert_eq!(by_name, typed);
     let (like, _) = run_axpy(
+        &gpu,
         |x, y, n, a| {
             // SAFETY: the run-time kernel is host_api_axpy itself.
             unsafe { kernel.launch_as(host_api_axpy, gpu.stream(), cfg, (x, y, n, a)) }.unwrap()
@@ -364,6 +370,7 @@ fn host_api_runtime_cubin_kernel_by_name_matches_the_typed_launch() {
     for module in [from_ptx_file, from_cubin_file, from_cubin] {
         let kernel = module.function("host_api_axpy").unwrap();
         let (by_name, expected) = run_axpy(
+            &gpu,
             |x, y, n, a| {
                 // SAFETY: the kernel is host_api_axpy; both buffers hold n values.
                 unsafe { kernel.launch_as(host_api_axpy, gpu.stream(), cfg, (x, y, n, a)) }.unwrap()
