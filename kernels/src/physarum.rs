@@ -1048,6 +1048,14 @@ pub unsafe fn physarum_distance(a: *const f32, b: *const f32, cells: u32, out: *
     }
 }
 
+/// This thread's lane in a 1-D block whose size is a multiple of 32 (every Physarum launch):
+/// `threadIdx.x % 32`, the same as `warp::lane()` there, from a register the kernel already
+/// holds instead of a `%laneid` read (the PTX these kernels were measured with).
+#[inline(always)]
+fn lane_of_1d_block() -> u32 {
+    thread::thread_idx_x() % warp::SIZE
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1104,12 +1112,4 @@ mod tests {
             assert_eq!(add_deposits_fast(t, 9, &p).to_bits(), add_deposits(t, 9, &p).to_bits(), "{t}");
         }
     }
-}
-
-/// This thread's lane in a 1-D block whose size is a multiple of 32 (every Physarum launch):
-/// `threadIdx.x % 32`, the same as `warp::lane()` there, from a register the kernel already
-/// holds instead of a `%laneid` read (the PTX these kernels were measured with).
-#[inline(always)]
-fn lane_of_1d_block() -> u32 {
-    thread::thread_idx_x() % warp::SIZE
 }

@@ -1,7 +1,7 @@
 //! Cooperative launches: every block of the grid resident on the GPU at once, so that the
 //! kernel may synchronise the whole grid (`ptxkit_device::grid::sync`) between phases.
 
-use crate::{Context as _, Error, Gpu, Kernel, KernelArgs, Result, StagedArgs as _};
+use crate::{Context as _, Error, Gpu, Kernel, KernelArgs, Result, StagedArgs as _, launch::check_shape};
 use cudarc::driver::{CudaStream, LaunchConfig, sys};
 
 /// Refuses a cooperative launch of `kernel` with `grid_dim` that the GPU cannot hold at once:
@@ -69,15 +69,8 @@ impl Gpu {
     ) -> Result<()> {
         let name = K::NAME;
         self.check_stream(stream, name)?;
+        check_shape::<K>(&cfg)?;
         let threads = cfg.block_dim.0 * cfg.block_dim.1 * cfg.block_dim.2;
-        if let Some(bounds) = K::LAUNCH_BOUNDS
-            && threads > bounds.max_threads
-        {
-            return Err(Error::InvalidLaunch(format!(
-                "{name}: a block of {threads} threads exceeds its launch bounds ({} threads)",
-                bounds.max_threads
-            )));
-        }
         if !self.supports_cooperative_launch()? {
             return Err(Error::InvalidLaunch(format!(
                 "{name}: {} cannot launch cooperative kernels (CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH is 0)",

@@ -400,7 +400,7 @@ impl Gpu {
 
 /// Refuses a block larger than the kernel's launch bounds (the driver would fail the launch
 /// with a less telling error).
-fn check_shape<K: Kernel>(cfg: &LaunchConfig) -> Result<()> {
+pub(crate) fn check_shape<K: Kernel>(cfg: &LaunchConfig) -> Result<()> {
     let threads = cfg.block_dim.0 * cfg.block_dim.1 * cfg.block_dim.2;
     if let Some(bounds) = K::LAUNCH_BOUNDS
         && threads > bounds.max_threads
