@@ -85,6 +85,8 @@
 //!   - [`math`]: libdevice's functions for f32 and f64 (`expf`, `sinf`, `powf`, `erff`, ...,
 //!     `fmaf`) and [`math::fast`]'s approximate forms (`__expf`, `__fdividef`, `rsqrt.approx`);
 //!     [`half`]: `F16` and `BF16` storage types, `F16x2` arithmetic;
+//!   - [`constant`]: [`constant!`] declares a `__constant__` array (`ld.const`), which the
+//!     host sets with `Gpu::set_constant`;
 //!   - [`debug`]: [`gpu_print!`]/[`gpu_println!`], clocks, `%globaltimer`, `nanosleep`,
 //!     [`device_assert!`]; [`unroll!`]: CUDA C's `#pragma unroll`;
 //!   - [`safe`]: `DisjointSlice`, `ThreadIndex` and the safe kernel's parameter types.
@@ -108,6 +110,7 @@ mod host;
 
 pub mod atomic;
 pub mod block;
+pub mod constant;
 pub mod debug;
 pub mod fence;
 pub mod grid;

@@ -40,6 +40,7 @@
 //! `(&x, &mut y, 1000u32)` (one argument short), `(&y, &mut y, ...)` (a shared borrow for
 //! a `*mut f32`: a borrow error too) or `1000i32` for the `u32` do not compile.
 
+mod constant;
 mod cooperative;
 mod event;
 mod graph;
@@ -57,6 +58,7 @@ pub use launch::{
     KernelArg, KernelArgs, RowsMut, StagedArg, StagedArgs, StagedBuffer, StagedValue, last_launched,
 };
 pub use module::{ModuleImage, RuntimeKernel, RuntimeModule};
+pub use ptxkit_device::constant::{ConstantArray, ConstantElement};
 pub use ptxkit_device::{Kernel, KernelInfo, LaunchBounds, Param};
 
 use std::{

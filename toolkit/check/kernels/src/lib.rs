@@ -5,6 +5,7 @@
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
+pub mod constant;
 pub mod debug;
 pub mod host_api;
 pub mod math;

@@ -16,15 +16,16 @@ pub fn ptx() -> &'static str {
     KERNELS.modules[0].ptx
 }
 
-/// The PTX body of the entry point `name` (from `.visible .entry name(` to the next entry),
-/// so that a test looks for an instruction in that kernel alone. Panics if there is none.
+/// The PTX of the entry point `name` (from `.entry name(` to its body's closing brace at the
+/// start of a line), so that a test looks for an instruction in that kernel alone, not in
+/// the functions LLVM happens to place after it. Panics if there is none.
 pub fn kernel_ptx(name: &str) -> &'static str {
     let ptx = ptx();
     let start = ptx
         .find(&format!(".entry {name}("))
         .unwrap_or_else(|| panic!("no entry point {name} in the check kernels' PTX"));
     let rest = &ptx[start..];
-    let end = rest[1..].find(".entry ").map_or(rest.len(), |i| i + 1);
+    let end = rest.find("\n}\n").map_or(rest.len(), |i| i + 3);
     &rest[..end]
 }
 

@@ -5,6 +5,7 @@
 
 mod common;
 
+mod constant;
 mod debug;
 mod host_api;
 mod math;
