@@ -253,6 +253,38 @@ fn a_physarum_run_too_big_for_memory_is_refused() {
 }
 
 #[test]
+fn a_refusal_for_memory_names_what_takes_it() {
+    let Some(available) = simulations::memory::available_host_bytes() else { return };
+    // (size, agents, more options, the run's cost on the host: 24 B an agent and 12 B a cell a
+    // simulation, the advice): 2³⁰ agents on a small grid (a smaller grid cannot help); a
+    // 32768² grid with few agents, once and as --sensitivity's two simulations.
+    let cases: [(&str, &str, &[&str], u64, &str); 3] = [
+        ("64", "1073741824", &["--gif", "o.gif"], 24 << 30, "; use fewer --agents"),
+        ("32768", "1000", &["--gif", "o.gif"], 12 << 30, "; use a smaller --size"),
+        ("32768", "1000", &["--sensitivity", "--data", "d.tsv"], 24 << 30, "; use a smaller --size"),
+    ];
+    for (size, agents, more, need, advice) in cases {
+        if available >= need {
+            eprintln!(
+                "skipped --size {size} {more:?}: {available} bytes are available, the run needs {need}"
+            );
+            continue;
+        }
+        let dir = scratch_dir(&format!("physarum-memory-{size}"));
+        let mut args =
+            vec!["physarum", "--backend", "cpu", "--size", size, "--agents", agents, "--steps", "2"];
+        args.extend(more);
+        let out = host(&dir, &args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains(&format!("a {size}x{size} grid")), "{stderr}");
+        assert!(stderr.contains("of host memory") && stderr.trim_end().ends_with(advice), "{stderr}");
+        assert_eq!(stderr.contains("agents needs"), size == "64", "{stderr}");
+        assert!(files_in(&dir).is_empty(), "{args:?}");
+    }
+}
+
+#[test]
 fn physarum_writes_a_gif_and_sensitivity_data() {
     let dir = scratch_dir("physarum-run");
     let small = "physarum --backend cpu --size 48 --agents 2000";

@@ -8,7 +8,7 @@
 
 mod live;
 
-use std::{path::PathBuf, process::ExitCode};
+use std::{io::Write, path::PathBuf, process::ExitCode};
 
 use barkley::{
     Field, Model,
@@ -17,6 +17,7 @@ use barkley::{
 use clap::{Parser, Subcommand};
 use host::{
     cli::{
+        StdoutError,
         driver_args::{OutputArgs, StateArgs},
         options::RanksArgs,
     },
@@ -29,6 +30,20 @@ use simulations::{
     driver::{Driver, Report, State, Target, destination, handle_signals},
     split::decomposition::{LaunchRank, launch_rank},
 };
+
+/// The result of writing to standard output through `host`'s console helpers (`print` and what
+/// writes with it), which report a closed or full stdout as an error instead of panicking; that
+/// error stays a [`StdoutError`], which [`main`] ends as `rust-gpu-sim` does.
+macro_rules! stdout {
+    ($result:expr) => {
+        $result.map_err(|e| -> Box<dyn std::error::Error> {
+            match e.downcast::<StdoutError>() {
+                Ok(stdout) => stdout.into(),
+                Err(other) => other.into(),
+            }
+        })
+    };
+}
 
 /// Barkley's spiral waves: a broken wave curls into a rotating spiral. Writes the final
 /// (u, v) as a picture; frames, videos, saves and checkpoints as asked. Runs on GPU 0 if
@@ -90,17 +105,23 @@ fn main() -> ExitCode {
         });
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            // Under a launcher, rank 0 reports what every rank finds alike.
-            let alike = matches!(
-                e.downcast_ref::<simulations::Error>(),
-                Some(simulations::Error::SameOnEveryRank(_))
-            );
-            if let Some(line) = host::cli::rank_error(&e.to_string(), alike) {
-                eprintln!("barkley: {line}");
+        // Standard output closed or full: ended as `rust-gpu-sim` ends, silently as by SIGPIPE
+        // when nobody reads any more, else with one `error:` line.
+        Err(e) => match e.downcast::<StdoutError>() {
+            Ok(stdout) => host::cli::finish(Err((*stdout).into())),
+            Err(e) => {
+                // Under a launcher, rank 0 reports what every rank finds alike.
+                let alike = matches!(
+                    e.downcast_ref::<simulations::Error>(),
+                    Some(simulations::Error::SameOnEveryRank(_))
+                );
+                if let Some(line) = host::cli::rank_error(&e.to_string(), alike) {
+                    // A failing stderr is ignored: there is nowhere left to report it.
+                    let _ = writeln!(std::io::stderr().lock(), "barkley: {line}");
+                }
+                ExitCode::FAILURE
             }
-            ExitCode::FAILURE
-        }
+        },
     }
 }
 
@@ -126,7 +147,7 @@ fn serve(
 /// (`job`, the launcher's; or `--transport nccl`), where rank 0 alone writes.
 fn run(args: &Args, job: Option<LaunchRank>) -> Result<(), Box<dyn std::error::Error>> {
     if args.frames.list_palettes {
-        return Ok(host::cli::options::list_palettes()?);
+        return stdout!(host::cli::options::list_palettes());
     }
     if args.steps == 0 {
         // Every rank of a job finds it: said once, by rank 0.
@@ -153,7 +174,10 @@ fn run(args: &Args, job: Option<LaunchRank>) -> Result<(), Box<dyn std::error::E
                 false => match ptxkit_host::Gpu::open(0, &barkley::IMAGES) {
                     Ok(gpu) => Some(gpu),
                     Err(ptxkit_host::Error::NoGpu(why)) => {
-                        eprintln!("barkley: no usable CUDA GPU ({why}): running on the CPU");
+                        let _ = writeln!(
+                            std::io::stderr().lock(),
+                            "barkley: no usable CUDA GPU ({why}): running on the CPU"
+                        );
                         None
                     }
                     Err(e) => return Err(e.into()),
@@ -172,13 +196,12 @@ fn run(args: &Args, job: Option<LaunchRank>) -> Result<(), Box<dyn std::error::E
     barkley::write_output(&args.output, &barkley::encode_png(&sim.field)?)?;
     written.insert(0, args.output.clone());
     let resumed = simulations::driver::resumed(first);
-    println!(
-        "{} steps of {}x{}{resumed} on {} in {seconds:.2} s; wrote {}",
+    stdout!(host::cli::print(format_args!(
+        "{} steps of {}x{}{resumed} on {} in {seconds:.2} s; wrote {}\n",
         args.steps,
         args.width,
         args.height,
         simulations::driver::Simulation::describe(&sim),
         destination(&written, "--output")
-    );
-    Ok(())
+    )))
 }

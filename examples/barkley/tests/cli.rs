@@ -99,3 +99,51 @@ fn list_palettes_lists_them_and_runs_nothing() {
     assert!(out.status.success() && stdout.contains("viridis") && !stdout.contains("steps of"), "{stdout}");
     assert!(entries(dir.path()).is_empty(), "--list-palettes wrote {:?}", entries(dir.path()));
 }
+
+#[test]
+fn a_closed_or_full_stdout_ends_the_run_without_a_panic() {
+    use std::{os::unix::process::ExitStatusExt, process::Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    let run = ["--cpu", "--width", "32", "--height", "32", "--steps", "100", "-o", "spiral.png"];
+    for args in [&run[..], &["--cpu", "--list-palettes"]] {
+        // Nobody reads stdout (`| true`): the read end is closed before barkley starts, so its
+        // first write fails whatever the timing. It ends quietly, as by SIGPIPE.
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = Command::new(env!("CARGO_BIN_EXE_barkley"))
+            .args(args)
+            .current_dir(dir.path())
+            .stdout(writer)
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(
+            out.status.signal() == Some(13) || out.status.code() == Some(141),
+            "{args:?}: {:?} {stderr}",
+            out.status
+        );
+        assert!(stderr.is_empty(), "{args:?}: quiet, got {stderr}");
+    }
+    // The picture was written before the summary.
+    assert_eq!(entries(dir.path()), ["spiral.png"]);
+    // stdout on a full device (`> /dev/full`): one error line, status 1.
+    let Ok(full) = fs::OpenOptions::new().write(true).open("/dev/full") else { return };
+    for args in [&run[..], &["--cpu", "--list-palettes"]] {
+        let out = Command::new(env!("CARGO_BIN_EXE_barkley"))
+            .args(args)
+            .current_dir(dir.path())
+            .stdout(full.try_clone().unwrap())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert_eq!(
+            stderr.trim_end(),
+            "error: cannot write to standard output: no space left on the device",
+            "{args:?}"
+        );
+    }
+}

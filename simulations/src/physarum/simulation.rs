@@ -44,12 +44,13 @@ impl Physarum {
         let (w, h) = (setup.width, setup.height);
         let (per_agent, per_cell) = variant.bytes();
         let (per_agent, per_cell) = (copies * per_agent, copies * per_cell);
-        let host_need = copies * (24 * u64::from(setup.agents) + 12 * setup.cells() as u64);
-        memory::check_host(w, h, host_need)?;
+        let (agents, cells) = (setup.agents, setup.cells() as u64);
+        let host_agents = copies * 24 * u64::from(agents);
+        memory::check_host_agents(w, h, agents, host_agents, copies * 12 * cells)?;
         if let (Device::Cuda(gpu), true) = (device, variant != PhysarumVariant::Cpu) {
-            let need = per_agent * u64::from(setup.agents) + per_cell * setup.cells() as u64 + (64 << 20);
             let (free, _) = gpu.memory()?;
-            memory::require(w, h, need, free, "GPU")?;
+            let grid = per_cell * cells + (64 << 20);
+            memory::require_agents(w, h, agents, per_agent * u64::from(agents), grid, free, "GPU")?;
         }
         Ok(())
     }
