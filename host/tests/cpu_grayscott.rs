@@ -171,3 +171,129 @@ fn image_seeding_scales_luminance() {
     assert_eq!(v, vec![0.0, 0.125, 0.25]);
     assert_eq!(u, vec![1.0, 0.75, 0.5]);
 }
+
+/// The seed's colour level (shared/reference 000, the "cybermap" kernel and the NumPy code
+/// before it), step by step in float32, the seed's GPU dtype: `(x − min)/(max − min)`, the
+/// square root (IEEE), `* 1.2 - 0.1` with 1.2 and 0.1 as float32 constants, clipped to
+/// [0, 1], then `(val * 255)` truncated (the kernel's `(val * 255).to(tl.uint32)`). Every
+/// step is one IEEE float32 operation, which Rust's f32 arithmetic gives bit for bit, so the
+/// level is exact: no tolerance. (The same formula in f64 differs by one level on 304 of the
+/// 1.07e9 float32 inputs in [0, 1], each at a level's threshold: 1.2f32 and 0.1f32 are not
+/// 1.2 and 0.1, and each step rounds. The seed's CPU path picks matplotlib's entry `min(⌊256·val⌋, 255)`
+/// instead of `⌊255·val⌋`; the project follows the kernel, as kernels/src/colormap.rs says.)
+fn seed_level(x: f32, lo: f32, hi: f32) -> u8 {
+    let img = (x - lo) / (hi - lo);
+    let img = img.sqrt();
+    let img = (img * 1.2f32 - 0.1f32).clamp(0.0, 1.0);
+    let idx = (img * 255.0f32).floor();
+    assert!((0.0..=255.0).contains(&idx));
+    idx as u8
+}
+
+#[test]
+fn colormap_levels_equal_the_seeds_formula_exactly() {
+    let ranges = [(0.0f32, 1.0f32), (0.1, 0.35), (-2.0, 3.0), (0.25, 0.250_01), (0.0, 0.4)];
+    let mut checked = 0;
+    for &(lo, hi) in &ranges {
+        // A regular grid of 300 inputs from lo to hi, both ends included.
+        let grid = (0..300).map(|i| lo + (hi - lo) * (i as f32 / 299.0));
+        // And each level's threshold: the input where the f64 formula is exactly k/255, and
+        // its float32 neighbours, where a rounding or truncation slip shows as one level.
+        let thresholds = (1..256).flat_map(|k| {
+            let t = ((f64::from(k) / 255.0 + 0.1) / 1.2).powi(2);
+            let x = (f64::from(lo) + t * f64::from(hi - lo)) as f32;
+            [x.next_down(), x, x.next_up()]
+        });
+        for x in grid.chain(thresholds).filter(|x| (lo..=hi).contains(x)) {
+            assert_eq!(level(x, lo, hi), seed_level(x, lo, hi), "x {x:e} in [{lo}, {hi}]");
+            checked += 1;
+        }
+    }
+    assert!(checked > 3000, "{checked} inputs");
+    // Hand-checked values on [0, 1]: 0 → sqrt 0 → −0.1 → 0; 1 → 1.1 → 1 → 255; 1/4 → ½·1.2 −
+    // 0.1 = ½ → 127.5 → 127; 0.01 → 0.1·1.2 − 0.1 = 0.02 → 5.1 → 5; 0.81 → 0.98 → 249.9 →
+    // 249 (none of these is within float32 rounding of an integer).
+    for (x, want) in [(0.0, 0), (1.0, 255), (0.25, 127), (0.01, 5), (0.81, 249), (0.5, 190)] {
+        assert_eq!(level(x, 0.0, 1.0), want, "x {x}");
+    }
+    // The CPU renderer over a field whose V spans [0.1, 0.35] (the ends included).
+    let v: Vec<f32> = (0..=400).map(|i| 0.1 + 0.25 * (i as f32 / 400.0)).collect();
+    let u = vec![0.5; v.len()];
+    let mut levels = vec![0u8; v.len()];
+    render::colormap::levels_cpu(&u, &v, &mut levels);
+    let (lo, hi) = (v[0], v[400]);
+    for (i, (&got, &x)) in levels.iter().zip(&v).enumerate() {
+        assert_eq!(got, seed_level(x, lo, hi), "cell {i}, v {x:e}");
+    }
+}
+
+/// Every one of viridis's 256 levels against matplotlib's published float table
+/// (`viridis_data.txt`, transcribed from `_viridis_data`), each channel `round(255·c)` as the
+/// palette's documentation says. No 6-decimal value is within 1e-6 of a rounding tie, so
+/// the rounding rule (half up or half even) cannot matter.
+#[test]
+fn viridis_equals_matplotlibs_table_at_every_level() {
+    let rows: Vec<[f64; 3]> = include_str!("viridis_data.txt")
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| {
+            let v: Vec<f64> = l.split_whitespace().map(|x| x.parse().unwrap()).collect();
+            [v[0], v[1], v[2]]
+        })
+        .collect();
+    assert_eq!(rows.len(), 256);
+    let lut = render::palette("viridis").unwrap().lut();
+    for (i, (row, got)) in rows.iter().zip(&lut).enumerate() {
+        let want = row.map(|c| {
+            let x = 255.0 * c;
+            assert!((x.fract() - 0.5).abs() > 1e-6, "level {i}: {c} is a rounding tie");
+            x.round() as u8
+        });
+        assert_eq!(*got, want, "level {i}: matplotlib {row:?}");
+    }
+}
+
+/// Every one of cyberpunk's 256 levels from the seed's definition
+/// (`LinearSegmentedColormap.from_list("cyberpunk", colors, N=256)`, shared/reference 000):
+/// seven anchor colours at 0, 1/6, …, 1; entry i is the colour at i/255, linear between the
+/// two anchors around it, rounded to 8 bits (the palette's documented rule, see
+/// [`render::Palette::lut`]). The anchors are hundredths, so 255·colour is computed exactly
+/// in integers: with x = i/255 in segment j (t = 6i/255 − j), 100·255·colour =
+/// 255·A + (B − A)·(6i − 255j), A and B the anchors in hundredths.
+#[test]
+fn cyberpunk_equals_the_seeds_definition_at_every_level() {
+    // The seed's anchors, as its code lists them, in hundredths.
+    let colors: [[i64; 3]; 7] =
+        [[2, 2, 10], [10, 0, 30], [0, 20, 80], [0, 80, 90], [40, 100, 60], [100, 80, 0], [100, 20, 80]];
+    let lut = render::palette("cyberpunk").unwrap().lut();
+    let (mut ties, mut truncation_differs) = (Vec::new(), 0);
+    for (i, got) in lut.iter().enumerate() {
+        let i6 = 6 * i as i64;
+        // The segment: the last j ≤ 5 with j/6 ≤ i/255, i.e. 255j ≤ 6i.
+        let j = (0..6).rev().find(|&j| 255 * j <= i6).unwrap();
+        for c in 0..3 {
+            let (a, b) = (colors[j as usize][c], colors[j as usize + 1][c]);
+            let hundredths = 255 * a + (b - a) * (i6 - 255 * j);
+            let (floor, rest) = (hundredths.div_euclid(100), hundredths.rem_euclid(100));
+            let got_c = i64::from(got[c]);
+            if rest == 50 {
+                // An exact tie, k + ½: "rounded" allows k or k + 1 (the table's float32
+                // arithmetic lands on either side of the tie).
+                ties.push((i, c, got[c]));
+                assert!(
+                    got_c == floor || got_c == floor + 1,
+                    "level {i} channel {c}: {got:?}, tie {hundredths}/100"
+                );
+            } else {
+                let want = floor + i64::from(rest > 50);
+                assert_eq!(got_c, want, "level {i} channel {c}: {got:?}, 255·colour = {hundredths}/100");
+            }
+            if got_c != floor {
+                truncation_differs += 1;
+            }
+        }
+    }
+    // Exact ties: 13, each drawn as floor or floor + 1 (level, channel, table's value).
+    assert_eq!(ties.len(), 13, "{ties:?}");
+    eprintln!("ties {ties:?}; {truncation_differs} channel values differ from truncation");
+}
