@@ -23,7 +23,17 @@ struct Options {
     only: Option<String>,
 }
 
-fn parse_options() -> std::result::Result<Options, String> {
+/// The kernels `--only` may name, in the order they run.
+const KERNELS: [&str; 9] =
+    ["reduce", "transpose", "histogram", "scan", "sgemm", "nbody", "softmax", "saxpy", "jacobi"];
+
+/// The fewest and most timed runs a kernel gets (`--repeats`).
+const REPEATS: std::ops::RangeInclusive<usize> = 21..=10_000;
+
+const USAGE: &str = "usage: cookbook-bench --cubin-dir DIR [--repeats N (21 to 10000)] [--only KERNEL]";
+
+/// The command line: the options, or `None` for `--help` (the usage printed).
+fn parse_options() -> std::result::Result<Option<Options>, String> {
     let mut options = Options { cubin_dir: PathBuf::new(), repeats: 21, only: None };
     let mut cubin_dir = None;
     let mut args = std::env::args().skip(1);
@@ -32,23 +42,33 @@ fn parse_options() -> std::result::Result<Options, String> {
         match arg.as_str() {
             "--cubin-dir" => cubin_dir = Some(PathBuf::from(value("--cubin-dir")?)),
             "--repeats" => {
-                options.repeats = value("--repeats")?.parse().map_err(|e| format!("--repeats: {e}"))?;
+                let text = value("--repeats")?;
+                options.repeats = text
+                    .parse()
+                    .ok()
+                    .filter(|n| REPEATS.contains(n))
+                    .ok_or_else(|| format!("--repeats {text:?}: a whole number from 21 to 10000"))?;
             }
-            "--only" => options.only = Some(value("--only")?),
+            "--only" => {
+                let name = value("--only")?;
+                if !KERNELS.contains(&name.as_str()) {
+                    return Err(format!("--only {name:?}: one of {}", KERNELS.join(", ")));
+                }
+                options.only = Some(name);
+            }
             "-h" | "--help" => {
-                return Err(
-                    "usage: cookbook-bench --cubin-dir DIR [--repeats N (≥ 21)] [--only KERNEL]".into()
-                );
+                println!("{USAGE}");
+                return Ok(None);
             }
             other => return Err(format!("unknown argument {other} (try --help)")),
         }
     }
     options.cubin_dir =
         cubin_dir.ok_or("--cubin-dir DIR is required (the nvcc-built twins: DIR/<kernel>.cubin)")?;
-    if options.repeats < 21 {
-        return Err(format!("--repeats {}: at least 21", options.repeats));
+    if !options.cubin_dir.is_dir() {
+        return Err(format!("--cubin-dir {}: not a directory", options.cubin_dir.display()));
     }
-    Ok(options)
+    Ok(Some(options))
 }
 
 /// The median of `times` (sorted here).
@@ -147,9 +167,10 @@ fn bits(x: &[f32]) -> Vec<u32> {
 
 fn main() -> ExitCode {
     let options = match parse_options() {
-        Ok(options) => options,
+        Ok(Some(options)) => options,
+        Ok(None) => return ExitCode::SUCCESS,
         Err(message) => {
-            eprintln!("{message}");
+            eprintln!("cookbook-bench: {message}");
             return ExitCode::from(2);
         }
     };

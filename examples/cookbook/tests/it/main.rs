@@ -3,6 +3,7 @@
 //! inputs of odd sizes against the CPU reference; `#[ignore]`d, they need a CUDA GPU:
 //! `cargo test --release -p cookbook --test it -- --ignored`).
 
+mod cli;
 mod cpu;
 mod gpu;
 mod ptx;

@@ -1,0 +1,45 @@
+//! `cookbook-bench`'s refusals: a bad command line is one line and exit 2, before any GPU is
+//! looked for (these run without one).
+
+use std::process::Command;
+
+/// Runs the bench with `args`; returns its exit code, stdout and stderr.
+fn bench(args: &[&str]) -> (Option<i32>, String, String) {
+    let output =
+        Command::new(env!("CARGO_BIN_EXE_cookbook-bench")).args(args).output().expect("run cookbook-bench");
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn bad_command_lines_are_refused_in_one_line() {
+    let dir = std::env::temp_dir();
+    let dir = dir.to_str().unwrap();
+    for (args, says) in [
+        (vec![], "--cubin-dir DIR is required"),
+        (vec!["--cubin-dir"], "--cubin-dir needs a value"),
+        (vec!["--cubin-dir", "/dev/null"], "--cubin-dir /dev/null: not a directory"),
+        (vec!["--cubin-dir", "/no/such/dir"], "not a directory"),
+        (vec!["--cubin-dir", dir, "--repeats", "0"], "--repeats \"0\": a whole number from 21 to 10000"),
+        (vec!["--cubin-dir", dir, "--repeats", "NaN"], "a whole number from 21 to 10000"),
+        (vec!["--cubin-dir", dir, "--repeats", "99999999999"], "a whole number from 21 to 10000"),
+        (vec!["--cubin-dir", dir, "--only", "nosuch"], "--only \"nosuch\": one of reduce,"),
+        (vec!["--bogus"], "unknown argument --bogus"),
+    ] {
+        let (code, stdout, stderr) = bench(&args);
+        assert_eq!(code, Some(2), "{args:?}: {stderr}");
+        assert!(stdout.is_empty(), "{args:?}: {stdout}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.starts_with("cookbook-bench: ") && stderr.contains(says), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn help_prints_the_usage_and_succeeds() {
+    let (code, stdout, stderr) = bench(&["--help"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.starts_with("usage: cookbook-bench --cubin-dir DIR"), "{stdout}");
+}
