@@ -12,6 +12,17 @@
 #   bench-heat: heat 1200^3 single only, with and without --overlap, one process and mpirun
 #          (--overlap by copy engines and peer reads; between ranks by CUDA IPC, and by NCCL
 #          with RUST_GPU_SIM_RANK_HALOS=nccl);
+#   binding: the scaling bench under mpirun with Open MPI's default binding (each of 2 processes
+#          bound to one core): kept as bound (RUST_GPU_SIM_KEEP_BINDING=1), widened at start (the
+#          program's default), and --bind-to none; Gray-Scott 16384² streaming and heat 1200³;
+#   short-run: a short run's whole wall time, process start to exit, Gray-Scott 16384² streaming
+#          for 200 and 2,000 steps: mpirun -np N (the launcher's defaults) against --gpus N in one
+#          process, with each rank's timeline (RUST_GPU_SIM_TIMELINE=1);
+#   two-hosts: two hosts simulated on one: NCCL kept off NVLink and shared memory
+#          (NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1) so it takes its socket transport over the
+#          loopback interface (NCCL_SOCKET_IFNAME=lo; no InfiniBand here), heat's CUDA IPC off
+#          (RUST_GPU_SIM_RANK_HALOS=nccl); the scaling bench with and without overlap, then with
+#          NCCL's sockets widened (NCCL_SOCKET_NTHREADS=4 NCCL_NSOCKS_PERTHREAD=4);
 #   sweep: the measurements behind two constants, strong scaling on the most GPUs (up to 4):
 #          Gray-Scott streaming's fewest halo rows (MULTI_STEP_HALO; RUST_GPU_SIM_HALO_ROWS,
 #          values in SWEEP_HALO_ROWS) in one process and under mpirun, and the SMs heat's
@@ -86,8 +97,8 @@ if [[ $parts == *" tests "* ]]; then
     for overlap in "" --overlap; do
       a="heat --nx 40 --ny 30 --nz 61 --steps 9 --variant single"
       $B/rust-gpu-sim $a --save h1.npz > /dev/null 2>&1
-      $B/rust-gpu-sim $a --gpus $np $overlap --save h$np.npz > "$OUT/local-heat$np.log" 2>&1
-      echo "heat 40x30x61 --gpus $np $overlap: exit $?, $(same_npz h1.npz h$np.npz); $(grep -o 'on cuda[^(]*' "$OUT/local-heat$np.log" | head -1)"
+      $B/rust-gpu-sim $a --gpus $np ${overlap:---no-overlap} --save h$np.npz > "$OUT/local-heat$np.log" 2>&1
+      echo "heat 40x30x61 --gpus $np ${overlap:---no-overlap}: exit $?, $(same_npz h1.npz h$np.npz); $(grep -o 'on cuda[^(]*' "$OUT/local-heat$np.log" | head -1)"
     done
   done
   echo "== compute-sanitizer on runs over 2 GPUs (peer reads)"
@@ -114,11 +125,11 @@ if [[ $parts == *" tests "* ]]; then
       "--mp4 $(same_mp4 gs1.mp4 gs$np.mp4); --png-dir $(same_pngs gs1-frames gs$np-frames); --png $(same_png gs1.png gs$np.png)"
     mpi $np $B/rust-gpu-sim $heat --gif heat$np.gif --png heat$np.png --save heat$np.npz --checkpoint heat$np.ck \
       > "$OUT/multi-heat$np.log" 2>&1
-    echo "heat single: exit $?; --save $(same_npz heat1.npz heat$np.npz); --gif $(python3 $REPO/scripts/same-gif.py heat1.gif heat$np.gif); --png $(same_png heat1.png heat$np.png)"
-    mpi $np $B/rust-gpu-sim $heat --overlap --save heat${np}o.npz > "$OUT/multi-heat${np}o.log" 2>&1
-    echo "heat single --overlap: exit $?; --save $(same_npz heat1.npz heat${np}o.npz); $(grep -o 'halos by [^,]*\|over NCCL' "$OUT/multi-heat${np}o.log" | head -1)"
-    mpi $np -x RUST_GPU_SIM_RANK_HALOS=nccl $B/rust-gpu-sim $heat --overlap --save heat${np}n.npz > "$OUT/multi-heat${np}n.log" 2>&1
-    echo "heat single --overlap, RUST_GPU_SIM_RANK_HALOS=nccl: exit $?; --save $(same_npz heat1.npz heat${np}n.npz); $(grep -o 'halos by [^,]*\|over NCCL' "$OUT/multi-heat${np}n.log" | head -1)"
+    echo "heat single (overlapped by default): exit $?; --save $(same_npz heat1.npz heat$np.npz); --gif $(python3 $REPO/scripts/same-gif.py heat1.gif heat$np.gif); --png $(same_png heat1.png heat$np.png)"
+    mpi $np $B/rust-gpu-sim $heat --no-overlap --save heat${np}o.npz > "$OUT/multi-heat${np}o.log" 2>&1
+    echo "heat single --no-overlap: exit $?; --save $(same_npz heat1.npz heat${np}o.npz); $(grep -o 'halos by [^,]*\|over NCCL' "$OUT/multi-heat${np}o.log" | head -1)"
+    mpi $np -x RUST_GPU_SIM_RANK_HALOS=nccl $B/rust-gpu-sim $heat --save heat${np}n.npz > "$OUT/multi-heat${np}n.log" 2>&1
+    echo "heat single (overlapped by default), RUST_GPU_SIM_RANK_HALOS=nccl: exit $?; --save $(same_npz heat1.npz heat${np}n.npz); $(grep -o 'halos by [^,]*\|over NCCL' "$OUT/multi-heat${np}n.log" | head -1)"
     mpi $np $B/rust-gpu-sim ${gs/streaming/fused} --save fused$np.npz > "$OUT/multi-fused$np.log" 2>&1
     $B/rust-gpu-sim ${gs/streaming/fused} --save fused1.npz > /dev/null 2>&1
     echo "grayscott fused: exit $?; --save $(same_npz fused1.npz fused$np.npz)"
@@ -205,7 +216,7 @@ if [[ $parts == *" bench-local "* ]]; then
   echo "== scaling bench, one process (--gpus $counts, strong and weak)"
   $B/rust-gpu-sim bench grayscott --sizes 16384 --variants streaming,fused --gpus $counts --weak --repeats 5 \
     --json "$OUT/scaling-grayscott-local.json" 2> "$OUT/scaling-grayscott-local.err" | tee "$OUT/scaling-grayscott-local.txt"
-  $B/rust-gpu-sim bench heat --sizes 1200 --variants single --gpus $counts --weak --repeats 5 \
+  $B/rust-gpu-sim bench heat --sizes 1200 --variants single --gpus $counts --weak --no-overlap --repeats 5 \
     --json "$OUT/scaling-heat-local.json" 2> "$OUT/scaling-heat-local.err" | tee "$OUT/scaling-heat-local.txt"
   echo "== the copy engines instead of peer reads (RUST_GPU_SIM_PEER_COPY=engine), strong only"
   RUST_GPU_SIM_PEER_COPY=engine $B/rust-gpu-sim bench grayscott --sizes 16384 --variants streaming --gpus $counts --repeats 3 \
@@ -223,11 +234,11 @@ if [[ $parts == *" bench-local "* || $parts == *" bench-heat "* ]]; then
 fi
 if [[ $parts == *" bench-heat "* ]]; then
   echo "== heat without overlap, one process and mpirun (the same run's baseline)"
-  $B/rust-gpu-sim bench heat --sizes 1200 --variants single --gpus $counts --repeats 5 \
+  $B/rust-gpu-sim bench heat --sizes 1200 --variants single --gpus $counts --no-overlap --repeats 5 \
     2> "$OUT/scaling-heat-local.err" | tee "$OUT/scaling-heat-local.txt"
   for np in 2 4 8; do
     [ "$gpus" -ge $np ] || continue
-    mpi $np $B/rust-gpu-sim bench heat --sizes 1200 --variants single --repeats 5 \
+    mpi $np $B/rust-gpu-sim bench heat --sizes 1200 --variants single --no-overlap --repeats 5 \
       2> "$OUT/scaling-heat-mpi$np.err" | tee "$OUT/scaling-heat-mpi$np.txt"
     mpi $np $B/rust-gpu-sim bench heat --sizes 1200 --variants single --overlap --repeats 5 \
       2> "$OUT/scaling-heat-mpi$np-overlap.err" | tee "$OUT/scaling-heat-mpi$np-overlap.txt"
@@ -241,11 +252,83 @@ if [[ $parts == *" bench-mpi "* ]]; then
     echo "== scaling bench, mpirun -np $np (one process per GPU, NCCL)"
     mpi $np $B/rust-gpu-sim bench grayscott --sizes 16384 --variants streaming,fused --weak --repeats 5 \
       --json "$OUT/scaling-grayscott-mpi$np.json" 2> "$OUT/scaling-grayscott-mpi$np.err" | tee "$OUT/scaling-grayscott-mpi$np.txt"
-    mpi $np $B/rust-gpu-sim bench heat --sizes 1200 --variants single --weak --repeats 5 \
+    mpi $np $B/rust-gpu-sim bench heat --sizes 1200 --variants single --weak --no-overlap --repeats 5 \
       --json "$OUT/scaling-heat-mpi$np.json" 2> "$OUT/scaling-heat-mpi$np.err" | tee "$OUT/scaling-heat-mpi$np.txt"
     mpi $np $B/rust-gpu-sim bench heat --sizes 1200 --variants single --overlap --repeats 5 \
       2> "$OUT/scaling-heat-mpi$np-overlap.err" | tee "$OUT/scaling-heat-mpi$np-overlap.txt"
   done
+fi
+
+# mpirun as a user starts it: Open MPI's default binding (no --bind-to), NCCL's id by rank 0.
+mpi_default() {
+  local np=$1; shift
+  port=$((port + 1))
+  mpirun -np "$np" -x NCCL_NVLS_ENABLE=0 -x NCCL_COMM_ID=127.0.0.1:$port "$@"
+}
+eff() { grep -E "^$1 .* $2 " "$3" | awk '{print $(NF-2)}' | head -1; }
+
+if [[ $parts == *" binding "* ]]; then
+  echo "== the launcher's default binding: kept (RUST_GPU_SIM_KEEP_BINDING=1), widened (the default), --bind-to none"
+  for np in 2 4; do
+    [ "$gpus" -ge $np ] || continue
+    for how in kept widened none; do
+      case $how in
+        kept) opts=(-x RUST_GPU_SIM_KEEP_BINDING=1) ;;
+        widened) opts=() ;;
+        none) opts=(--bind-to none) ;;
+      esac
+      mpi_default $np "${opts[@]}" $B/rust-gpu-sim bench grayscott --sizes 16384 --variants streaming --repeats 3 \
+        > "$OUT/binding-gs$np-$how.txt" 2> "$OUT/binding-gs$np-$how.err"
+      mpi_default $np "${opts[@]}" $B/rust-gpu-sim bench heat --sizes 1200 --variants single --repeats 3 \
+        > "$OUT/binding-heat$np-$how.txt" 2> "$OUT/binding-heat$np-$how.err"
+      echo "mpirun -np $np, binding $how: grayscott 16384² streaming $(eff grayscott nccl "$OUT/binding-gs$np-$how.txt")," \
+        "heat 1200³ single $(eff heat nccl "$OUT/binding-heat$np-$how.txt"); $(grep -h '^binding\|^note: .*bound' "$OUT/binding-gs$np-$how.err" | head -1 | cut -c1-110)"
+    done
+  done
+fi
+
+if [[ $parts == *" short-run "* ]]; then
+  echo "== a short run's whole wall time (process start to exit): Gray-Scott 16384² streaming, --png at the end"
+  W=/tmp/short && rm -rf $W && mkdir -p $W && cd $W
+  for np in 2 4; do
+    [ "$gpus" -ge $np ] || continue
+    for steps in 200 2000; do
+      a="grayscott --size 16384 --variant streaming --steps $steps"
+      start=$(date +%s.%N)
+      RUST_GPU_SIM_TIMELINE=1 $B/rust-gpu-sim $a --gpus $np --png l$np-$steps.png > "$OUT/short-local$np-$steps.log" 2>&1; e1=$?
+      mid=$(date +%s.%N)
+      mpi_default $np --tag-output -x RUST_GPU_SIM_TIMELINE=1 $B/rust-gpu-sim $a --png m$np-$steps.png \
+        > "$OUT/short-mpi$np-$steps.log" 2>&1; e2=$?
+      end=$(date +%s.%N)
+      python3 -c "l, m = $mid - $start, $end - $mid; print(f'$steps steps on $np GPUs: --gpus $np {l:.2f} s (exit $e1), mpirun -np $np {m:.2f} s (exit $e2), difference {m - l:+.2f} s')"
+    done
+  done
+  cd "$REPO"
+fi
+
+if [[ $parts == *" two-hosts "* ]]; then
+  echo "== two hosts simulated on one: NCCL's socket transport over loopback (P2P and SHM off, CUDA IPC off)"
+  net=(-x NCCL_P2P_DISABLE=1 -x NCCL_SHM_DISABLE=1 -x NCCL_SOCKET_IFNAME=lo -x RUST_GPU_SIM_RANK_HALOS=nccl)
+  wide=(-x NCCL_SOCKET_NTHREADS=4 -x NCCL_NSOCKS_PERTHREAD=4)
+  for np in 2 4; do
+    [ "$gpus" -ge $np ] || continue
+    mpi_default $np "${net[@]}" -x NCCL_DEBUG=INFO $B/rust-gpu-sim bench grayscott --sizes 16384 --variants streaming,fused \
+      --repeats 3 > "$OUT/hosts-gs$np.txt" 2> "$OUT/hosts-gs$np.err"
+    mpi_default $np "${net[@]}" $B/rust-gpu-sim bench grayscott --sizes 16384 --variants streaming,fused --overlap \
+      --repeats 3 > "$OUT/hosts-gs$np-overlap.txt" 2> "$OUT/hosts-gs$np-overlap.err"
+    mpi_default $np "${net[@]}" $B/rust-gpu-sim bench heat --sizes 1200 --variants single --no-overlap \
+      --repeats 3 > "$OUT/hosts-heat$np.txt" 2> "$OUT/hosts-heat$np.err"
+    mpi_default $np "${net[@]}" $B/rust-gpu-sim bench heat --sizes 1200 --variants single --overlap \
+      --repeats 3 > "$OUT/hosts-heat$np-overlap.txt" 2> "$OUT/hosts-heat$np-overlap.err"
+    mpi_default $np "${net[@]}" "${wide[@]}" $B/rust-gpu-sim bench heat --sizes 1200 --variants single --overlap \
+      --repeats 3 > "$OUT/hosts-heat$np-overlap-wide.txt" 2> "$OUT/hosts-heat$np-overlap-wide.err"
+    mpi_default $np "${net[@]}" "${wide[@]}" $B/rust-gpu-sim bench grayscott --sizes 16384 --variants streaming,fused \
+      --overlap --repeats 3 > "$OUT/hosts-gs$np-overlap-wide.txt" 2> "$OUT/hosts-gs$np-overlap-wide.err"
+    echo "-- $np ranks; NCCL's transport: $(grep -ohE 'via NET/[A-Za-z]+[^ ]*' "$OUT/hosts-gs$np.err" | sort | uniq -c | tr -s ' ' | head -2 | tr '\n' ';')"
+    cat "$OUT"/hosts-gs$np.txt "$OUT"/hosts-gs$np-overlap.txt "$OUT"/hosts-gs$np-overlap-wide.txt "$OUT"/hosts-heat$np.txt \
+      "$OUT"/hosts-heat$np-overlap.txt "$OUT"/hosts-heat$np-overlap-wide.txt | grep -E "^(grayscott|heat) .* nccl " | cut -c1-140
+  done
+  echo "(heat's halo: 4 planes of 1200² f32 = 23.04 MB each way per neighbour per step; link GB/s = 23.04 / exch ms for 2 ranks)"
 fi
 
 if [[ $parts == *" sweep "* ]]; then

@@ -9,6 +9,8 @@ use host::{
 };
 
 fn main() -> ExitCode {
+    // Before any thread starts: threads keep the CPU affinity they start with.
+    simulations::split::binding::widen_at_start();
     simulations::timeline::start();
     let (cli, given) = match cli::parse() {
         Ok(parsed) => parsed,

@@ -21,23 +21,6 @@ pub fn total_host_bytes() -> Option<u64> {
     meminfo("MemTotal:")
 }
 
-/// How many CPUs this process may run on (its affinity, as a launcher's binding sets it).
-pub fn allowed_cpus() -> Option<usize> {
-    // SAFETY: a zeroed cpu_set_t is a valid empty set; the size passed is its own.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return None;
-        }
-        Some(libc::CPU_COUNT(&set) as usize)
-    }
-}
-
-/// What to tell a user whose launcher bound each process to one CPU.
-pub const ONE_CPU_ADVICE: &str = "note: this process is bound to one CPU, which it shares with NCCL's proxy thread: \
-     exchanges between processes slow down (Open MPI binds each of 2 processes to one core by default); start with \
-     `mpirun --bind-to none` (or --map-by slot:PE=N, srun --cpus-per-task=N)";
-
 fn meminfo(field: &str) -> Option<u64> {
     let info = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = info.lines().find(|l| l.starts_with(field))?;

@@ -79,6 +79,10 @@ pub struct GrayScottBenchArgs {
     /// Skip the end-to-end GIF job.
     #[arg(long)]
     no_end_to_end: bool,
+    /// Under mpirun (NCCL ranks): a part steps the rows its neighbours need first and
+    /// exchanges them while it steps its middle, as a run's --overlap.
+    #[arg(long)]
+    overlap: bool,
     /// Also draw effective bandwidth per variant against the copy bandwidth (PNG).
     #[arg(long, value_name = "PATH")]
     plot: Option<PathBuf>,
@@ -99,9 +103,13 @@ pub struct HeatBenchArgs {
     #[command(flatten)]
     scaling: ScalingArgs,
     /// With --gpus or under mpirun: the single variant writes each slab in halves, in turns,
-    /// and exchanges each half's edge while it writes the other.
-    #[arg(long)]
+    /// and exchanges each half's edge while it writes the other (the default on 2 GPUs or
+    /// more, as for a run).
+    #[arg(long, overrides_with = "no_overlap")]
     overlap: bool,
+    /// With --gpus or under mpirun: the single variant exchanges after each whole step.
+    #[arg(long, overrides_with = "overlap")]
+    no_overlap: bool,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -178,9 +186,12 @@ impl ScalingArgs {
         let (rows, machine) = match job {
             Some(job) => {
                 // Heat's overlapped halves leave NCCL a few SMs only.
-                let heat_overlap = workloads
-                    .iter()
-                    .any(|w| matches!(w, bench::scaling::Workload::Heat { overlap: true, .. }));
+                let heat_overlap = workloads.iter().any(|w| match *w {
+                    bench::scaling::Workload::Heat { variant, overlap, .. } => {
+                        overlap.unwrap_or(simulations::heat::parts::overlap_by_default(variant, job.size))
+                    }
+                    bench::scaling::Workload::GrayScott { .. } => false,
+                });
                 let comm = super::options::connect_rank(
                     &first,
                     Some(job),
@@ -189,7 +200,6 @@ impl ScalingArgs {
                     heat_overlap.then_some(simulations::heat::parts::NCCL_FREE_SMS),
                 )?;
                 let gpu = comm.gpu().clone();
-                say_binding(job);
                 let rows = bench::scaling::run_ranks(comm, workloads, self.weak, repeats)?;
                 if job.rank > 0 {
                     return Ok(());
@@ -219,17 +229,6 @@ impl ScalingArgs {
             serde_json::to_string_pretty(&serde_json::json!({ "machine": machine, "rows": rows }))
                 .context("serialising the report")?;
         print_and_save(&table, &(json_text + "\n"), json)
-    }
-}
-
-/// Tells (rank 0) how the launcher bound this process: bound to one CPU, it shares that
-/// core with NCCL's proxy thread, which slows every exchange.
-fn say_binding(job: simulations::split::decomposition::LaunchRank) {
-    if job.rank != 0 {
-        return;
-    }
-    if let Some(cpus) = simulations::resources::allowed_cpus() {
-        eprintln!("rank 0 of {} may run on {cpus} CPU{}", job.size, if cpus == 1 { "" } else { "s" });
     }
 }
 
@@ -337,10 +336,14 @@ fn grayscott(args: GrayScottBenchArgs) -> Result<()> {
                     size,
                     variant,
                     autotune: !args.no_autotune,
+                    overlap: args.overlap,
                 })
             })
             .collect();
         return args.scaling.run(job, &workloads, args.common.repeats, json);
+    }
+    if args.overlap {
+        bail!("--overlap is for the scaling bench under mpirun");
     }
     let gpu = open_gpu()?;
     if !args.split.is_empty() {
@@ -385,6 +388,7 @@ fn heat(args: HeatBenchArgs) -> Result<()> {
     let json = args.common.check(&[])?;
     let job = args.scaling.job()?;
     if args.scaling.wanted(job) {
+        let overlap = (args.overlap || args.no_overlap).then_some(args.overlap);
         if args.overlap && args.variants.iter().any(|&v| v != HeatVariant::Single) {
             bail!("--overlap is the single variant's: add --variants single");
         }
@@ -395,14 +399,14 @@ fn heat(args: HeatBenchArgs) -> Result<()> {
                 args.variants.iter().map(move |&variant| bench::scaling::Workload::Heat {
                     n,
                     variant,
-                    overlap: args.overlap,
+                    overlap,
                 })
             })
             .collect();
         return args.scaling.run(job, &workloads, args.common.repeats, json);
     }
-    if args.overlap {
-        bail!("--overlap is for the scaling bench (--gpus, or under mpirun)");
+    if args.overlap || args.no_overlap {
+        bail!("--overlap and --no-overlap are for the scaling bench (--gpus, or under mpirun)");
     }
     let gpu = open_gpu()?;
     if !args.split.is_empty() {

@@ -188,7 +188,7 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
 
     simulations::timeline::mark("options checked");
     let (device, variant) = args.backend.select()?;
-    let parted = args.parts.open(&device, false)?;
+    let parted = args.parts.open(&device, None)?;
     let root = parted.as_ref().is_none_or(Layout::is_root);
     simulations::timeline::mark("device open");
     // Open outputs before simulating, so an unwritable path fails now; they record the settings.

@@ -126,7 +126,7 @@ pub fn run(mut args: HeatArgs, given: &Given) -> Result<()> {
 
     let [nx, ny, nz] = setup.n;
     let (device, variant) = args.backend.select()?;
-    let parted = args.parts.open(&device, true)?;
+    let parted = args.parts.open(&device, Some(variant))?;
     if args.parts.overlap && parted.is_none() {
         anyhow::bail!(
             "--overlap overlaps the exchange between slabs: it needs a split run (--gpus, --split or mpirun)"
@@ -139,7 +139,10 @@ pub fn run(mut args: HeatArgs, given: &Given) -> Result<()> {
     let text = document(&args, &setup, run, Provenance::of_this_run(Some(&device))).to_toml(HeatSim::NAME);
     let driver = driver.open((nx, ny), root, text)?;
     let mut sim = match parted {
-        Some(layout) => Heat::new_in(&setup, layout, variant, args.parts.overlap)?,
+        Some(layout) => {
+            let overlap = args.parts.heat_overlap(variant, layout.gpus());
+            Heat::new_in(&setup, layout, variant, overlap)?
+        }
         None => Heat::new(&setup, &device, variant)?,
     };
     let Report { first, frames, written, seconds } =

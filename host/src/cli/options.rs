@@ -194,13 +194,28 @@ pub struct PartsArgs {
     pub split: Option<u32>,
     #[command(flatten)]
     pub ranks: RanksArgs,
-    /// Overlap the halo exchange with computation. Gray-Scott (over NCCL only): a part steps
-    /// the rows its neighbours need first and exchanges them while it steps its middle.
-    /// Heat (the single variant, either transport): a slab is written in halves, in turns,
-    /// each half's edge exchanged while the other is written. Off by default (see
-    /// docs/multi-gpu.md for when it pays).
-    #[arg(long)]
+    /// Overlap the halo exchange with computation. Gray-Scott (over NCCL only; off unless
+    /// given): a part steps the rows its neighbours need first and exchanges them while it
+    /// steps its middle. Heat (the single variant, either transport; on by default over 2 GPUs
+    /// or more): a slab is written in halves, in turns, each half's edge exchanged while the
+    /// other is written.
+    #[arg(long, overrides_with = "no_overlap")]
     pub overlap: bool,
+    /// Do not overlap the halo exchange (heat's default over several GPUs).
+    #[arg(long, overrides_with = "overlap")]
+    pub no_overlap: bool,
+}
+
+impl PartsArgs {
+    /// Whether heat's split run of `variant` over `gpus` GPUs overlaps its exchange: as
+    /// `--overlap`/`--no-overlap` say, else the library's default.
+    pub fn heat_overlap(&self, variant: simulations::heat::HeatVariant, gpus: usize) -> bool {
+        if self.overlap || self.no_overlap {
+            self.overlap
+        } else {
+            simulations::heat::parts::overlap_by_default(variant, gpus)
+        }
+    }
 }
 
 /// Whether the parts of a split run are processes, NCCL ranks (`--transport`), and how those
@@ -237,16 +252,21 @@ impl PartsArgs {
     /// The parts of a split run (GPU 0 is `device`'s in one process), or `None` for a run in
     /// one part on one GPU. Refuses a CPU run, a split of zero, more GPUs than the machine
     /// has, and under a launcher anything that disagrees with its processes.
-    /// `local_overlap`: whether `--overlap` is also taken by parts in one process (heat).
-    pub fn open(&self, device: &Device, local_overlap: bool) -> Result<Option<Layout>> {
+    /// `heat`: heat's variant (its `--overlap` is also taken by parts in one process, and is
+    /// on by default), `None` for Gray-Scott.
+    pub fn open(
+        &self,
+        device: &Device,
+        heat: Option<simulations::heat::HeatVariant>,
+    ) -> Result<Option<Layout>> {
         // The options first, then the launcher's variables (as before the ranks' options had
         // a group of their own).
         self.ranks.check_peer_timeout()?;
         let job = simulations::split::decomposition::launch_rank(|name| std::env::var(name).ok())?;
         if self.ranks.nccl(job)? {
-            return self.open_ranks(device, job, local_overlap).map(Some);
+            return self.open_ranks(device, job, heat).map(Some);
         }
-        if self.overlap && !local_overlap {
+        if self.overlap && heat.is_none() {
             bail!(
                 "--overlap overlaps the NCCL exchange between processes: it needs --transport nccl or a launcher job"
             );
@@ -289,8 +309,13 @@ impl PartsArgs {
 
     /// This process's part of an NCCL job (rank 0 of 1 without a launcher): its GPU chosen
     /// by its rank on this host, connected to the others.
-    /// `heat_overlap`: heat's `--overlap`, whose halves leave NCCL a few SMs only.
-    fn open_ranks(&self, device: &Device, job: Option<LaunchRank>, heat_overlap: bool) -> Result<Layout> {
+    /// `heat`: heat's variant, whose overlapped halves leave NCCL a few SMs only.
+    fn open_ranks(
+        &self,
+        device: &Device,
+        job: Option<LaunchRank>,
+        heat: Option<simulations::heat::HeatVariant>,
+    ) -> Result<Layout> {
         let gpus = match self.gpus {
             Some(GpuCount::Count(n)) => Some(n),
             Some(GpuCount::All) | None => None,
@@ -299,7 +324,9 @@ impl PartsArgs {
         let Device::Cuda(first) = device else {
             bail!("--transport nccl exchanges halos between CUDA GPUs; this run is on the CPU");
         };
-        let max_ctas = (self.overlap && heat_overlap).then_some(simulations::heat::parts::NCCL_FREE_SMS);
+        let ranks = job.map_or(1, |j| j.size);
+        let heat_overlap = heat.is_some_and(|variant| self.heat_overlap(variant, ranks));
+        let max_ctas = heat_overlap.then_some(simulations::heat::parts::NCCL_FREE_SMS);
         Ok(Layout::Ranks(self.ranks.connect(first, job, max_ctas)?))
     }
 }
@@ -426,8 +453,8 @@ pub fn connect_on(
 ) -> simulations::Result<simulations::split::nccl::Communicator> {
     simulations::split::nccl::check_library()?;
     let (rank, size) = job.map_or((0, 1), |j| (j.rank, j.size));
-    if rank == 0 && size > 1 && simulations::resources::allowed_cpus() == Some(1) {
-        eprintln!("{}", simulations::resources::ONE_CPU_ADVICE);
+    if rank == 0 && size > 1 {
+        say_binding();
     }
     let bootstrap = simulations::split::nccl::Bootstrap {
         id_file,
@@ -435,6 +462,14 @@ pub fn connect_on(
         max_ctas,
     };
     simulations::split::nccl::Communicator::connect(gpu, rank, size, &bootstrap)
+}
+
+/// Rank 0's one line on what the start did about the launcher's CPU binding
+/// ([`simulations::split::binding`]).
+pub fn say_binding() {
+    if let Some(line) = simulations::split::binding::at_start().and_then(|b| b.line()) {
+        eprintln!("{line}");
+    }
 }
 
 /// Physarum takes no `--gpus`/`--split`: its agents move anywhere on the plane each step and

@@ -34,18 +34,28 @@ use crate::{
 #[derive(Clone, Copy, Debug)]
 pub enum Workload {
     /// Gray-Scott on a `size × size` grid (weak: `size × N·size`).
-    GrayScott { size: u32, variant: Variant, autotune: bool },
-    /// Heat on an `n³` cube (weak: `n × n × N·n`).
-    Heat { n: u32, variant: HeatVariant, overlap: bool },
+    /// `overlap`: edge rows first, exchanged while the middle is stepped (NCCL ranks only).
+    GrayScott { size: u32, variant: Variant, autotune: bool, overlap: bool },
+    /// Heat on an `n³` cube (weak: `n × n × N·n`); `overlap` as asked, or `None` for the
+    /// default on each GPU count ([`crate::heat::parts::overlap_by_default`]).
+    Heat { n: u32, variant: HeatVariant, overlap: Option<bool> },
 }
 
 impl Workload {
     fn name(&self) -> String {
         match self {
-            Workload::GrayScott { size, variant, .. } => format!("grayscott {size}² {}", variant.name()),
-            Workload::Heat { n, variant, overlap } => {
-                format!("heat {n}³ {}{}", variant.name(), if *overlap { " overlap" } else { "" })
+            Workload::GrayScott { size, variant, overlap, .. } => {
+                format!("grayscott {size}² {}{}", variant.name(), if *overlap { " overlap" } else { "" })
             }
+            Workload::Heat { n, variant, overlap } => format!(
+                "heat {n}³ {}{}",
+                variant.name(),
+                match overlap {
+                    Some(true) => " overlap",
+                    Some(false) => " no-overlap",
+                    None => "",
+                }
+            ),
         }
     }
 
@@ -248,9 +258,10 @@ fn run_one(
     };
     let first = layout.first_gpu().clone();
     let measured = match workload {
-        Workload::GrayScott { size, variant, autotune } => {
+        Workload::GrayScott { size, variant, autotune, overlap } => {
             let (w, h) = (size, size * factor);
-            let settings = LaunchSettings::for_layout(&layout, variant, w, h, autotune, false)?;
+            let overlap = overlap && matches!(layout, Layout::Ranks(_));
+            let settings = LaunchSettings::for_layout(&layout, variant, w, h, autotune, overlap)?;
             let mut setup = grayscott::Setup::new(w, h, grayscott::preset("coral").expect("preset").rates());
             setup.init = grayscott::Init::Spots;
             let (u, v) = grayscott::initial_fields(setup.init, w, h, setup.seed);
@@ -273,6 +284,8 @@ fn run_one(
                 let sim = Heat::new(&setup, &Device::Cuda(first), variant)?;
                 measure(&mut Whole::Heat(sim), steps, repeats)?
             } else {
+                let overlap =
+                    overlap.unwrap_or(crate::heat::parts::overlap_by_default(variant, gpus as usize));
                 let mut sim = PartedHeat::new(layout, variant, &setup, overlap)?;
                 eprintln!("  {}", crate::heat::HeatEngine::describe(&sim));
                 let m = measure(&mut sim, steps, repeats)?;

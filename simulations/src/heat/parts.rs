@@ -55,6 +55,15 @@ pub const HALO: u32 = 4;
 /// are held to as many blocks (`NCCL_MAX_CTAS`, [`crate::split::nccl::Bootstrap::max_ctas`]).
 pub const NCCL_FREE_SMS: u32 = 2;
 
+/// Whether a split run of `variant` over `gpus` GPUs overlaps its exchange with the slabs'
+/// halves when not told (`--overlap`, `--no-overlap`): the single variant (the only one with
+/// halves) on two GPUs or more, where it paid everywhere it was measured (docs/multi-gpu.md:
+/// one process and processes, NVLink and NCCL over sockets). Parts sharing one GPU gain nothing
+/// from it: their exchange is a copy on the same GPU.
+pub fn overlap_by_default(variant: HeatVariant, gpus: usize) -> bool {
+    variant == HeatVariant::Single && gpus >= 2
+}
+
 /// Sets the SMs an NCCL rank's halves leave free instead of [`NCCL_FREE_SMS`] (0 to 16), to
 /// measure others (set `NCCL_MAX_CTAS` to match).
 pub const FREE_SMS_VAR: &str = "RUST_GPU_SIM_NCCL_FREE_SMS";
@@ -578,5 +587,21 @@ impl HeatEngine for PartedHeat {
             self.bands.iter().map(|b| b.len).min().unwrap_or(0),
             self.bands.iter().map(|b| b.len).max().unwrap_or(0),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_single_variant_over_several_gpus_overlaps_by_default() {
+        assert!(overlap_by_default(HeatVariant::Single, 2));
+        assert!(overlap_by_default(HeatVariant::Single, 4));
+        // One GPU (one rank, or parts sharing it): nothing to hide.
+        assert!(!overlap_by_default(HeatVariant::Single, 1));
+        for variant in [HeatVariant::Naive, HeatVariant::Reuse, HeatVariant::Fused, HeatVariant::Tiled] {
+            assert!(!overlap_by_default(variant, 4), "{}", variant.name());
+        }
     }
 }

@@ -32,6 +32,14 @@ impl Layout {
         }
     }
 
+    /// The GPUs the whole run spans: this process's (its parts may share them), or one per rank.
+    pub fn gpus(&self) -> usize {
+        match self {
+            Layout::Local { gpus, .. } => gpus.len(),
+            Layout::Ranks(comm) => comm.size(),
+        }
+    }
+
     /// Whether this process writes the outputs (every process but NCCL ranks other than 0).
     pub fn is_root(&self) -> bool {
         match self {

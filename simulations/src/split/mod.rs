@@ -13,9 +13,11 @@
 //!   gathers to rank 0.
 //! - [`transport`]: the transport choice of a run's parts ([`Transport`]: peer copies, or
 //!   NCCL or IPC between processes), with its one exchange and one gather.
+//! - [`binding`]: a launcher's CPU binding, widened at start where it would starve a rank.
 //! - [`nccl`]: the communicator of one rank, its grouped sends and receives, the watchdog.
 //! - [`ipc`]: halos between the ranks of one host by the copy engines (CUDA IPC).
 
+pub mod binding;
 pub mod decomposition;
 pub mod engine;
 pub mod ipc;

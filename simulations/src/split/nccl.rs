@@ -68,6 +68,8 @@ pub struct Communicator {
     size: usize,
     gpu: Arc<Gpu>,
     watchdog: Watchdog,
+    /// Whether an exchange was queued yet (the first is marked on the timeline).
+    exchanged: std::sync::atomic::AtomicBool,
 }
 
 // SAFETY: a communicator may be used from any thread, one at a time (NCCL's rule); `&mut`
@@ -106,6 +108,7 @@ impl Communicator {
             unsafe { result::comm_init_rank(&mut comm, size as i32, id, rank as i32) }
                 .map_err(|e| nccl_error("connecting the ranks", e, std::ptr::null_mut(), size))?;
         }
+        crate::timeline::mark("NCCL: communicator initialised");
         if rank == 0
             && size > 1
             && let Some(path) = &bootstrap.id_file
@@ -113,7 +116,7 @@ impl Communicator {
             // Everyone is connected: the id served its purpose.
             let _ = std::fs::remove_file(path);
         }
-        Ok(Self { comm, rank, size, gpu, watchdog })
+        Ok(Self { comm, rank, size, gpu, watchdog, exchanged: Default::default() })
     }
 
     pub fn rank(&self) -> usize {
@@ -168,6 +171,10 @@ impl Communicator {
             return Err(nccl_error("queuing a halo exchange", e, self.comm, self.size));
         }
         ended.map_err(|e| nccl_error("a halo exchange", e, self.comm, self.size))?;
+        if !self.exchanged.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            // The first group to a peer also makes NCCL's connections to it.
+            crate::timeline::mark("NCCL: first exchange queued");
+        }
         Ok(())
     }
 
