@@ -199,3 +199,39 @@ fn checkpoints_every_n_steps_hold_the_latest_state() {
     );
     assert!(summary.contains("3 frames") && summary.contains("resumed at step 30"), "{summary}");
 }
+
+/// Runs `args` in `dir` with `--resume ck.fifo`, a FIFO fed `bytes` by a thread (as a shell's
+/// `<(cat c.ck)` feeds a pipe, whose length the file system does not know).
+fn resume_through_fifo(dir: &Path, args: &[&str], bytes: Vec<u8>) -> std::process::Output {
+    let fifo = dir.join("ck.fifo");
+    let _ = std::fs::remove_file(&fifo);
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let feeder = std::thread::spawn(move || {
+        use std::io::Write;
+        // The reader may stop early (a refusal): a broken pipe is no failure of the test.
+        let _ = std::fs::OpenOptions::new().write(true).open(&fifo).and_then(|mut f| f.write_all(&bytes));
+    });
+    let out = host(dir, &[args, &["--resume", "ck.fifo"]].concat());
+    feeder.join().unwrap();
+    out
+}
+
+#[test]
+fn resume_reads_a_fifo_to_its_end() {
+    let dir = scratch_dir("resume-fifo");
+    let gs = ["grayscott", "--backend", "cpu", "--size", "16", "--init", "square"];
+    ok(&dir, &[&gs[..], &["--steps", "10", "--checkpoint", "c.ck"]].concat());
+    let whole = std::fs::read(dir.join("c.ck")).unwrap();
+    let out =
+        resume_through_fifo(&dir, &[&gs[..], &["--steps", "20", "--save", "r.npz"]].concat(), whole.clone());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("(resumed at step 10)"), "{stdout}");
+    ok(&dir, &[&gs[..], &["--steps", "20", "--save", "w.npz"]].concat());
+    assert_eq!(bits(read_npz(&dir.join("r.npz")).unwrap()), bits(read_npz(&dir.join("w.npz")).unwrap()));
+    // Cut short, it is truncated by what came through it.
+    let half = whole[..whole.len() / 2].to_vec();
+    let out = resume_through_fifo(&dir, &[&gs[..], &["--steps", "20"]].concat(), half);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.code() == Some(1) && stderr.contains("the checkpoint is truncated"), "{stderr}");
+}

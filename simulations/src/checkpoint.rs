@@ -152,9 +152,18 @@ impl Checkpoint {
     pub fn read(path: &Path) -> Result<Self> {
         let fail = |reason: String| Error::Input { path: path.to_owned(), reason };
         let file = std::fs::File::open(path).map_err(|e| fail(e.to_string()))?;
-        let size = file.metadata().map_err(|e| fail(e.to_string()))?.len();
-        let mut input =
-            Crc32Reader { inner: BufReader::new(file), crc: crc32fast::Hasher::new(), left: size };
+        let meta = file.metadata().map_err(|e| fail(e.to_string()))?;
+        if meta.is_dir() {
+            return Err(fail("it is a directory, not a checkpoint".into()));
+        }
+        // A regular file's length is known; what comes through a FIFO, pipe or device is
+        // read to its end (a truncation then shows as an early end), its arrays bounded by
+        // the memory they would take.
+        let left = match meta.is_file() {
+            true => Left::File(meta.len()),
+            false => Left::Stream(crate::memory::available_host_bytes().unwrap_or(u64::MAX)),
+        };
+        let mut input = Crc32Reader { inner: BufReader::new(file), crc: crc32fast::Hasher::new(), left };
         let mut checkpoint = read_body(&mut input).map_err(|e| match e {
             ReadError::Io(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => fail(TRUNCATED.into()),
             ReadError::Io(e) => fail(e.to_string()),
@@ -299,9 +308,19 @@ fn read_body(input: &mut Crc32Reader<impl Read>) -> Result<Checkpoint, ReadError
     for _ in 0..count {
         let name = read_str(input)?;
         let len = read_u64(input)?;
-        // A length beyond the file's end: truncated (and not worth allocating for).
-        if len.saturating_mul(4) > input.left {
-            return Err(ReadError::Io(std::io::ErrorKind::UnexpectedEof.into()));
+        match input.left {
+            // A length beyond the file's end: truncated (and not worth allocating for).
+            Left::File(left) if len.saturating_mul(4) > left => {
+                return Err(ReadError::Io(std::io::ErrorKind::UnexpectedEof.into()));
+            }
+            Left::Stream(memory) if len.saturating_mul(4) > memory => {
+                return Err(ReadError::Format(format!(
+                    "the checkpoint's array {name} would take {}, more than the {} of memory available",
+                    crate::error::human_bytes(len.saturating_mul(4)),
+                    crate::error::human_bytes(memory)
+                )));
+            }
+            _ => {}
         }
         let mut data = Vec::with_capacity(len as usize);
         let mut buf = vec![0u8; 4 << 16];
@@ -367,14 +386,26 @@ impl<W: Write> Write for Crc32Writer<W> {
 struct Crc32Reader<R> {
     inner: R,
     crc: crc32fast::Hasher,
-    left: u64,
+    left: Left,
+}
+
+/// What bounds the arrays still to be read.
+#[derive(Clone, Copy)]
+enum Left {
+    /// The bytes left in a regular file (its length from its metadata).
+    File(u64),
+    /// The host memory available, for a FIFO, pipe or device (whose metadata says nothing of
+    /// what will come through it).
+    Stream(u64),
 }
 
 impl<R: Read> Read for Crc32Reader<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
         self.crc.update(&buf[..n]);
-        self.left = self.left.saturating_sub(n as u64);
+        if let Left::File(left) = &mut self.left {
+            *left = left.saturating_sub(n as u64);
+        }
         Ok(n)
     }
 }

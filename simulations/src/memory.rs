@@ -1,5 +1,9 @@
 //! Host memory checks, so that an oversized run is refused with the sizes instead of being
-//! killed by the operating system.
+//! killed by the operating system (or aborted by a failed allocation): what the machine has
+//! free (`MemAvailable`), and what this process may still take under its address-space limit
+//! (`ulimit -v`, `RLIMIT_AS`, as batch schedulers set) and its control group's memory limit
+//! (`memory.max`), whichever is least ([`host_room`]). A model written on the library feeds
+//! its bytes to [`check_host_need`].
 
 use crate::{
     error::{Error, Result, human_bytes},
@@ -8,12 +12,109 @@ use crate::{
 
 pub use crate::resources::{available_host_bytes, total_host_bytes};
 
-/// Refuses a `width × height` run that needs `need` bytes of host memory when less is
-/// available. Where the available memory cannot be read (not Linux), nothing is refused.
+/// What bounds the host memory a run may take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostBound {
+    /// The machine's free memory (`MemAvailable`).
+    Available,
+    /// This process's address-space limit (`ulimit -v`, `RLIMIT_AS`), less what it maps now.
+    AddressSpace,
+    /// Its control group's memory limit (cgroup v2 `memory.max`), less what the group uses.
+    ControlGroup,
+}
+
+/// The host memory this process can still take, and what bounds it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostRoom {
+    pub bytes: u64,
+    pub bound: HostBound,
+}
+
+impl HostRoom {
+    /// The refusal of `what` (`a 8192x8192 grid`) needing `need` bytes, with `fix` (`use a
+    /// smaller --size`).
+    fn refusal(&self, what: &str, need: u64, fix: &str) -> Error {
+        let (need, room) = (human_bytes(need), human_bytes(self.bytes));
+        Error::InvalidInput(match self.bound {
+            HostBound::Available => {
+                format!("{what} needs {need} of host memory, but only {room} is free; {fix}")
+            }
+            HostBound::AddressSpace => format!(
+                "{what} needs {need} of host memory, but this process's address-space limit (ulimit -v) leaves \
+                 it only {room}; {fix}, or raise the limit"
+            ),
+            HostBound::ControlGroup => format!(
+                "{what} needs {need} of host memory, but its control group's memory limit (memory.max) leaves \
+                 only {room}; {fix}, or raise the limit"
+            ),
+        })
+    }
+}
+
+/// The host memory this process can still take: the least of the machine's free memory,
+/// the room left under its address-space limit and under its control group's memory limit.
+/// `None` where none of them can be read (not Linux).
+pub fn host_room() -> Option<HostRoom> {
+    let bounds = [
+        available_host_bytes().map(|bytes| HostRoom { bytes, bound: HostBound::Available }),
+        address_space_room().map(|bytes| HostRoom { bytes, bound: HostBound::AddressSpace }),
+        control_group_room().map(|bytes| HostRoom { bytes, bound: HostBound::ControlGroup }),
+    ];
+    bounds.into_iter().flatten().min_by_key(|room| room.bytes)
+}
+
+/// The address space left under `RLIMIT_AS` (its soft limit less this process's `VmSize`);
+/// `None` without a limit.
+fn address_space_room() -> Option<u64> {
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: `limit` is a valid out-pointer for getrlimit.
+    if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut limit) } != 0 || limit.rlim_cur == libc::RLIM_INFINITY {
+        return None;
+    }
+    let status = std::fs::read_to_string("/proc/self/status").ok();
+    let mapped = status.as_deref().and_then(|s| kib_field(s, "VmSize:")).unwrap_or(0);
+    Some(limit.rlim_cur.saturating_sub(mapped))
+}
+
+/// The memory left to this process's control group (cgroup v2): `memory.max` less
+/// `memory.current`; `None` without a limit.
+fn control_group_room() -> Option<u64> {
+    let groups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let path = groups.lines().find_map(|line| line.strip_prefix("0::"))?;
+    let dir = std::path::Path::new("/sys/fs/cgroup").join(path.trim_start_matches('/'));
+    let read = |name: &str| std::fs::read_to_string(dir.join(name)).ok();
+    let max: u64 = read("memory.max")?.trim().parse().ok()?; // "max": no limit
+    let current: u64 = read("memory.current").and_then(|c| c.trim().parse().ok()).unwrap_or(0);
+    Some(max.saturating_sub(current))
+}
+
+/// A `NAME:  N kB` line of a `/proc` status file, in bytes.
+fn kib_field(text: &str, field: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with(field))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Refuses a `width × height` run that needs `need` bytes of host memory when this process
+/// cannot have them ([`host_room`]). Where nothing can be read (not Linux), nothing is refused.
 pub fn check_host(width: u32, height: u32, need: u64) -> Result<()> {
-    match available_host_bytes() {
-        Some(available) => require(width, height, need, available, "host"),
-        None => Ok(()),
+    match host_room() {
+        Some(HostRoom { bytes, bound: HostBound::Available }) => require(width, height, need, bytes, "host"),
+        Some(room) if need > room.bytes => {
+            Err(room.refusal(&format!("a {width}x{height} grid"), need, "use a smaller --size"))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// A model's own memory check (a program written on the library, such as `barkley`): refuses
+/// `what` (`a 8192x8192 grid`) needing `need` bytes of host memory (its fields, the copies
+/// its steps and outputs make) where this process cannot have them ([`host_room`]), saying
+/// `fix` (`use a smaller --width or --height`): one line, before any of it is allocated.
+pub fn check_host_need(what: &str, need: u64, fix: &str) -> Result<()> {
+    match host_room() {
+        Some(room) if need > room.bytes => Err(room.refusal(what, need, fix)),
+        _ => Ok(()),
     }
 }
 
@@ -26,9 +127,16 @@ pub fn check_host_agents(
     agent_bytes: u64,
     grid_bytes: u64,
 ) -> Result<()> {
-    match available_host_bytes() {
-        Some(available) => require_agents(width, height, agents, agent_bytes, grid_bytes, available, "host"),
-        None => Ok(()),
+    match host_room() {
+        Some(HostRoom { bytes, bound: HostBound::Available }) => {
+            require_agents(width, height, agents, agent_bytes, grid_bytes, bytes, "host")
+        }
+        Some(room) if agent_bytes.saturating_add(grid_bytes) > room.bytes => Err(room.refusal(
+            &format!("a {width}x{height} grid with {agents} agents"),
+            agent_bytes.saturating_add(grid_bytes),
+            if agent_bytes > grid_bytes { "use fewer --agents" } else { "use a smaller --size" },
+        )),
+        _ => Ok(()),
     }
 }
 

@@ -28,6 +28,7 @@ impl FrameDefaults for Barkley {
     const FPS: &'static str = "20";
     const FRAME_EVERY: &'static str = "50";
     const PALETTE: &'static str = "ocean";
+    const SOFTWARE: &'static str = concat!("barkley ", env!("CARGO_PKG_VERSION"));
 }
 
 /// A run of Barkley's model on the CPU or a GPU, in one piece or split into parts (in this

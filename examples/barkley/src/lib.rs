@@ -3,11 +3,7 @@
 //! (`ptxkit-host`). [`step_gpu`] and [`step_cpu`] call the same per-cell functions, so they
 //! give the same bits.
 
-use std::{
-    fs,
-    io::{self, Write},
-    path::{Path, PathBuf},
-};
+use std::path::Path;
 
 pub mod driven;
 pub mod split;
@@ -15,6 +11,7 @@ pub mod split;
 pub use barkley_kernels::Coefficients;
 use barkley_kernels::{barkley_step, laplacian_no_flux};
 use ptxkit_host::{Gpu, KernelImages, cudarc::driver::CudaSlice, grid_2d};
+use simulations::render::MadeBy;
 
 /// The PTX and cubins of `kernels/`, built by `build.rs`.
 pub static IMAGES: KernelImages = ptxkit_host::include_kernels!("barkley");
@@ -24,23 +21,25 @@ pub static IMAGES: KernelImages = ptxkit_host::include_kernels!("barkley");
 pub enum Error {
     #[error(transparent)]
     Gpu(#[from] ptxkit_host::Error),
-    #[error("cannot write {}: {source}", path.display())]
-    Output { path: PathBuf, source: io::Error },
-    #[error("cannot encode the picture: {0}")]
-    Png(#[from] png::EncodingError),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl From<Error> for simulations::Error {
-    /// A GPU's error as the library's own; the others (of the picture) as a line.
+    /// A GPU's error as the library's own.
     fn from(e: Error) -> Self {
         match e {
             Error::Gpu(e) => e.into(),
-            other => simulations::Error::InvalidInput(other.to_string()),
         }
     }
 }
+
+/// Host memory a run takes per cell, at most: u and v (8 bytes), the pair a CPU step writes
+/// or a split's bands hold (8), the copies the outputs take of the fields (`--save`,
+/// checkpoints: 8), the picture's RGB and a frame's levels (4), and as much again for the
+/// frames queued to the encoders and the PNG's buffers (4). What [`simulations::memory`]'s
+/// check is fed before any of it is allocated.
+pub const HOST_BYTES_PER_CELL: u64 = 32;
 
 /// Barkley's parameters, in the units of the equations.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -188,95 +187,16 @@ impl GpuField {
     }
 }
 
-/// The picture of a field as a PNG: resting cells dark blue, the excited ones (u) yellow,
-/// the recovering ones (v) red.
-pub fn encode_png(field: &Field) -> Result<Vec<u8>> {
+/// The picture of a field as RGB pixels (3 bytes a cell, row by row): resting cells dark
+/// blue, the excited ones (u) yellow, the recovering ones (v) red.
+pub fn picture(field: &Field) -> Vec<u8> {
     let level = |x: f32| (x.clamp(0.0, 1.0) * 255.0).round() as u8;
-    let pixels: Vec<u8> = field
-        .u
-        .iter()
-        .zip(&field.v)
-        .flat_map(|(&u, &v)| [level(u + v), level(u), level(0.3 - u - v)])
-        .collect();
-    let mut bytes = Vec::new();
-    let mut encoder = png::Encoder::new(&mut bytes, field.width, field.height);
-    encoder.set_color(png::ColorType::Rgb);
-    encoder.set_depth(png::BitDepth::Eight);
-    encoder.write_header()?.write_image_data(&pixels)?;
-    Ok(bytes)
+    field.u.iter().zip(&field.v).flat_map(|(&u, &v)| [level(u + v), level(u), level(0.3 - u - v)]).collect()
 }
 
-/// How an output path is written.
-enum Target {
-    /// A new or regular file (a symbolic link's target): written under a temporary name in its
-    /// directory and renamed over it when whole.
-    Replace(PathBuf),
-    /// Another existing target (a FIFO, a device such as /dev/stdout): written directly,
-    /// never replaced.
-    Direct,
-}
-
-fn output_error(path: &Path, why: &str) -> Error {
-    Error::Output { path: path.to_owned(), source: io::Error::other(why) }
-}
-
-fn target(path: &Path) -> Result<Target> {
-    let fail = |source| Error::Output { path: path.to_owned(), source };
-    let target = match fs::metadata(path) {
-        Ok(m) if m.is_dir() => return Err(output_error(path, "it is a directory")),
-        Ok(m) if m.is_file() => Target::Replace(fs::canonicalize(path).map_err(fail)?),
-        Ok(_) => Target::Direct,
-        Err(_) if fs::symlink_metadata(path).is_ok() => {
-            return Err(output_error(path, "it is a symbolic link to nothing"));
-        }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Target::Replace(path.to_owned()),
-        Err(e) => return Err(fail(e)),
-    };
-    if let Target::Replace(file) = &target
-        && !directory_of(file).is_dir()
-    {
-        return Err(output_error(path, "its directory does not exist"));
-    }
-    Ok(target)
-}
-
-fn directory_of(file: &Path) -> &Path {
-    file.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))
-}
-
-/// A temporary file beside `file`, created with the permissions a new file gets.
-fn temporary_beside(file: &Path) -> io::Result<tempfile::NamedTempFile> {
-    use std::os::unix::fs::PermissionsExt;
-    let directory = directory_of(file);
-    let creating = |e: io::Error| {
-        io::Error::new(e.kind(), format!("cannot create a file in {}: {}", directory.display(), e.kind()))
-    };
-    tempfile::Builder::new()
-        .prefix(".tmp")
-        .permissions(fs::Permissions::from_mode(0o666))
-        .tempfile_in(directory)
-        .map_err(creating)
-}
-
-/// Fails now if `path` could not be written (a directory, a missing or read-only directory),
-/// so a mistake is reported before a long run rather than after it.
-pub fn check_output(path: &Path) -> Result<()> {
-    if let Target::Replace(file) = target(path)? {
-        temporary_beside(&file).map_err(|source| Error::Output { path: path.to_owned(), source })?;
-    }
-    Ok(())
-}
-
-/// Writes `bytes` to `path`, whole or not at all (see `Target`); an existing path that is
-/// not a regular file is never replaced, and a directory is refused.
-pub fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {
-    let fail = |source| Error::Output { path: path.to_owned(), source };
-    match target(path)? {
-        Target::Direct => fs::OpenOptions::new().write(true).open(path).and_then(|mut f| f.write_all(bytes)),
-        Target::Replace(file) => temporary_beside(&file).and_then(|mut temporary| {
-            temporary.write_all(bytes)?;
-            temporary.persist(&file).map(drop).map_err(|e| e.error)
-        }),
-    }
-    .map_err(fail)
+/// Writes the picture of a field as a PNG to `path` through the library's output-file rule
+/// (whole or not at all, nothing left behind if the run is killed meanwhile, an existing path
+/// that is not a regular file written and never replaced), recording `text`.
+pub fn write_picture(path: &Path, field: &Field, text: Option<MadeBy<'_>>) -> simulations::Result<()> {
+    simulations::render::write_rgb_png(path, &picture(field), field.width, field.height, text)
 }

@@ -27,7 +27,8 @@ use host::{
     },
 };
 use simulations::{
-    driver::{Driver, Report, State, Target, destination, handle_signals},
+    driver::{Driver, FrameDefaults, Report, State, Target, destination, handle_signals},
+    render::MadeBy,
     split::decomposition::{LaunchRank, launch_rank},
 };
 
@@ -67,13 +68,13 @@ enum Command {
 #[derive(clap::Args)]
 struct Args {
     /// Grid width in cells (spacing 0.5).
-    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(i64::from(live::MIN_SIDE)..=i64::from(live::MAX_SIDE)))]
+    #[arg(long, default_value_t = 256, allow_hyphen_values = true, value_parser = clap::value_parser!(u32).range(i64::from(live::MIN_SIDE)..=i64::from(live::MAX_SIDE)))]
     width: u32,
     /// Grid height in cells (spacing 0.5).
-    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(i64::from(live::MIN_SIDE)..=i64::from(live::MAX_SIDE)))]
+    #[arg(long, default_value_t = 256, allow_hyphen_values = true, value_parser = clap::value_parser!(u32).range(i64::from(live::MIN_SIDE)..=i64::from(live::MAX_SIDE)))]
     height: u32,
     /// Time steps of 0.02 in all (a resumed checkpoint's count towards them).
-    #[arg(long, default_value_t = 2500, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 2500, allow_hyphen_values = true)]
     steps: u32,
     /// The picture of the final fields (u yellow, v red) to write.
     #[arg(long, short, default_value = "barkley.png")]
@@ -83,10 +84,10 @@ struct Args {
     cpu: bool,
     /// Split the grid into P bands of rows that exchange halos (bit-identical to one part); on
     /// the GPUs of --gpus, or on the CPU.
-    #[arg(long, value_name = "P", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "P", allow_hyphen_values = true, value_parser = clap::value_parser!(u32).range(1..))]
     split: Option<u32>,
     /// Spread the parts over the first N GPUs (default 1; --split defaults to one part a GPU).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = clap::value_parser!(u32).range(1..))]
     gpus: Option<u32>,
     #[command(flatten)]
     ranks: RanksArgs,
@@ -97,7 +98,13 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // Before any thread starts: threads keep the CPU affinity they start with.
+    simulations::split::binding::widen_at_start();
+    // One `error:` line and exit 1 for a bad command line, as `rust-gpu-sim`'s.
+    let cli = match host::cli::parse_as::<Cli>() {
+        Ok(cli) => cli,
+        Err(exit) => return exit,
+    };
     let result =
         launch_rank(|name| std::env::var(name).ok()).map_err(Into::into).and_then(|job| match cli.command {
             Some(Command::Serve(args)) => serve(args, job),
@@ -140,7 +147,9 @@ fn serve(
     }
     let mut registry = Registry::new();
     registry.register(live::BarkleyLive).register(GrayScottLive).register(PhysarumLive).register(HeatLive);
-    Ok(host::serve::run(args, registry)?)
+    // The whole chain, the OS's reason included (`cannot listen on 127.0.0.1:8080 (--bind,
+    // --port): Address already in use`), as `rust-gpu-sim serve` reports it.
+    host::serve::run(args, registry).map_err(|e| format!("{e:#}").into())
 }
 
 /// A run: in one piece or split in this process, or this process's part of an NCCL job
@@ -160,7 +169,16 @@ fn run(args: &Args, job: Option<LaunchRank>) -> Result<(), Box<dyn std::error::E
     handle_signals()?;
     let picture = vec![Target::file("--output", &args.output)];
     let driver = Driver::new(&args.frames, &args.state, &["npz", "npy"], picture)?;
-    barkley::check_output(&args.output)?;
+    // Writable now (a read-only directory), not only after the run.
+    simulations::outfile::probe(&args.output)
+        .map_err(|e| simulations::Error::InvalidInput(format!("--output: {e}")))?;
+    // Refused in one line, before the fields are allocated, where this process cannot have
+    // the memory (free memory, `ulimit -v`, a control group's limit).
+    simulations::memory::check_host_need(
+        &format!("a {}x{} grid", args.width, args.height),
+        barkley::HOST_BYTES_PER_CELL * u64::from(args.width) * u64::from(args.height),
+        "use a smaller --width or --height",
+    )?;
     let model = Model::default();
     let field = Field::broken_wave(args.width, args.height, &model);
     let mut sim = match nccl {
@@ -188,12 +206,13 @@ fn run(args: &Args, job: Option<LaunchRank>) -> Result<(), Box<dyn std::error::E
     };
     let root = sim.is_root();
     let settings = format!("barkley {}x{} {model:?}", args.width, args.height);
-    let driver = driver.open((args.width, args.height), root, settings)?;
+    let driver = driver.open((args.width, args.height), root, settings.clone())?;
     let Report { first, mut written, seconds, .. } = driver.run(&mut sim, args.steps, "steps")?.finish()?;
     if !root {
         return Ok(());
     }
-    barkley::write_output(&args.output, &barkley::encode_png(&sim.field)?)?;
+    let text = MadeBy { software: Barkley::SOFTWARE, settings: &settings };
+    barkley::write_picture(&args.output, &sim.field, Some(text))?;
     written.insert(0, args.output.clone());
     let resumed = simulations::driver::resumed(first);
     stdout!(host::cli::print(format_args!(

@@ -164,7 +164,7 @@ pub fn devices(
             "--split {parts} is fewer parts than --gpus {gpus}: each GPU needs at least one part"
         ));
     }
-    let present = ptxkit_host::device_count()?;
+    let present = simulations::cuda::device_count()?;
     if gpus as usize > present {
         return refuse(format!(
             "--gpus {gpus}: this machine has {present} CUDA GPU{}",

@@ -59,19 +59,29 @@ pub fn parse() -> Result<(Cli, settings::Given), ExitCode> {
         let given = settings::Given::new(matches.subcommand().map(|(_, m)| m));
         Cli::from_arg_matches(&matches).map(|cli| (cli, given))
     });
-    match parsed {
-        Ok(parsed) => Ok(parsed),
-        Err(e) if matches!(e.kind(), ClapErrorKind::DisplayHelp | ClapErrorKind::DisplayVersion) => {
-            Err(match e.print() {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(io) => finish(Err(StdoutError(io).into())),
-            })
-        }
-        Err(e) => {
-            error_line(&parser_error(&e));
-            Err(ExitCode::FAILURE)
-        }
+    parsed.map_err(|e| parser_exit(&e))
+}
+
+/// Parses the command line of a model's own program (`barkley`) as [`parse`] parses this
+/// one's: help and version printed (exit 0), any other parser error one `error:` line and
+/// exit 1.
+pub fn parse_as<C: Parser>() -> Result<C, ExitCode> {
+    C::command()
+        .try_get_matches()
+        .and_then(|matches| C::from_arg_matches(&matches))
+        .map_err(|e| parser_exit(&e))
+}
+
+/// Ends a parse: help or version printed (exit 0), or the error as one line (exit 1).
+fn parser_exit(e: &clap::Error) -> ExitCode {
+    if matches!(e.kind(), ClapErrorKind::DisplayHelp | ClapErrorKind::DisplayVersion) {
+        return match e.print() {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(io) => finish(Err(StdoutError(io).into())),
+        };
     }
+    error_line(&parser_error(e));
+    ExitCode::FAILURE
 }
 
 /// A parser error as one line: clap's first line, its tip if any, and where to look.

@@ -22,6 +22,6 @@ pub mod physarum;
 pub mod serve;
 pub mod settings;
 
-pub use command::{Cli, Command, PROGRAM, one_process_only, parse};
+pub use command::{Cli, Command, PROGRAM, one_process_only, parse, parse_as};
 pub use console::{StdoutError, finish, handle_signals, note, print, rank_error};
 pub use simulations::driver::{destination, progress_bar, rate};

@@ -45,9 +45,10 @@ impl ConfigArgs {
         // A settings file, or an output that records them (a GIF or MP4 of a run).
         let bytes = simulations::input::read_bounded(path, simulations::input::MAX_INPUT_BYTES)
             .map_err(|reason| anyhow::anyhow!("cannot read --config {}: {reason}", path.display()))?;
+        let image = bytes.starts_with(b"GIF8") || bytes.starts_with(b"\x89PNG");
         let text = match simulations::render::recorded_text(&bytes).filter(|t| !t.trim().is_empty()) {
             Some(text) => text,
-            None if bytes.starts_with(b"GIF8") || bytes.starts_with(b"\x89PNG") => {
+            None if image => {
                 bail!(
                     "--config {}: this image records no settings (it was not written by `host`)",
                     path.display()
@@ -57,8 +58,10 @@ impl ConfigArgs {
                 anyhow::anyhow!("--config {}: not a UTF-8 TOML file, nor a GIF or PNG", path.display())
             })?,
         };
-        let document =
-            Document::parse(&text).map_err(|e| anyhow::anyhow!("--config {}: {e}", path.display()))?;
+        let document = Document::parse(&text).map_err(|e| match not_settings(&text, image) {
+            Some(why) => anyhow::anyhow!("--config {}: {why}", path.display()),
+            None => anyhow::anyhow!("--config {}: {e}", path.display()),
+        })?;
         let others: Vec<&str> =
             document.simulations().into_iter().filter(|&name| name != simulation).collect();
         if let Some(other) = others.first() {
@@ -176,6 +179,32 @@ pub struct FramesTable {
     pub frame_every: Option<u32>,
     pub fps: Option<u32>,
     pub palette: Option<String>,
+}
+
+/// Why `text`, which does not parse as a settings document, is not one at all (rather than
+/// one with a mistake at some line): the text an image records that is not a `rust-gpu-sim`
+/// run's settings (another program's picture), a binary file, or text without a single TOML
+/// `key = value` line or `[table]`. `None` where it looks like TOML: its parser's error says
+/// more.
+fn not_settings(text: &str, image: bool) -> Option<String> {
+    if image {
+        return Some(
+            "the text this image records is not the settings of a rust-gpu-sim run (another program wrote it?)"
+                .into(),
+        );
+    }
+    if text.chars().any(|c| c.is_control() && !matches!(c, '\t' | '\n' | '\r')) {
+        return Some("a binary file, not a TOML settings file (as --print-config writes)".into());
+    }
+    let toml_line = |line: &str| {
+        let line = line.trim();
+        line.starts_with('[') || line.split_once('=').is_some_and(|(key, _)| !key.trim().is_empty())
+    };
+    let lines = text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#'));
+    match lines.clone().any(toml_line) {
+        true => None,
+        false => Some("not a TOML settings file: no `key = value` line (as --print-config writes)".into()),
+    }
 }
 
 impl Document {

@@ -437,7 +437,8 @@ impl Runner {
         let (w, h) = sim.frame_size();
         let steps = u32::try_from(sim.steps_done()).unwrap_or(u32::MAX).max(1);
         let text = self.checked.settings.toml(steps, &self.device)?;
-        let png = simulations::render::png_bytes(levels, w, h, self.checked.palette, Some(&text))
+        let text = simulations::render::MadeBy { software: simulations::render::SOFTWARE, settings: &text };
+        let png = simulations::render::png_bytes(levels, w, h, self.checked.palette, Some(text))
             .map_err(|e| e.to_string())?;
         self.reply(Outgoing::Binary(Bytes::from(protocol::tagged(PNG_TAG, &png))));
         Ok(())

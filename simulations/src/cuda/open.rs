@@ -28,6 +28,19 @@ pub fn all_ptx() -> String {
     MODULES.iter().map(|m| m.ptx).collect()
 }
 
+/// How many CUDA GPUs this machine has, as an installed driver sees them. Unlike the
+/// toolkit's count ([`ptxkit_host::device_count`], 0 without a driver), a machine with no CUDA
+/// driver at all is an error that says so (`no usable CUDA GPU: the CUDA driver library
+/// (libcuda.so) was not found`), so that what is decided from the count (GPUs per host of a
+/// launcher job, `--gpus`) never reports "0 CUDA GPUs" where libcuda is missing.
+pub fn device_count() -> ptxkit_host::Result<usize> {
+    // SAFETY: only tries to dlopen the driver library (cudarc's check, as the toolkit's).
+    if !unsafe { ptxkit_host::cudarc::driver::sys::is_culib_present() } {
+        return Err(ptxkit_host::Error::NoGpu("the CUDA driver library (libcuda.so) was not found".into()));
+    }
+    ptxkit_host::device_count()
+}
+
 /// GPU 0 being opened on a thread by [`open_in_background`], for [`open`] to take.
 static OPENING: Mutex<Option<std::thread::JoinHandle<Result<Arc<Gpu>>>>> = Mutex::new(None);
 

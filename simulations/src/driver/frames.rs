@@ -34,6 +34,10 @@ pub trait FrameDefaults: Send + Sync + 'static {
     const FRAME_EVERY: &'static str;
     /// The default `--palette` (a palette's name).
     const PALETTE: &'static str;
+    /// The program and its version that its pictures record as their software (a PNG's
+    /// `Software`): the `rust-gpu-sim` command's unless a model's own program says otherwise
+    /// (`concat!("barkley ", env!("CARGO_PKG_VERSION"))`).
+    const SOFTWARE: &'static str = render::SOFTWARE;
 }
 
 /// GIF delays are whole hundredths of a second, and browsers play delays under 2 (above 50
@@ -119,18 +123,61 @@ impl<S: FrameDefaults> std::fmt::Debug for OutputOptions<S> {
     }
 }
 
-/// Where a run writes: the option that named it, the path, and whether it is a file or a
-/// directory of frames.
+/// Where a run writes: the option that named it, the path, whether it is a file or a
+/// directory of frames, and the names it writes beside the path ([`Derived`]).
 #[derive(Clone, Debug)]
 pub struct Target {
     pub option: &'static str,
     pub path: PathBuf,
     pub dir: bool,
+    pub derived: Derived,
+}
+
+/// The names an output writes beside its path, besides the path itself: what `--save` makes
+/// of its name ([`crate::export::save`], [`crate::export::numbered`]). The one place that
+/// knows them, for [`check_targets`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Derived {
+    /// One `STEM_FIELD.npy` per field (a `.npy` save of several fields; field names are the
+    /// simulation's, so any `STEM_*.npy` counts).
+    pub per_field: bool,
+    /// A numbered series `STEM_NNNNNNNN.EXT` (`--save-every`), each one per field where
+    /// `per_field` (`STEM_NNNNNNNN_FIELD.npy`).
+    pub series: bool,
 }
 
 impl Target {
     pub fn file(option: &'static str, path: &Path) -> Self {
-        Self { option, path: path.to_owned(), dir: false }
+        Self { option, path: path.to_owned(), dir: false, derived: Derived::default() }
+    }
+
+    /// A file that also writes the names `derived` says beside it.
+    pub fn with_derived(option: &'static str, path: &Path, derived: Derived) -> Self {
+        Self { derived, ..Self::file(option, path) }
+    }
+
+    /// What this output writes under the file name `name` beside its path, other than the
+    /// path itself (`one s_FIELD.npy per field`), or `None` if it writes no such name.
+    fn derives(&self, name: &std::ffi::OsStr) -> Option<String> {
+        let (name, stem) = (name.to_str()?, self.path.file_stem()?.to_str()?);
+        let rest = name.strip_prefix(stem)?.strip_prefix('_')?;
+        if self.derived.per_field {
+            let field = rest.strip_suffix(".npy")?;
+            return (!field.is_empty()).then(|| match self.derived.series {
+                true => format!("the series' {stem}_NNNNNNNN_FIELD.npy, one per field"),
+                false => format!("one {stem}_FIELD.npy per field"),
+            });
+        }
+        if self.derived.series {
+            let step = match self.path.extension().and_then(|e| e.to_str()) {
+                Some(ext) => rest.strip_suffix(ext)?.strip_suffix('.')?,
+                None => rest,
+            };
+            let ext = self.path.extension().map_or(String::new(), |e| format!(".{}", e.to_string_lossy()));
+            return (step.len() >= 8 && step.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| format!("the series {stem}_NNNNNNNN{ext}"));
+        }
+        None
     }
 }
 
@@ -155,11 +202,7 @@ impl<S: FrameDefaults> OutputOptions<S> {
         let mut targets = Vec::new();
         targets.extend(self.gif.as_deref().map(|p| Target::file("--gif", p)));
         targets.extend(self.mp4.as_deref().map(|p| Target::file("--mp4", p)));
-        targets.extend(self.png_dir.as_deref().map(|p| Target {
-            option: "--png-dir",
-            path: p.to_owned(),
-            dir: true,
-        }));
+        targets.extend(self.png_dir.as_deref().map(|p| Target { dir: true, ..Target::file("--png-dir", p) }));
         targets.extend(self.png.as_deref().map(|p| Target::file("--png", p)));
         targets
     }
@@ -202,6 +245,7 @@ impl<S: FrameDefaults> OutputOptions<S> {
         }
         let outputs = self.outputs();
         let images = if outputs.any() {
+            let text = render::MadeBy { software: S::SOFTWARE, settings: text };
             Some(FrameWriter::with_text(&outputs, width, height, palette, Some(text))?)
         } else {
             None
@@ -291,10 +335,15 @@ pub fn palette(name: &str) -> Result<&'static Palette> {
 }
 
 /// Validates every output of a run before anything is created or simulated: first clashes
-/// (two options naming the same path, or a file inside a frame directory), then each path on
-/// its own ([`output::check_target`], [`render::check_png_dir`]).
+/// (two options naming the same path, one naming a file another derives from its own name
+/// ([`Derived`]), or a file inside a frame directory), then each path on its own
+/// ([`output::check_target`], [`render::check_png_dir`]).
 pub fn check_targets(targets: &[Target]) -> Result<()> {
     let keys: Vec<PathBuf> = targets.iter().map(|t| identity(&t.path)).collect();
+    // Each path's directory as the file system sees it, and its own name (not resolved: a
+    // derived name is written beside the path as given).
+    let beside: Vec<(PathBuf, Option<&std::ffi::OsStr>)> =
+        targets.iter().map(|t| (identity(crate::outfile::parent_dir(&t.path)), t.path.file_name())).collect();
     for (i, a) in targets.iter().enumerate() {
         for (j, b) in targets.iter().enumerate().skip(i + 1) {
             if keys[i] == keys[j] {
@@ -303,6 +352,21 @@ pub fn check_targets(targets: &[Target]) -> Result<()> {
                     a.option,
                     b.option,
                     b.path.display()
+                ));
+            }
+        }
+        for (j, b) in targets.iter().enumerate() {
+            let derived = match (&beside[j], i != j && beside[i].0 == beside[j].0) {
+                ((_, Some(name)), true) => a.derives(name),
+                _ => None,
+            };
+            if let Some(derived) = derived {
+                return Err(invalid!(
+                    "{} {} is a name that {} {} writes ({derived}); give each output its own path",
+                    b.option,
+                    b.path.display(),
+                    a.option,
+                    a.path.display()
                 ));
             }
         }

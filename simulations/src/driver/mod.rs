@@ -16,7 +16,7 @@ mod step_loop;
 
 pub use console::{destination, handle_signals, progress_bar, rate};
 pub use frames::{
-    FrameDefaults, Frames, MAX_FPS, MP4_MIN_SIDE, OutputOptions, Target, check_targets, palette,
+    Derived, FrameDefaults, Frames, MAX_FPS, MP4_MIN_SIDE, OutputOptions, Target, check_targets, palette,
 };
 pub use run::{Driver, Finishing, Report, Simulation};
 pub use state::{State, StateOptions, resumed};

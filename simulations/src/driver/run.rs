@@ -167,6 +167,7 @@ impl<F: FrameDefaults> Driver<F> {
             palette: self.palette,
             size: self.size,
             settings: std::mem::take(&mut self.settings),
+            software: F::SOFTWARE,
             saved,
             first,
             taken: frames,
@@ -209,6 +210,8 @@ pub struct Finishing {
     palette: &'static Palette,
     size: (u32, u32),
     settings: String,
+    /// What `--png` records as its software ([`FrameDefaults::SOFTWARE`]).
+    software: &'static str,
     saved: Vec<PathBuf>,
     first: u64,
     taken: u32,
@@ -242,7 +245,7 @@ impl Finishing {
                 width,
                 height,
                 self.palette,
-                Some(&self.settings),
+                Some(crate::render::MadeBy { software: self.software, settings: &self.settings }),
             )?;
             written.push(path.clone());
         }

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::frames::Target;
+use super::frames::{Derived, Target};
 use crate::{
     checkpoint::Checkpoint,
     error::{Result, invalid},
@@ -87,7 +87,11 @@ impl StateOptions {
     /// The files asked for, for [`check_targets`](super::check_targets).
     pub fn targets(&self) -> Vec<Target> {
         let mut targets = Vec::new();
-        targets.extend(self.save.as_deref().map(|p| Target::file("--save", p)));
+        targets.extend(self.save.as_deref().map(|p| {
+            let npy = p.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy"));
+            let derived = Derived { per_field: npy, series: self.save_every.is_some() };
+            Target::with_derived("--save", p, derived)
+        }));
         targets.extend(self.checkpoint.as_deref().map(|p| Target::file("--checkpoint", p)));
         targets
     }

@@ -16,4 +16,7 @@ mod writer;
 
 pub use palette::{PALETTES, Palette, palette};
 pub use png_dir::check_png_dir;
-pub use writer::{FrameWriter, Outputs, gif_delay, png_bytes, recorded_text, write_png, write_png_with_text};
+pub use writer::{
+    FrameWriter, MadeBy, Outputs, SOFTWARE, gif_delay, png_bytes, recorded_text, write_png,
+    write_png_with_text, write_rgb_png,
+};

@@ -22,6 +22,20 @@ use super::{
 };
 use crate::error::{Error, Result};
 
+/// What a picture records of how it was made: the program (a PNG's tEXt `Software` chunk)
+/// and the run's settings (a PNG's iTXt `Comment` chunk, a GIF's comment extension).
+#[derive(Clone, Copy, Debug)]
+pub struct MadeBy<'a> {
+    /// The program and its version: [`SOFTWARE`] for the built-in commands, a model's own
+    /// (`barkley 0.1.0`) for a program written on the library.
+    pub software: &'a str,
+    /// How it was made (the settings document).
+    pub settings: &'a str,
+}
+
+/// The `rust-gpu-sim` command and its version, what its pictures record as their software.
+pub const SOFTWARE: &str = concat!("rust-gpu-sim ", env!("CARGO_PKG_VERSION"));
+
 /// Where frames go.
 #[derive(Clone, Debug, Default)]
 pub struct Outputs {
@@ -69,16 +83,17 @@ impl FrameWriter {
     }
 
     /// [`FrameWriter::create`], every output also recording `text` (how it was made): the GIF
-    /// in a comment extension, each PNG in an iTXt `Comment` chunk.
+    /// its settings in a comment extension, each PNG its settings in an iTXt `Comment` chunk
+    /// and its software in a tEXt `Software` chunk.
     pub fn with_text(
         outputs: &Outputs,
         width: u32,
         height: u32,
         palette: &'static Palette,
-        text: Option<&str>,
+        text: Option<MadeBy<'_>>,
     ) -> Result<Self> {
         let gif = match &outputs.gif {
-            Some(path) => Some(open_gif(path, width, height, palette, text)?),
+            Some(path) => Some(open_gif(path, width, height, palette, text.map(|t| t.settings))?),
             None => None,
         };
         let png_dir = match &outputs.png_dir {
@@ -87,7 +102,7 @@ impl FrameWriter {
         };
         let (sender, receiver) = sync_channel(queue_frames(width, height).clamp(2, 64));
         let delay = gif_delay(outputs.fps);
-        let text = text.map(str::to_owned);
+        let text = text.map(|t| (t.software.to_owned(), t.settings.to_owned()));
         let encoder =
             Encoder { width, height, palette, text, gif, delay, png_dir, frames: 0, previous: None };
         let worker = std::thread::Builder::new()
@@ -143,8 +158,8 @@ struct Encoder {
     width: u32,
     height: u32,
     palette: &'static Palette,
-    /// Recorded in every PNG frame.
-    text: Option<String>,
+    /// What every PNG frame records: the software, the settings.
+    text: Option<(String, String)>,
     gif: Option<gif::Encoder<AtomicFile>>,
     delay: u16,
     png_dir: Option<PngDir>,
@@ -191,7 +206,8 @@ impl Encoder {
         let first_index = self.frames;
         self.frames += batch.len();
         if let Some(dir) = &mut self.png_dir {
-            let (w, h, palette, text) = (self.width, self.height, self.palette, self.text.as_deref());
+            let (w, h, palette) = (self.width, self.height, self.palette);
+            let text = self.text.as_ref().map(|(software, settings)| MadeBy { software, settings });
             dir.write_batch(first_index, &batch, &|levels, out| {
                 encode_png(out, levels, w, h, palette, text)
             })?;
@@ -314,15 +330,27 @@ fn open_gif(
 }
 
 /// PNG-encodes one frame of palette levels into `out` (fast deflate, adaptive filters: the
-/// `image` crate's defaults), with `text` in an iTXt `Comment` chunk and this program in a
-/// tEXt `Software` chunk.
+/// `image` crate's defaults), with `text`'s settings in an iTXt `Comment` chunk and its
+/// software in a tEXt `Software` chunk.
 fn encode_png(
-    mut out: impl std::io::Write,
+    out: impl std::io::Write,
     levels: &[u8],
     width: u32,
     height: u32,
     palette: &Palette,
-    text: Option<&str>,
+    text: Option<MadeBy<'_>>,
+) -> std::result::Result<(), String> {
+    encode_rgb_png(out, &palette.to_rgb(levels), width, height, text)
+}
+
+/// PNG-encodes RGB pixels (3 bytes a pixel, row by row) into `out`, recording `text` as
+/// [`encode_png`] does.
+fn encode_rgb_png(
+    mut out: impl std::io::Write,
+    rgb: &[u8],
+    width: u32,
+    height: u32,
+    text: Option<MadeBy<'_>>,
 ) -> std::result::Result<(), String> {
     let describe = |e: png::EncodingError| match e {
         png::EncodingError::IoError(io) => describe_io(&io),
@@ -334,13 +362,11 @@ fn encode_png(
     encoder.set_compression(png::Compression::Fast);
     encoder.set_filter(png::Filter::Adaptive);
     if let Some(text) = text {
-        encoder
-            .add_text_chunk("Software".into(), format!("rust-gpu-sim {}", env!("CARGO_PKG_VERSION")))
-            .map_err(describe)?;
-        encoder.add_itxt_chunk("Comment".into(), text.into()).map_err(describe)?;
+        encoder.add_text_chunk("Software".into(), text.software.into()).map_err(describe)?;
+        encoder.add_itxt_chunk("Comment".into(), text.settings.into()).map_err(describe)?;
     }
     let mut writer = encoder.write_header().map_err(describe)?;
-    writer.write_image_data(&palette.to_rgb(levels)).map_err(describe)?;
+    writer.write_image_data(rgb).map_err(describe)?;
     writer.finish().map_err(describe)?;
     out.flush().map_err(|e| describe_io(&e))
 }
@@ -352,7 +378,7 @@ pub fn png_bytes(
     width: u32,
     height: u32,
     palette: &Palette,
-    text: Option<&str>,
+    text: Option<MadeBy<'_>>,
 ) -> Result<Vec<u8>> {
     let mut out = Vec::new();
     encode_png(&mut out, levels, width, height, palette, text).map_err(Error::InvalidInput)?;
@@ -364,17 +390,37 @@ pub fn write_png(path: &Path, levels: &[u8], width: u32, height: u32, palette: &
     write_png_with_text(path, levels, width, height, palette, None)
 }
 
-/// [`write_png`], recording `text` (how it was made) in an iTXt `Comment` chunk.
+/// [`write_png`], recording `text` (how it was made, [`MadeBy`]).
 pub fn write_png_with_text(
     path: &Path,
     levels: &[u8],
     width: u32,
     height: u32,
     palette: &Palette,
-    text: Option<&str>,
+    text: Option<MadeBy<'_>>,
 ) -> Result<()> {
+    write_rgb_png(path, &palette.to_rgb(levels), width, height, text)
+}
+
+/// Writes RGB pixels (3 bytes a pixel, row by row) as a PNG through the output-file rule
+/// ([`AtomicFile`]: whole or not at all, never replacing what is not a regular file),
+/// recording `text` (how it was made, [`MadeBy`]): a picture a model draws itself.
+pub fn write_rgb_png(
+    path: &Path,
+    rgb: &[u8],
+    width: u32,
+    height: u32,
+    text: Option<MadeBy<'_>>,
+) -> Result<()> {
+    if rgb.len() as u64 != 3 * u64::from(width) * u64::from(height) {
+        return Err(Error::InvalidInput(format!(
+            "a {width}x{height} RGB picture has {} bytes, not {}",
+            3 * u64::from(width) * u64::from(height),
+            rgb.len()
+        )));
+    }
     let mut file = AtomicFile::create(path)?;
-    encode_png(&mut file, levels, width, height, palette, text)
+    encode_rgb_png(&mut file, rgb, width, height, text)
         .map_err(|reason| Error::Output { path: path.to_owned(), reason })?;
     file.commit()?;
     Ok(())
