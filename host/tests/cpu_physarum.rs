@@ -324,3 +324,260 @@ fn agents_by_init_start_where_documented() {
         }
     }
 }
+
+/// One step of the model written out in f64 from its definition (the write-up's Jones model,
+/// as `kernels::physarum`'s module documentation states it), calling none of the code under
+/// test: sensors at distance `d` along θ, θ + `sensor_angle`, θ − `sensor_angle`, read by
+/// bilinear interpolation between cell values at integer coordinates, periodic; the front
+/// wins any tie it is in, else the larger side; turn by ±`turn_angle`; move `step_size` along
+/// the new heading, wrapped; deposit on the cell containing the new position; then every
+/// cell `t ← ((1 − s)·t + s·mean₃ₓ₃(t))·(1 − decay)`, periodic.
+mod reference {
+    pub struct Model {
+        pub width: usize,
+        pub height: usize,
+        pub sensor_dist: f64,
+        pub sensor_angle: f64,
+        pub turn_angle: f64,
+        pub step_size: f64,
+        pub deposit: f64,
+        pub diffuse: f64,
+        pub decay: f64,
+    }
+
+    /// What one agent does in a step.
+    pub struct Move {
+        /// (y, x) of the front, left and right sensors.
+        pub sensors: [(f64, f64); 3],
+        pub readings: [f64; 3],
+        /// +1 left, −1 right, 0 straight on.
+        pub turn: i32,
+        pub y: f64,
+        pub x: f64,
+        pub heading: f64,
+    }
+
+    impl Model {
+        fn wrap(&self, y: f64, x: f64) -> (f64, f64) {
+            (y.rem_euclid(self.height as f64), x.rem_euclid(self.width as f64))
+        }
+
+        fn at(&self, trail: &[f64], y: usize, x: usize) -> f64 {
+            trail[(y % self.height) * self.width + x % self.width]
+        }
+
+        /// The trail at (y, x): bilinear between the four cells around it, periodic.
+        pub fn bilinear(&self, trail: &[f64], y: f64, x: f64) -> f64 {
+            let (y0, x0) = (y.floor(), x.floor());
+            let (fy, fx) = (y - y0, x - x0);
+            let (y0, x0) = (y0 as usize, x0 as usize);
+            (1.0 - fy) * (1.0 - fx) * self.at(trail, y0, x0)
+                + (1.0 - fy) * fx * self.at(trail, y0, x0 + 1)
+                + fy * (1.0 - fx) * self.at(trail, y0 + 1, x0)
+                + fy * fx * self.at(trail, y0 + 1, x0 + 1)
+        }
+
+        pub fn agent(&self, trail: &[f64], y: f64, x: f64, heading: f64) -> Move {
+            let sensors = [0.0, self.sensor_angle, -self.sensor_angle].map(|offset| {
+                let angle = heading + offset;
+                self.wrap(y + self.sensor_dist * angle.sin(), x + self.sensor_dist * angle.cos())
+            });
+            let readings = sensors.map(|(sy, sx)| self.bilinear(trail, sy, sx));
+            let [front, left, right] = readings;
+            let turn = if front >= left && front >= right {
+                0
+            } else if left > right {
+                1
+            } else {
+                assert!(right > left, "a left/right tie would need the random bit");
+                -1
+            };
+            let heading = (heading + f64::from(turn) * self.turn_angle).rem_euclid(std::f64::consts::TAU);
+            let (y, x) = self.wrap(y + self.step_size * heading.sin(), x + self.step_size * heading.cos());
+            Move { sensors, readings, turn, y, x, heading }
+        }
+
+        /// Deposits at the agents' new cells, then diffusion and decay.
+        pub fn trail_after(&self, trail: &[f64], moves: &[Move]) -> Vec<f64> {
+            let mut t = trail.to_vec();
+            for m in moves {
+                t[m.y.floor() as usize * self.width + m.x.floor() as usize] += self.deposit;
+            }
+            let (w, h) = (self.width, self.height);
+            let mut out = vec![0.0; w * h];
+            for y in 0..h {
+                for x in 0..w {
+                    let mut sum = 0.0;
+                    for dy in [h - 1, 0, 1] {
+                        for dx in [w - 1, 0, 1] {
+                            sum += self.at(&t, y + dy, x + dx);
+                        }
+                    }
+                    let blended = (1.0 - self.diffuse) * t[y * w + x] + self.diffuse * sum / 9.0;
+                    out[y * w + x] = blended * (1.0 - self.decay);
+                }
+            }
+            out
+        }
+    }
+}
+
+/// The CPU backend's step against the independent f64 reference, for agents at fractional
+/// positions whose sensors fall at fractional x and y. Randomness does not enter: no jitter,
+/// and no agent has a left/right tie (the reference refuses one), the only other use of the
+/// random number.
+///
+/// Tolerances, from f32 rounding (unit roundoff u = 2⁻²⁴, first order):
+/// - Trail: with M the largest |value| in a cell's 3×3 neighbourhood after deposits, each
+///   deposited value is off by ≤ uM; the nine-term sum adds ≤ 30uM (partial sums 2M, 3M per
+///   row, then 6M and 9M), 39uM in all; ×f32(1/9) (constant and product each u): ≤ 6.4uM;
+///   the blend (f32(1 − s), two products, a sum) ≤ 5.9uM; the decay (f32(1 − decay) and a
+///   product) ≤ 7.9uM. So |Δ| ≤ 8uM; the check allows 10uM (1.65uM seen). A 0.1% change of
+///   `decay` (0.01) moves every cell by 1e-5·t = 168u·t, which is 49uM to 163uM for this
+///   field (t/M from 0.29 to 0.97): 5× the allowance or more; one of `deposit` moves each
+///   deposited cell by about 0.8·0.99·1e-3·0.75 ≈ 1e4·uM.
+/// - Positions: the f32 move rounds y + step·sin θ' (≤ ½ ulp of a coordinate below 16:
+///   2⁻²¹), the wrap adds or subtracts the side (another 2⁻²¹), and the direction from the
+///   polynomial sine and the rotations is off by a few u (≤ 8u·step ≈ 6.2e-7): 2e-6 allowed.
+/// - Heading: θ + turn, wrapped into [0, 2π): three roundings of at most ½ ulp(2π) = 2.4e-7:
+///   1e-6 allowed.
+/// - Bilinear readings (the library's `sample` at the reference sensor points): seven
+///   roundings on values ≤ M: 8uM allowed.
+#[test]
+fn one_step_matches_an_independent_f64_reference() {
+    let (width, height) = (16usize, 12usize);
+    let p = Params::new(
+        width as u32,
+        height as u32,
+        5.0,
+        0.6,
+        0.45,
+        1.3,
+        0.75,
+        0.2,
+        0.01,
+        0.0,
+        SENSE_BILINEAR,
+        7,
+    );
+    let model = reference::Model {
+        width,
+        height,
+        sensor_dist: f64::from(p.sensor_dist),
+        sensor_angle: f64::from(p.sensor_angle),
+        turn_angle: f64::from(p.turn_angle),
+        step_size: f64::from(p.step_size),
+        deposit: 0.75,
+        diffuse: f64::from(0.2f32),
+        decay: f64::from(0.01f32),
+    };
+    // A smooth field with no symmetry, values in [0.45, 2.55].
+    let trail: Vec<f32> = (0..width * height)
+        .map(|i| {
+            let (y, x) = ((i / width) as f64, (i % width) as f64);
+            (1.5 + 0.6 * (0.9 * x + 0.4 * y).sin() + 0.4 * (0.7 * y - 0.3 * x + 1.0).cos()) as f32
+        })
+        .collect();
+    let trail64: Vec<f64> = trail.iter().map(|&t| f64::from(t)).collect();
+    // (y, x, heading): fractional positions; the last two wrap across the edges.
+    let start: [(f32, f32, f32); 8] = [
+        (3.3, 4.55, 0.5),
+        (7.6, 11.2, 2.1),
+        (9.45, 2.35, 4.0),
+        (1.8, 14.6, 5.5),
+        (5.15, 8.85, 3.3),
+        (10.7, 6.4, 1.2),
+        (11.6, 15.3, 0.9),
+        (0.4, 0.6, 3.9),
+    ];
+    let moves: Vec<reference::Move> = start
+        .iter()
+        .map(|&(y, x, h)| model.agent(&trail64, f64::from(y), f64::from(x), f64::from(h)))
+        .collect();
+    let agents = Agents {
+        y: start.iter().map(|a| a.0).collect(),
+        x: start.iter().map(|a| a.1).collect(),
+        heading: start.iter().map(|a| a.2).collect(),
+    };
+    let u = f64::from(f32::EPSILON) / 2.0;
+    let fraction_far_from_whole = |v: f64| (v - v.round()).abs() > 0.02;
+    // The cases are what they should be: sensors off the grid lines both ways, decisions far
+    // from ties, landing cells far from cell edges, every kind of turn.
+    for (k, m) in moves.iter().enumerate() {
+        for &(sy, sx) in &m.sensors {
+            assert!(
+                fraction_far_from_whole(sy) && fraction_far_from_whole(sx),
+                "agent {k}: sensor ({sy}, {sx})"
+            );
+        }
+        let [f, l, r] = m.readings;
+        let margin = (f - l).abs().min((f - r).abs()).min((l - r).abs());
+        assert!(margin > 1e-3, "agent {k}: readings {:?} too close", m.readings);
+        assert!(
+            fraction_far_from_whole(m.y) && fraction_far_from_whole(m.x),
+            "agent {k}: lands at ({}, {})",
+            m.y,
+            m.x
+        );
+    }
+    for turn in [-1, 0, 1] {
+        assert!(moves.iter().any(|m| m.turn == turn), "no agent makes turn {turn}");
+    }
+    // The library's bilinear sample at each sensor point, against the reference's.
+    let largest = trail.iter().fold(0.0f32, |a, &b| a.max(b.abs()));
+    let read = |c: usize| trail[c];
+    for (k, m) in moves.iter().enumerate() {
+        for (&(sy, sx), &expected) in m.sensors.iter().zip(&m.readings) {
+            let (sy, sx) = (sy as f32, sx as f32);
+            let at_f32_point = model.bilinear(&trail64, f64::from(sy), f64::from(sx));
+            let got = f64::from(sample(&read, sy, sx, &p));
+            assert!(
+                (got - at_f32_point).abs() <= 8.0 * u * f64::from(largest),
+                "agent {k}: sample at ({sy}, {sx}) is {got}, the reference {at_f32_point} ({expected})"
+            );
+        }
+    }
+    // One step of the CPU backend.
+    let mut engine = cpu::CpuPhysarum::new(p, agents, trail.clone());
+    simulations::physarum::PhysarumEngine::step(&mut engine, 1).unwrap();
+    let after = simulations::physarum::PhysarumEngine::agents(&mut engine).unwrap();
+    let trail_after = simulations::physarum::PhysarumEngine::trail(&mut engine).unwrap();
+    for (k, m) in moves.iter().enumerate() {
+        let (y, x, h) = (f64::from(after.y[k]), f64::from(after.x[k]), f64::from(after.heading[k]));
+        assert!(
+            (y - m.y).abs() <= 2e-6 && (x - m.x).abs() <= 2e-6,
+            "agent {k}: at ({y}, {x}), the reference ({}, {})",
+            m.y,
+            m.x
+        );
+        assert!((h - m.heading).abs() <= 1e-6, "agent {k}: heading {h}, the reference {}", m.heading);
+    }
+    let expected = model.trail_after(&trail64, &moves);
+    // The largest |value| in each cell's neighbourhood after deposits.
+    let mut deposited = trail64.clone();
+    for m in &moves {
+        deposited[m.y.floor() as usize * width + m.x.floor() as usize] += model.deposit;
+    }
+    let mut worst = 0.0f64;
+    for y in 0..height {
+        for x in 0..width {
+            let mut m = 0.0f64;
+            for dy in [height - 1, 0, 1] {
+                for dx in [width - 1, 0, 1] {
+                    m = m.max(deposited[(y + dy) % height * width + (x + dx) % width].abs());
+                }
+            }
+            let i = y * width + x;
+            let error = (f64::from(trail_after[i]) - expected[i]).abs();
+            worst = worst.max(error / (u * m));
+            assert!(
+                error <= 10.0 * u * m,
+                "cell ({y}, {x}): {} against the reference {} (allowed {:e})",
+                trail_after[i],
+                expected[i],
+                10.0 * u * m
+            );
+        }
+    }
+    eprintln!("worst trail error: {worst:.2} u·M");
+}

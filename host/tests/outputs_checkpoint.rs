@@ -50,6 +50,7 @@ fn grayscott_resumes_bit_identically() {
     first.step(70).unwrap();
     first.save_checkpoint(&path).unwrap();
     assert_eq!(files_in(&dir), 1, "no temporary left");
+    let (u_saved, v_saved) = first.fields().unwrap();
     drop(first);
 
     let mut resumed = grayscott();
@@ -60,8 +61,11 @@ fn grayscott_resumes_bit_identically() {
     let ((u1, v1), (u2, v2)) = (straight.fields().unwrap(), resumed.fields().unwrap());
     assert_eq!(bits(&u1), bits(&u2));
     assert_eq!(bits(&v1), bits(&v2));
-    // The run did change the state (the comparison is not of two initial states).
+    // The run did change the state (the comparison is not of two initial states), and so
+    // did the steps after the resume (not of two checkpointed states either).
     assert_ne!(bits(&u1), bits(&grayscott().fields().unwrap().0));
+    assert_ne!(bits(&u2), bits(&u_saved), "the resumed run's steps changed u");
+    assert_ne!(bits(&v2), bits(&v_saved), "the resumed run's steps changed v");
 }
 
 fn heat_setup() -> HeatSetup {
@@ -82,12 +86,21 @@ fn heat_resumes_bit_identically() {
     let mut first = Heat::new(&setup, &Device::Cpu, HeatVariant::Cpu).unwrap();
     first.step(4).unwrap();
     first.save_checkpoint(&path).unwrap();
+    let saved = first.field().unwrap();
+    assert_ne!(
+        bits(&saved),
+        bits(&Heat::new(&setup, &Device::Cpu, HeatVariant::Cpu).unwrap().field().unwrap()),
+        "the first part changed the state"
+    );
 
     let mut resumed = Heat::new(&setup, &Device::Cpu, HeatVariant::Cpu).unwrap();
     resumed.resume_from(&path).unwrap();
     resumed.step(5).unwrap();
     assert_eq!(resumed.time(), straight.time());
-    assert_eq!(bits(&resumed.field().unwrap()), bits(&straight.field().unwrap()));
+    let end = resumed.field().unwrap();
+    assert_eq!(bits(&end), bits(&straight.field().unwrap()));
+    // The steps after the resume changed the state (not two checkpointed states compared).
+    assert_ne!(bits(&end), bits(&saved), "the resumed run's steps changed the field");
 }
 
 fn physarum_setup() -> PhysarumSetup {
@@ -107,6 +120,7 @@ fn physarum_resumes_bit_identically() {
     let mut first = new();
     first.step(11).unwrap();
     first.save_checkpoint(&path).unwrap();
+    let (trail_saved, agents_saved) = (first.trail().unwrap(), first.agents().unwrap());
 
     let mut resumed = new();
     resumed.resume_from(&path).unwrap();
@@ -115,6 +129,10 @@ fn physarum_resumes_bit_identically() {
     assert_eq!(bits(&resumed.trail().unwrap()), bits(&straight.trail().unwrap()));
     let (a, b) = (resumed.agents().unwrap(), straight.agents().unwrap());
     assert_eq!((bits(&a.y), bits(&a.x), bits(&a.heading)), (bits(&b.y), bits(&b.x), bits(&b.heading)));
+    // The steps after the resume changed the state (not two checkpointed states compared).
+    assert_ne!(bits(&resumed.trail().unwrap()), bits(&trail_saved), "the trail changed");
+    assert_ne!(bits(&a.y), bits(&agents_saved.y), "the agents moved");
+    assert_ne!(bits(&a.x), bits(&agents_saved.x), "the agents moved");
 
     // The random-number counter is part of the state: restored at 0 instead, the run differs.
     let mut wrong = Checkpoint::read(&path).unwrap();
