@@ -821,6 +821,37 @@ mod failing_final_write {
         }
     }
 
+    /// Outputs larger than the `AtomicFile`'s write buffer fail in their own writer, before
+    /// `commit`: the message is the same one line, without the `(os error 27)` suffix
+    /// (a checkpoint's body, a `.vti`'s data).
+    #[test]
+    fn a_failing_write_before_commit_says_so_in_one_line() {
+        let runs: [(&[&str], &str); 2] = [
+            (
+                &["grayscott", "--backend", "cpu", "--size", "64", "--steps", "1", "--checkpoint", "out.ck"],
+                "out.ck",
+            ),
+            (&["heat", "--backend", "cpu", "--size", "32", "--steps", "1", "--save", "out.vti"], "out.vti"),
+        ];
+        for (args, output) in runs {
+            for named in [false, true] {
+                let case = format!("{args:?} (named temporaries {named})");
+                let dir = scratch(&format!("body-write-{output}-{named}"));
+                // 4 KiB: less than the output, less than half the write buffer.
+                let out = host_limited(&dir, 8, named, args);
+                let stderr = String::from_utf8_lossy(&out.stderr);
+                assert_eq!(out.status.code(), Some(1), "{case}: {:?} {stderr}", out.status);
+                assert_eq!(
+                    stderr.trim_end(),
+                    format!("error: cannot write {output}: File too large"),
+                    "{case}"
+                );
+                assert!(names(&dir).is_empty(), "{case}: nothing left, got {:?}", names(&dir));
+                let _ = std::fs::remove_dir_all(&dir);
+            }
+        }
+    }
+
     /// The file system calls of `host` with `args` in `dir` (strace's log), or `None` where
     /// strace is missing or cannot trace here (no ptrace in the sandbox).
     fn traced(dir: &Path, named: bool, args: &[&str]) -> Option<String> {
@@ -993,8 +1024,6 @@ mod failing_final_write {
 
     /// The same with the message checked: one line, without the `(os error 27)` suffix.
     #[test]
-    #[ignore = "defect (issue 46): a failed .npz save also prints the zip crate's `ZipWriter::drop` \
-                line, and .npy/.npz errors end in `(os error 27)`"]
     fn a_failing_npy_or_npz_save_says_so_in_one_line() {
         for (output, names) in [("out.npz", &["out.npz"][..]), ("out.npy", &["out_u.npy", "out_v.npy"])] {
             let args = ["grayscott", "--backend", "cpu", "--size", "16", "--steps", "4", "--save", output];
@@ -1004,15 +1033,15 @@ mod failing_final_write {
 }
 
 /// Under an address-space limit (`ulimit -v`, as batch schedulers set), a run too large for it
-/// is refused in one line naming the limit, before the grid is allocated: not aborted by a
-/// failed allocation (SIGABRT). (Each needs less than a machine that runs the tests has free,
+/// is refused in one line naming the limit and the grid (a 3-D one as `NXxNYxNZ`), before the
+/// grid is allocated: not aborted by a failed allocation (SIGABRT). (Each needs less than a machine that runs the tests has free,
 /// so only the limit can refuse it.)
 #[test]
 fn an_address_space_limit_refuses_the_run_instead_of_aborting_it() {
     let dir = scratch("address-space");
     for (line, says) in [
         ("grayscott --backend cpu --size 12000 --steps 1 --gif g.gif", "a 12000x12000 grid needs 2.3 GiB"),
-        ("heat --backend cpu --size 700 --steps 1", "grid needs"),
+        ("heat --backend cpu --size 700 --steps 1", "a 700x700x700 grid needs"),
         ("physarum --backend cpu --size 64 --agents 200000000 --steps 1", "use fewer --agents"),
     ] {
         let script = format!("ulimit -v 2000000 && exec \"$0\" {line}");

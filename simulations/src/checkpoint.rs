@@ -35,7 +35,7 @@ use std::{
 
 use crate::{
     error::{Error, Result},
-    outfile::{AtomicFile, output_error},
+    outfile::{AtomicFile, describe_io, output_error},
 };
 
 /// The first eight bytes of every checkpoint.
@@ -110,10 +110,10 @@ impl Checkpoint {
     pub fn write(&self, path: &Path) -> Result<PathBuf> {
         let file = AtomicFile::create_synced(path)?;
         let mut out = Crc32Writer { inner: file, crc: crc32fast::Hasher::new() };
-        self.write_body(&mut out).map_err(|e| output_error(path, e))?;
+        self.write_body(&mut out).map_err(|e| output_error(path, describe_io(&e)))?;
         let crc = out.crc.finalize();
         let mut inner = out.inner;
-        inner.write_all(&crc.to_le_bytes()).map_err(|e| output_error(path, e))?;
+        inner.write_all(&crc.to_le_bytes()).map_err(|e| output_error(path, describe_io(&e)))?;
         inner.commit()
     }
 

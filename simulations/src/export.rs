@@ -19,7 +19,7 @@
 //! this simple to write.
 
 use std::{
-    io::{BufWriter, Read, Write},
+    io::{BufWriter, ErrorKind, Read, Seek, SeekFrom, Write},
     path::{Path, PathBuf},
 };
 
@@ -27,7 +27,7 @@ use npyz::WriterBuilder;
 
 use crate::{
     error::{Error, Result},
-    outfile::{self, AtomicFile, output_error},
+    outfile::{self, AtomicFile, describe_io, output_error},
 };
 
 /// One named array, C order (last index fastest).
@@ -94,24 +94,111 @@ pub fn numbered(path: &Path, step: u64) -> PathBuf {
 /// Writes one array as a `.npy` file (`float32`, C order).
 pub fn write_npy(path: &Path, array: &Array) -> Result<PathBuf> {
     let mut out = AtomicFile::create_synced(path)?;
-    npy_into(&mut out, array).map_err(|e| output_error(path, e))?;
+    npy_into(&mut out, array).map_err(|e| output_error(path, describe_io(&e)))?;
     out.commit()
 }
 
-/// Writes arrays as entries `NAME.npy` of a deflated `.npz` archive.
+/// Writes arrays as entries `NAME.npy` of a deflated `.npz` archive. An I/O error of the file
+/// is kept (by `KeepFirstError`) and returned after the archive is finished, so `zip` never
+/// fails half-way: its `Drop` would finish the archive again and print the error to stderr.
 pub fn write_npz(path: &Path, arrays: &[Array]) -> Result<PathBuf> {
-    let mut zip = zip::ZipWriter::new(AtomicFile::create_synced(path)?);
+    let fail = |e: zip::result::ZipError| match e {
+        zip::result::ZipError::Io(e) => output_error(path, describe_io(&e)),
+        e => output_error(path, e),
+    };
+    let mut zip = zip::ZipWriter::new(KeepFirstError::new(AtomicFile::create_synced(path)?));
     for array in arrays {
         let bytes = 4 * array.data.len() as u64 + 1024;
         let options = zip::write::SimpleFileOptions::default()
             .compression_method(zip::CompressionMethod::Deflated)
             .large_file(bytes >= u64::from(u32::MAX));
-        zip.start_file(format!("{}.npy", array.name), options).map_err(|e| output_error(path, e))?;
+        zip.start_file(format!("{}.npy", array.name), options).map_err(fail)?;
         // npyz writes element by element: batch them before the compressor.
         let mut entry = BufWriter::with_capacity(1 << 16, &mut zip);
-        npy_into(&mut entry, array).and_then(|()| entry.flush()).map_err(|e| output_error(path, e))?;
+        npy_into(&mut entry, array)
+            .and_then(|()| entry.flush())
+            .map_err(|e| output_error(path, describe_io(&e)))?;
     }
-    zip.finish().map_err(|e| output_error(path, e))?.commit()
+    let file = zip.finish().map_err(fail)?.into_result().map_err(|e| output_error(path, describe_io(&e)))?;
+    file.commit()
+}
+
+/// A writer that keeps the first I/O error of the one under it instead of returning it, and
+/// from then on accepts every write and seek without passing it on, keeping track of the
+/// position and length the file would have had. The writer above (here `zip`) thus finishes
+/// as if nothing failed; [`KeepFirstError::into_result`] then returns the kept error.
+struct KeepFirstError<W> {
+    inner: W,
+    position: u64,
+    len: u64,
+    error: Option<std::io::Error>,
+}
+
+impl<W> KeepFirstError<W> {
+    /// `inner` must be at position 0 of an empty file.
+    fn new(inner: W) -> Self {
+        Self { inner, position: 0, len: 0, error: None }
+    }
+
+    /// The writer under it, or the first error it gave.
+    fn into_result(self) -> std::io::Result<W> {
+        match self.error {
+            Some(e) => Err(e),
+            None => Ok(self.inner),
+        }
+    }
+
+    fn advance(&mut self, n: usize) -> usize {
+        self.position += n as u64;
+        self.len = self.len.max(self.position);
+        n
+    }
+}
+
+impl<W: Write> Write for KeepFirstError<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.error.is_none() {
+            match self.inner.write(buf) {
+                Ok(n) => return Ok(self.advance(n)),
+                Err(e) if e.kind() == ErrorKind::Interrupted => return Err(e),
+                Err(e) => self.error = Some(e),
+            }
+        }
+        Ok(self.advance(buf.len()))
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if self.error.is_none()
+            && let Err(e) = self.inner.flush()
+        {
+            self.error = Some(e);
+        }
+        Ok(())
+    }
+}
+
+impl<W: Seek> Seek for KeepFirstError<W> {
+    fn seek(&mut self, to: SeekFrom) -> std::io::Result<u64> {
+        if self.error.is_none() {
+            match self.inner.seek(to) {
+                Ok(position) => {
+                    self.position = position;
+                    return Ok(position);
+                }
+                Err(e) if e.kind() == ErrorKind::Interrupted => return Err(e),
+                Err(e) => self.error = Some(e),
+            }
+        }
+        let position = match to {
+            SeekFrom::Start(n) => Some(n),
+            SeekFrom::End(d) => self.len.checked_add_signed(d),
+            SeekFrom::Current(d) => self.position.checked_add_signed(d),
+        };
+        self.position = position.ok_or_else(|| {
+            std::io::Error::new(ErrorKind::InvalidInput, "a seek before the start of the file")
+        })?;
+        Ok(self.position)
+    }
 }
 
 fn npy_into(out: &mut impl Write, array: &Array) -> std::io::Result<()> {
@@ -192,10 +279,72 @@ pub fn write_vti(path: &Path, fields: &Fields) -> Result<PathBuf> {
         }
         out.write_all(b"\n</AppendedData>\n</VTKFile>\n")
     };
-    write(&mut out).map_err(|e| output_error(path, e))?;
+    write(&mut out).map_err(|e| output_error(path, describe_io(&e)))?;
     out.commit()
 }
 
 fn input_error(path: &Path, e: impl std::fmt::Display) -> Error {
     Error::Input { path: path.to_owned(), reason: e.to_string() }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Cursor;
+
+    use super::*;
+
+    /// A file that takes `room` bytes, then fails every write and seek, as a full disk does.
+    struct FillsUp {
+        file: Cursor<Vec<u8>>,
+        room: usize,
+    }
+
+    impl Write for FillsUp {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            let room = self.room.saturating_sub(self.file.get_ref().len());
+            if room == 0 {
+                return Err(ErrorKind::StorageFull.into());
+            }
+            self.file.write(&buf[..buf.len().min(room)])
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Seek for FillsUp {
+        fn seek(&mut self, to: SeekFrom) -> std::io::Result<u64> {
+            match self.file.get_ref().len() >= self.room {
+                true => Err(ErrorKind::StorageFull.into()),
+                false => self.file.seek(to),
+            }
+        }
+    }
+
+    /// Writes an archive of two arrays through [`KeepFirstError`] into a file of `room` bytes;
+    /// returns what `zip` ended with (the positions it saw) and the kept error, if any.
+    fn archive(room: usize) -> (u64, u64, Option<ErrorKind>) {
+        let file = FillsUp { file: Cursor::new(Vec::new()), room };
+        let mut zip = zip::ZipWriter::new(KeepFirstError::new(file));
+        for name in ["u", "v"] {
+            zip.start_file(format!("{name}.npy"), zip::write::SimpleFileOptions::default()).unwrap();
+            let array = Array::new(name, &[16, 16], (0..256).map(|i| i as f32).collect());
+            npy_into(&mut zip, &array).unwrap();
+        }
+        let kept = zip.finish().expect("zip never sees the error");
+        let (position, len) = (kept.position, kept.len);
+        (position, len, kept.into_result().err().map(|e| e.kind()))
+    }
+
+    #[test]
+    fn a_failing_file_under_an_archive_is_reported_after_it_is_finished() {
+        let (position, len, error) = archive(usize::MAX);
+        assert_eq!((position, error), (len, None));
+        // Full half-way: zip finishes as if nothing failed, at the same positions; the error
+        // comes after.
+        for room in [0, 100, len as usize / 2, len as usize - 1] {
+            assert_eq!(archive(room), (len, len, Some(ErrorKind::StorageFull)), "room {room}");
+        }
+    }
 }

@@ -98,10 +98,20 @@ fn kib_field(text: &str, field: &str) -> Option<u64> {
 /// Refuses a `width × height` run that needs `need` bytes of host memory when this process
 /// cannot have them ([`host_room`]). Where nothing can be read (not Linux), nothing is refused.
 pub fn check_host(width: u32, height: u32, need: u64) -> Result<()> {
+    check_host_box([width, height, 1], need)
+}
+
+/// [`check_host`] for a 3-D `n[0] × n[1] × n[2]` box, named so in the refusal
+/// (`a 900x900x900 grid`; a depth of 1 is left out).
+pub fn check_host_box(n: [u32; 3], need: u64) -> Result<()> {
     match host_room() {
-        Some(HostRoom { bytes, bound: HostBound::Available }) => require(width, height, need, bytes, "host"),
+        Some(HostRoom { bytes, bound: HostBound::Available }) => require_box(n, need, bytes, "host"),
         Some(room) if need > room.bytes => {
-            Err(room.refusal(&format!("a {width}x{height} grid"), need, "use a smaller --size"))
+            let grid = match n {
+                [width, height, 1] => format!("a {width}x{height} grid"),
+                [width, height, depth] => format!("a {width}x{height}x{depth} grid"),
+            };
+            Err(room.refusal(&grid, need, "use a smaller --size"))
         }
         _ => Ok(()),
     }

@@ -28,8 +28,6 @@ impl Heat {
         setup.validate()?;
         check_part(variant, setup.n, "the box")?;
         let cells = setup.cells() as u64;
-        let [nx, ny, nz] = setup.n;
-        let (w, h) = (nx, ny * nz);
         let engine: Box<dyn HeatEngine> = match (device, variant) {
             (Device::Cpu, v) if v != HeatVariant::Cpu => {
                 return Err(Error::InvalidInput(format!(
@@ -38,13 +36,13 @@ impl Heat {
                 )));
             }
             (Device::Cuda(gpu), v) if v != HeatVariant::Cpu => {
-                memory::check_host(w, h, 4 * cells)?;
+                memory::check_host_box(setup.n, 4 * cells)?;
                 let (free, _) = gpu.memory()?;
                 memory::require_box(setup.n, v.bytes_per_cell() * cells + (64 << 20), free, "GPU")?;
                 Box::new(cuda::CudaHeat::new(gpu.clone(), v, setup, &initial_field(setup))?)
             }
             _ => {
-                memory::check_host(w, h, HeatVariant::Cpu.bytes_per_cell() * cells)?;
+                memory::check_host_box(setup.n, HeatVariant::Cpu.bytes_per_cell() * cells)?;
                 Box::new(cpu::CpuHeat::new(setup, initial_field(setup)))
             }
         };
