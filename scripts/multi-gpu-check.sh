@@ -23,6 +23,9 @@
 #          loopback interface (NCCL_SOCKET_IFNAME=lo; no InfiniBand here), heat's CUDA IPC off
 #          (RUST_GPU_SIM_RANK_HALOS=nccl); the scaling bench with and without overlap, then with
 #          NCCL's sockets widened (NCCL_SOCKET_NTHREADS=4 NCCL_NSOCKS_PERTHREAD=4);
+#   overlap: the measurements behind the overlap defaults: heat 1200³ single's two schemes
+#          (RUST_GPU_SIM_HEAT_OVERLAP=halves|edges) in one process, between processes by CUDA
+#          IPC and by NCCL, and Gray-Scott 16384² with and without --overlap under mpirun;
 #   sweep: the measurements behind two constants, strong scaling on the most GPUs (up to 4):
 #          Gray-Scott streaming's fewest halo rows (MULTI_STEP_HALO; RUST_GPU_SIM_HALO_ROWS,
 #          values in SWEEP_HALO_ROWS) in one process and under mpirun, and the SMs heat's
@@ -99,6 +102,10 @@ if [[ $parts == *" tests "* ]]; then
       $B/rust-gpu-sim $a --save h1.npz > /dev/null 2>&1
       $B/rust-gpu-sim $a --gpus $np ${overlap:---no-overlap} --save h$np.npz > "$OUT/local-heat$np.log" 2>&1
       echo "heat 40x30x61 --gpus $np ${overlap:---no-overlap}: exit $?, $(same_npz h1.npz h$np.npz); $(grep -o 'on cuda[^(]*' "$OUT/local-heat$np.log" | head -1)"
+      if [ -n "$overlap" ]; then
+        RUST_GPU_SIM_HEAT_OVERLAP=edges $B/rust-gpu-sim $a --gpus $np --overlap --save he$np.npz > "$OUT/local-heat$np-edges.log" 2>&1
+        echo "heat 40x30x61 --gpus $np --overlap, edges first: exit $?, $(same_npz h1.npz he$np.npz); $(grep -o 'edges first[^(]*' "$OUT/local-heat$np-edges.log" | head -1)"
+      fi
     done
   done
   echo "== compute-sanitizer on runs over 2 GPUs (peer reads)"
@@ -130,6 +137,10 @@ if [[ $parts == *" tests "* ]]; then
     echo "heat single --no-overlap: exit $?; --save $(same_npz heat1.npz heat${np}o.npz); $(grep -o 'halos by [^,]*\|over NCCL' "$OUT/multi-heat${np}o.log" | head -1)"
     mpi $np -x RUST_GPU_SIM_RANK_HALOS=nccl $B/rust-gpu-sim $heat --save heat${np}n.npz > "$OUT/multi-heat${np}n.log" 2>&1
     echo "heat single (overlapped by default), RUST_GPU_SIM_RANK_HALOS=nccl: exit $?; --save $(same_npz heat1.npz heat${np}n.npz); $(grep -o 'halos by [^,]*\|over NCCL' "$OUT/multi-heat${np}n.log" | head -1)"
+    mpi $np -x RUST_GPU_SIM_HEAT_OVERLAP=edges $B/rust-gpu-sim $heat --save heat${np}e.npz > "$OUT/multi-heat${np}e.log" 2>&1
+    echo "heat single, edges first by CUDA IPC: exit $?; --save $(same_npz heat1.npz heat${np}e.npz); $(grep -o 'edges first' "$OUT/multi-heat${np}e.log" | head -1)"
+    mpi $np -x RUST_GPU_SIM_RANK_HALOS=nccl -x RUST_GPU_SIM_HEAT_OVERLAP=halves $B/rust-gpu-sim $heat --save heat${np}h.npz > "$OUT/multi-heat${np}h.log" 2>&1
+    echo "heat single, halves over NCCL: exit $?; --save $(same_npz heat1.npz heat${np}h.npz); $(grep -o 'other half' "$OUT/multi-heat${np}h.log" | head -1)"
     mpi $np $B/rust-gpu-sim ${gs/streaming/fused} --save fused$np.npz > "$OUT/multi-fused$np.log" 2>&1
     $B/rust-gpu-sim ${gs/streaming/fused} --save fused1.npz > /dev/null 2>&1
     echo "grayscott fused: exit $?; --save $(same_npz fused1.npz fused$np.npz)"
@@ -320,15 +331,39 @@ if [[ $parts == *" two-hosts "* ]]; then
       --repeats 3 > "$OUT/hosts-heat$np.txt" 2> "$OUT/hosts-heat$np.err"
     mpi_default $np "${net[@]}" $B/rust-gpu-sim bench heat --sizes 1200 --variants single --overlap \
       --repeats 3 > "$OUT/hosts-heat$np-overlap.txt" 2> "$OUT/hosts-heat$np-overlap.err"
+    mpi_default $np "${net[@]}" -x RUST_GPU_SIM_HEAT_OVERLAP=halves $B/rust-gpu-sim bench heat --sizes 1200 --variants single \
+      --overlap --repeats 3 > "$OUT/hosts-heat$np-overlap-halves.txt" 2> "$OUT/hosts-heat$np-overlap-halves.err"
     mpi_default $np "${net[@]}" "${wide[@]}" $B/rust-gpu-sim bench heat --sizes 1200 --variants single --overlap \
       --repeats 3 > "$OUT/hosts-heat$np-overlap-wide.txt" 2> "$OUT/hosts-heat$np-overlap-wide.err"
+    mpi_default $np "${net[@]}" "${wide[@]}" -x RUST_GPU_SIM_HEAT_OVERLAP=halves $B/rust-gpu-sim bench heat --sizes 1200 \
+      --variants single --overlap --repeats 3 > "$OUT/hosts-heat$np-overlap-wide-halves.txt" 2> "$OUT/hosts-heat$np-overlap-wide-halves.err"
     mpi_default $np "${net[@]}" "${wide[@]}" $B/rust-gpu-sim bench grayscott --sizes 16384 --variants streaming,fused \
       --overlap --repeats 3 > "$OUT/hosts-gs$np-overlap-wide.txt" 2> "$OUT/hosts-gs$np-overlap-wide.err"
-    echo "-- $np ranks; NCCL's transport: $(grep -ohE 'via NET/[A-Za-z]+[^ ]*' "$OUT/hosts-gs$np.err" | sort | uniq -c | tr -s ' ' | head -2 | tr '\n' ';')"
-    cat "$OUT"/hosts-gs$np.txt "$OUT"/hosts-gs$np-overlap.txt "$OUT"/hosts-gs$np-overlap-wide.txt "$OUT"/hosts-heat$np.txt \
-      "$OUT"/hosts-heat$np-overlap.txt "$OUT"/hosts-heat$np-overlap-wide.txt | grep -E "^(grayscott|heat) .* nccl " | cut -c1-140
+    echo "-- $np ranks; NCCL's transport: $(grep -ohE "via NET/[A-Za-z]+" "$OUT/hosts-gs$np.txt" | sort | uniq -c | tr -s ' ' | head -2 | tr '\n' ';')"
+    for f in gs$np gs$np-overlap gs$np-overlap-wide heat$np heat$np-overlap heat$np-overlap-halves heat$np-overlap-wide \
+      heat$np-overlap-wide-halves; do
+      grep -E "^(grayscott|heat) .* nccl " "$OUT/hosts-$f.txt" | sed "s/^/${f#*[0-9]}: /" | cut -c1-150
+    done
   done
   echo "(heat's halo: 4 planes of 1200² f32 = 23.04 MB each way per neighbour per step; link GB/s = 23.04 / exch ms for 2 ranks)"
+fi
+
+if [[ $parts == *" overlap "* ]]; then
+  n=2; [ "$gpus" -ge 4 ] && n=4
+  echo "== the overlap defaults on $n GPUs: heat 1200³ single, halves against edges first"
+  for scheme in halves edges; do
+    RUST_GPU_SIM_HEAT_OVERLAP=$scheme $B/rust-gpu-sim bench heat --sizes 1200 --variants single --gpus 1,$n --overlap \
+      --repeats 3 2>> "$OUT/overlap.err" | grep -E "^heat " | sed "s/^/$scheme, one process: /" | cut -c1-150
+    mpi $n -x RUST_GPU_SIM_HEAT_OVERLAP=$scheme $B/rust-gpu-sim bench heat --sizes 1200 --variants single --overlap \
+      --repeats 3 2>> "$OUT/overlap.err" | grep -E "^heat .* nccl " | sed "s/^/$scheme, CUDA IPC: /" | cut -c1-150
+    mpi $n -x RUST_GPU_SIM_RANK_HALOS=nccl -x RUST_GPU_SIM_HEAT_OVERLAP=$scheme $B/rust-gpu-sim bench heat --sizes 1200 \
+      --variants single --overlap --repeats 3 2>> "$OUT/overlap.err" | grep -E "^heat .* nccl " | sed "s/^/$scheme, NCCL: /" | cut -c1-150
+  done
+  echo "== Gray-Scott 16384² under mpirun -np $n, without and with --overlap"
+  mpi $n $B/rust-gpu-sim bench grayscott --sizes 16384 --variants streaming,fused --repeats 3 2>> "$OUT/overlap.err" \
+    | grep -E "^grayscott .* nccl " | cut -c1-150
+  mpi $n $B/rust-gpu-sim bench grayscott --sizes 16384 --variants streaming,fused --overlap --repeats 3 2>> "$OUT/overlap.err" \
+    | grep -E "^grayscott .* nccl " | cut -c1-150
 fi
 
 if [[ $parts == *" sweep "* ]]; then

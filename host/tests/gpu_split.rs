@@ -228,7 +228,7 @@ fn nccl_self_exchange_matches_the_cpu_bit_for_bit() {
             let agreed = LaunchSettings::for_layout(&layout, variant, W, H, false, true).unwrap();
             assert_eq!(agreed.halo(variant, H), defaults.halo(variant, H));
             assert!(agreed.overlap);
-            let sim = GrayScott::new_in(&setup, layout, variant, s).unwrap();
+            let sim = GrayScott::new_in(&setup, layout, variant, |_| Ok(s)).unwrap();
             let described = sim.describe();
             assert!(described.contains("NCCL"), "{described}");
             let mut sim = restored(sim, seed);
@@ -250,7 +250,7 @@ fn nccl_one_rank_refuses_a_grid_thinner_than_its_halo() {
     let gpu = gpu();
     let setup = Setup { init: Init::Spots, ..Setup::new(64, 3, coral()) };
     let settings = LaunchSettings { temporal_steps: 5, ..LaunchSettings::default() };
-    let Err(e) = GrayScott::new_in(&setup, one_rank(&gpu), Variant::Temporal, settings) else {
+    let Err(e) = GrayScott::new_in(&setup, one_rank(&gpu), Variant::Temporal, |_| Ok(settings)) else {
         panic!("a 3-row grid with a 5-row halo was accepted")
     };
     assert!(e.to_string().contains("3 rows are fewer than the 5-row halo"), "{e}");

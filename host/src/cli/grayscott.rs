@@ -201,17 +201,12 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
     let driver = driver.open((setup.width, setup.height), root, text)?;
     simulations::timeline::mark("outputs open");
     let mut sim = match parted {
-        Some(layout) => {
-            let settings = LaunchSettings::for_layout(
-                &layout,
-                variant,
-                setup.width,
-                setup.height,
-                !args.no_autotune,
-                args.parts.overlap,
-            )?;
-            GrayScott::new_in(&setup, layout, variant, settings)?
-        }
+        Some(layout) => GrayScott::new_in(&setup, layout, variant, |layout| {
+            let job = simulations::split::decomposition::launch_rank(|name| std::env::var(name).ok())?;
+            let overlap = matches!(layout, Layout::Ranks(_)) && args.parts.gray_scott_overlap(job);
+            let autotune = !args.no_autotune;
+            LaunchSettings::for_layout(layout, variant, setup.width, setup.height, autotune, overlap)
+        })?,
         None => GrayScott::new_tuned(&setup, &device, variant, !args.no_autotune)?,
     };
     simulations::timeline::mark("simulation set up");

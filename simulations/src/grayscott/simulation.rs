@@ -71,17 +71,19 @@ impl GrayScott {
         settings: parts::LaunchSettings,
     ) -> Result<Self> {
         let layout = crate::split::Layout::Local { gpus: gpus.to_vec(), split };
-        Self::new_in(setup, layout, variant, settings)
+        Self::new_in(setup, layout, variant, |_| Ok(settings))
     }
 
     /// A CUDA run in the parts of `layout` (in this process, or this process's part of an
     /// NCCL job: every process builds the whole start and keeps its band), each part
-    /// stepped with `settings`. Bit-identical to [`GrayScott::new`]'s run.
+    /// stepped with the launch settings `settings` gives for the layout (called once the
+    /// start is built: with NCCL ranks it agrees with the others, and the start's build
+    /// hides NCCL's connecting to the neighbours). Bit-identical to [`GrayScott::new`]'s run.
     pub fn new_in(
         setup: &Setup,
         layout: crate::split::Layout,
         variant: Variant,
-        settings: parts::LaunchSettings,
+        settings: impl FnOnce(&crate::split::Layout) -> Result<parts::LaunchSettings>,
     ) -> Result<Self> {
         setup.validate()?;
         memory::check_host(setup.width, setup.height, 9 * setup.cells() as u64)?;
@@ -89,6 +91,8 @@ impl GrayScott {
             Some(path) => init::fields_from_image(path, setup.width, setup.height)?,
             None => initial_fields(setup.init, setup.width, setup.height, setup.seed),
         };
+        crate::timeline::mark("initial fields built");
+        let settings = settings(&layout)?;
         let engine = parts::PartedGrayScott::new(
             layout,
             variant,

@@ -15,8 +15,12 @@
 //! slab's exchange stream) while the second half is written, and the edge of the second half
 //! travels while the next step writes its first half, which is on the other side and needs the
 //! halo that arrived during the second half. So both exchanges of a step hide behind a half
-//! each, and a step costs one split of the pipeline (see `Overlap`). The other variants step
-//! the whole slab, halos included, and exchange after the step.
+//! each, and a step costs one split of the pipeline (see `Halves`). Between processes over
+//! NCCL, where a link may be slower than a half of a step needs (a network between hosts),
+//! the slab is written edges first instead (see `Edges`): the planes its neighbours need,
+//! then its middle, while both edges travel, so the exchange hides behind nearly the whole
+//! step for two more pipeline starts ([`OverlapScheme`]). The other variants step the whole
+//! slab, halos included, and exchange after the step.
 //!
 //! A model adaptor on the one split engine ([`crate::split`]): a slab is a part of it
 //! (`Slab`, on a bounded axis: no halo beyond the domain's faces), one exchange per RK4
@@ -62,6 +66,43 @@ pub const NCCL_FREE_SMS: u32 = 2;
 /// from it: their exchange is a copy on the same GPU.
 pub fn overlap_by_default(variant: HeatVariant, gpus: usize) -> bool {
     variant == HeatVariant::Single && gpus >= 2
+}
+
+/// How `--overlap` hides a step's exchange.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OverlapScheme {
+    /// The slab in two halves, in turns, each half's edge travelling while the other half is
+    /// written: the exchange has half a step to arrive; one more pipeline start per step.
+    Halves,
+    /// The slab's edges first, then its middle while both edges travel: the exchange has the
+    /// middle's time, nearly a step; two more pipeline starts per step.
+    Edges,
+}
+
+/// Set to `halves` or `edges` to choose heat's overlap scheme (to measure one against the
+/// other); unset: [`OverlapScheme::for_transport`].
+pub const OVERLAP_SCHEME_VAR: &str = "RUST_GPU_SIM_HEAT_OVERLAP";
+
+impl OverlapScheme {
+    /// Edges where the halos go by NCCL between processes (which may be hosts apart, over a
+    /// network), halves where they go by copy engines (in one process, or CUDA IPC on one
+    /// host), whose links carry a step's halos within half a step.
+    pub fn for_transport(nccl_between_processes: bool) -> Self {
+        if nccl_between_processes { OverlapScheme::Edges } else { OverlapScheme::Halves }
+    }
+
+    /// [`OverlapScheme::for_transport`], or [`OVERLAP_SCHEME_VAR`] where set; refuses another
+    /// value.
+    fn chosen(nccl_between_processes: bool) -> Result<Self> {
+        match std::env::var(OVERLAP_SCHEME_VAR).as_deref() {
+            Err(_) => Ok(Self::for_transport(nccl_between_processes)),
+            Ok("halves") => Ok(OverlapScheme::Halves),
+            Ok("edges") => Ok(OverlapScheme::Edges),
+            Ok(other) => {
+                Err(Error::InvalidInput(format!("{OVERLAP_SCHEME_VAR}={other:?}: use halves or edges")))
+            }
+        }
+    }
 }
 
 /// Sets the SMs an NCCL rank's halves leave free instead of [`NCCL_FREE_SMS`] (0 to 16), to
@@ -128,6 +169,28 @@ impl Slab {
     }
 }
 
+impl Slab {
+    /// The planes written first (the `HALO` planes at each end that has a neighbour), and
+    /// the middle written while they travel: `[below, middle, above]`. A slab too thin to
+    /// have a middle apart from its edges is written at once (its middle's pipeline would
+    /// read the halos).
+    fn edges(&self) -> [std::ops::Range<u32>; 3] {
+        edge_ranges(self.below, self.band.len, self.above)
+    }
+}
+
+/// [`Slab::edges`] of a slab of `len` own planes after `below` halo planes, with `above` halo
+/// planes after them (0 at the domain's faces).
+fn edge_ranges(below: u32, len: u32, above: u32) -> [std::ops::Range<u32>; 3] {
+    let (lo, hi) = (below, below + len);
+    let lower = if below > 0 { HALO } else { 0 };
+    let upper = if above > 0 { HALO } else { 0 };
+    if len < lower + upper + 2 * HALO {
+        return [lo..hi, hi..hi, hi..hi];
+    }
+    [lo..lo + lower, lo + lower..hi - upper, hi - upper..hi]
+}
+
 impl split::Part for Slab {
     fn step(&mut self, steps: u32) -> Result<()> {
         (0..steps).try_for_each(|_| self.step_once())
@@ -170,7 +233,7 @@ impl split::Part for Slab {
 /// the halos that its neighbours' reads of that edge precede. Costs against one launch per
 /// step: one more pipeline start per column of tiles (4 planes below and above; 8 of a
 /// 300-plane slab's step, the three-range scheme this replaced cost 16).
-struct Overlap {
+struct Halves {
     first: Side,
     first_done: Vec<CudaEvent>,
     second_done: Vec<CudaEvent>,
@@ -178,23 +241,59 @@ struct Overlap {
     second_halo: Vec<CudaEvent>,
 }
 
-impl Overlap {
+/// One event per slab of each kind.
+fn overlap_events(parts: &[Slab]) -> Result<Vec<CudaEvent>> {
+    parts
+        .iter()
+        .map(|p| p.engine.stream().context().new_event(None).context(|| "creating an overlap event".into()))
+        .collect()
+}
+
+impl Halves {
     fn new(parts: &[Slab]) -> Result<Self> {
-        let events = || {
-            parts
-                .iter()
-                .map(|p| {
-                    p.engine.stream().context().new_event(None).context(|| "creating an overlap event".into())
-                })
-                .collect::<Result<Vec<_>>>()
-        };
         Ok(Self {
             first: Side::Below,
-            first_done: events()?,
-            second_done: events()?,
-            first_halo: events()?,
-            second_halo: events()?,
+            first_done: overlap_events(parts)?,
+            second_done: overlap_events(parts)?,
+            first_halo: overlap_events(parts)?,
+            second_halo: overlap_events(parts)?,
         })
+    }
+}
+
+/// The order of edges-first steps, one event of each kind per slab. A step writes every
+/// slab's edges (after `halos`, the last step's exchange), records `edges_done`, then its
+/// middle. Each exchange stream waits for its slab's `edges_done` (the transport orders the
+/// neighbours': their sends read their edges, the copies of one process wait for both
+/// sides), exchanges both sides into the new field's halos and records the next step's
+/// `halos`. The new field's halo planes were last read by the step before, whose edges came
+/// before this step's on the slab's stream; the middle reads and writes no halo plane.
+struct Edges {
+    edges_done: Vec<CudaEvent>,
+    halos: Vec<CudaEvent>,
+}
+
+/// The events of `--overlap`'s scheme and its turn.
+enum Overlap {
+    Halves(Halves),
+    Edges(Edges),
+}
+
+impl Overlap {
+    fn new(scheme: OverlapScheme, parts: &[Slab]) -> Result<Self> {
+        Ok(match scheme {
+            OverlapScheme::Halves => Overlap::Halves(Halves::new(parts)?),
+            OverlapScheme::Edges => {
+                Overlap::Edges(Edges { edges_done: overlap_events(parts)?, halos: overlap_events(parts)? })
+            }
+        })
+    }
+
+    fn scheme(&self) -> OverlapScheme {
+        match self {
+            Overlap::Halves(_) => OverlapScheme::Halves,
+            Overlap::Edges(_) => OverlapScheme::Edges,
+        }
     }
 }
 
@@ -215,7 +314,8 @@ pub struct PartedHeat {
     /// With `overlap` (single only): each part's exchange stream, on which its halos travel
     /// while its other half is written.
     exchange_streams: Option<Vec<Arc<CudaStream>>>,
-    /// With `overlap`: the events that order the halves and the exchanges, and the turn.
+    /// With `overlap`: the events that order the halves (or the edges) and the exchanges,
+    /// and the turn.
     overlap: Option<Overlap>,
 }
 
@@ -287,11 +387,7 @@ impl PartedHeat {
             let above = if p < last { HALO } else { 0 };
             let (z0, z1) = ((band.start - below) as usize, (band.end() + above) as usize);
             let local = HeatSetup { n: [setup.n[0], setup.n[1], (z1 - z0) as u32], ..setup.clone() };
-            memory::check_host(
-                setup.n[0],
-                setup.n[1] * local.n[2],
-                4 * plane as u64 * u64::from(local.n[2]),
-            )?;
+            memory::check_host_box(local.n, 4 * plane as u64 * u64::from(local.n[2]))?;
             let start = super::initial_slab(setup, z0 as u32, z1 as u32);
             let engine = CudaHeat::new(gpus[g].clone(), variant, &local, &start)?;
             parts.push(Slab { band: *band, below, above, planes: setup.n[2], plane, variant, engine });
@@ -335,7 +431,10 @@ impl PartedHeat {
             }
         };
         let overlap = match &exchange_streams {
-            Some(_) => Some(Overlap::new(&parts)?),
+            Some(_) => {
+                let nccl = matches!(&transport, Transport::Ranks { ranks, .. } if !ranks.by_ipc());
+                Some(Overlap::new(OverlapScheme::chosen(nccl)?, &parts)?)
+            }
             None => None,
         };
         Ok(Self { transport, ipc_refused, variant, n: setup.n, bands, parts, exchange_streams, overlap })
@@ -398,15 +497,44 @@ impl PartedHeat {
         self.exchange()
     }
 
-    /// One RK4 step with the exchange hidden behind the halves (see [`Overlap`]).
+    /// One RK4 step with the exchange hidden behind the halves or the middle (see [`Halves`],
+    /// [`Edges`]).
     fn step_overlapped(&mut self) -> Result<()> {
         let mut turn = self.overlap.take().expect("called with overlap");
-        let result = self.step_halves(&mut turn);
+        let result = match &mut turn {
+            Overlap::Halves(halves) => self.step_halves(halves),
+            Overlap::Edges(edges) => self.step_edges(edges),
+        };
         self.overlap = Some(turn);
         result
     }
 
-    fn step_halves(&mut self, turn: &mut Overlap) -> Result<()> {
+    fn step_edges(&mut self, turn: &Edges) -> Result<()> {
+        let streams = self.exchange_streams.clone().expect("overlap has exchange streams");
+        for (p, part) in self.parts.iter_mut().enumerate() {
+            let stream = part.engine.stream().clone();
+            stream.wait(&turn.halos[p]).context(|| "ordering the edges after their halos".into())?;
+            let [below, middle, above] = part.edges();
+            for edge in [below, above].into_iter().filter(|r| !r.is_empty()) {
+                part.engine.step_planes(edge)?;
+            }
+            turn.edges_done[p].record(&stream).context(|| "recording the edges".into())?;
+            if !middle.is_empty() {
+                part.engine.step_planes(middle)?;
+            }
+            part.engine.finish_planes();
+        }
+        for (stream, done) in streams.iter().zip(&turn.edges_done) {
+            stream.wait(done).context(|| "ordering an exchange after the edges".into())?;
+        }
+        self.exchange()?;
+        for (stream, halos) in streams.iter().zip(&turn.halos) {
+            halos.record(stream).context(|| "recording an exchange".into())?;
+        }
+        Ok(())
+    }
+
+    fn step_halves(&mut self, turn: &mut Halves) -> Result<()> {
         let streams = self.exchange_streams.clone().expect("overlap has exchange streams");
         let (first, second) = (turn.first, turn.first.other());
         let mut seconds = Vec::with_capacity(self.parts.len());
@@ -575,8 +703,15 @@ impl HeatEngine for PartedHeat {
                 },
             },
         };
-        let place = if self.exchange_streams.is_some() {
-            format!("{place}, exchange overlapped with the other half of each slab")
+        let place = if let Some(overlap) = &self.overlap {
+            match overlap.scheme() {
+                OverlapScheme::Halves => {
+                    format!("{place}, exchange overlapped with the other half of each slab")
+                }
+                OverlapScheme::Edges => {
+                    format!("{place}, edges first, exchange overlapped with each slab's middle")
+                }
+            }
         } else {
             place
         };
@@ -593,6 +728,25 @@ impl HeatEngine for PartedHeat {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn edges_are_the_planes_a_neighbour_needs_and_the_middle_reads_no_halo() {
+        // A middle slab of 100 planes: 4 + 92 + 4, the middle at least HALO planes from the
+        // slab's ends, so its pipeline reads its own planes only.
+        assert_eq!(edge_ranges(4, 100, 4), [4..8, 8..100, 100..104]);
+        // The first and last slabs: no edge on the domain's face.
+        assert_eq!(edge_ranges(0, 100, 4), [0..0, 0..96, 96..100]);
+        assert_eq!(edge_ranges(4, 100, 0), [4..8, 8..104, 104..104]);
+        // Too thin for a middle apart from its edges: written at once.
+        assert_eq!(edge_ranges(4, 15, 4), [4..19, 19..19, 19..19]);
+        assert_eq!(edge_ranges(4, 16, 4), [4..8, 8..16, 16..20]);
+    }
+
+    #[test]
+    fn nccl_between_processes_overlaps_edges_first_copy_engines_by_halves() {
+        assert_eq!(OverlapScheme::for_transport(true), OverlapScheme::Edges);
+        assert_eq!(OverlapScheme::for_transport(false), OverlapScheme::Halves);
+    }
 
     #[test]
     fn only_the_single_variant_over_several_gpus_overlaps_by_default() {

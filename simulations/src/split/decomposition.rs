@@ -111,6 +111,14 @@ pub struct LaunchRank {
     pub launcher: &'static str,
 }
 
+impl LaunchRank {
+    /// Whether the job's processes run on more than one host, as far as the launcher says
+    /// (fewer processes on this host than in the job); `false` where it does not say.
+    pub fn spans_hosts(&self) -> bool {
+        self.local.is_some_and(|(_, on_this_host)| on_this_host < self.size)
+    }
+}
+
 /// The rank and size from the variables of Open MPI's `mpirun`, MPICH/Hydra's `mpiexec`
 /// (PMI) or Slurm's `srun`, read through `var`; `None` when none is set (a plain run).
 /// Refuses values that are not numbers or a rank outside the size.
@@ -263,6 +271,10 @@ mod tests {
         assert_eq!(launch_rank(env(&[])).unwrap(), None);
         let ompi = launch_rank(env(&[("OMPI_COMM_WORLD_RANK", "1"), ("OMPI_COMM_WORLD_SIZE", "4")])).unwrap();
         assert_eq!(ompi, Some(LaunchRank { rank: 1, size: 4, local: None, launcher: "Open MPI" }));
+        let on = |local| LaunchRank { rank: 1, size: 4, local, launcher: "Slurm" };
+        assert!(on(Some((1, 2))).spans_hosts());
+        assert!(!on(Some((1, 4))).spans_hosts());
+        assert!(!on(None).spans_hosts());
         let ompi = launch_rank(env(&[
             ("OMPI_COMM_WORLD_RANK", "3"),
             ("OMPI_COMM_WORLD_SIZE", "4"),
