@@ -527,3 +527,48 @@ pub fn check_steps(steps: u32) -> Result<()> {
 pub fn at_most(option: &str, value: f64, max: f64, why: &str) -> Result<()> {
     Ok(simulations::error::at_most(option, value, max, why)?)
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use simulations::heat::HeatVariant;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Parts {
+        #[command(flatten)]
+        parts: PartsArgs,
+    }
+
+    fn parts(args: &[&str]) -> PartsArgs {
+        Parts::try_parse_from([&["test"][..], args].concat()).unwrap().parts
+    }
+
+    fn rank(size: usize, on_this_host: Option<usize>) -> Option<LaunchRank> {
+        Some(LaunchRank { rank: 0, size, local: on_this_host.map(|n| (0, n)), launcher: "Slurm" })
+    }
+
+    #[test]
+    fn heat_overlaps_over_several_gpus_unless_told_not_to() {
+        assert!(parts(&[]).heat_overlap(HeatVariant::Single, 2));
+        assert!(!parts(&[]).heat_overlap(HeatVariant::Single, 1));
+        assert!(!parts(&[]).heat_overlap(HeatVariant::Fused, 4));
+        assert!(!parts(&["--no-overlap"]).heat_overlap(HeatVariant::Single, 4));
+        assert!(parts(&["--overlap"]).heat_overlap(HeatVariant::Single, 1));
+        // The last of the two wins, as for any flag given twice.
+        assert!(parts(&["--overlap", "--no-overlap"]).no_overlap);
+        assert!(!parts(&["--overlap", "--no-overlap"]).heat_overlap(HeatVariant::Single, 4));
+        assert!(parts(&["--no-overlap", "--overlap"]).heat_overlap(HeatVariant::Single, 4));
+    }
+
+    #[test]
+    fn gray_scott_overlaps_where_the_job_spans_hosts_unless_told() {
+        assert!(parts(&[]).gray_scott_overlap(rank(8, Some(4))));
+        assert!(!parts(&[]).gray_scott_overlap(rank(4, Some(4))));
+        assert!(!parts(&[]).gray_scott_overlap(rank(4, None)));
+        assert!(!parts(&[]).gray_scott_overlap(None));
+        assert!(!parts(&["--no-overlap"]).gray_scott_overlap(rank(8, Some(4))));
+        assert!(parts(&["--overlap"]).gray_scott_overlap(rank(4, Some(4))));
+    }
+}
