@@ -1,6 +1,6 @@
 //! Simulates Gray-Scott "mitosis" through the host library and saves the last frame as a PNG.
 //!
-//! `cargo run --release -p host --example grayscott_png -- [OUT.png]` (`--help` for help)
+//! `cargo run --release -p simulations --example grayscott_png -- [OUT.png]` (`--help` for help)
 
 use std::path::PathBuf;
 

@@ -2,7 +2,7 @@
 //! tiles the last frames into one PNG, in `--list-presets` order, left to right and top to
 //! bottom (the README's docs/presets.png).
 //!
-//! `cargo run --release -p host --example preset_montage -- [OUT.png] [SIDE]` (`--help` for help)
+//! `cargo run --release -p simulations --example preset_montage -- [OUT.png] [SIDE]` (`--help` for help)
 
 use std::{path::PathBuf, time::Instant};
 

@@ -31,22 +31,22 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | 
 
 if has tests; then
   echo "== GPU tests"
-  $B/gpu_grayscott --ignored --test-threads=1 --nocapture > "$OUT/gpu-tests.log" 2>&1
+  $B/simulations_it --ignored --test-threads=1 --nocapture gpu_grayscott:: > "$OUT/gpu-tests.log" 2>&1
   grep -E "test result" "$OUT/gpu-tests.log"
-  $B/gpu_heat --ignored --test-threads=1 --nocapture > "$OUT/gpu-heat-tests.log" 2>&1
+  $B/simulations_it --ignored --test-threads=1 --nocapture gpu_heat:: > "$OUT/gpu-heat-tests.log" 2>&1
   grep -E "test result|after 10 steps|relative error" "$OUT/gpu-heat-tests.log"
   # The same tests from the PTX (driver JIT) instead of the embedded cubin.
-  RUST_GPU_SIM_FORCE_PTX=1 $B/gpu_grayscott --ignored --test-threads=1 > "$OUT/gpu-tests-ptx.log" 2>&1
-  RUST_GPU_SIM_FORCE_PTX=1 $B/gpu_heat --ignored --test-threads=1 >> "$OUT/gpu-tests-ptx.log" 2>&1
+  RUST_GPU_SIM_FORCE_PTX=1 $B/simulations_it --ignored --test-threads=1 gpu_grayscott:: > "$OUT/gpu-tests-ptx.log" 2>&1
+  RUST_GPU_SIM_FORCE_PTX=1 $B/simulations_it --ignored --test-threads=1 gpu_heat:: >> "$OUT/gpu-tests-ptx.log" 2>&1
   echo "forced PTX: $(grep -E 'test result' "$OUT/gpu-tests-ptx.log" | tr '\n' ' ')"
   # Its own process: a failed device_assert! leaves the CUDA context unusable.
-  $B/gpu_device_layer --ignored --test-threads=1 --nocapture > "$OUT/gpu-device-layer-tests.log" 2>&1
+  $B/simulations_it --ignored --test-threads=1 --nocapture gpu_device_layer:: > "$OUT/gpu-device-layer-tests.log" 2>&1
   grep -E "test result|Assertion" "$OUT/gpu-device-layer-tests.log"
 fi
 
 if has outputs; then
   echo "== checkpoints on the GPU (resume bit-identical, every variant)"
-  $B/outputs_gpu --ignored --test-threads=1 > "$OUT/gpu-outputs-tests.log" 2>&1
+  $B/simulations_it --ignored --test-threads=1 outputs_gpu:: > "$OUT/gpu-outputs-tests.log" 2>&1
   grep -E "test result|panicked" "$OUT/gpu-outputs-tests.log"
 fi
 
@@ -97,8 +97,8 @@ if has unit-sanitize; then
   echo "== compute-sanitizer on kernel tests: the streaming kernels (every step count and block shape, small grids), fused and fused_pair"
   for test in streaming_kernels_match_cpu_on_small fused_kernel_matches; do
     for tool in memcheck racecheck; do
-      timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 $B/gpu_grayscott --ignored --test-threads=1 \
-        $test > "$OUT/san-$tool-$test.log" 2>&1
+      timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 $B/simulations_it --ignored --test-threads=1 \
+        gpu_grayscott::$test > "$OUT/san-$tool-$test.log" 2>&1
       echo "$test $tool: exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|test result' "$OUT/san-$tool-$test.log" | tr '\n' ' ')"
     done
   done
@@ -191,7 +191,7 @@ fi
 
 if has physarum-tests; then
   echo "== Physarum GPU tests"
-  $B/gpu_physarum --ignored --test-threads=1 --nocapture > "$OUT/gpu-physarum-tests.log" 2>&1
+  $B/simulations_it --ignored --test-threads=1 --nocapture gpu_physarum:: > "$OUT/gpu-physarum-tests.log" 2>&1
   grep -E "test result|identical|panicked" "$OUT/gpu-physarum-tests.log"
 fi
 
@@ -243,7 +243,7 @@ fi
 
 if has split; then
   echo "== split runs (--split on one GPU): bit-identical to one part and the CPU"
-  $B/gpu_split --ignored --test-threads=1 --nocapture --skip multi_gpu > "$OUT/gpu-split-tests.log" 2>&1
+  $B/simulations_it --ignored --test-threads=1 --nocapture gpu_split:: --skip multi_gpu > "$OUT/gpu-split-tests.log" 2>&1
   grep -E "test result|panicked" "$OUT/gpu-split-tests.log"
   grep -c "bit-identical to one part" "$OUT/gpu-split-tests.log" | sed 's/^/split configurations checked: /'
   echo "== compute-sanitizer on heat in 3 slabs (37x29x61, 3 RK4 steps)"
@@ -282,7 +282,7 @@ if has nccl; then
   # Open MPI refuses root without these; the GPU machine runs as root.
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   echo "== NCCL transport, one rank (periodic self-exchange through NCCL): GPU tests"
-  $B/gpu_split --ignored --test-threads=1 --nocapture nccl > "$OUT/gpu-nccl-tests.log" 2>&1
+  $B/simulations_it --ignored --test-threads=1 --nocapture gpu_split::nccl > "$OUT/gpu-nccl-tests.log" 2>&1
   grep -E "test result|panicked|bit-identical" "$OUT/gpu-nccl-tests.log"
   echo "== mpirun -np 1 --transport nccl against a plain run (--save arrays and the GIF, bit for bit)"
   same() { python3 -c "import numpy as n,sys; a,b=n.load(sys.argv[1]),n.load(sys.argv[2]); print('identical' if all(n.array_equal(a[k].view(n.uint32),b[k].view(n.uint32)) for k in a.files) and a.files==b.files else 'DIFFERENT')" "$1" "$2"; }
@@ -366,8 +366,8 @@ if has heat-size; then
 fi
 
 if has faults; then
-  echo "== faults: GPU memory taken after the check; a kernel fault mid-run (tests/faults_gpu.rs)"
-  $B/faults_gpu --ignored --test-threads=1 --nocapture > "$OUT/gpu-faults.log" 2>&1
+  echo "== faults: GPU memory taken after the check; a kernel fault mid-run (host/tests/it/faults_gpu.rs)"
+  $B/host_it --ignored --test-threads=1 --nocapture faults_gpu:: > "$OUT/gpu-faults.log" 2>&1
   grep -E "^test |test result|run's stderr|^hog:" "$OUT/gpu-faults.log"
   # The GPU is usable afterwards (no stuck process holding it).
   $B/rust-gpu-sim grayscott --size 256 --steps 100 > /dev/null 2>&1 && echo "faults: a later run: ok" || echo "faults: a later run: FAILED"
@@ -425,17 +425,17 @@ fi
 if has serve; then
   echo "== serve, CUDA backend: live rate changes bit-identical to the CPU; then a frame-timestamping"
   echo "   client on this host: frames/s delivered and parameter-change latency (change sent -> first frame with it)"
-  SERVE_BIN=$B/rust-gpu-sim $B/serve_gpu --ignored --test-threads=1 --nocapture > "$OUT/serve.log" 2>&1
+  SERVE_BIN=$B/rust-gpu-sim $B/host_it --ignored --test-threads=1 --nocapture serve_gpu:: > "$OUT/serve.log" 2>&1
   grep -E "test result|panicked|^serve on|^case|^grayscott|^physarum" "$OUT/serve.log"
 fi
 # --- end serve ----------------------------------------------------------------------------
 # --- example: examples/barkley (issue 24 part 3) ------------------------------------------
 if has example; then
   echo "== examples/barkley: GPU against CPU bit for bit (cubin and PTX), the command on the GPU"
-  BARKLEY_BIN=$B/barkley $B/barkley_gpu --ignored --test-threads=1 --nocapture > "$OUT/barkley-gpu-tests.log" 2>&1
+  BARKLEY_BIN=$B/barkley $B/barkley_it --ignored --test-threads=1 --nocapture gpu:: > "$OUT/barkley-gpu-tests.log" 2>&1
   grep -E "test result|NVIDIA|excited|differ|steps of|panicked" "$OUT/barkley-gpu-tests.log"
   echo "== examples/barkley split into bands (simulations::split): --split and --gpus against one part"
-  BARKLEY_BIN=$B/barkley $B/barkley_gpu_split --ignored --test-threads=1 --nocapture > "$OUT/barkley-split-tests.log" 2>&1
+  BARKLEY_BIN=$B/barkley $B/barkley_it --ignored --test-threads=1 --nocapture gpu_split:: > "$OUT/barkley-split-tests.log" 2>&1
   grep -E "test result|note|steps of|panicked" "$OUT/barkley-split-tests.log" | head -20
   echo "== simulations::split on GPUs: halos copied device to device (library unit test)"
   $B/simulations_lib --ignored --test-threads=1 --nocapture split:: > "$OUT/banded-gpu-tests.log" 2>&1
@@ -450,8 +450,8 @@ if has example; then
     done
   done
   for tool in memcheck racecheck; do
-    timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 $B/barkley_gpu --ignored --test-threads=1 \
-      gpu_steps_are_bit_identical_to_the_cpu > "$OUT/san-$tool-barkley-test.log" 2>&1
+    timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 $B/barkley_it --ignored --test-threads=1 \
+      gpu::gpu_steps_are_bit_identical_to_the_cpu > "$OUT/san-$tool-barkley-test.log" 2>&1
     echo "barkley test $tool: exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|test result' "$OUT/san-$tool-barkley-test.log" | tr '\n' ' ')"
     compute-sanitizer --tool $tool --error-exitcode 9 $B/barkley --width 301 --height 203 --steps 50 \
       -o /tmp/barkley-san.png > "$OUT/san-$tool-barkley.log" 2>&1

@@ -77,12 +77,12 @@ print(('identical' if len(a) == len(b) > 0 and all(n.array_equal(x, y) for x, y 
 
 if [[ $parts == *" tests "* ]]; then
   echo "== the same-process split over the GPUs (peer copies, events between neighbours): GPU test"
-  $B/gpu_split --ignored --test-threads=1 --nocapture multi_gpu > "$OUT/gpu-multi-tests.log" 2>&1
+  $B/simulations_it --ignored --test-threads=1 --nocapture gpu_split::multi_gpu > "$OUT/gpu-multi-tests.log" 2>&1
   grep -E "test result|panicked" "$OUT/gpu-multi-tests.log"
   grep -c "bit-identical to one GPU" "$OUT/gpu-multi-tests.log" | sed 's/^/configurations on several GPUs checked: /'
 
   for how in engine read; do
-    RUST_GPU_SIM_PEER_COPY=$how $B/gpu_split --ignored --test-threads=1 --nocapture multi_gpu > "$OUT/gpu-multi-tests-$how.log" 2>&1
+    RUST_GPU_SIM_PEER_COPY=$how $B/simulations_it --ignored --test-threads=1 --nocapture gpu_split::multi_gpu > "$OUT/gpu-multi-tests-$how.log" 2>&1
     echo "the same with RUST_GPU_SIM_PEER_COPY=$how: $(grep -E 'test result' "$OUT/gpu-multi-tests-$how.log")"
   done
 

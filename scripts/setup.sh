@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing need, into the repository (nothing global):
 # - the pinned Rust toolchain of rust-toolchain.toml (nightly, rust-src, llvm-bitcode-linker, ...)
-# - ptxas, from NVIDIA's PyPI wheel, into .tools/cuda-nvcc (used by host/tests/ptx.rs)
+# - ptxas, from NVIDIA's PyPI wheel, into .tools/cuda-nvcc (used by simulations/tests/it/ptx.rs)
 # - nasm, from Debian's package (unpacked, not installed), into .tools/nasm: OpenH264 (the
 #   `--mp4` encoder) assembles its x86 SIMD code with it, and without it builds the plain C
 #   code, which takes about twice the CPU time (.cargo/config.toml points the build at it)
@@ -45,7 +45,7 @@ else
 fi
 
 # chromium and chromedriver (Debian's chromium and chromium-driver), for `serve`'s browser test
-# (host/tests/serve_browser.rs), which CI runs: installed with apt-get when missing and this
+# (host/tests/it/serve_browser.rs), which CI runs: installed with apt-get when missing and this
 # runs as root. Nothing else is tried; without them that test fails and says to run this.
 if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
     if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then

@@ -4,40 +4,33 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 rm -rf .gpu
 mkdir -p .gpu
-cargo build --release -p host --bin rust-gpu-sim --example grayscott_png
+cargo build --release -p host --bin rust-gpu-sim
 cp target/release/rust-gpu-sim .gpu/rust-gpu-sim
+cargo build --release -p simulations --example grayscott_png
 cp target/release/examples/grayscott_png .gpu/grayscott_png
-for t in gpu_grayscott gpu_heat gpu_physarum gpu_device_layer outputs_gpu gpu_split faults_gpu serve_gpu; do
-  exe=$(cargo test --release -p host --test "$t" --no-run --message-format=json 2>/dev/null | python3 -c '
-import json, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == sys.argv[1] and m.get("executable"):
-        print(m["executable"])' "$t")
-  cp "$exe" ".gpu/$t"
-done
-# examples/barkley: its command and its GPU tests (run with BARKLEY_BIN=.gpu/barkley).
+# The test binaries with GPU tests (gpu-check.sh runs a module of one at a time, by libtest
+# filter): the library's (simulations/tests/it), the command's (host/tests/it, with
+# faults_gpu and serve_gpu) and barkley's (run with BARKLEY_BIN=.gpu/barkley); the library's
+# own GPU unit tests (simulations::split's device-to-device halos). Each package's test
+# binary is named `it`: it is picked by its package's manifest, not by name alone.
 cargo build --release -p barkley --bin barkley
 cp target/release/barkley .gpu/barkley
-for test in gpu gpu_split; do
-  exe=$(cargo test --release -p barkley --test $test --no-run --message-format=json 2>/dev/null | TEST=$test python3 -c '
+for spec in "simulations simulations/Cargo.toml it simulations_it" "host host/Cargo.toml it host_it" \
+  "barkley examples/barkley/Cargo.toml it barkley_it" "simulations simulations/Cargo.toml simulations simulations_lib"; do
+  read -r package manifest target staged <<< "$spec"
+  if [ "$target" = it ]; then what=(--test it); else what=(--lib); fi
+  exe=$(cargo test --release -p "$package" "${what[@]}" --no-run --message-format=json 2>/dev/null |
+    MANIFEST="$PWD/$manifest" TARGET="$target" python3 -c '
 import json, os, sys
 for line in sys.stdin:
     m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == os.environ["TEST"] and m.get("executable"):
+    if (m.get("reason") == "compiler-artifact" and m["target"]["name"] == os.environ["TARGET"] and m.get("executable")
+            and os.path.realpath(m["manifest_path"]) == os.path.realpath(os.environ["MANIFEST"])):
         print(m["executable"])')
-  cp "$exe" .gpu/barkley_$test
+  [ -n "$exe" ] || { echo "stage-gpu: no test binary '$target' of $package" >&2; exit 1; }
+  cp "$exe" ".gpu/$staged"
 done
-# The library's own GPU unit tests (simulations::split's device-to-device halos).
-exe=$(cargo test --release -p simulations --lib --no-run --message-format=json 2>/dev/null | python3 -c '
-import json, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "simulations" and m.get("executable"):
-        print(m["executable"])')
-cp "$exe" .gpu/simulations_lib
-strip .gpu/simulations_lib
-strip .gpu/rust-gpu-sim .gpu/grayscott_png .gpu/gpu_* .gpu/outputs_gpu .gpu/faults_gpu .gpu/serve_gpu .gpu/barkley .gpu/barkley_gpu .gpu/barkley_gpu_split
+strip .gpu/rust-gpu-sim .gpu/grayscott_png .gpu/simulations_it .gpu/host_it .gpu/barkley .gpu/barkley_it .gpu/simulations_lib
 # The H100/H200 cubins (one per kernel module) on their own, for scripts/cuda-floor.py (the
 # driver's start-up without us), from the build directory of the binary just built.
 out=$(dirname "$(ls -t target/release/build/simulations/*/out/kernels.heat.sm_90.cubin | head -1)")

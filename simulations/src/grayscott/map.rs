@@ -6,7 +6,7 @@
 //! tile-major: tile `t` holds cells `t·side²..(t+1)·side²`, row-major inside the tile. Every
 //! tile is periodic on its own and starts from the same fields (`init`, `seed`) as a single
 //! `side × side` simulation, so a tile is bit for bit that simulation with the tile's rates
-//! (`host/tests/map.rs`): the CPU backend steps each tile with the CPU backend's row sweep
+//! (`simulations/tests/it/map.rs`): the CPU backend steps each tile with the CPU backend's row sweep
 //! (rayon over tiles), the GPU one launch of `gray_scott_map` per step for all tiles.
 //!
 //! ```no_run

@@ -43,7 +43,7 @@ impl Preset {
 }
 
 /// The named presets, `--list-presets` order. Every one grows its pattern from its own start
-/// (`host/tests/presets.rs` checks it at 128², on the CPU). All start from scattered small
+/// (`simulations/tests/it/presets.rs` checks it at 128², on the CPU). All start from scattered small
 /// squares (`spots`): from Pearson's single central square most of them die out.
 pub const PRESETS: &[Preset] = &[
     Preset {

@@ -1,0 +1,272 @@
+//! Checkpoints: N steps, checkpoint, resume in a new simulation, M more steps is bit-identical
+//! to N + M steps uninterrupted, for all three simulations; and a checkpoint of another
+//! simulation, size, parameter set or format version, or a truncated or damaged one, is
+//! refused with a message saying which.
+
+use std::path::PathBuf;
+
+use crate::common::files_in;
+use simulations::{
+    Device,
+    checkpoint::{Checkpoint, FORMAT_VERSION, MAGIC},
+    grayscott::{GrayScott, Init, Setup, Variant, preset},
+    heat::{Heat, HeatInit, HeatSetup, HeatVariant},
+    physarum::{Physarum, PhysarumSetup, PhysarumVariant},
+};
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("ckpt-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Bit patterns, so that -0.0 and NaN compare exactly too.
+fn bits(v: &[f32]) -> Vec<u32> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+fn gs_setup() -> Setup {
+    let mut setup = Setup::new(33, 20, preset("mitosis").unwrap().rates());
+    setup.init = Init::Spots;
+    setup
+}
+
+fn grayscott() -> GrayScott {
+    GrayScott::new(&gs_setup(), &Device::Cpu, Variant::Cpu).unwrap()
+}
+
+#[test]
+fn grayscott_resumes_bit_identically() {
+    let dir = scratch("gs");
+    let path = dir.join("gs.ckpt");
+    let mut straight = grayscott();
+    straight.step(120).unwrap();
+
+    let mut first = grayscott();
+    first.step(70).unwrap();
+    first.save_checkpoint(&path).unwrap();
+    assert_eq!(files_in(&dir).len(), 1, "no temporary left");
+    let (u_saved, v_saved) = first.fields().unwrap();
+    drop(first);
+
+    let mut resumed = grayscott();
+    resumed.resume_from(&path).unwrap();
+    assert_eq!(resumed.steps_done(), 70);
+    resumed.step(50).unwrap();
+    assert_eq!(resumed.steps_done(), 120);
+    let ((u1, v1), (u2, v2)) = (straight.fields().unwrap(), resumed.fields().unwrap());
+    assert_eq!(bits(&u1), bits(&u2));
+    assert_eq!(bits(&v1), bits(&v2));
+    // The run did change the state (the comparison is not of two initial states), and so
+    // did the steps after the resume (not of two checkpointed states either).
+    assert_ne!(bits(&u1), bits(&grayscott().fields().unwrap().0));
+    assert_ne!(bits(&u2), bits(&u_saved), "the resumed run's steps changed u");
+    assert_ne!(bits(&v2), bits(&v_saved), "the resumed run's steps changed v");
+}
+
+fn heat_setup() -> HeatSetup {
+    let mut setup = HeatSetup::cube(6, HeatInit::Blobs);
+    setup.n = [6, 7, 5];
+    setup.boundary = 0.25;
+    setup
+}
+
+#[test]
+fn heat_resumes_bit_identically() {
+    let dir = scratch("heat");
+    let path = dir.join("heat.ckpt");
+    let setup = heat_setup();
+    let mut straight = Heat::new(&setup, &Device::Cpu, HeatVariant::Cpu).unwrap();
+    straight.step(9).unwrap();
+
+    let mut first = Heat::new(&setup, &Device::Cpu, HeatVariant::Cpu).unwrap();
+    first.step(4).unwrap();
+    first.save_checkpoint(&path).unwrap();
+    let saved = first.field().unwrap();
+    assert_ne!(
+        bits(&saved),
+        bits(&Heat::new(&setup, &Device::Cpu, HeatVariant::Cpu).unwrap().field().unwrap()),
+        "the first part changed the state"
+    );
+
+    let mut resumed = Heat::new(&setup, &Device::Cpu, HeatVariant::Cpu).unwrap();
+    resumed.resume_from(&path).unwrap();
+    resumed.step(5).unwrap();
+    assert_eq!(resumed.time(), straight.time());
+    let end = resumed.field().unwrap();
+    assert_eq!(bits(&end), bits(&straight.field().unwrap()));
+    // The steps after the resume changed the state (not two checkpointed states compared).
+    assert_ne!(bits(&end), bits(&saved), "the resumed run's steps changed the field");
+}
+
+fn physarum_setup() -> PhysarumSetup {
+    // Jitter makes every step draw random numbers, so the step counter matters.
+    PhysarumSetup { width: 40, height: 24, agents: 300, jitter: 0.4, ..PhysarumSetup::default() }
+}
+
+#[test]
+fn physarum_resumes_bit_identically() {
+    let dir = scratch("physarum");
+    let path = dir.join("slime.ckpt");
+    let setup = physarum_setup();
+    let new = || Physarum::new(&setup, &Device::Cpu, PhysarumVariant::Cpu).unwrap();
+    let mut straight = new();
+    straight.step(25).unwrap();
+
+    let mut first = new();
+    first.step(11).unwrap();
+    first.save_checkpoint(&path).unwrap();
+    let (trail_saved, agents_saved) = (first.trail().unwrap(), first.agents().unwrap());
+
+    let mut resumed = new();
+    resumed.resume_from(&path).unwrap();
+    resumed.step(14).unwrap();
+    assert_eq!(resumed.steps_done(), 25);
+    assert_eq!(bits(&resumed.trail().unwrap()), bits(&straight.trail().unwrap()));
+    let (a, b) = (resumed.agents().unwrap(), straight.agents().unwrap());
+    assert_eq!((bits(&a.y), bits(&a.x), bits(&a.heading)), (bits(&b.y), bits(&b.x), bits(&b.heading)));
+    // The steps after the resume changed the state (not two checkpointed states compared).
+    assert_ne!(bits(&resumed.trail().unwrap()), bits(&trail_saved), "the trail changed");
+    assert_ne!(bits(&a.y), bits(&agents_saved.y), "the agents moved");
+    assert_ne!(bits(&a.x), bits(&agents_saved.x), "the agents moved");
+
+    // The random-number counter is part of the state: restored at 0 instead, the run differs.
+    let mut wrong = Checkpoint::read(&path).unwrap();
+    wrong.counters = vec![("rng-step".into(), 0)];
+    let mut off = new();
+    off.restore(wrong).unwrap();
+    off.step(14).unwrap();
+    assert_ne!(bits(&off.agents().unwrap().heading), bits(&b.heading));
+}
+
+#[test]
+fn a_foreign_checkpoint_is_refused_with_the_reason() {
+    let dir = scratch("foreign");
+    let path = dir.join("gs.ckpt");
+    let mut gs = grayscott();
+    gs.step(3).unwrap();
+    gs.save_checkpoint(&path).unwrap();
+
+    // Another simulation.
+    let mut heat = Heat::new(&heat_setup(), &Device::Cpu, HeatVariant::Cpu).unwrap();
+    let err = heat.resume_from(&path).unwrap_err().to_string();
+    assert!(
+        err.contains("grayscott checkpoint") && err.contains("heat run") && err.contains("gs.ckpt"),
+        "{err}"
+    );
+
+    // Another size.
+    let mut setup = gs_setup();
+    setup.width = 34;
+    let err = GrayScott::new(&setup, &Device::Cpu, Variant::Cpu).unwrap().resume_from(&path).unwrap_err();
+    assert!(err.to_string().contains("33x20") && err.to_string().contains("34x20"), "{err}");
+
+    // Another parameter: named, with both values.
+    let mut setup = gs_setup();
+    setup.rates.feed = 0.04;
+    let err = GrayScott::new(&setup, &Device::Cpu, Variant::Cpu).unwrap().resume_from(&path).unwrap_err();
+    assert!(err.to_string().contains("feed = 0.0367") && err.to_string().contains("feed = 0.04"), "{err}");
+
+    // A Physarum run with another seed (the seed drives its random numbers).
+    let ppath = dir.join("p.ckpt");
+    Physarum::new(&physarum_setup(), &Device::Cpu, PhysarumVariant::Cpu)
+        .unwrap()
+        .save_checkpoint(&ppath)
+        .unwrap();
+    let other = PhysarumSetup { seed: 2, ..physarum_setup() };
+    let err =
+        Physarum::new(&other, &Device::Cpu, PhysarumVariant::Cpu).unwrap().resume_from(&ppath).unwrap_err();
+    assert!(err.to_string().contains("seed = 1") && err.to_string().contains("seed = 2"), "{err}");
+
+    // The starting pattern is not part of the dynamics: a different --init resumes fine.
+    let mut setup = gs_setup();
+    setup.init = Init::Square;
+    GrayScott::new(&setup, &Device::Cpu, Variant::Cpu).unwrap().resume_from(&path).unwrap();
+}
+
+/// A Gray-Scott state outside [0, 1] (which no run writes: every step clamps) is refused,
+/// naming the field, value and index; NaN too.
+#[test]
+fn a_grayscott_checkpoint_outside_the_unit_range_is_refused() {
+    let dir = scratch("range");
+    let mut gs = grayscott();
+    gs.step(2).unwrap();
+    for (field, index, value) in [("v", 7, 1.5f32), ("u", 0, -0.25), ("v", 659, f32::NAN), ("u", 3, 1e38)] {
+        let mut checkpoint = gs.checkpoint().unwrap();
+        let (_, data) = checkpoint.arrays.iter_mut().find(|(n, _)| n == field).unwrap();
+        data[index] = value;
+        let path = dir.join(format!("{field}{index}.ckpt"));
+        checkpoint.write(&path).unwrap();
+        let err = grayscott().resume_from(&path).unwrap_err().to_string();
+        assert!(
+            err.contains(&format!("{field} is {value} at index {index}")) && err.contains("outside [0, 1]"),
+            "{err}"
+        );
+    }
+    // The state as written resumes.
+    let path = dir.join("good.ckpt");
+    gs.save_checkpoint(&path).unwrap();
+    grayscott().resume_from(&path).unwrap();
+}
+
+#[test]
+fn a_damaged_checkpoint_is_refused() {
+    let dir = scratch("damaged");
+    let path = dir.join("gs.ckpt");
+    let mut gs = grayscott();
+    gs.step(2).unwrap();
+    gs.save_checkpoint(&path).unwrap();
+    let good = std::fs::read(&path).unwrap();
+    let resume = |bytes: &[u8]| {
+        let bad = dir.join("bad.ckpt");
+        std::fs::write(&bad, bytes).unwrap();
+        grayscott().resume_from(&bad).unwrap_err().to_string()
+    };
+
+    // Truncated anywhere: in the header, in the arrays, just before the checksum.
+    for cut in [0, 5, 30, good.len() / 2, good.len() - 4, good.len() - 1] {
+        let err = resume(&good[..cut]);
+        assert!(err.contains("truncated") && err.contains("bad.ckpt"), "cut at {cut}: {err}");
+    }
+    // A flipped bit in the data.
+    let mut flipped = good.clone();
+    let at = good.len() - 100;
+    flipped[at] ^= 0x10;
+    assert!(resume(&flipped).contains("checksum"));
+    // Another format version.
+    let mut version = good.clone();
+    version[8..12].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes());
+    let err = resume(&version);
+    assert!(err.contains(&format!("version {}", FORMAT_VERSION + 1)), "{err}");
+    // Not a checkpoint at all, and a missing file.
+    assert!(resume(b"P6\n3 3\n255\n...").contains("not a checkpoint"));
+    let err = grayscott().resume_from(&dir.join("nothing.ckpt")).unwrap_err().to_string();
+    assert!(err.contains("nothing.ckpt"), "{err}");
+    assert_eq!(&good[..8], MAGIC);
+}
+
+#[test]
+fn a_new_checkpoint_replaces_the_old_only_when_complete() {
+    let dir = scratch("replace");
+    let path = dir.join("gs.ckpt");
+    let mut gs = grayscott();
+    gs.step(2).unwrap();
+    gs.save_checkpoint(&path).unwrap();
+    gs.step(2).unwrap();
+    gs.save_checkpoint(&path).unwrap();
+    assert_eq!(files_in(&dir).len(), 1, "no temporaries left");
+    assert_eq!(Checkpoint::read(&path).unwrap().steps, 4);
+
+    // Into a missing directory: an error naming it, before anything is written.
+    let err = gs.save_checkpoint(&dir.join("no/such/gs.ckpt")).unwrap_err().to_string();
+    assert!(err.contains("does not exist"), "{err}");
+
+    // A write that fails at the end (the target is a directory, so the rename fails) leaves
+    // the directory's other files alone and no temporary behind.
+    std::fs::create_dir(dir.join("taken.ckpt")).unwrap();
+    std::fs::write(dir.join("taken.ckpt/keep"), b"x").unwrap();
+    assert!(gs.save_checkpoint(&dir.join("taken.ckpt")).is_err());
+    assert_eq!(files_in(&dir).len(), 2);
+    assert_eq!(Checkpoint::read(&path).unwrap().steps, 4);
+}
