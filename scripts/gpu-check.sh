@@ -255,6 +255,19 @@ if has split; then
       echo "heat split $variant $tool: exit $? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tr '\n' ' '))"
     done
   done
+  # --overlap's other scheme (edges first, the default over NCCL between processes), in 3 slabs
+  # of one process, against the unsplit run's bits.
+  $B/rust-gpu-sim heat --nx 37 --ny 29 --nz 61 --steps 3 --variant single --save /tmp/heat-one.npz > /dev/null 2>&1
+  for tool in memcheck racecheck; do
+    log="$OUT/sanitize-heat-split-edges-$tool.log"
+    RUST_GPU_SIM_HEAT_OVERLAP=edges compute-sanitizer --tool $tool --error-exitcode 9 $B/rust-gpu-sim heat --nx 37 --ny 29 \
+      --nz 61 --steps 3 --variant single --split 3 --overlap --save /tmp/heat-edges.npz > "$log" 2>&1
+    echo "heat split single --overlap edges first $tool: exit $? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tr '\n' ' '))" \
+      "$(grep -o 'edges first' "$log" | head -1); $(python3 -c "
+import numpy as np
+a, b = np.load('/tmp/heat-one.npz'), np.load('/tmp/heat-edges.npz')
+print('bit-identical to one part' if all(np.array_equal(a[k].view(np.uint32), b[k].view(np.uint32)) for k in a.files) else 'DIFFERS')")"
+  done
   echo "== compute-sanitizer on split runs (4 parts, 333x301, 40 steps)"
   for variant in fused temporal streaming; do
     for tool in memcheck racecheck; do
