@@ -75,6 +75,67 @@ pub fn parse<T: Choice>(name: &str) -> Result<T, UnknownChoice> {
     T::from_name(name).ok_or_else(|| UnknownChoice::of::<T>(name))
 }
 
+/// A model's `--variant` choice: which variant is the CPU's, and which a GPU runs when none is
+/// asked for. The one place a model's default variant is decided, and (in [`Self::check`] and
+/// [`Self::select`]) how `--backend` and `--variant` resolve together, for the command line,
+/// `serve` and a program on the library alike.
+pub trait VariantChoice: Choice {
+    /// The CPU reference.
+    const CPU: Self;
+    /// The variant a GPU runs when none is asked for.
+    const GPU_DEFAULT: Self;
+
+    /// The variant run on `device` when none is asked for.
+    fn default_on(device: &crate::Device) -> Self {
+        match device {
+            crate::Device::Cpu => Self::CPU,
+            crate::Device::Cuda(_) => Self::GPU_DEFAULT,
+        }
+    }
+
+    /// Refuses a `--backend` and `--variant` that contradict each other, without opening any
+    /// device.
+    fn check(backend: crate::BackendChoice, variant: Option<Self>) -> crate::Result<()> {
+        use crate::BackendChoice;
+        match (backend, variant) {
+            (BackendChoice::Cuda, Some(v)) if v == Self::CPU => {
+                Err(crate::Error::InvalidInput("--variant cpu runs on the CPU; drop --backend cuda".into()))
+            }
+            (BackendChoice::Cpu, Some(v)) if v != Self::CPU => Err(crate::Error::InvalidInput(format!(
+                "--variant {} runs on a CUDA GPU; drop --backend cpu or pick --variant cpu",
+                v.name()
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// Resolves `--backend` and `--variant` together ([`Self::check`] first) and opens the
+    /// device: a GPU variant needs the GPU (even with `auto`), the CPU variant never opens it,
+    /// and without `--variant` the device found runs its default ([`Self::default_on`]).
+    /// Returns the device, the variant, and with `auto` on a machine without a GPU a one-line
+    /// notice saying so.
+    fn select(
+        backend: crate::BackendChoice,
+        variant: Option<Self>,
+    ) -> crate::Result<(crate::Device, Self, Option<String>)> {
+        Self::check(backend, variant)?;
+        match variant {
+            Some(v) if v == Self::CPU => Ok((crate::Device::Cpu, v, None)),
+            Some(v) => {
+                let gpu = crate::cuda::open().map_err(|e| {
+                    crate::Error::InvalidInput(format!("--variant {} needs a CUDA GPU: {e}", v.name()))
+                })?;
+                Ok((crate::Device::Cuda(gpu), v, None))
+            }
+            None => {
+                let (device, notice) = crate::Device::select(backend)?;
+                let variant = Self::default_on(&device);
+                Ok((device, variant, notice))
+            }
+        }
+    }
+}
+
 /// A doc comment's text as one line of help (used by [`choice!`](crate::choice!)): surrounding
 /// whitespace trimmed and one final period dropped (not an ellipsis's).
 pub const fn help_line(doc: &'static str) -> &'static str {
@@ -194,5 +255,26 @@ mod tests {
             "Fast".parse::<Speed>().unwrap_err().to_string(),
             "unknown value 'Fast', expected one of: slow, fast, very-fast"
         );
+    }
+
+    #[test]
+    fn the_default_variant_and_the_backend_resolve_in_the_library() {
+        use super::VariantChoice;
+        use crate::{
+            BackendChoice, Device, grayscott::Variant, heat::HeatVariant, physarum::PhysarumVariant,
+        };
+        assert_eq!(Variant::default_on(&Device::Cpu), Variant::Cpu);
+        assert_eq!((Variant::GPU_DEFAULT, HeatVariant::GPU_DEFAULT), (Variant::Fused, HeatVariant::Fused));
+        assert_eq!(PhysarumVariant::GPU_DEFAULT, PhysarumVariant::Optimized);
+        let e = Variant::check(BackendChoice::Cpu, Some(Variant::Tiled)).unwrap_err().to_string();
+        assert_eq!(e, "--variant tiled runs on a CUDA GPU; drop --backend cpu or pick --variant cpu");
+        let e = HeatVariant::check(BackendChoice::Cuda, Some(HeatVariant::Cpu)).unwrap_err().to_string();
+        assert_eq!(e, "--variant cpu runs on the CPU; drop --backend cuda");
+        assert!(PhysarumVariant::check(BackendChoice::Auto, Some(PhysarumVariant::Fused)).is_ok());
+        // The CPU, asked for either way, never opens a GPU (none is needed here).
+        for (backend, variant) in [(BackendChoice::Cpu, None), (BackendChoice::Auto, Some(Variant::Cpu))] {
+            let (device, variant, notice) = Variant::select(backend, variant).unwrap();
+            assert!(matches!(device, Device::Cpu) && variant == Variant::Cpu && notice.is_none());
+        }
     }
 }

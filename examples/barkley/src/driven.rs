@@ -10,7 +10,7 @@ use std::{
 use ptxkit_host::Gpu;
 use simulations::{
     checkpoint::{self, Checkpoint},
-    driver::{FrameDefaults, Simulation, State},
+    driver::{DrivenSimulation, FrameDefaults, State},
     export::{Array, Fields},
     split::nccl::Communicator,
     split::{HaloTravel, Split},
@@ -47,7 +47,7 @@ enum Engine {
     /// The whole grid on a GPU, or the CPU (`None`).
     Whole(Option<Arc<Gpu>>),
     /// Bands of rows that exchange halos ([`crate::split`]), and where they run, for
-    /// [`Simulation::describe`].
+    /// [`DrivenSimulation::describe`].
     Split { split: Split<BarkleyBands>, place: String },
 }
 
@@ -91,7 +91,7 @@ impl BarkleyRun {
         Ok(Self::with_split(field, model, split, place))
     }
 
-    /// A split run on `place` (for [`Simulation::describe`], with its parts and halos).
+    /// A split run on `place` (for [`DrivenSimulation::describe`], with its parts and halos).
     fn with_split(field: Field, model: Model, split: Split<BarkleyBands>, place: String) -> Self {
         let place = match split.halo_travel() {
             HaloTravel::None => format!("{place} in 1 part"),
@@ -191,7 +191,7 @@ impl State for BarkleyRun {
     }
 }
 
-impl Simulation for BarkleyRun {
+impl DrivenSimulation for BarkleyRun {
     fn step(&mut self, steps: u32) -> simulations::Result<()> {
         let coefficients = self.model.coefficients();
         match &mut self.engine {
@@ -239,7 +239,7 @@ impl Simulation for BarkleyRun {
     }
 }
 
-/// A GPU's name and kernel image, for [`Simulation::describe`]: `(NVIDIA H200, cubin sm_90)`.
+/// A GPU's name and kernel image, for [`DrivenSimulation::describe`]: `(NVIDIA H200, cubin sm_90)`.
 fn gpu_kind(gpu: &Gpu) -> String {
     format!("({}, {})", gpu.name(), gpu.image())
 }

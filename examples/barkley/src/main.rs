@@ -220,7 +220,7 @@ fn run(args: &Args, job: Option<LaunchRank>) -> Result<(), Box<dyn std::error::E
         args.steps,
         args.width,
         args.height,
-        simulations::driver::Simulation::describe(&sim),
+        simulations::driver::DrivenSimulation::describe(&sim),
         destination(&written, "--output")
     )))
 }

@@ -8,6 +8,7 @@ use anyhow::Result;
 use clap::Args;
 use simulations::{
     Choice as _,
+    choice::VariantChoice,
     grayscott::{self, GrayScott, Init, MAX_RATE, PRESETS, Setup, Variant, parts::LaunchSettings},
     split::Layout,
 };
@@ -15,9 +16,12 @@ use simulations::{
 use super::{
     choice::choice,
     options::{self, BackendArgs, OutputArgs, PartsArgs, SeedArgs, Simulation, StateArgs, check_steps},
-    settings::{ConfigArgs, Document, Given, GrayScottTable, Provenance, RunTable, Seed},
+    settings::{ConfigArgs, Given},
 };
-use crate::say;
+use crate::{
+    say,
+    settings_document::{Document, GrayScottTable, Provenance, RunTable},
+};
 use options::FramesSettings as _;
 use simulations::driver::{Driver, FrameDefaults as _, Report};
 
@@ -39,8 +43,9 @@ impl Simulation for GrayScottSim {
     fn name(variant: Variant) -> &'static str {
         variant.name()
     }
-    const CPU: Variant = Variant::Cpu;
-    const GPU_DEFAULT: Variant = Variant::Fused;
+    // The library decides them.
+    const CPU: Variant = <Variant as VariantChoice>::CPU;
+    const GPU_DEFAULT: Variant = <Variant as VariantChoice>::GPU_DEFAULT;
 }
 
 #[derive(Args, Debug)]
@@ -194,7 +199,7 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
     // Open outputs before simulating, so an unwritable path fails now; they record the settings.
     // Only rank 0 of an NCCL job writes; the other ranks send it their bands.
     let text = {
-        let run = BackendArgs::<GrayScottSim>::ran(&device, variant);
+        let run = RunTable::ran(&device, variant);
         document(&args, &setup, steps, run, Provenance::of_this_run(Some(&device)))
             .to_toml(GrayScottSim::NAME)
     };
@@ -273,26 +278,5 @@ pub(crate) fn document(
     run: RunTable,
     provenance: Provenance,
 ) -> Document {
-    let r = &setup.rates;
-    let table = GrayScottTable {
-        preset: Some(args.preset.clone()),
-        width: Some(setup.width),
-        height: Some(setup.height),
-        steps: Some(steps),
-        feed: Some(r.feed),
-        kill: Some(r.kill),
-        du: Some(r.du),
-        dv: Some(r.dv),
-        dt: Some(r.dt),
-        init: Some(setup.init),
-        init_image: setup.init_image.clone(),
-        seed: Some(Seed(setup.seed)),
-    };
-    Document {
-        provenance: Some(provenance),
-        grayscott: Some(table),
-        run: Some(run),
-        frames: Some(args.output.table()),
-        ..Document::default()
-    }
+    Document::of_run(GrayScottTable::of(&args.preset, setup, steps), run, args.output.table(), provenance)
 }

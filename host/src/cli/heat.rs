@@ -3,6 +3,7 @@
 use anyhow::Result;
 use clap::Args;
 use simulations::{
+    choice::VariantChoice,
     driver::{Driver, FrameDefaults, Report},
     heat::{Heat, HeatChoices, HeatInit, HeatSetup, HeatVariant},
     split::Layout,
@@ -11,9 +12,12 @@ use simulations::{
 use super::{
     choice::choice,
     options::{self, BackendArgs, OutputArgs, PartsArgs, SeedArgs, Simulation, StateArgs, check_steps},
-    settings::{ConfigArgs, Document, Given, HeatTable, Provenance, RunTable, Seed},
+    settings::{ConfigArgs, Given},
 };
-use crate::say;
+use crate::{
+    say,
+    settings_document::{Document, HeatTable, Provenance, RunTable},
+};
 use options::FramesSettings as _;
 
 /// Heat's defaults in the shared groups.
@@ -34,8 +38,9 @@ impl Simulation for HeatSim {
     fn name(variant: HeatVariant) -> &'static str {
         variant.name()
     }
-    const CPU: HeatVariant = HeatVariant::Cpu;
-    const GPU_DEFAULT: HeatVariant = HeatVariant::Fused;
+    // The library decides them.
+    const CPU: HeatVariant = <HeatVariant as VariantChoice>::CPU;
+    const GPU_DEFAULT: HeatVariant = <HeatVariant as VariantChoice>::GPU_DEFAULT;
 }
 
 #[derive(Args, Debug)]
@@ -135,7 +140,7 @@ pub fn run(mut args: HeatArgs, given: &Given) -> Result<()> {
     // Only rank 0 of an NCCL job writes; the other ranks send it their slabs.
     let root = parted.as_ref().is_none_or(Layout::is_root);
     // Every output records the settings.
-    let run = BackendArgs::<HeatSim>::ran(&device, variant);
+    let run = RunTable::ran(&device, variant);
     let text = document(&args, &setup, run, Provenance::of_this_run(Some(&device))).to_toml(HeatSim::NAME);
     let driver = driver.open((nx, ny), root, text)?;
     let mut sim = match parted {
@@ -206,24 +211,5 @@ pub(crate) fn document(
     run: RunTable,
     provenance: Provenance,
 ) -> Document {
-    let [nx, ny, nz] = setup.n;
-    let table = HeatTable {
-        nx: Some(nx),
-        ny: Some(ny),
-        nz: Some(nz),
-        steps: Some(args.steps),
-        alpha: Some(setup.alpha),
-        h: Some(setup.h),
-        dt: Some(setup.dt),
-        boundary_value: Some(setup.boundary),
-        init: Some(setup.init),
-        seed: Some(Seed(setup.seed)),
-    };
-    Document {
-        provenance: Some(provenance),
-        heat: Some(table),
-        run: Some(run),
-        frames: Some(args.output.table()),
-        ..Document::default()
-    }
+    Document::of_run(HeatTable::of(setup, args.steps), run, args.output.table(), provenance)
 }

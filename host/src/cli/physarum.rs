@@ -6,6 +6,7 @@ use anyhow::{Result, bail};
 use clap::Args;
 use simulations::{
     Device,
+    choice::VariantChoice,
     physarum::{
         AgentInit, MAX_TRAIL, Physarum, PhysarumChoices, PhysarumSetup, PhysarumVariant, Sensing, ToyModel,
         sensitivity::{self, Perturb},
@@ -19,9 +20,12 @@ use super::{
         self, BackendArgs, OneGpuArgs, OutputArgs, SeedArgs, Simulation, StateArgs, Target, at_most,
         check_steps,
     },
-    settings::{ConfigArgs, Document, Given, PhysarumTable, Provenance, RunTable, Seed},
+    settings::{ConfigArgs, Given},
 };
-use crate::say;
+use crate::{
+    say,
+    settings_document::{Document, PhysarumTable, Provenance, RunTable},
+};
 use options::FramesSettings as _;
 use simulations::driver::{Driver, FrameDefaults as _, Report};
 use simulations::physarum::driven::PhysarumRun;
@@ -44,8 +48,9 @@ impl Simulation for PhysarumSim {
     fn name(variant: PhysarumVariant) -> &'static str {
         variant.name()
     }
-    const CPU: PhysarumVariant = PhysarumVariant::Cpu;
-    const GPU_DEFAULT: PhysarumVariant = PhysarumVariant::Optimized;
+    // The library decides them.
+    const CPU: PhysarumVariant = <PhysarumVariant as VariantChoice>::CPU;
+    const GPU_DEFAULT: PhysarumVariant = <PhysarumVariant as VariantChoice>::GPU_DEFAULT;
 }
 
 /// The toy model's rates stay below this, so the 2×2 eigenvalue arithmetic stays finite.
@@ -284,7 +289,7 @@ pub fn run(mut args: PhysarumArgs, given: &Given) -> Result<()> {
     let (device, variant) = args.backend.select()?;
     // Open outputs before simulating, so an unwritable path fails now; they record the settings.
     let text = {
-        let run = BackendArgs::<PhysarumSim>::ran(&device, variant);
+        let run = RunTable::ran(&device, variant);
         document(&args, &setup, run, Provenance::of_this_run(Some(&device))).to_toml(PhysarumSim::NAME)
     };
     let driver = driver.open((setup.width, setup.height), true, text)?;
@@ -441,31 +446,6 @@ pub(crate) fn document(
     run: RunTable,
     provenance: Provenance,
 ) -> Document {
-    let table = PhysarumTable {
-        preset: Some(args.preset.clone()),
-        width: Some(setup.width),
-        height: Some(setup.height),
-        agents: Some(setup.agents),
-        steps: Some(args.steps),
-        sensor_dist: Some(setup.sensor_dist),
-        sensor_angle: Some(setup.sensor_angle),
-        turn_angle: Some(setup.turn_angle),
-        step_size: Some(setup.step_size),
-        deposit: Some(setup.deposit),
-        diffuse: Some(setup.diffuse),
-        decay: Some(setup.decay),
-        jitter: Some(setup.jitter),
-        sensing: Some(setup.sensing),
-        init: Some(setup.init),
-        init_image: setup.init_image.clone(),
-        image_strength: Some(setup.image_strength),
-        seed: Some(Seed(setup.seed)),
-    };
-    Document {
-        provenance: Some(provenance),
-        physarum: Some(table),
-        run: Some(run),
-        frames: Some(args.output.table()),
-        ..Document::default()
-    }
+    let table = PhysarumTable::of(&args.preset, setup, args.steps);
+    Document::of_run(table, run, args.output.table(), provenance)
 }

@@ -4,7 +4,7 @@
 //! session thread that steps the simulation and sends its frames.
 
 use serde::{Serialize, de::DeserializeOwned};
-use simulations::{Device, driver::Simulation};
+use simulations::{Device, driver::DrivenSimulation};
 
 /// A model the live view can run.
 ///
@@ -20,7 +20,7 @@ pub trait LiveModel: Send + Sync + 'static {
     type Setup: Send + Sync + 'static;
     /// A running simulation: the driver's trait, as for every other output.
     /// It lives on its session's thread only.
-    type Run: Simulation + 'static;
+    type Run: DrivenSimulation + 'static;
 
     /// Whether the page's ranges ([`LiveModel::controls`]) are also the values the server
     /// accepts (refused outside them, naming the range). `false` where the model's own checks

@@ -5,7 +5,7 @@ use std::{any::Any, sync::Arc};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
-use simulations::{Device, driver::Simulation};
+use simulations::{Device, driver::DrivenSimulation};
 
 use super::{
     builtin::{GrayScottLive, HeatLive, PhysarumLive},
@@ -85,11 +85,11 @@ impl Registry {
 }
 
 /// A running simulation of any model.
-pub(crate) trait LiveRun: Simulation {
+pub(crate) trait LiveRun: DrivenSimulation {
     fn as_any(&mut self) -> &mut dyn Any;
 }
 
-impl<T: Simulation + 'static> LiveRun for T {
+impl<T: DrivenSimulation + 'static> LiveRun for T {
     fn as_any(&mut self) -> &mut dyn Any {
         self
     }

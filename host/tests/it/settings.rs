@@ -276,3 +276,149 @@ fn print_config_runs_nothing_and_another_version_gets_a_note() {
     let out = host(&dir, &["grayscott", "--config", "old.toml", "--steps", "3", "--size", "8"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+// Golden texts: what must stay byte-identical while the code that writes it changes (the
+// settings documents `serve` records, `--print-config`, `--help`). Each is compared with its
+// file in tests/it/golden/; with RUST_GPU_SIM_BLESS set, the file is written instead, to capture
+// it from the code before a change, or after a change meant to show (then review its diff):
+// `RUST_GPU_SIM_BLESS=1 cargo test -p host --test it -- settings::`. The program's version reads
+// `{version}` in the files.
+
+/// Compares `actual` with the golden file `name` (or writes it, with RUST_GPU_SIM_BLESS set).
+fn golden(name: &str, actual: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/golden").join(name);
+    let version = format!("version = \"{}\"", env!("CARGO_PKG_VERSION"));
+    let actual = actual.replace(&version, "version = \"{version}\"");
+    if std::env::var_os("RUST_GPU_SIM_BLESS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    if actual != expected {
+        let line = actual.lines().zip(expected.lines()).position(|(a, e)| a != e);
+        panic!("{name} differs from {} (first differing line: {line:?}); actual:\n{actual}", path.display());
+    }
+}
+
+/// `model`'s settings document and batch command line, as `serve` records them on the CPU, for
+/// its defaults changed by each of `changes` (JSON objects of the page's values), with each
+/// palette, steps per frame and step count of `runs`.
+fn serve_records<M: host::serve::LiveModel>(model: &M, changes: &[&str], runs: &[(&str, u32, u32)]) -> String
+where
+    M::Settings: serde::Serialize + serde::de::DeserializeOwned,
+{
+    use simulations::Device;
+    let start = model.defaults(&Device::Cpu);
+    let mut out = String::new();
+    for change in changes {
+        let mut values = serde_json::to_value(&start.settings).unwrap();
+        let parsed: serde_json::Map<String, serde_json::Value> = serde_json::from_str(change).unwrap();
+        values.as_object_mut().unwrap().extend(parsed);
+        let settings: M::Settings = serde_json::from_value(values).unwrap();
+        for &(palette, steps_per_frame, steps) in runs {
+            let recorded = host::serve::Recorded { model: &settings, palette, steps_per_frame };
+            let document = model.record(&recorded, steps, &Device::Cpu);
+            let command = model.command(&recorded, steps);
+            out += &format!(
+                "==== {} {change} palette {palette}, {steps_per_frame} steps per frame, {steps} steps\n",
+                model.name()
+            );
+            out += &format!("command: {command:?}\n");
+            match document {
+                Ok(text) => out += &text,
+                Err(e) => out += &format!("error: {e}\n"),
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn serve_records_the_documents_it_recorded_before() {
+    use host::serve::builtin::{GrayScottLive, HeatLive, PhysarumLive};
+    let runs = [("cyberpunk", 20, 0), ("magma", 1, 1), ("slime", 37, 123_456)];
+    let mut out = serve_records(
+        &GrayScottLive,
+        &[
+            "{}",
+            r#"{"preset": "worms", "width": 300, "height": 200, "feed": 0.0367, "kill": 0.0611}"#,
+            r#"{"du": 0.2097, "dv": 0.105, "dt": 0.9, "init": "spots", "seed": 18446744073709551615}"#,
+            r#"{"feed": 0.1, "kill": 0.030000001, "seed": 9223372036854775808}"#,
+        ],
+        &runs,
+    );
+    out += &serve_records(
+        &HeatLive,
+        &[
+            "{}",
+            r#"{"size": 33, "alpha": 0.35, "boundary_value": 1.5}"#,
+            r#"{"init": "blobs", "seed": 12345678901234}"#,
+        ],
+        &runs,
+    );
+    out += &serve_records(
+        &PhysarumLive,
+        &[
+            "{}",
+            r#"{"preset": "jones", "width": 200, "height": 100, "agents": 5000}"#,
+            r#"{"sensor_dist": 11.5, "sensor_angle": 0.7853982, "turn_angle": 0.3, "step_size": 1.25}"#,
+            r#"{"deposit": 0.2, "diffuse": 0.6, "decay": 0.05, "init": "disc", "seed": 0}"#,
+        ],
+        &runs,
+    );
+    golden("serve_documents.txt", &out);
+}
+
+/// `--print-config` of each simulation for a few command lines, without the recorded command
+/// line (which names this test's binary).
+#[test]
+fn print_config_prints_what_it_printed_before() {
+    let dir = scratch_dir("settings-golden-print-config");
+    let lines: &[&[&str]] = &[
+        GRAYSCOTT,
+        &["grayscott"],
+        &["grayscott", "--preset", "mitosis", "--width", "40", "--feed", "0.031", "--init", "spots"],
+        &["grayscott", "--backend", "cuda", "--variant", "tiled", "--seed", "18446744073709551615"],
+        &["grayscott", "--fps", "9", "--palette", "magma", "--frame-every", "3", "--dt", "0.5"],
+        HEAT,
+        &["heat"],
+        &[
+            "heat",
+            "--nx",
+            "10",
+            "--ny",
+            "12",
+            "--nz",
+            "14",
+            "--h",
+            "0.5",
+            "--init",
+            "sine",
+            "--variant",
+            "cpu",
+        ],
+        &["heat", "--dt", "0.01", "--boundary-value", "2", "--seed", "3"],
+        PHYSARUM,
+        &["physarum"],
+        &["physarum", "--sensor-angle", "0.5", "--jitter", "0.1", "--sensing", "bilinear", "--init", "disc"],
+        &["physarum", "--width", "64", "--height", "32", "--decay", "0.2", "--image-strength", "2"],
+    ];
+    let mut out = String::new();
+    for line in lines {
+        let text = ok(&dir, &with(line, &["--print-config"]));
+        let kept: Vec<&str> = text.lines().filter(|l| !l.starts_with("command = ")).collect();
+        out += &format!("==== {line:?}\n{}\n", kept.join("\n"));
+    }
+    golden("print_config.txt", &out);
+}
+
+/// `--help` of the command and of each simulation and `serve`.
+#[test]
+fn help_says_what_it_said_before() {
+    let dir = scratch_dir("settings-golden-help");
+    for command in ["grayscott", "heat", "physarum", "serve"] {
+        golden(&format!("help_{command}.txt"), &ok(&dir, &[command, "--help"]));
+    }
+    golden("help.txt", &ok(&dir, &["--help"]));
+}

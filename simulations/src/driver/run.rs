@@ -1,4 +1,4 @@
-//! A command's run: a [`Simulation`] driven to its total step count through the one step
+//! A command's run: a [`DrivenSimulation`] driven to its total step count through the one step
 //! loop ([`StepLoop`]: chunks, frames when due, the state outputs when due), with `--resume`
 //! before it, a progress bar, and `--png` and the final state at the end.
 
@@ -13,7 +13,7 @@ use super::{
 use crate::{checkpoint::Checkpoint, error::Result, render::Palette};
 
 /// What the driver needs of a simulation beyond its state ([`State`]).
-pub trait Simulation: State {
+pub trait DrivenSimulation: State {
     /// Queues `steps` steps (on a GPU they may still run when this returns).
     fn step(&mut self, steps: u32) -> Result<()>;
     /// Waits for the queued steps (a chunk that ends with no frame).
@@ -26,12 +26,12 @@ pub trait Simulation: State {
     /// a job calls it (the processes gather to rank 0); other ranks may return nothing.
     fn frame(&mut self) -> Result<Vec<u8>>;
     /// Takes the current frame for the frame outputs: `Some` now, or `None` where it comes
-    /// back later through [`Simulation::collect_frames`] (a GPU copying it back while the next
-    /// steps run). Default: [`Simulation::frame`], now.
+    /// back later through [`DrivenSimulation::collect_frames`] (a GPU copying it back while the next
+    /// steps run). Default: [`DrivenSimulation::frame`], now.
     fn take_frame(&mut self) -> Result<Option<Vec<u8>>> {
         self.frame().map(Some)
     }
-    /// The frames [`Simulation::take_frame`] left to come back that are ready, oldest first;
+    /// The frames [`DrivenSimulation::take_frame`] left to come back that are ready, oldest first;
     /// with `wait`, all of them. Default: none.
     fn collect_frames(&mut self, _wait: bool) -> Result<Vec<Vec<u8>>> {
         Ok(Vec::new())
@@ -122,14 +122,14 @@ impl<F: FrameDefaults> Driver<F> {
     /// to the next frame, save or checkpoint; a progress bar counting `unit` on the writing
     /// process; then `--png`'s frame and `--save` and `--checkpoint`. The frame outputs are
     /// finished by [`Finishing`].
-    pub fn run(self, sim: &mut impl Simulation, steps: u32, unit: &str) -> Result<Finishing> {
+    pub fn run(self, sim: &mut impl DrivenSimulation, steps: u32, unit: &str) -> Result<Finishing> {
         self.run_with(sim, steps, unit, |_| Ok(()))
     }
 
     /// [`Driver::run`], calling `after_chunk` with the steps done after each chunk.
     pub fn run_with(
         mut self,
-        sim: &mut impl Simulation,
+        sim: &mut impl DrivenSimulation,
         steps: u32,
         unit: &str,
         after_chunk: impl FnMut(u64) -> Result<()>,

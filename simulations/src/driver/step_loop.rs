@@ -1,11 +1,11 @@
-//! The one step loop: [`StepLoop`] takes a [`Simulation`] to a target step count in chunks,
+//! The one step loop: [`StepLoop`] takes a [`DrivenSimulation`] to a target step count in chunks,
 //! and is the one place that decides how far each chunk goes and what follows it (the frame
 //! when one is due, else waiting for the steps; then the state outputs due). The command's
 //! [`Driver`](super::Driver) and `serve`'s sessions both run through it; what differs between
 //! them is said by [`LoopHooks`] between chunks (a stop flag, a slice limit, a lock, a
 //! progress bar) and by [`FramesDue`].
 
-use super::{run::Simulation, state::StateOptions};
+use super::{run::DrivenSimulation, state::StateOptions};
 use crate::error::Result;
 
 /// Which frames a [`StepLoop`] takes.
@@ -14,10 +14,10 @@ pub enum FramesDue {
     /// None (each chunk ends by waiting for its steps).
     Never,
     /// The frame outputs': at every multiple of the interval ([`StepLoop::every`]) and at the
-    /// target, taken through [`Simulation::take_frame`]; those that come back later are
+    /// target, taken through [`DrivenSimulation::take_frame`]; those that come back later are
     /// collected as they are ready, and all of them at the end.
     Outputs,
-    /// At the target only, taken now through [`Simulation::frame`]: a live view's newest
+    /// At the target only, taken now through [`DrivenSimulation::frame`]: a live view's newest
     /// frame.
     AtTarget,
 }
@@ -83,7 +83,7 @@ impl<'a> StepLoop<'a> {
     /// Steps `sim` to the target, calling `hooks` between chunks and with the frames due.
     /// `Ok(true)` when the target is reached; `Ok(false)` when [`LoopHooks::limit`] stopped
     /// the loop first.
-    pub fn run<S: Simulation + ?Sized>(&self, sim: &mut S, hooks: &mut impl LoopHooks) -> Result<bool> {
+    pub fn run<S: DrivenSimulation + ?Sized>(&self, sim: &mut S, hooks: &mut impl LoopHooks) -> Result<bool> {
         while sim.steps_done() < self.target {
             let Some(limit) = hooks.limit(sim.steps_done()) else { return Ok(false) };
             self.chunk(sim, limit, hooks)?;
@@ -97,7 +97,7 @@ impl<'a> StepLoop<'a> {
     }
 
     /// One chunk of at most `limit` steps, then what is due after it.
-    fn chunk<S: Simulation + ?Sized>(
+    fn chunk<S: DrivenSimulation + ?Sized>(
         &self,
         sim: &mut S,
         limit: u32,
@@ -155,7 +155,7 @@ mod tests {
         }
     }
 
-    impl Simulation for Recording {
+    impl DrivenSimulation for Recording {
         fn step(&mut self, steps: u32) -> Result<()> {
             self.chunks.push(steps);
             self.done += u64::from(steps);

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use super::GrayScott;
 use crate::{
     checkpoint::Checkpoint,
-    driver::{Simulation, State},
+    driver::{DrivenSimulation, State},
     error::Result,
     export,
 };
@@ -29,7 +29,7 @@ impl State for GrayScott {
     }
 }
 
-impl Simulation for GrayScott {
+impl DrivenSimulation for GrayScott {
     fn step(&mut self, steps: u32) -> Result<()> {
         GrayScott::step(self, steps)
     }

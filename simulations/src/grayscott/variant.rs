@@ -1,11 +1,8 @@
-//! The `--variant` choice and its registration of the GPU variants, and [`select`], which
-//! resolves it together with `--backend`.
+//! The `--variant` choice, its default and its registration of the GPU variants, and
+//! [`select`], which resolves it together with `--backend`.
 
 use super::cuda;
-use crate::{
-    BackendChoice, Device,
-    error::{Error, Result},
-};
+use crate::{BackendChoice, Device, choice::VariantChoice, error::Result};
 
 crate::choice! {
     /// The steps of the optimisation progression (`--variant`).
@@ -77,28 +74,15 @@ impl Variant {
     }
 }
 
-/// Resolves `--backend` and `--variant` together: a GPU variant needs the GPU (even with
-/// `auto`), the `cpu` variant never opens it, and without `--variant` the GPU runs `fused`.
-/// Returns the device, the variant, and with `auto` on a machine without a GPU a notice.
+impl crate::choice::VariantChoice for Variant {
+    const CPU: Variant = Variant::Cpu;
+    const GPU_DEFAULT: Variant = Variant::Fused;
+}
+
+/// Resolves `--backend` and `--variant` together ([`VariantChoice::select`]): a GPU variant
+/// needs the GPU (even with `auto`), the `cpu` variant never opens it, and without `--variant`
+/// the GPU runs `fused`. Returns the device, the variant, and with `auto` on a machine without
+/// a GPU a notice.
 pub fn select(backend: BackendChoice, variant: Option<Variant>) -> Result<(Device, Variant, Option<String>)> {
-    match (backend, variant) {
-        (BackendChoice::Cuda, Some(Variant::Cpu)) => {
-            Err(Error::InvalidInput("--variant cpu runs on the CPU; drop --backend cuda".into()))
-        }
-        (BackendChoice::Cpu, Some(v)) if v.is_gpu() => Err(Error::InvalidInput(format!(
-            "--variant {} runs on a CUDA GPU, but --backend cpu was asked for",
-            v.name()
-        ))),
-        (_, Some(Variant::Cpu)) | (BackendChoice::Cpu, None) => Ok((Device::Cpu, Variant::Cpu, None)),
-        (_, Some(v)) => {
-            let gpu = crate::cuda::open()
-                .map_err(|e| Error::InvalidInput(format!("--variant {} needs a CUDA GPU: {e}", v.name())))?;
-            Ok((Device::Cuda(gpu), v, None))
-        }
-        (choice, None) => {
-            let (device, notice) = Device::select(choice)?;
-            let variant = if matches!(device, Device::Cpu) { Variant::Cpu } else { Variant::Fused };
-            Ok((device, variant, notice))
-        }
-    }
+    <Variant as VariantChoice>::select(backend, variant)
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::{Heat, initial_range};
 use crate::{
     checkpoint::Checkpoint,
-    driver::{Simulation, State},
+    driver::{DrivenSimulation, State},
     error::Result,
     export,
 };
@@ -30,7 +30,7 @@ impl State for Heat {
     }
 }
 
-impl Simulation for Heat {
+impl DrivenSimulation for Heat {
     fn step(&mut self, steps: u32) -> Result<()> {
         Heat::step(self, steps)
     }

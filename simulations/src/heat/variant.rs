@@ -20,6 +20,11 @@ crate::choice! {
     }
 }
 
+impl crate::choice::VariantChoice for HeatVariant {
+    const CPU: HeatVariant = HeatVariant::Cpu;
+    const GPU_DEFAULT: HeatVariant = HeatVariant::Fused;
+}
+
 impl HeatVariant {
     /// The `--variant` name (its [`Choice`](crate::Choice) name).
     pub fn name(self) -> &'static str {

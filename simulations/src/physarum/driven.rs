@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use super::{Physarum, trail_levels};
 use crate::{
     checkpoint::Checkpoint,
-    driver::{Simulation, State},
+    driver::{DrivenSimulation, State},
     error::Result,
     export,
 };
@@ -32,7 +32,7 @@ impl State for PhysarumRun {
     }
 }
 
-impl Simulation for PhysarumRun {
+impl DrivenSimulation for PhysarumRun {
     fn step(&mut self, steps: u32) -> Result<()> {
         self.sim.step(steps)
     }

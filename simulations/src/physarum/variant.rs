@@ -17,6 +17,11 @@ crate::choice! {
     }
 }
 
+impl crate::choice::VariantChoice for PhysarumVariant {
+    const CPU: PhysarumVariant = PhysarumVariant::Cpu;
+    const GPU_DEFAULT: PhysarumVariant = PhysarumVariant::Optimized;
+}
+
 impl PhysarumVariant {
     pub const GPU: [PhysarumVariant; 3] =
         [PhysarumVariant::Unfused, PhysarumVariant::Fused, PhysarumVariant::Optimized];

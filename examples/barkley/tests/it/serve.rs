@@ -15,7 +15,7 @@ use std::{
 
 use barkley::{Field, Model, driven::BarkleyRun};
 use serde_json::Value;
-use simulations::driver::Simulation;
+use simulations::driver::DrivenSimulation;
 use tungstenite::{Message, WebSocket};
 
 const LIMIT: Duration = Duration::from_secs(60);

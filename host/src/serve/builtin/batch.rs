@@ -1,19 +1,19 @@
 //! The built-in models' batch equivalents: the `grayscott`, `physarum` or `heat` command line
-//! of a session's settings, and the `--config` document the CLI records for it (made by the
-//! CLI's own settings module from that command line), so a run found in the browser is one
-//! command away from a batch run. Only documents go through the CLI's parser; the simulations
-//! are checked and built by the library ([`super`]).
+//! of a session's settings, so a run found in the browser is one command away from a batch run,
+//! and the parts of the settings document ([`crate::settings_document`]) every model records
+//! alike. The documents are filled from the session's values (nothing is parsed); they are
+//! the ones the CLI records for that command line.
 
-use clap::Parser;
-use simulations::Device;
+use simulations::{Device, driver::FrameDefaults};
 
-use crate::cli::{
-    Cli, Command, PROGRAM,
-    settings::{Provenance, command_line},
+use crate::{
+    cli::PROGRAM,
+    settings_document::{FramesTable, Provenance, command_line},
 };
 
 /// The arguments (without the program's name) that run `simulation` with `options` (name
-/// without `--`, value) and the two settings every model has, for `steps` steps.
+/// without `--`, value) and the two settings every model has, for `steps` steps (at least 1,
+/// as the command line needs).
 pub(super) fn arguments(
     simulation: &str,
     options: &[(&str, String)],
@@ -25,7 +25,7 @@ pub(super) fn arguments(
     let common = [
         ("palette", palette.to_owned()),
         ("frame-every", steps_per_frame.to_string()),
-        ("steps", steps.max(1).to_string()),
+        ("steps", batch_steps(steps).to_string()),
     ];
     for (name, value) in options.iter().cloned().chain(common) {
         arguments.push(format!("--{name}"));
@@ -34,35 +34,30 @@ pub(super) fn arguments(
     arguments
 }
 
+/// The step count of the batch run of a session that has done `steps` (the command line
+/// refuses 0).
+pub(super) fn batch_steps(steps: u32) -> u32 {
+    steps.max(1)
+}
+
 /// `arguments` as one command line for a POSIX shell, writing a GIF.
 pub(super) fn command(arguments: &[String]) -> String {
     let words = std::iter::once(PROGRAM.to_owned()).chain(arguments.iter().cloned()).chain(["--gif".into()]);
     command_line(words.map(Into::into))
 }
 
-/// `arguments` parsed as the CLI parses them, for its settings documents.
-pub(super) fn parse(arguments: &[String]) -> Result<Command, String> {
-    let program = std::iter::once(PROGRAM.to_owned());
-    Cli::try_parse_from(program.chain(arguments.iter().cloned())).map(|cli| cli.command).map_err(|e| {
-        let text = e.render().to_string();
-        let first = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("invalid settings");
-        first.strip_prefix("error: ").unwrap_or(first).to_owned()
-    })
-}
-
 /// Who made a document of `arguments` run on `device`: this program, the command, the GPU.
 pub(super) fn provenance(arguments: &[String], device: &Device) -> Provenance {
-    Provenance {
-        version: Some(env!("CARGO_PKG_VERSION").into()),
-        command: Some(command(arguments)),
-        gpu: match device {
-            Device::Cuda(gpu) => Some(gpu.name().to_owned()),
-            Device::Cpu => None,
-        },
-    }
+    Provenance::of_command(command(arguments), Some(device))
 }
 
-/// An error of the CLI's checks, as one line for the page.
-pub(super) fn message(e: anyhow::Error) -> String {
-    format!("{e:#}")
+/// The frame options of a session of simulation `S`: a frame every `steps_per_frame` steps in
+/// `palette`, at the batch run's default frame rate.
+pub(super) fn frames<S: FrameDefaults>(palette: &str, steps_per_frame: u32) -> FramesTable {
+    FramesTable::with_default_fps::<S>(steps_per_frame, palette)
+}
+
+/// An error of the library's checks, as one line for the page.
+pub(super) fn message(e: impl Into<anyhow::Error>) -> String {
+    format!("{:#}", e.into())
 }

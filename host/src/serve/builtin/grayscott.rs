@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 use simulations::{
     Device,
+    choice::VariantChoice as _,
     grayscott::{
         self, GrayScott, Init, Setup, Variant,
         map::{DEFAULT_FEED, DEFAULT_KILL, MapSetup, ParameterMap},
@@ -13,13 +14,9 @@ use simulations::{
 
 use super::batch;
 use crate::{
-    cli::{
-        Command,
-        grayscott::GrayScottSim,
-        options::BackendArgs,
-        settings::{name_of, names, parse_name},
-    },
+    cli::grayscott::GrayScottSim,
     serve::model::{Control, Demand, LiveModel, ParameterMapImage, PresetInfo, Recorded, Start},
+    settings_document::{Document, GrayScottTable, RunTable, name_of, names, parse_name},
 };
 
 /// Gray-Scott, as the live view runs it.
@@ -41,14 +38,6 @@ pub struct GrayScottValues {
     /// A starting pattern's name (`--init`).
     pub init: String,
     pub seed: u64,
-}
-
-/// The CLI's default variant on `device`.
-fn variant(device: &Device) -> Variant {
-    match device {
-        Device::Cuda(_) => Variant::Fused,
-        Device::Cpu => Variant::Cpu,
-    }
 }
 
 impl GrayScottValues {
@@ -159,7 +148,7 @@ impl LiveModel for GrayScottLive {
     }
 
     fn build(&self, setup: &Setup, device: &Device) -> simulations::Result<GrayScott> {
-        GrayScott::new_tuned(setup, device, variant(device), true)
+        GrayScott::new_tuned(setup, device, Variant::default_on(device), true)
     }
 
     /// New rates apply from the next step; a new grid, start or seed needs a new simulation.
@@ -224,14 +213,16 @@ impl LiveModel for GrayScottLive {
 
     /// The `--config` TOML the CLI records for the same run.
     fn record(&self, s: &Recorded<GrayScottValues>, steps: u32, device: &Device) -> Result<String, String> {
+        let steps = batch::batch_steps(steps);
+        let setup = s.model.choices()?.setup().map_err(batch::message)?;
         let arguments =
             batch::arguments(self.name(), &s.model.options(), s.palette, s.steps_per_frame, steps);
-        let Command::Grayscott(args) = batch::parse(&arguments)? else {
-            return Err("the command line of Gray-Scott's settings ran another simulation".into());
-        };
-        let (setup, steps) = crate::cli::grayscott::check(&args).map_err(batch::message)?;
-        let run = BackendArgs::<GrayScottSim>::ran(device, variant(device));
-        let provenance = batch::provenance(&arguments, device);
-        Ok(crate::cli::grayscott::document(&args, &setup, steps, run, provenance).to_toml(self.name()))
+        let document = Document::of_run(
+            GrayScottTable::of(&s.model.preset, &setup, steps),
+            RunTable::ran(device, Variant::default_on(device)),
+            batch::frames::<GrayScottSim>(s.palette, s.steps_per_frame),
+            batch::provenance(&arguments, device),
+        );
+        Ok(document.to_toml(self.name()))
     }
 }

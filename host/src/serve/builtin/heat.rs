@@ -4,18 +4,15 @@
 use serde::{Deserialize, Serialize};
 use simulations::{
     Device,
+    choice::VariantChoice as _,
     heat::{Heat, HeatChoices, HeatInit, HeatSetup, HeatVariant},
 };
 
 use super::batch;
 use crate::{
-    cli::{
-        Command,
-        heat::HeatSim,
-        options::BackendArgs,
-        settings::{name_of, names, parse_name},
-    },
+    cli::heat::HeatSim,
     serve::model::{Control, Demand, LiveModel, Recorded, Start},
+    settings_document::{Document, HeatTable, RunTable, name_of, names, parse_name},
 };
 
 /// Heat, as the live view runs it.
@@ -37,14 +34,6 @@ pub struct HeatValues {
 
 /// The grid spacing of a live run: the command line's default.
 const SPACING: f32 = 1.0;
-
-/// The CLI's default variant on `device`.
-fn variant(device: &Device) -> HeatVariant {
-    match device {
-        Device::Cuda(_) => HeatVariant::Fused,
-        Device::Cpu => HeatVariant::Cpu,
-    }
-}
 
 impl HeatValues {
     fn choices(&self) -> Result<HeatChoices, String> {
@@ -122,7 +111,7 @@ impl LiveModel for HeatLive {
     }
 
     fn build(&self, setup: &HeatSetup, device: &Device) -> simulations::Result<Heat> {
-        Heat::new(setup, device, variant(device))
+        Heat::new(setup, device, HeatVariant::default_on(device))
     }
 
     fn brush(&self, _run: &mut Heat, _x: f32, _y: f32, _radius: f32) -> Result<(), String> {
@@ -137,14 +126,16 @@ impl LiveModel for HeatLive {
 
     /// The `--config` TOML the CLI records for the same run.
     fn record(&self, s: &Recorded<HeatValues>, steps: u32, device: &Device) -> Result<String, String> {
+        let steps = batch::batch_steps(steps);
+        let setup = s.model.choices()?.setup().map_err(batch::message)?;
         let arguments =
             batch::arguments(self.name(), &s.model.options(), s.palette, s.steps_per_frame, steps);
-        let Command::Heat(args) = batch::parse(&arguments)? else {
-            return Err("the command line of heat's settings ran another simulation".into());
-        };
-        let setup = crate::cli::heat::check(&args).map_err(batch::message)?;
-        let run = BackendArgs::<HeatSim>::ran(device, variant(device));
-        let provenance = batch::provenance(&arguments, device);
-        Ok(crate::cli::heat::document(&args, &setup, run, provenance).to_toml(self.name()))
+        let document = Document::of_run(
+            HeatTable::of(&setup, steps),
+            RunTable::ran(device, HeatVariant::default_on(device)),
+            batch::frames::<HeatSim>(s.palette, s.steps_per_frame),
+            batch::provenance(&arguments, device),
+        );
+        Ok(document.to_toml(self.name()))
     }
 }

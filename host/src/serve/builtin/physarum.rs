@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 use simulations::{
     Device,
+    choice::VariantChoice as _,
     physarum::{
         AgentInit, PHYSARUM_PRESETS, Physarum, PhysarumChoices, PhysarumSetup, PhysarumVariant,
         driven::PhysarumRun, named_physarum_preset,
@@ -13,13 +14,9 @@ use simulations::{
 
 use super::batch;
 use crate::{
-    cli::{
-        Command,
-        options::BackendArgs,
-        physarum::PhysarumSim,
-        settings::{name_of, names, parse_name},
-    },
+    cli::physarum::PhysarumSim,
     serve::model::{Control, Demand, LiveModel, PresetInfo, Recorded, Start},
+    settings_document::{Document, PhysarumTable, RunTable, name_of, names, parse_name},
 };
 
 /// The step count given to the checks of a live run, which has no end: the bound on the trail
@@ -48,14 +45,6 @@ pub struct PhysarumValues {
     /// Where agents start (`--init`).
     pub init: String,
     pub seed: u64,
-}
-
-/// The CLI's default variant on `device`.
-fn variant(device: &Device) -> PhysarumVariant {
-    match device {
-        Device::Cuda(_) => PhysarumVariant::Optimized,
-        Device::Cpu => PhysarumVariant::Cpu,
-    }
 }
 
 impl PhysarumValues {
@@ -182,7 +171,10 @@ impl LiveModel for PhysarumLive {
     }
 
     fn build(&self, setup: &PhysarumSetup, device: &Device) -> simulations::Result<PhysarumRun> {
-        Ok(PhysarumRun { sim: Physarum::new(setup, device, variant(device))?, save_agents: false })
+        Ok(PhysarumRun {
+            sim: Physarum::new(setup, device, PhysarumVariant::default_on(device))?,
+            save_agents: false,
+        })
     }
 
     /// New model parameters apply from the next step; a new grid, agent count, seed or start
@@ -214,16 +206,19 @@ impl LiveModel for PhysarumLive {
         Some(batch::command(&arguments))
     }
 
-    /// The `--config` TOML the CLI records for the same run.
+    /// The `--config` TOML the CLI records for the same run (checked for its `steps`, as
+    /// the command line checks them).
     fn record(&self, s: &Recorded<PhysarumValues>, steps: u32, device: &Device) -> Result<String, String> {
+        let steps = batch::batch_steps(steps);
+        let setup = s.model.choices()?.setup(steps).map_err(batch::message)?;
         let arguments =
             batch::arguments(self.name(), &s.model.options(), s.palette, s.steps_per_frame, steps);
-        let Command::Physarum(args) = batch::parse(&arguments)? else {
-            return Err("the command line of Physarum's settings ran another simulation".into());
-        };
-        let setup = crate::cli::physarum::check(&args).map_err(batch::message)?;
-        let run = BackendArgs::<PhysarumSim>::ran(device, variant(device));
-        let provenance = batch::provenance(&arguments, device);
-        Ok(crate::cli::physarum::document(&args, &setup, run, provenance).to_toml(self.name()))
+        let document = Document::of_run(
+            PhysarumTable::of(&s.model.preset, &setup, steps),
+            RunTable::ran(device, PhysarumVariant::default_on(device)),
+            batch::frames::<PhysarumSim>(s.palette, s.steps_per_frame),
+            batch::provenance(&arguments, device),
+        );
+        Ok(document.to_toml(self.name()))
     }
 }
