@@ -8,14 +8,15 @@ use anyhow::Result;
 use clap::Args;
 use simulations::{
     Choice as _,
-    choice::VariantChoice,
     grayscott::{self, GrayScott, Init, MAX_RATE, PRESETS, Setup, Variant, parts::LaunchSettings},
     split::Layout,
 };
 
 use super::{
     choice::choice,
-    options::{self, BackendArgs, OutputArgs, PartsArgs, SeedArgs, Simulation, StateArgs, check_steps},
+    options::{
+        self, BackendArgs, OutputArgs, PartsArgs, SeedArgs, SimulationCommand, StateArgs, check_steps,
+    },
     settings::{ConfigArgs, Given},
 };
 use crate::{
@@ -38,14 +39,8 @@ impl simulations::driver::FrameDefaults for GrayScottSim {
     const PALETTE: &'static str = "cyberpunk";
 }
 
-impl Simulation for GrayScottSim {
+impl SimulationCommand for GrayScottSim {
     type Variant = Variant;
-    fn name(variant: Variant) -> &'static str {
-        variant.name()
-    }
-    // The library decides them.
-    const CPU: Variant = <Variant as VariantChoice>::CPU;
-    const GPU_DEFAULT: Variant = <Variant as VariantChoice>::GPU_DEFAULT;
 }
 
 #[derive(Args, Debug)]

@@ -3,7 +3,6 @@
 use anyhow::Result;
 use clap::Args;
 use simulations::{
-    choice::VariantChoice,
     driver::{Driver, FrameDefaults, Report},
     heat::{Heat, HeatChoices, HeatInit, HeatSetup, HeatVariant},
     split::Layout,
@@ -11,7 +10,9 @@ use simulations::{
 
 use super::{
     choice::choice,
-    options::{self, BackendArgs, OutputArgs, PartsArgs, SeedArgs, Simulation, StateArgs, check_steps},
+    options::{
+        self, BackendArgs, OutputArgs, PartsArgs, SeedArgs, SimulationCommand, StateArgs, check_steps,
+    },
     settings::{ConfigArgs, Given},
 };
 use crate::{
@@ -33,14 +34,8 @@ impl FrameDefaults for HeatSim {
     const PALETTE: &'static str = "magma";
 }
 
-impl Simulation for HeatSim {
+impl SimulationCommand for HeatSim {
     type Variant = HeatVariant;
-    fn name(variant: HeatVariant) -> &'static str {
-        variant.name()
-    }
-    // The library decides them.
-    const CPU: HeatVariant = <HeatVariant as VariantChoice>::CPU;
-    const GPU_DEFAULT: HeatVariant = <HeatVariant as VariantChoice>::GPU_DEFAULT;
 }
 
 #[derive(Args, Debug)]

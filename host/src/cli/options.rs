@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::{Result, bail};
 use clap::Args;
 use simulations::{
-    BackendChoice, Choice, Device, driver::FrameDefaults, render::PALETTES, split::Layout,
+    BackendChoice, Device, choice::VariantChoice, driver::FrameDefaults, render::PALETTES, split::Layout,
     split::decomposition::LaunchRank,
 };
 
@@ -21,14 +21,10 @@ pub use simulations::driver::{Target, check_targets, palette, resumed};
 
 /// What differs between the simulations in the shared groups: the frame defaults
 /// ([`FrameDefaults`]: the subcommand's name, file names, ...) and the variants.
-pub trait Simulation: FrameDefaults {
-    type Variant: Choice;
-    /// The variant's `--variant` name.
-    fn name(variant: Self::Variant) -> &'static str;
-    /// The CPU variant.
-    const CPU: Self::Variant;
-    /// The variant run on a GPU when none is asked for.
-    const GPU_DEFAULT: Self::Variant;
+pub trait SimulationCommand: FrameDefaults {
+    /// Its variants, whose CPU variant, GPU default and `--backend` resolution the library
+    /// decides ([`VariantChoice`]).
+    type Variant: VariantChoice;
 }
 
 /// The frame options a settings file holds (`--config`, `--print-config`).
@@ -39,7 +35,7 @@ pub trait FramesSettings {
     fn table(&self) -> FramesTable;
 }
 
-impl<S: Simulation> FramesSettings for OutputArgs<S> {
+impl<S: SimulationCommand> FramesSettings for OutputArgs<S> {
     fn apply(&mut self, frames: Option<FramesTable>, given: &Given) {
         let frames = frames.unwrap_or_default();
         given.fill("frame_every", &mut self.frame_every, frames.frame_every);
@@ -66,7 +62,7 @@ pub fn list_palettes() -> Result<()> {
 
 /// Where to run.
 #[derive(Args, Debug)]
-pub struct BackendArgs<S: Simulation> {
+pub struct BackendArgs<S: SimulationCommand> {
     /// Where to run.
     #[arg(long, value_parser = choice::<BackendChoice>(), default_value_t)]
     pub backend: BackendChoice,
@@ -76,23 +72,16 @@ pub struct BackendArgs<S: Simulation> {
     pub variant: Option<S::Variant>,
 }
 
-impl<S: Simulation> BackendArgs<S> {
+impl<S: SimulationCommand> BackendArgs<S> {
     /// Whether these choices may open a GPU (anything but the CPU backend or variant).
     pub fn may_use_gpu(&self) -> bool {
-        self.backend != BackendChoice::Cpu && self.variant.is_none_or(|v| v != S::CPU)
+        self.backend != BackendChoice::Cpu
+            && self.variant.is_none_or(|v| v != <S::Variant as VariantChoice>::CPU)
     }
 
     /// Refuses contradictory choices, without opening any device.
     pub fn check(&self) -> Result<()> {
-        match (self.backend, self.variant) {
-            (BackendChoice::Cuda, Some(v)) if v == S::CPU => {
-                bail!("--variant cpu runs on the CPU; drop --backend cuda")
-            }
-            (BackendChoice::Cpu, Some(v)) if v != S::CPU => {
-                bail!("--variant {} runs on a CUDA GPU; drop --backend cpu or pick --variant cpu", S::name(v))
-            }
-            _ => Ok(()),
-        }
+        Ok(S::Variant::check(self.backend, self.variant)?)
     }
 
     /// Takes the backend and variant from a settings file where the command line gave neither
@@ -121,42 +110,20 @@ impl<S: Simulation> BackendArgs<S> {
     pub fn table(&self) -> RunTable {
         let variant = match (self.backend, self.variant) {
             (_, Some(v)) => Some(v),
-            (BackendChoice::Cpu, None) => Some(S::CPU),
+            (BackendChoice::Cpu, None) => Some(<S::Variant as VariantChoice>::CPU),
             _ => None,
         };
         RunTable { backend: Some(self.backend), variant: variant.map(|v| name_of(&v)) }
-    }
-
-    /// The backend and variant a run used, for the settings its outputs record.
-    pub fn ran(device: &Device, variant: S::Variant) -> RunTable {
-        let backend = match device {
-            Device::Cpu => BackendChoice::Cpu,
-            Device::Cuda(_) => BackendChoice::Cuda,
-        };
-        RunTable { backend: Some(backend), variant: Some(name_of(&variant)) }
     }
 
     /// Opens the device: a GPU variant asks for the GPU, `cpu` for the CPU; without
     /// `--variant`, the default of the backend found. Prints a notice when `auto` falls back
     /// to the CPU.
     pub fn select(&self) -> Result<(Device, S::Variant)> {
-        self.check()?;
-        let (device, variant) = match (self.backend, self.variant) {
-            (_, Some(v)) if v == S::CPU => (Device::Cpu, v),
-            (_, Some(v)) => {
-                let gpu = simulations::cuda::open()
-                    .map_err(|e| anyhow::anyhow!("--variant {} needs a CUDA GPU: {e}", S::name(v)))?;
-                (Device::Cuda(gpu), v)
-            }
-            (choice, None) => {
-                let (device, notice) = Device::select(choice)?;
-                if let Some(notice) = notice {
-                    crate::cli::note(&notice);
-                }
-                let variant = if matches!(device, Device::Cpu) { S::CPU } else { S::GPU_DEFAULT };
-                (device, variant)
-            }
-        };
+        let (device, variant, notice) = S::Variant::select(self.backend, self.variant)?;
+        if let Some(notice) = notice {
+            crate::cli::note(&notice);
+        }
         Ok((device, variant))
     }
 }

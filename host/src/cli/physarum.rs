@@ -6,7 +6,6 @@ use anyhow::{Result, bail};
 use clap::Args;
 use simulations::{
     Device,
-    choice::VariantChoice,
     physarum::{
         AgentInit, MAX_TRAIL, Physarum, PhysarumChoices, PhysarumSetup, PhysarumVariant, Sensing, ToyModel,
         sensitivity::{self, Perturb},
@@ -17,7 +16,7 @@ use simulations::{
 use super::{
     choice::choice,
     options::{
-        self, BackendArgs, OneGpuArgs, OutputArgs, SeedArgs, Simulation, StateArgs, Target, at_most,
+        self, BackendArgs, OneGpuArgs, OutputArgs, SeedArgs, SimulationCommand, StateArgs, Target, at_most,
         check_steps,
     },
     settings::{ConfigArgs, Given},
@@ -43,14 +42,8 @@ impl simulations::driver::FrameDefaults for PhysarumSim {
     const PALETTE: &'static str = "slime";
 }
 
-impl Simulation for PhysarumSim {
+impl SimulationCommand for PhysarumSim {
     type Variant = PhysarumVariant;
-    fn name(variant: PhysarumVariant) -> &'static str {
-        variant.name()
-    }
-    // The library decides them.
-    const CPU: PhysarumVariant = <PhysarumVariant as VariantChoice>::CPU;
-    const GPU_DEFAULT: PhysarumVariant = <PhysarumVariant as VariantChoice>::GPU_DEFAULT;
 }
 
 /// The toy model's rates stay below this, so the 2×2 eigenvalue arithmetic stays finite.
