@@ -577,6 +577,23 @@ impl Drop for AtomicFile {
 mod tests {
     use super::*;
 
+    /// Each kind a user meets gets its own short words; any other keeps the system's text
+    /// without the `(os error N)` suffix.
+    #[test]
+    fn io_errors_are_said_in_a_few_words() {
+        let said = |kind: ErrorKind| describe_io(&std::io::Error::from(kind));
+        assert_eq!(said(ErrorKind::StorageFull), "no space left on the device");
+        assert_eq!(said(ErrorKind::BrokenPipe), "the reading end of the pipe was closed");
+        assert_eq!(said(ErrorKind::IsADirectory), "it is a directory");
+        assert_eq!(said(ErrorKind::InvalidFilename), "the name is too long");
+        assert_eq!(said(ErrorKind::PermissionDenied), "permission denied");
+        assert_eq!(said(ErrorKind::ReadOnlyFilesystem), "the file system is read-only");
+        assert_eq!(said(ErrorKind::NotADirectory), "a component of the path is not a directory");
+        assert_eq!(said(ErrorKind::QuotaExceeded), "the disk quota is exceeded");
+        // EFBIG, from the operating system: its text without the number.
+        assert_eq!(describe_io(&std::io::Error::from_raw_os_error(libc::EFBIG)), "File too large");
+    }
+
     #[test]
     fn a_long_legal_name_gets_a_short_temporary() {
         let dir = tempfile::tempdir().unwrap();
