@@ -577,6 +577,44 @@ impl Drop for AtomicFile {
 mod tests {
     use super::*;
 
+    fn registered(entry: &Temporary) -> bool {
+        registry().contains(entry)
+    }
+
+    /// The registry forgets exactly what a commit or an abandonment finished with, and keeps
+    /// every other run's temporaries (a long-lived `serve` commits many outputs; a signal
+    /// later must not touch what was committed). Tests run in parallel on one registry, so
+    /// only this test's own entries are looked at.
+    #[test]
+    fn commits_and_abandonments_forget_their_own_temporaries_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let (kept, committed, abandoned) = (
+            staging_dir(dir.path()).unwrap(),
+            staging_dir(dir.path()).unwrap(),
+            staging_dir(dir.path()).unwrap(),
+        );
+        let created = dir.path().join("frames");
+        create_output_dir(&created).unwrap();
+        let tree = |p: &Path| Temporary::Tree(p.to_owned());
+        assert!(registered(&tree(&kept)) && registered(&tree(&committed)) && registered(&tree(&abandoned)));
+        assert!(registered(&Temporary::CreatedDir(created.clone())));
+
+        commit_staged(&committed, Some(&created), || Ok(())).unwrap();
+        assert!(!registered(&tree(&committed)) && !registered(&Temporary::CreatedDir(created.clone())));
+        assert!(registered(&tree(&kept)) && registered(&tree(&abandoned)));
+
+        abandon_staged(&abandoned, None);
+        assert!(!registered(&tree(&abandoned)) && !abandoned.exists());
+        assert!(registered(&tree(&kept)));
+
+        // A failed commit removes its staging directory and forgets it too.
+        let failing = staging_dir(dir.path()).unwrap();
+        assert!(commit_staged(&failing, None, || Err(std::io::Error::other("no"))).is_err());
+        assert!(!registered(&tree(&failing)) && !failing.exists());
+        abandon_staged(&kept, None);
+        assert!(!registered(&tree(&kept)));
+    }
+
     /// Each kind a user meets gets its own short words; any other keeps the system's text
     /// without the `(os error N)` suffix.
     #[test]
