@@ -613,6 +613,12 @@ mod tests {
         assert!(!registered(&tree(&failing)) && !failing.exists());
         abandon_staged(&kept, None);
         assert!(!registered(&tree(&kept)));
+
+        // A directory the run created and left empty goes, and is forgotten.
+        let empty = dir.path().join("empty");
+        create_output_dir(&empty).unwrap();
+        remove_created_dir(&empty);
+        assert!(!empty.exists() && !registered(&Temporary::CreatedDir(empty)));
     }
 
     /// Each kind a user meets gets its own short words; any other keeps the system's text
