@@ -621,6 +621,15 @@ mod tests {
         assert!(!empty.exists() && !registered(&Temporary::CreatedDir(empty)));
     }
 
+    /// The longest name a directory entry may have is accepted, one byte more is refused.
+    #[test]
+    fn names_of_up_to_name_max_bytes_are_accepted() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(check_target(&dir.path().join("a".repeat(NAME_MAX))).is_ok());
+        let too_long = check_target(&dir.path().join("a".repeat(NAME_MAX + 1))).unwrap_err();
+        assert!(too_long.to_string().contains("longer than"), "{too_long}");
+    }
+
     /// Each kind a user meets gets its own short words; any other keeps the system's text
     /// without the `(os error N)` suffix.
     #[test]
