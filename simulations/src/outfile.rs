@@ -630,6 +630,15 @@ mod tests {
         assert!(too_long.to_string().contains("longer than"), "{too_long}");
     }
 
+    /// A path through a regular file says so, not that a directory is missing.
+    #[test]
+    fn a_path_through_a_file_is_refused_for_what_it_is() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("file"), b"x").unwrap();
+        let refused = check_target(&dir.path().join("file").join("out.gif")).unwrap_err();
+        assert!(refused.to_string().contains("a component of the path is not a directory"), "{refused}");
+    }
+
     /// Each kind a user meets gets its own short words; any other keeps the system's text
     /// without the `(os error N)` suffix.
     #[test]
