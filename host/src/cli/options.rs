@@ -174,22 +174,23 @@ pub struct PartsArgs {
 }
 
 impl PartsArgs {
+    /// `--overlap` (true) or `--no-overlap` (false), the last given; `None` for neither.
+    fn overlap_asked(&self) -> Option<bool> {
+        (self.overlap || self.no_overlap).then_some(self.overlap)
+    }
+
     /// Whether Gray-Scott's run overlaps its exchange between NCCL ranks: as
     /// `--overlap`/`--no-overlap` say, else where the job spans several hosts (over NVLink
     /// the edge rows' separate launches cost more than the exchange they hide: 88.7% against
     /// 95.9% for `streaming` on 2 H200s; over a network they pay: 83.4% against 62.3%).
     pub fn gray_scott_overlap(&self, job: Option<LaunchRank>) -> bool {
-        if self.overlap || self.no_overlap { self.overlap } else { job.is_some_and(|j| j.spans_hosts()) }
+        self.overlap_asked().unwrap_or_else(|| job.is_some_and(|j| j.spans_hosts()))
     }
 
     /// Whether heat's split run of `variant` over `gpus` GPUs overlaps its exchange: as
     /// `--overlap`/`--no-overlap` say, else the library's default.
     pub fn heat_overlap(&self, variant: simulations::heat::HeatVariant, gpus: usize) -> bool {
-        if self.overlap || self.no_overlap {
-            self.overlap
-        } else {
-            simulations::heat::parts::overlap_by_default(variant, gpus)
-        }
+        self.overlap_asked().unwrap_or_else(|| simulations::heat::parts::overlap_by_default(variant, gpus))
     }
 }
 
