@@ -17,12 +17,17 @@
 #          program's default), and --bind-to none; Gray-Scott 16384² streaming and heat 1200³;
 #   short-run: a short run's whole wall time, process start to exit, Gray-Scott 16384² streaming
 #          for 200 and 2,000 steps: mpirun -np N (the launcher's defaults) against --gpus N in one
-#          process, with each rank's timeline (RUST_GPU_SIM_TIMELINE=1);
+#          process, with each rank's timeline (RUST_GPU_SIM_TIMELINE=1), and mpirun -np N /bin/true
+#          (the launcher's own start and exit);
 #   two-hosts: two hosts simulated on one: NCCL kept off NVLink and shared memory
 #          (NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1) so it takes its socket transport over the
 #          loopback interface (NCCL_SOCKET_IFNAME=lo; no InfiniBand here), heat's CUDA IPC off
 #          (RUST_GPU_SIM_RANK_HALOS=nccl); the scaling bench with and without overlap, then with
 #          NCCL's sockets widened (NCCL_SOCKET_NTHREADS=4 NCCL_NSOCKS_PERTHREAD=4);
+#   host-pairs: (4 GPUs) two hosts of two GPUs simulated on one: 4 ranks, NCCL_HOSTID per pair of
+#          ranks, so NCCL joins each pair over NVLink and the pairs over its socket transport
+#          (NCCL_SOCKET_IFNAME=lo), heat's CUDA IPC off; Gray-Scott with --overlap, heat by
+#          default, with NCCL's default, 4×4 and 8×8 sockets;
 #   overlap: the measurements behind the overlap defaults: heat 1200³ single's two schemes
 #          (RUST_GPU_SIM_HEAT_OVERLAP=halves|edges) in one process, between processes by CUDA
 #          IPC and by NCCL, and Gray-Scott 16384² with and without --overlap under mpirun;
@@ -303,6 +308,10 @@ if [[ $parts == *" short-run "* ]]; then
   W=/tmp/short && rm -rf $W && mkdir -p $W && cd $W
   for np in 2 4; do
     [ "$gpus" -ge $np ] || continue
+    # The launcher's own cost, start to exit, with nothing to run (three times; the median).
+    for i in 1 2 3; do
+      s0=$(date +%s.%N); mpi_default $np /bin/true; python3 -c "print($(date +%s.%N) - $s0)"
+    done | sort -n | sed -n 2p | xargs printf "mpirun -np $np /bin/true: %.2f s (median of 3)\n"
     for steps in 200 2000; do
       a="grayscott --size 16384 --variant streaming --steps $steps"
       start=$(date +%s.%N)
@@ -346,6 +355,32 @@ if [[ $parts == *" two-hosts "* ]]; then
     done
   done
   echo "(heat's halo: 4 planes of 1200² f32 = 23.04 MB each way per neighbour per step; link GB/s = 23.04 / exch ms for 2 ranks)"
+fi
+
+if [[ $parts == *" host-pairs "* ]] && [ "$gpus" -ge 4 ]; then
+  echo "== two hosts of 2 GPUs simulated on one: 4 ranks, NVLink within a pair, NCCL's sockets between"
+  wide=(-x NCCL_SOCKET_NTHREADS=4 -x NCCL_NSOCKS_PERTHREAD=4)
+  # 4 ranks as 2 hosts of 2 GPUs: NCCL_HOSTID gives ranks 0-1 and 2-3 a host each, so NCCL
+  # joins 0-1 and 2-3 over NVLink and only 1-2 over its socket transport (P2P and SHM stay on).
+  pairs=(-x NCCL_SOCKET_IFNAME=lo -x RUST_GPU_SIM_RANK_HALOS=nccl)
+  hosted=(bash -c 'NCCL_HOSTID=simhost$((${OMPI_COMM_WORLD_RANK:-0} / 2)) exec "$@"' _ $B/rust-gpu-sim)
+  echo "-- 4 ranks as 2 hosts × 2 GPUs (NCCL_HOSTID per pair)"
+  mpi_default 4 "${pairs[@]}" -x NCCL_DEBUG=INFO "${hosted[@]}" bench grayscott --sizes 16384 --variants streaming,fused \
+    --overlap --repeats 3 > "$OUT/pairs-gs.txt" 2> "$OUT/pairs-gs.err"
+  echo "NCCL's transports: $(grep -ohE "via (NET/[A-Za-z]+|P2P/[A-Za-z/]+)" "$OUT/pairs-gs.txt" | sort | uniq -c | tr -s ' ' | tr '\n' ';')"
+  mpi_default 4 "${pairs[@]}" "${hosted[@]}" bench grayscott --sizes 16384 --variants streaming,fused \
+    --repeats 3 > "$OUT/pairs-gs-no.txt" 2> "$OUT/pairs-gs-no.err"
+  mpi_default 4 "${pairs[@]}" "${hosted[@]}" bench heat --sizes 1200 --variants single --no-overlap --repeats 3 \
+    > "$OUT/pairs-heat-no.txt" 2> "$OUT/pairs-heat-no.err"
+  mpi_default 4 "${pairs[@]}" "${hosted[@]}" bench heat --sizes 1200 --variants single --repeats 3 \
+    > "$OUT/pairs-heat.txt" 2> "$OUT/pairs-heat.err"
+  mpi_default 4 "${pairs[@]}" "${wide[@]}" "${hosted[@]}" bench heat --sizes 1200 --variants single --repeats 3 \
+    > "$OUT/pairs-heat-wide.txt" 2> "$OUT/pairs-heat-wide.err"
+  mpi_default 4 "${pairs[@]}" -x NCCL_SOCKET_NTHREADS=8 -x NCCL_NSOCKS_PERTHREAD=8 "${hosted[@]}" bench heat \
+    --sizes 1200 --variants single --repeats 3 > "$OUT/pairs-heat-wider.txt" 2> "$OUT/pairs-heat-wider.err"
+  for f in gs-no gs heat-no heat heat-wide heat-wider; do
+    grep -E "^(grayscott|heat) .* nccl " "$OUT/pairs-$f.txt" | sed "s/^/2×2 $f: /" | cut -c1-150
+  done
 fi
 
 if [[ $parts == *" overlap "* ]]; then

@@ -8,7 +8,9 @@ use anyhow::Result;
 use clap::Args;
 use simulations::{
     Choice as _,
-    grayscott::{self, GrayScott, Init, MAX_RATE, PRESETS, Setup, Variant, parts::LaunchSettings},
+    grayscott::{
+        self, GrayScott, Init, MAX_RATE, PRESETS, Setup, StartFields, Variant, parts::LaunchSettings,
+    },
     split::Layout,
 };
 
@@ -187,6 +189,9 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
     }
 
     simulations::timeline::mark("options checked");
+    // A split run's start is built while the GPUs open (and NCCL connects).
+    let job = simulations::split::decomposition::launch_rank(|name| std::env::var(name).ok()).ok().flatten();
+    let mut start = if args.parts.may_split(job) { Some(StartFields::begin(&setup)?) } else { None };
     let (device, variant) = args.backend.select()?;
     let parted = args.parts.open(&device, None)?;
     let root = parted.as_ref().is_none_or(Layout::is_root);
@@ -201,12 +206,18 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
     let driver = driver.open((setup.width, setup.height), root, text)?;
     simulations::timeline::mark("outputs open");
     let mut sim = match parted {
-        Some(layout) => GrayScott::new_in(&setup, layout, variant, |layout| {
-            let job = simulations::split::decomposition::launch_rank(|name| std::env::var(name).ok())?;
-            let overlap = matches!(layout, Layout::Ranks(_)) && args.parts.gray_scott_overlap(job);
-            let autotune = !args.no_autotune;
-            LaunchSettings::for_layout(layout, variant, setup.width, setup.height, autotune, overlap)
-        })?,
+        Some(layout) => {
+            let start = match start.take() {
+                Some(start) => start,
+                None => StartFields::begin(&setup)?,
+            };
+            GrayScott::new_in(&setup, layout, variant, start, |layout| {
+                let job = simulations::split::decomposition::launch_rank(|name| std::env::var(name).ok())?;
+                let overlap = matches!(layout, Layout::Ranks(_)) && args.parts.gray_scott_overlap(job);
+                let autotune = !args.no_autotune;
+                LaunchSettings::for_layout(layout, variant, setup.width, setup.height, autotune, overlap)
+            })?
+        }
         None => GrayScott::new_tuned(&setup, &device, variant, !args.no_autotune)?,
     };
     simulations::timeline::mark("simulation set up");

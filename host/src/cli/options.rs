@@ -174,6 +174,16 @@ pub struct PartsArgs {
 }
 
 impl PartsArgs {
+    /// Whether the run may be split (known before any device is opened): one rank of a
+    /// launcher's `job` of several processes, `--transport nccl`, `--split` above 1, or
+    /// `--gpus` other than 1.
+    pub fn may_split(&self, job: Option<LaunchRank>) -> bool {
+        job.is_some_and(|j| j.size > 1)
+            || self.ranks.transport == Some(Transport::Nccl)
+            || self.split.is_some_and(|s| s > 1)
+            || matches!(self.gpus, Some(GpuCount::All) | Some(GpuCount::Count(2..)))
+    }
+
     /// `--overlap` (true) or `--no-overlap` (false), the last given; `None` for neither.
     fn overlap_asked(&self) -> Option<bool> {
         (self.overlap || self.no_overlap).then_some(self.overlap)
@@ -528,6 +538,18 @@ mod tests {
         assert!(parts(&["--overlap", "--no-overlap"]).no_overlap);
         assert!(!parts(&["--overlap", "--no-overlap"]).heat_overlap(HeatVariant::Single, 4));
         assert!(parts(&["--no-overlap", "--overlap"]).heat_overlap(HeatVariant::Single, 4));
+    }
+
+    #[test]
+    fn a_split_is_foreseen_from_the_options_and_the_launcher() {
+        assert!(!parts(&[]).may_split(None));
+        assert!(!parts(&["--gpus", "1"]).may_split(rank(1, Some(1))));
+        assert!(parts(&[]).may_split(rank(2, Some(2))));
+        assert!(parts(&["--gpus", "2"]).may_split(None));
+        assert!(parts(&["--gpus", "all"]).may_split(None));
+        assert!(parts(&["--split", "3"]).may_split(None));
+        assert!(!parts(&["--split", "1"]).may_split(None));
+        assert!(parts(&["--transport", "nccl"]).may_split(None));
     }
 
     #[test]

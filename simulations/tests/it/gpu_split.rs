@@ -7,7 +7,7 @@ use crate::common::*;
 use crate::gpu_helpers::gpu;
 use simulations::{
     Device,
-    grayscott::{GrayScott, Init, Setup, Variant, parts::LaunchSettings},
+    grayscott::{GrayScott, Init, Setup, StartFields, Variant, parts::LaunchSettings},
 };
 
 /// Odd sizes: uneven bands (97 rows in 2, 3 and 5 parts) and partial blocks in x.
@@ -226,7 +226,9 @@ fn nccl_self_exchange_matches_the_cpu_bit_for_bit() {
             let agreed = LaunchSettings::for_layout(&layout, variant, W, H, false, true).unwrap();
             assert_eq!(agreed.halo(variant, H), defaults.halo(variant, H));
             assert!(agreed.overlap);
-            let sim = GrayScott::new_in(&setup, layout, variant, |_| Ok(s)).unwrap();
+            let sim =
+                GrayScott::new_in(&setup, layout, variant, StartFields::begin(&setup).unwrap(), |_| Ok(s))
+                    .unwrap();
             let described = sim.describe();
             assert!(described.contains("NCCL"), "{described}");
             let mut sim = restored(sim, seed);
@@ -248,7 +250,13 @@ fn nccl_one_rank_refuses_a_grid_thinner_than_its_halo() {
     let gpu = gpu();
     let setup = Setup { init: Init::Spots, ..Setup::new(64, 3, coral()) };
     let settings = LaunchSettings { temporal_steps: 5, ..LaunchSettings::default() };
-    let Err(e) = GrayScott::new_in(&setup, one_rank(&gpu), Variant::Temporal, |_| Ok(settings)) else {
+    let Err(e) = GrayScott::new_in(
+        &setup,
+        one_rank(&gpu),
+        Variant::Temporal,
+        StartFields::begin(&setup).unwrap(),
+        |_| Ok(settings),
+    ) else {
         panic!("a 3-row grid with a 5-row halo was accepted")
     };
     assert!(e.to_string().contains("3 rows are fewer than the 5-row halo"), "{e}");
