@@ -276,7 +276,8 @@ impl PtxBuilder {
     /// `kernels.m.rs`, `kernels.m.sm_XX.cubin` and `kernels.m.cubins.rs`, `kernels.rs` is the
     /// table of every module's kernels, and the returned path is the first module's PTX.
     ///
-    /// The modules are built in parallel, then `ptxas` runs for every module and
+    /// The modules are built one after another in one target directory (`core` and the
+    /// proc-macros compiled once for all), then `ptxas` runs for every module and
     /// architecture at once, except where a cubin was already assembled from the same PTX
     /// bytes by the same `ptxas` (a stamp next to each cubin records both).
     pub fn build_into_out_dir(&self, file_name: &str) -> Result<PathBuf, BuildError> {
@@ -291,28 +292,18 @@ impl PtxBuilder {
             "" => out_dir.join(format!("{stem}.{extension}")),
             name => out_dir.join(format!("{stem}.{name}.{extension}")),
         };
-        // Each module in a target directory of its own: the nested builds run at once, and
-        // each one's artifacts stay where the next build of it finds them fresh.
-        let target_dir = |module: &Module| match module.name.as_str() {
-            "" => out_dir.join("ptx-target"),
-            name => out_dir.join("ptx-target").join(name),
-        };
+        // One target directory for every module, built one after another: `core` (built from
+        // source for the GPU target) and the host's proc-macro dependencies are compiled once,
+        // not once per module (54 s of a cold build on 2 cores with a directory per module),
+        // and each module's artifacts stay fresh beside the others' (cargo keeps one per
+        // feature set). Cargo locks the directory, so the builds could not overlap anyway, and
+        // each module's PTX is copied out before the next build writes the crate's `.ptx`.
+        let target_dir = out_dir.join("ptx-target");
         let settings = self.settings()?;
-        let settings = &settings;
-        let built: Vec<Result<PathBuf, BuildError>> = std::thread::scope(|scope| {
-            let jobs: Vec<_> = modules
-                .iter()
-                .map(|module| {
-                    let dir = target_dir(module);
-                    scope.spawn(move || self.build_module(&dir, module, settings))
-                })
-                .collect();
-            jobs.into_iter().map(|job| job.join().expect("PTX build thread")).collect()
-        });
         let mut ptx_files = Vec::new();
         let mut all_markers: Vec<(&str, Marker)> = Vec::new();
-        for (module, ptx) in modules.iter().zip(built) {
-            let ptx = ptx?;
+        for module in modules {
+            let ptx = self.build_module(&target_dir, module, &settings)?;
             let dest = module_file(module, "ptx");
             let text = fs::read_to_string(&ptx).map_err(|e| BuildError::Io(ptx.clone(), e))?;
             write_if_changed(&dest, &text)?;
@@ -652,7 +643,11 @@ impl PtxBuilder {
             }));
         }
         let with_bounds = add_launch_bounds(&text, &markers(&text))?;
-        let finished = target_dir.join(format!("{crate_name}.ptx"));
+        // A module's own copy: the modules share `target_dir`.
+        let finished = match module.name.as_str() {
+            "" => target_dir.join(format!("{crate_name}.ptx")),
+            name => target_dir.join(format!("{crate_name}.{name}.ptx")),
+        };
         write_if_changed(&finished, &with_bounds)?;
         Ok(finished)
     }
