@@ -292,13 +292,23 @@ impl PtxBuilder {
             "" => out_dir.join(format!("{stem}.{extension}")),
             name => out_dir.join(format!("{stem}.{name}.{extension}")),
         };
-        // One target directory for every module, built one after another: `core` (built from
-        // source for the GPU target) and the host's proc-macro dependencies are compiled once,
-        // not once per module (54 s of a cold build on 2 cores with a directory per module),
-        // and each module's artifacts stay fresh beside the others' (cargo keeps one per
-        // feature set). Cargo locks the directory, so the builds could not overlap anyway, and
-        // each module's PTX is copied out before the next build writes the crate's `.ptx`.
-        let target_dir = out_dir.join("ptx-target");
+        // One target directory for every module, and for every package of the outer build
+        // ([`shared_target_dir`]), built one after another: `core` (built from source for the
+        // GPU target) and the host's proc-macro dependencies are compiled once, not once per
+        // module and package (the simulations' build script on a cold build, 2 cores: 54 s
+        // with a directory per module), and each module's artifacts stay fresh beside the
+        // others' (cargo keeps one per feature set). Cargo locks the directory, so the builds
+        // could not overlap anyway; a lock of our own keeps another package's build script
+        // from writing a crate's `.ptx` between a module's build and its copy here.
+        println!("cargo::rerun-if-env-changed={TARGET_DIR_VAR}");
+        let target_dir = match env::var_os(TARGET_DIR_VAR) {
+            Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+            _ => shared_target_dir(&out_dir).unwrap_or_else(|| out_dir.join("ptx-target")),
+        };
+        fs::create_dir_all(&target_dir).map_err(|e| BuildError::Io(target_dir.clone(), e))?;
+        let lock_path = target_dir.join("ptxkit-build.lock");
+        let lock = fs::File::create(&lock_path).map_err(|e| BuildError::Io(lock_path.clone(), e))?;
+        lock.lock().map_err(|e| BuildError::Io(lock_path.clone(), e))?;
         let settings = self.settings()?;
         let mut ptx_files = Vec::new();
         let mut all_markers: Vec<(&str, Marker)> = Vec::new();
@@ -661,6 +671,9 @@ struct Settings {
     debug_assertions: bool,
 }
 
+/// The nested GPU builds' target directory (default: [`shared_target_dir`]); several
+/// workspaces may share one, as they may share a `CARGO_TARGET_DIR`.
+pub const TARGET_DIR_VAR: &str = "PTXKIT_TARGET_DIR";
 /// Overrides [`PtxBuilder::line_info`]: `0` or `1`.
 pub const LINEINFO_VAR: &str = "PTXKIT_LINEINFO";
 /// Overrides [`PtxBuilder::debug_assertions`]: `0` or `1`.
@@ -698,6 +711,18 @@ pub fn outer_profile(out_dir: &Path) -> Option<String> {
     let build =
         out_dir.ancestors().skip(2).take(2).find(|dir| dir.file_name().is_some_and(|n| n == "build"))?;
     Some(build.parent()?.file_name()?.to_string_lossy().into_owned())
+}
+
+/// The nested builds' target directory shared by every package of the outer build's profile:
+/// `ptxkit-target` beside the outer `build` directory above `out_dir` (`target/debug/ptxkit-target`
+/// for `target/debug/build/<package>/<hash>/out`), or `None` for an `out_dir` not laid out so.
+pub fn shared_target_dir(out_dir: &Path) -> Option<PathBuf> {
+    if out_dir.file_name()? != "out" {
+        return None;
+    }
+    let build =
+        out_dir.ancestors().skip(2).take(2).find(|dir| dir.file_name().is_some_and(|n| n == "build"))?;
+    Some(build.parent()?.join("ptxkit-target"))
 }
 
 /// A switch that is on in the `kernel-dev` profile: `env_value` (`0`/`1`, else an error naming
@@ -1040,6 +1065,17 @@ mod tests {
             let message = parse(Some(bad)).unwrap_err();
             assert!(message.starts_with("CUBINS: ") && message.contains(bad), "{message}");
         }
+    }
+
+    #[test]
+    fn the_nested_target_is_shared_by_the_outer_profiles_packages() {
+        let shared = |dir: &str| shared_target_dir(Path::new(dir));
+        let expected = Some(PathBuf::from("/w/target/debug/ptxkit-target"));
+        assert_eq!(shared("/w/target/debug/build/simulations/0123abcd/out"), expected);
+        assert_eq!(shared("/w/target/debug/build/simulations-0123abcd/out"), expected);
+        assert_eq!(shared("/w/target/debug/build/barkley-4567/out"), expected);
+        assert_eq!(shared("/w/target/debug/build/simulations/0123abcd/elsewhere"), None);
+        assert_eq!(shared("/tmp/out"), None);
     }
 
     #[test]

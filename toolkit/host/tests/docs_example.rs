@@ -21,6 +21,18 @@ fn block(page: &str, marker: &str) -> String {
     panic!("docs/kernel-authors.md has no code block starting with {marker:?}");
 }
 
+/// The workspace's nested GPU target directory for this test's profile, as `ptxkit-build`
+/// picks it: beside the `build` (or `deps`) directory that holds this test binary
+/// (`target/debug/build/ptxkit-host/<hash>/out/`, or `target/debug/deps/`).
+fn nested_target_dir(checkout: &Path) -> std::path::PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let holder = exe.ancestors().find(|dir| dir.file_name().is_some_and(|n| n == "build" || n == "deps"));
+    match holder.and_then(Path::parent) {
+        Some(profile) => profile.join("ptxkit-target"),
+        None => checkout.join("target/debug/ptxkit-target"),
+    }
+}
+
 #[test]
 fn the_kernel_authors_example_builds() {
     let checkout = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("the checkout");
@@ -53,6 +65,9 @@ fn the_kernel_authors_example_builds() {
         .args(["build", "--quiet", "--offline"])
         .current_dir(root.join("my-app"))
         .env("CARGO_TARGET_DIR", root.join("target"))
+        // The GPU builds share the workspace's nested target directory (core for the GPU is
+        // built there already), as a reader's second workspace may with PTXKIT_TARGET_DIR.
+        .env("PTXKIT_TARGET_DIR", nested_target_dir(&checkout))
         .env_remove("RUSTFLAGS")
         .output()
         .expect("running cargo");
