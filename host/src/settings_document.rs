@@ -8,17 +8,13 @@
 //! `[provenance]` (program version, command line, GPU), which is recorded but never read
 //! back. Output paths are not settings: they stay on the command line.
 
-use std::path::PathBuf;
-
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
+use simulations::settings::by_name;
 use simulations::{
-    BackendChoice, Choice, Device,
-    driver::FrameDefaults,
-    grayscott::{self, Init},
-    heat::{HeatInit, HeatSetup},
-    physarum::{AgentInit, PhysarumSetup, Sensing},
+    BackendChoice, Choice, Device, driver::FrameDefaults, grayscott, heat::HeatChoices,
+    physarum::PhysarumChoices,
 };
 
 /// The settings document. Every table and value is optional when read: a file may set a few
@@ -28,9 +24,9 @@ use simulations::{
 pub struct Document {
     /// How the run was made; recorded, ignored when read.
     pub provenance: Option<Provenance>,
-    pub grayscott: Option<GrayScottTable>,
-    pub heat: Option<HeatTable>,
-    pub physarum: Option<PhysarumTable>,
+    pub grayscott: Option<grayscott::Choices>,
+    pub heat: Option<HeatChoices>,
+    pub physarum: Option<PhysarumChoices>,
     pub run: Option<RunTable>,
     pub frames: Option<FramesTable>,
 }
@@ -163,215 +159,29 @@ impl Document {
     }
 }
 
-/// `[grayscott]` in a settings file: the options of the model, named as on the command line.
-#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct GrayScottTable {
-    pub preset: Option<String>,
-    pub width: Option<u32>,
-    pub height: Option<u32>,
-    pub steps: Option<u32>,
-    pub feed: Option<f32>,
-    pub kill: Option<f32>,
-    pub du: Option<f32>,
-    pub dv: Option<f32>,
-    pub dt: Option<f32>,
-    #[serde(default, with = "by_name")]
-    pub init: Option<Init>,
-    pub init_image: Option<PathBuf>,
-    pub seed: Option<Seed>,
-}
-
-/// `[heat]` in a settings file: the options of the model, named as on the command line.
-#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct HeatTable {
-    pub nx: Option<u32>,
-    pub ny: Option<u32>,
-    pub nz: Option<u32>,
-    pub steps: Option<u32>,
-    pub alpha: Option<f32>,
-    pub h: Option<f32>,
-    pub dt: Option<f32>,
-    pub boundary_value: Option<f32>,
-    #[serde(default, with = "by_name")]
-    pub init: Option<HeatInit>,
-    pub seed: Option<Seed>,
-}
-
-/// `[physarum]` in a settings file: the options of the model, named as on the command line.
-#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PhysarumTable {
-    pub preset: Option<String>,
-    pub width: Option<u32>,
-    pub height: Option<u32>,
-    pub agents: Option<u32>,
-    pub steps: Option<u32>,
-    pub sensor_dist: Option<f32>,
-    pub sensor_angle: Option<f32>,
-    pub turn_angle: Option<f32>,
-    pub step_size: Option<f32>,
-    pub deposit: Option<f32>,
-    pub diffuse: Option<f32>,
-    pub decay: Option<f32>,
-    pub jitter: Option<f32>,
-    #[serde(default, with = "by_name")]
-    pub sensing: Option<Sensing>,
-    #[serde(default, with = "by_name")]
-    pub init: Option<AgentInit>,
-    pub init_image: Option<PathBuf>,
-    pub image_strength: Option<f32>,
-    pub seed: Option<Seed>,
-}
-
 /// One model's table of a document.
 #[derive(Debug)]
 pub enum ModelTable {
-    GrayScott(GrayScottTable),
-    Heat(HeatTable),
-    Physarum(PhysarumTable),
+    GrayScott(grayscott::Choices),
+    Heat(HeatChoices),
+    Physarum(PhysarumChoices),
 }
 
-impl From<GrayScottTable> for ModelTable {
-    fn from(table: GrayScottTable) -> Self {
+impl From<grayscott::Choices> for ModelTable {
+    fn from(table: grayscott::Choices) -> Self {
         Self::GrayScott(table)
     }
 }
 
-impl From<HeatTable> for ModelTable {
-    fn from(table: HeatTable) -> Self {
+impl From<HeatChoices> for ModelTable {
+    fn from(table: HeatChoices) -> Self {
         Self::Heat(table)
     }
 }
 
-impl From<PhysarumTable> for ModelTable {
-    fn from(table: PhysarumTable) -> Self {
+impl From<PhysarumChoices> for ModelTable {
+    fn from(table: PhysarumChoices) -> Self {
         Self::Physarum(table)
-    }
-}
-
-impl GrayScottTable {
-    /// The resolved values of a run of `setup` from `preset`, for `steps` steps.
-    pub fn of(preset: &str, setup: &grayscott::Setup, steps: u32) -> Self {
-        let r = &setup.rates;
-        Self {
-            preset: Some(preset.to_owned()),
-            width: Some(setup.width),
-            height: Some(setup.height),
-            steps: Some(steps),
-            feed: Some(r.feed),
-            kill: Some(r.kill),
-            du: Some(r.du),
-            dv: Some(r.dv),
-            dt: Some(r.dt),
-            init: Some(setup.init),
-            init_image: setup.init_image.clone(),
-            seed: Some(Seed(setup.seed)),
-        }
-    }
-}
-
-impl HeatTable {
-    /// The resolved values of a run of `setup` for `steps` steps.
-    pub fn of(setup: &HeatSetup, steps: u32) -> Self {
-        let [nx, ny, nz] = setup.n;
-        Self {
-            nx: Some(nx),
-            ny: Some(ny),
-            nz: Some(nz),
-            steps: Some(steps),
-            alpha: Some(setup.alpha),
-            h: Some(setup.h),
-            dt: Some(setup.dt),
-            boundary_value: Some(setup.boundary),
-            init: Some(setup.init),
-            seed: Some(Seed(setup.seed)),
-        }
-    }
-}
-
-impl PhysarumTable {
-    /// The resolved values of a run of `setup` from `preset`, for `steps` steps.
-    pub fn of(preset: &str, setup: &PhysarumSetup, steps: u32) -> Self {
-        Self {
-            preset: Some(preset.to_owned()),
-            width: Some(setup.width),
-            height: Some(setup.height),
-            agents: Some(setup.agents),
-            steps: Some(steps),
-            sensor_dist: Some(setup.sensor_dist),
-            sensor_angle: Some(setup.sensor_angle),
-            turn_angle: Some(setup.turn_angle),
-            step_size: Some(setup.step_size),
-            deposit: Some(setup.deposit),
-            diffuse: Some(setup.diffuse),
-            decay: Some(setup.decay),
-            jitter: Some(setup.jitter),
-            sensing: Some(setup.sensing),
-            init: Some(setup.init),
-            init_image: setup.init_image.clone(),
-            image_strength: Some(setup.image_strength),
-            seed: Some(Seed(setup.seed)),
-        }
-    }
-}
-
-/// A seed as TOML holds it: an integer up to 2⁶³ − 1, a string of digits above (TOML integers
-/// are signed 64-bit).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Seed(pub u64);
-
-impl Serialize for Seed {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        match i64::try_from(self.0) {
-            Ok(small) => s.serialize_i64(small),
-            Err(_) => s.serialize_str(&self.0.to_string()),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for Seed {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct Visitor;
-        impl serde::de::Visitor<'_> for Visitor {
-            type Value = Seed;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a seed from 0 to 18446744073709551615 (above 2^63 - 1 as a string)")
-            }
-            fn visit_i64<E: serde::de::Error>(self, v: i64) -> std::result::Result<Seed, E> {
-                u64::try_from(v)
-                    .map(Seed)
-                    .map_err(|_| E::invalid_value(serde::de::Unexpected::Signed(v), &self))
-            }
-            fn visit_u64<E: serde::de::Error>(self, v: u64) -> std::result::Result<Seed, E> {
-                Ok(Seed(v))
-            }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<Seed, E> {
-                v.parse().map(Seed).map_err(|_| E::invalid_value(serde::de::Unexpected::Str(v), &self))
-            }
-        }
-        d.deserialize_any(Visitor)
-    }
-}
-
-/// (De)serialises an optional [`Choice`] by its command-line name (`hot-cube`, `cpu`).
-pub mod by_name {
-    use serde::{Deserialize, Deserializer, Serializer, de::Error};
-    use simulations::Choice;
-
-    pub fn serialize<T: Choice, S: Serializer>(value: &Option<T>, s: S) -> Result<S::Ok, S::Error> {
-        match value {
-            Some(v) => s.serialize_str(v.name()),
-            None => s.serialize_none(),
-        }
-    }
-
-    pub fn deserialize<'de, T: Choice, D: Deserializer<'de>>(d: D) -> Result<Option<T>, D::Error> {
-        let name = String::deserialize(d)?;
-        super::parse_name(&name).map(Some).ok_or_else(|| {
-            D::Error::custom(format!("unknown value '{name}', expected one of: {}", super::names::<T>()))
-        })
     }
 }
 
@@ -409,6 +219,8 @@ pub fn command_line(args: impl IntoIterator<Item = std::ffi::OsString>) -> Strin
 
 #[cfg(test)]
 mod tests {
+    use simulations::settings::Seed;
+
     use super::*;
 
     #[test]

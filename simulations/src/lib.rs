@@ -41,6 +41,7 @@ pub mod physarum;
 pub mod render;
 pub mod resources;
 pub mod rng;
+pub mod settings;
 pub mod split;
 pub mod timeline;
 

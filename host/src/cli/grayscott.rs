@@ -11,6 +11,7 @@ use simulations::{
     grayscott::{
         self, GrayScott, Init, MAX_RATE, PRESETS, Setup, StartFields, Variant, parts::LaunchSettings,
     },
+    settings::Seed,
     split::Layout,
 };
 
@@ -23,7 +24,7 @@ use super::{
 };
 use crate::{
     say,
-    settings_document::{Document, GrayScottTable, Provenance, RunTable},
+    settings_document::{Document, Provenance, RunTable},
 };
 use options::FramesSettings as _;
 use simulations::driver::{Driver, FrameDefaults as _, Report};
@@ -48,7 +49,7 @@ impl SimulationCommand for GrayScottSim {
 #[derive(Args, Debug)]
 pub struct GrayScottArgs {
     /// Grid side (square grid); --width/--height override it.
-    #[arg(long, default_value_t = 512, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = grayscott::DEFAULT_SIZE, allow_hyphen_values = true)]
     size: u32,
     /// Grid width in cells.
     #[arg(long, allow_hyphen_values = true)]
@@ -60,7 +61,7 @@ pub struct GrayScottArgs {
     #[arg(long, allow_hyphen_values = true)]
     steps: Option<u32>,
     /// Named pattern: (F, k), start and step count; see --list-presets.
-    #[arg(long, default_value = "coral")]
+    #[arg(long, default_value = grayscott::DEFAULT_PRESET)]
     preset: String,
     /// Print the presets and exit.
     #[arg(long)]
@@ -111,6 +112,24 @@ impl GrayScottArgs {
         self.backend.may_use_gpu()
             && !(self.list_presets || self.output.list_palettes || self.config.print_config)
     }
+
+    /// The model's choices these options make (the one conversion from the command line).
+    fn choices(&self) -> grayscott::Choices {
+        grayscott::Choices {
+            preset: Some(self.preset.clone()),
+            width: Some(self.width.unwrap_or(self.size)),
+            height: Some(self.height.unwrap_or(self.size)),
+            steps: self.steps,
+            feed: self.feed,
+            kill: self.kill,
+            du: self.du,
+            dv: self.dv,
+            dt: self.dt,
+            init: self.init,
+            init_image: self.init_image.clone(),
+            seed: Some(Seed(self.seed.seed)),
+        }
+    }
 }
 
 fn list_presets() -> Result<()> {
@@ -139,22 +158,9 @@ fn list_presets() -> Result<()> {
 /// Checks everything that can be checked before any work; returns the setup and the step
 /// count. The simulation's own rules are the library's ([`grayscott::Choices`]).
 pub(crate) fn check(args: &GrayScottArgs) -> Result<(Setup, u32)> {
-    let preset = grayscott::named_preset(&args.preset)?;
-    let steps = args.steps.unwrap_or(preset.steps);
+    let choices = args.choices();
+    let steps = choices.steps()?;
     check_steps(steps)?;
-    let choices = grayscott::Choices {
-        preset: args.preset.clone(),
-        width: args.width.unwrap_or(args.size),
-        height: args.height.unwrap_or(args.size),
-        feed: args.feed,
-        kill: args.kill,
-        du: args.du,
-        dv: args.dv,
-        dt: args.dt,
-        init: args.init,
-        init_image: args.init_image.clone(),
-        seed: args.seed.seed,
-    };
     let setup = choices.setup()?;
     args.backend.check()?;
     Ok((setup, steps))
@@ -284,5 +290,6 @@ pub(crate) fn document(
     run: RunTable,
     provenance: Provenance,
 ) -> Document {
-    Document::of_run(GrayScottTable::of(&args.preset, setup, steps), run, args.output.table(), provenance)
+    let table = grayscott::Choices::resolved(&args.preset, setup, steps);
+    Document::of_run(table, run, args.output.table(), provenance)
 }

@@ -4,7 +4,8 @@ use anyhow::Result;
 use clap::Args;
 use simulations::{
     driver::{Driver, FrameDefaults, Report},
-    heat::{Heat, HeatChoices, HeatInit, HeatSetup, HeatVariant},
+    heat::{self, Heat, HeatChoices, HeatInit, HeatSetup, HeatVariant},
+    settings::Seed,
     split::Layout,
 };
 
@@ -17,7 +18,7 @@ use super::{
 };
 use crate::{
     say,
-    settings_document::{Document, HeatTable, Provenance, RunTable},
+    settings_document::{Document, Provenance, RunTable},
 };
 use options::FramesSettings as _;
 
@@ -41,7 +42,7 @@ impl SimulationCommand for HeatSim {
 #[derive(Args, Debug)]
 pub struct HeatArgs {
     /// Grid points per side, faces included (cube); --nx/--ny/--nz override it.
-    #[arg(long, default_value_t = 128, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = heat::DEFAULT_SIZE, allow_hyphen_values = true)]
     size: u32,
     #[arg(long, allow_hyphen_values = true)]
     nx: Option<u32>,
@@ -50,13 +51,13 @@ pub struct HeatArgs {
     #[arg(long, allow_hyphen_values = true)]
     nz: Option<u32>,
     /// RK4 steps.
-    #[arg(long, default_value_t = 200, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = heat::DEFAULT_STEPS, allow_hyphen_values = true)]
     steps: u32,
     /// Diffusivity α.
-    #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = heat::DEFAULT_ALPHA, allow_hyphen_values = true)]
     alpha: f32,
     /// Grid spacing h.
-    #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = heat::DEFAULT_H, allow_hyphen_values = true)]
     h: f32,
     /// Time step (default: 80% of the RK4 stability limit 2.785·h²/(12·α)).
     #[arg(long, allow_hyphen_values = true)]
@@ -65,7 +66,7 @@ pub struct HeatArgs {
     #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
     boundary_value: f32,
     /// Starting field.
-    #[arg(long, value_parser = choice::<HeatInit>(), default_value_t = HeatInit::HotCube)]
+    #[arg(long, value_parser = choice::<HeatInit>(), default_value_t = heat::DEFAULT_INIT)]
     init: HeatInit,
     #[command(flatten)]
     seed: SeedArgs,
@@ -85,16 +86,7 @@ pub struct HeatArgs {
 /// simulation's own rules are the library's ([`HeatChoices`]).
 pub(crate) fn check(args: &HeatArgs) -> Result<HeatSetup> {
     check_steps(args.steps)?;
-    let choices = HeatChoices {
-        n: [args.nx.unwrap_or(args.size), args.ny.unwrap_or(args.size), args.nz.unwrap_or(args.size)],
-        alpha: args.alpha,
-        h: args.h,
-        dt: args.dt,
-        boundary_value: args.boundary_value,
-        init: args.init,
-        seed: args.seed.seed,
-    };
-    let setup = choices.setup()?;
+    let setup = args.choices().setup()?;
     args.backend.check()?;
     Ok(setup)
 }
@@ -103,6 +95,23 @@ impl HeatArgs {
     /// Whether the run may open a GPU (not when it only lists or prints settings).
     pub fn may_use_gpu(&self) -> bool {
         self.backend.may_use_gpu() && !(self.output.list_palettes || self.config.print_config)
+    }
+
+    /// The model's choices these options make (the one conversion from the command line).
+    fn choices(&self) -> HeatChoices {
+        HeatChoices {
+            size: Some(self.size),
+            nx: self.nx,
+            ny: self.ny,
+            nz: self.nz,
+            steps: Some(self.steps),
+            alpha: Some(self.alpha),
+            h: Some(self.h),
+            dt: self.dt,
+            boundary_value: Some(self.boundary_value),
+            init: Some(self.init),
+            seed: Some(Seed(self.seed.seed)),
+        }
     }
 }
 
@@ -183,6 +192,7 @@ fn apply(args: &mut HeatArgs, document: Document, given: &Given) -> Result<()> {
     args.backend.apply(document.run, given)?;
     let Some(table) = document.heat else { return Ok(()) };
     if !given.has("size") {
+        given.fill("size", &mut args.size, table.size);
         args.nx = args.nx.or(table.nx);
         args.ny = args.ny.or(table.ny);
         args.nz = args.nz.or(table.nz);
@@ -206,5 +216,5 @@ pub(crate) fn document(
     run: RunTable,
     provenance: Provenance,
 ) -> Document {
-    Document::of_run(HeatTable::of(setup, args.steps), run, args.output.table(), provenance)
+    Document::of_run(HeatChoices::resolved(setup, args.steps), run, args.output.table(), provenance)
 }

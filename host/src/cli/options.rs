@@ -488,7 +488,7 @@ impl OneGpuArgs {
 #[derive(Args, Debug)]
 pub struct SeedArgs {
     /// Seed of the random initial state (noise, positions, headings); runs are reproducible.
-    #[arg(long, default_value_t = 1, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = simulations::settings::DEFAULT_SEED, allow_hyphen_values = true)]
     pub seed: u64,
 }
 

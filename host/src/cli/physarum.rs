@@ -7,10 +7,12 @@ use clap::Args;
 use simulations::{
     Device,
     physarum::{
-        AgentInit, MAX_TRAIL, Physarum, PhysarumChoices, PhysarumSetup, PhysarumVariant, Sensing, ToyModel,
+        self, AgentInit, MAX_TRAIL, Physarum, PhysarumChoices, PhysarumSetup, PhysarumVariant, Sensing,
+        ToyModel,
         sensitivity::{self, Perturb},
     },
     render::output::AtomicFile,
+    settings::Seed,
 };
 
 use super::{
@@ -23,7 +25,7 @@ use super::{
 };
 use crate::{
     say,
-    settings_document::{Document, PhysarumTable, Provenance, RunTable},
+    settings_document::{Document, Provenance, RunTable},
 };
 use options::FramesSettings as _;
 use simulations::driver::{Driver, FrameDefaults as _, Report};
@@ -52,21 +54,21 @@ const MAX_TOY_RATE: f64 = 1e100;
 #[derive(Args, Debug)]
 pub struct PhysarumArgs {
     /// Grid side (square grid); --width/--height override it.
-    #[arg(long, default_value_t = 1024, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = physarum::DEFAULT_SIZE, allow_hyphen_values = true)]
     size: u32,
     #[arg(long, allow_hyphen_values = true)]
     width: Option<u32>,
     #[arg(long, allow_hyphen_values = true)]
     height: Option<u32>,
     /// Number of agents.
-    #[arg(long, default_value_t = 1_500_000, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = physarum::DEFAULT_AGENTS, allow_hyphen_values = true)]
     agents: u32,
     /// Number of steps.
-    #[arg(long, default_value_t = 600, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = physarum::DEFAULT_STEPS, allow_hyphen_values = true)]
     steps: u32,
     /// Named model parameters (network, jones, jones-narrow, writeup); the options below
     /// override them one by one.
-    #[arg(long, default_value = "network")]
+    #[arg(long, default_value = physarum::DEFAULT_PRESET)]
     preset: String,
     /// Sensor distance, cells (default: the preset's).
     #[arg(long, allow_hyphen_values = true)]
@@ -160,6 +162,30 @@ impl PhysarumArgs {
         self.backend.may_use_gpu()
             && !(self.toy_model || self.output.list_palettes || self.config.print_config)
     }
+
+    /// The model's choices these options make (the one conversion from the command line).
+    fn choices(&self) -> PhysarumChoices {
+        PhysarumChoices {
+            preset: Some(self.preset.clone()),
+            width: Some(self.width.unwrap_or(self.size)),
+            height: Some(self.height.unwrap_or(self.size)),
+            agents: Some(self.agents),
+            steps: Some(self.steps),
+            sensor_dist: self.sensor_dist,
+            sensor_angle: self.sensor_angle,
+            turn_angle: self.turn_angle,
+            step_size: self.step_size,
+            deposit: self.deposit,
+            diffuse: self.diffuse,
+            decay: self.decay,
+            jitter: Some(self.jitter),
+            sensing: Some(self.sensing),
+            init: Some(self.init),
+            init_image: self.init_image.clone(),
+            image_strength: Some(self.image_strength),
+            seed: Some(Seed(self.seed.seed)),
+        }
+    }
 }
 
 fn run_toy_model(args: &PhysarumArgs) -> Result<()> {
@@ -205,26 +231,7 @@ fn run_toy_model(args: &PhysarumArgs) -> Result<()> {
 /// simulation's own rules are the library's ([`PhysarumChoices`]).
 pub(crate) fn check(args: &PhysarumArgs) -> Result<PhysarumSetup> {
     check_steps(args.steps)?;
-    let choices = PhysarumChoices {
-        preset: args.preset.clone(),
-        width: args.width.unwrap_or(args.size),
-        height: args.height.unwrap_or(args.size),
-        agents: args.agents,
-        sensor_dist: args.sensor_dist,
-        sensor_angle: args.sensor_angle,
-        turn_angle: args.turn_angle,
-        step_size: args.step_size,
-        deposit: args.deposit,
-        diffuse: args.diffuse,
-        decay: args.decay,
-        jitter: args.jitter,
-        sensing: args.sensing,
-        seed: args.seed.seed,
-        init: args.init,
-        init_image: args.init_image.clone(),
-        image_strength: args.image_strength,
-    };
-    let setup = choices.setup(args.steps)?;
+    let setup = args.choices().setup(args.steps)?;
     if args.sensitivity {
         let max = match args.perturb {
             Perturb::Heading => std::f64::consts::TAU,
@@ -439,6 +446,6 @@ pub(crate) fn document(
     run: RunTable,
     provenance: Provenance,
 ) -> Document {
-    let table = PhysarumTable::of(&args.preset, setup, args.steps);
+    let table = PhysarumChoices::resolved(&args.preset, setup, args.steps);
     Document::of_run(table, run, args.output.table(), provenance)
 }

@@ -188,6 +188,11 @@ impl Settings {
             if !merged.contains_key(key) {
                 return Err(format!("{key}: not a setting of {}", self.simulation()));
             }
+            if value.is_null() {
+                // Every setting has a value; a model's `None` (the library's "not given") is
+                // never the page's to choose.
+                return Err(format!("{key}: invalid type: null, expected a value"));
+            }
             let mut one = merged.clone();
             one.insert(key.clone(), value.clone());
             self.entry.normalize(&one).map_err(|e| format!("{key}: {e}"))?;
@@ -278,10 +283,19 @@ mod tests {
             (r#"{"width": -3}"#, "width: invalid value"),
             (r#"{"nope": 1}"#, "nope: not a setting"),
             (r#"{"agents": 5}"#, "agents: not a setting"),
+            // The library's choices the page has no setting for stay the command line's.
+            (r#"{"init_image": "/etc/passwd"}"#, "init_image: not a setting"),
+            (r#"{"steps": 5}"#, "steps: not a setting"),
             (r#"{"simulation": "heat"}"#, "start a new simulation"),
         ] {
             let e = gs.updated(&changes(json)).unwrap_err();
             assert!(e.contains(expect), "{json}: {e}");
+        }
+        for (simulation, setting) in
+            [("heat", "h"), ("heat", "nx"), ("physarum", "jitter"), ("physarum", "init_image")]
+        {
+            let e = default_for(simulation).updated(&changes(&format!(r#"{{"{setting}": 1}}"#))).unwrap_err();
+            assert!(e.contains(&format!("{setting}: not a setting")), "{simulation}: {e}");
         }
         let physarum = default_for("physarum");
         let e = physarum.updated(&changes(r#"{"decay": 1.0}"#)).unwrap().check(&limits()).unwrap_err();

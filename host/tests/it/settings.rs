@@ -246,6 +246,12 @@ fn the_command_line_overrides_the_file() {
     let alpha = h(&["--alpha", "0.25"]);
     let plain = resolved(&dir, &["heat", "--alpha", "0.25", "--size", "8"])["heat"].clone();
     assert_eq!(alpha["dt"], plain["dt"]);
+    // A file's cube side, as --size: nx, ny, nz override it; --size on the command line replaces it.
+    std::fs::write(dir.join("s.toml"), "[heat]\nsize = 6\nnx = 5\n").unwrap();
+    let sized = |more: &[&str]| resolved(&dir, &with(&["heat", "--config", "s.toml"], more))["heat"].clone();
+    let n = |table: &toml::Value| ["nx", "ny", "nz"].map(|key| table[key].as_integer());
+    assert_eq!(n(&sized(&[])), [Some(5), Some(6), Some(6)]);
+    assert_eq!(n(&sized(&["--size", "7"])), [Some(7); 3]);
 
     // Physarum: the file's parameters over the preset's, a command-line preset over both.
     std::fs::write(dir.join("p.toml"), "[physarum]\npreset = \"jones\"\ndecay = 0.25\nagents = 77\n")

@@ -36,7 +36,7 @@ pub use engine::Engine;
 pub use init::{Init, initial_fields};
 pub use kernels::grayscott::Rates;
 pub use presets::{DEFAULT_DT, DEFAULT_DU, DEFAULT_DV, PRESETS, Preset, preset};
-pub use settings::{Choices, MAX_RATE, named_preset};
+pub use settings::{Choices, DEFAULT_PRESET, DEFAULT_SIZE, MAX_RATE, named_preset};
 pub use setup::{MAX_SIDE, Setup};
 pub use simulation::{GrayScott, StartFields};
 pub use variant::{Variant, select};

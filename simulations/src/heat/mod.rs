@@ -23,7 +23,10 @@ pub use engine::HeatEngine;
 pub use exact::{has_exact_solution, sine_error};
 pub use initial::{initial_field, initial_range, initial_slab};
 pub use limits::{MAX_SIDE, MAX_Z, RK4_REAL_STABILITY, check_part};
-pub use settings::{HeatChoices, MAX_COEFFICIENT, MAX_H, MAX_VALUE, MIN_H};
+pub use settings::{
+    DEFAULT_ALPHA, DEFAULT_H, DEFAULT_INIT, DEFAULT_SIZE, DEFAULT_STEPS, HeatChoices, MAX_COEFFICIENT, MAX_H,
+    MAX_VALUE, MIN_H,
+};
 pub use setup::{HeatInit, HeatSetup};
 pub use simulation::Heat;
 pub use variant::HeatVariant;

@@ -25,7 +25,10 @@ pub use agents::{Agents, initial_agents};
 pub use engine::PhysarumEngine;
 pub use kernels::physarum::Params;
 pub use presets::{PHYSARUM_PRESETS, PhysarumPreset, physarum_preset};
-pub use settings::{MAX_TRAIL, PhysarumChoices, named_physarum_preset};
+pub use settings::{
+    DEFAULT_AGENTS, DEFAULT_PRESET, DEFAULT_SIZE, DEFAULT_STEPS, MAX_TRAIL, PhysarumChoices,
+    named_physarum_preset,
+};
 pub use setup::{AgentInit, MAX_AGENTS, MAX_SIDE, PhysarumSetup, Sensing};
 pub use simulation::Physarum;
 pub use toy_model::{ToyAnalysis, ToyModel};

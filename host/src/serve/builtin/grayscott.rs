@@ -1,84 +1,51 @@
-//! Gray-Scott in the live view: the library's [`GrayScott`], checked by the library's rules
-//! ([`grayscott::Choices`]), its rates changed live, the brush painting V, the (F, k) map.
+//! Gray-Scott in the live view: the library's [`GrayScott`], its settings the library's
+//! [`Choices`] checked by the library's rules, its rates changed live, the brush painting V,
+//! the (F, k) map.
 
-use serde::{Deserialize, Serialize};
 use simulations::{
-    Device,
+    Choice as _, Device,
     choice::VariantChoice as _,
     grayscott::{
-        self, GrayScott, Init, Setup, Variant,
+        self, Choices, GrayScott, Init, Setup, Variant,
         map::{DEFAULT_FEED, DEFAULT_KILL, MapSetup, ParameterMap},
     },
     render::colormap,
+    settings::{DEFAULT_SEED, Seed},
 };
 
 use super::batch;
 use crate::{
     cli::grayscott::GrayScottSim,
     serve::model::{Control, Demand, LiveModel, ParameterMapImage, PresetInfo, Recorded, Start},
-    settings_document::{Document, GrayScottTable, RunTable, name_of, names, parse_name},
+    settings_document::{Document, RunTable},
 };
 
 /// Gray-Scott, as the live view runs it.
 #[derive(Debug)]
 pub struct GrayScottLive;
 
-/// Gray-Scott's settings in the page.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct GrayScottValues {
-    pub width: u32,
-    pub height: u32,
-    pub preset: String,
-    pub feed: f32,
-    pub kill: f32,
-    pub du: f32,
-    pub dv: f32,
-    pub dt: f32,
-    /// A starting pattern's name (`--init`).
-    pub init: String,
-    pub seed: u64,
-}
-
-impl GrayScottValues {
-    fn choices(&self) -> Result<grayscott::Choices, String> {
-        let init = parse_name::<Init>(&self.init).ok_or_else(|| {
-            format!("init: unknown start '{}'; valid starts: {}", self.init, names::<Init>())
-        })?;
-        Ok(grayscott::Choices {
-            preset: self.preset.clone(),
-            width: self.width,
-            height: self.height,
-            feed: Some(self.feed),
-            kill: Some(self.kill),
-            du: Some(self.du),
-            dv: Some(self.dv),
-            dt: Some(self.dt),
-            init: Some(init),
-            init_image: None,
-            seed: self.seed,
-        })
-    }
-
-    /// The command line's options for these values.
-    fn options(&self) -> Vec<(&'static str, String)> {
-        vec![
-            ("width", self.width.to_string()),
-            ("height", self.height.to_string()),
-            ("preset", self.preset.clone()),
-            ("feed", self.feed.to_string()),
-            ("kill", self.kill.to_string()),
-            ("du", self.du.to_string()),
-            ("dv", self.dv.to_string()),
-            ("dt", self.dt.to_string()),
-            ("init", self.init.clone()),
-            ("seed", self.seed.to_string()),
-        ]
-    }
+/// The command line's options (name, value) of the page's settings, in the order the batch
+/// command lists them.
+fn options(c: &Choices) -> Vec<(&'static str, String)> {
+    let words = [
+        ("width", c.width.map(|v| v.to_string())),
+        ("height", c.height.map(|v| v.to_string())),
+        ("preset", c.preset.clone()),
+        ("feed", c.feed.map(|v| v.to_string())),
+        ("kill", c.kill.map(|v| v.to_string())),
+        ("du", c.du.map(|v| v.to_string())),
+        ("dv", c.dv.map(|v| v.to_string())),
+        ("dt", c.dt.map(|v| v.to_string())),
+        ("init", c.init.map(|v| v.name().to_owned())),
+        ("seed", c.seed.map(|v| v.0.to_string())),
+    ];
+    words.into_iter().filter_map(|(name, value)| Some((name, value?))).collect()
 }
 
 impl LiveModel for GrayScottLive {
-    type Settings = GrayScottValues;
+    /// The library's choices, every one given but `steps` and `init_image` (which the page
+    /// has no setting for).
+    type Settings = Choices;
     type Setup = Setup;
     type Run = GrayScott;
 
@@ -95,22 +62,24 @@ impl LiveModel for GrayScottLive {
     }
 
     /// The `coral` preset on a grid the device runs live (smaller on the CPU).
-    fn defaults(&self, device: &Device) -> Start<GrayScottValues> {
+    fn defaults(&self, device: &Device) -> Start<Choices> {
         let gpu = matches!(device, Device::Cuda(_));
         let preset = grayscott::preset("coral").expect("the coral preset");
         let side = if gpu { 1024 } else { 256 };
         Start {
-            settings: GrayScottValues {
-                width: side,
-                height: side,
-                preset: preset.name.into(),
-                feed: preset.feed,
-                kill: preset.kill,
-                du: grayscott::DEFAULT_DU,
-                dv: grayscott::DEFAULT_DV,
-                dt: grayscott::DEFAULT_DT,
-                init: name_of(&preset.init),
-                seed: 1,
+            settings: Choices {
+                width: Some(side),
+                height: Some(side),
+                preset: Some(preset.name.into()),
+                feed: Some(preset.feed),
+                kill: Some(preset.kill),
+                du: Some(grayscott::DEFAULT_DU),
+                dv: Some(grayscott::DEFAULT_DV),
+                dt: Some(grayscott::DEFAULT_DT),
+                init: Some(preset.init),
+                seed: Some(Seed(DEFAULT_SEED)),
+                steps: None,
+                init_image: None,
             },
             palette: "cyberpunk",
             steps_per_frame: if gpu { 100 } else { 20 },
@@ -131,16 +100,16 @@ impl LiveModel for GrayScottLive {
     }
 
     /// The preset's rates and start.
-    fn take_preset(&self, s: &mut GrayScottValues, name: &str) -> Result<(), String> {
+    fn take_preset(&self, s: &mut Choices, name: &str) -> Result<(), String> {
         let preset = grayscott::named_preset(name).map_err(|e| e.to_string())?;
-        let rates = preset.rates();
-        (s.feed, s.kill, s.du, s.dv, s.dt) = (rates.feed, rates.kill, rates.du, rates.dv, rates.dt);
-        s.init = name_of(&preset.init);
+        let r = preset.rates();
+        (s.feed, s.kill, s.du, s.dv, s.dt) = (Some(r.feed), Some(r.kill), Some(r.du), Some(r.dv), Some(r.dt));
+        s.init = Some(preset.init);
         Ok(())
     }
 
-    fn check(&self, settings: &GrayScottValues) -> Result<Setup, String> {
-        settings.choices()?.setup().map_err(|e| e.to_string())
+    fn check(&self, settings: &Choices) -> Result<Setup, String> {
+        settings.setup().map_err(|e| e.to_string())
     }
 
     fn demand(&self, setup: &Setup) -> Demand {
@@ -205,20 +174,19 @@ impl LiveModel for GrayScottLive {
         Ok(ParameterMapImage { tiles, side, feed: map_setup.feed, kill: map_setup.kill, levels: image })
     }
 
-    fn command(&self, s: &Recorded<GrayScottValues>, steps: u32) -> Option<String> {
-        let arguments =
-            batch::arguments(self.name(), &s.model.options(), s.palette, s.steps_per_frame, steps);
+    fn command(&self, s: &Recorded<Choices>, steps: u32) -> Option<String> {
+        let arguments = batch::arguments(self.name(), &options(s.model), s.palette, s.steps_per_frame, steps);
         Some(batch::command(&arguments))
     }
 
     /// The `--config` TOML the CLI records for the same run.
-    fn record(&self, s: &Recorded<GrayScottValues>, steps: u32, device: &Device) -> Result<String, String> {
+    fn record(&self, s: &Recorded<Choices>, steps: u32, device: &Device) -> Result<String, String> {
         let steps = batch::batch_steps(steps);
-        let setup = s.model.choices()?.setup().map_err(batch::message)?;
-        let arguments =
-            batch::arguments(self.name(), &s.model.options(), s.palette, s.steps_per_frame, steps);
+        let setup = s.model.setup().map_err(batch::message)?;
+        let preset = s.model.preset().map_err(batch::message)?;
+        let arguments = batch::arguments(self.name(), &options(s.model), s.palette, s.steps_per_frame, steps);
         let document = Document::of_run(
-            GrayScottTable::of(&s.model.preset, &setup, steps),
+            Choices::resolved(preset.name, &setup, steps),
             RunTable::ran(device, Variant::default_on(device)),
             batch::frames::<GrayScottSim>(s.palette, s.steps_per_frame),
             batch::provenance(&arguments, device),

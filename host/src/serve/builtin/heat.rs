@@ -1,70 +1,43 @@
-//! Heat in the live view: the library's [`Heat`] (its middle z-slice), checked by the
-//! library's rules ([`HeatChoices`]); every change of the model starts a new simulation.
+//! Heat in the live view: the library's [`Heat`] (its middle z-slice), its settings the
+//! library's [`HeatChoices`] checked by the library's rules; every change of the model starts
+//! a new simulation.
 
-use serde::{Deserialize, Serialize};
 use simulations::{
-    Device,
+    Choice as _, Device,
     choice::VariantChoice as _,
-    heat::{Heat, HeatChoices, HeatInit, HeatSetup, HeatVariant},
+    heat::{self, Heat, HeatChoices, HeatSetup, HeatVariant},
+    settings::{DEFAULT_SEED, Seed},
 };
 
 use super::batch;
 use crate::{
     cli::heat::HeatSim,
     serve::model::{Control, Demand, LiveModel, Recorded, Start},
-    settings_document::{Document, HeatTable, RunTable, name_of, names, parse_name},
+    settings_document::{Document, RunTable},
 };
 
 /// Heat, as the live view runs it.
 #[derive(Debug)]
 pub struct HeatLive;
 
-/// Heat's settings in the page.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct HeatValues {
-    /// Grid points per side (a cube).
-    pub size: u32,
-    pub alpha: f32,
-    pub boundary_value: f32,
-    /// The starting field (`--init`).
-    pub init: String,
-    pub seed: u64,
-}
-
-/// The grid spacing of a live run: the command line's default.
-const SPACING: f32 = 1.0;
-
-impl HeatValues {
-    fn choices(&self) -> Result<HeatChoices, String> {
-        let init = parse_name::<HeatInit>(&self.init).ok_or_else(|| {
-            format!("init: unknown starting field '{}'; valid fields: {}", self.init, names::<HeatInit>())
-        })?;
-        Ok(HeatChoices {
-            n: [self.size; 3],
-            alpha: self.alpha,
-            h: SPACING,
-            dt: None,
-            boundary_value: self.boundary_value,
-            init,
-            seed: self.seed,
-        })
-    }
-
-    /// The command line's options for these values.
-    fn options(&self) -> Vec<(&'static str, String)> {
-        vec![
-            ("size", self.size.to_string()),
-            ("alpha", self.alpha.to_string()),
-            ("boundary-value", self.boundary_value.to_string()),
-            ("init", self.init.clone()),
-            ("seed", self.seed.to_string()),
-        ]
-    }
+/// The command line's options (name, value) of the page's settings, in the order the batch
+/// command lists them.
+fn options(c: &HeatChoices) -> Vec<(&'static str, String)> {
+    let words = [
+        ("size", c.size.map(|v| v.to_string())),
+        ("alpha", c.alpha.map(|v| v.to_string())),
+        ("boundary-value", c.boundary_value.map(|v| v.to_string())),
+        ("init", c.init.map(|v| v.name().to_owned())),
+        ("seed", c.seed.map(|v| v.0.to_string())),
+    ];
+    words.into_iter().filter_map(|(name, value)| Some((name, value?))).collect()
 }
 
 impl LiveModel for HeatLive {
-    type Settings = HeatValues;
+    /// The library's choices: a cube's `size`, `alpha`, `boundary_value`, `init` and `seed`
+    /// given; the grid spacing, the time step and the step count the command line's defaults
+    /// (the page has no setting for them).
+    type Settings = HeatChoices;
     type Setup = HeatSetup;
     type Run = Heat;
 
@@ -79,15 +52,16 @@ impl LiveModel for HeatLive {
     }
 
     /// A hot cube in a cold box, on a grid the device runs live (smaller on the CPU).
-    fn defaults(&self, device: &Device) -> Start<HeatValues> {
+    fn defaults(&self, device: &Device) -> Start<HeatChoices> {
         let gpu = matches!(device, Device::Cuda(_));
         Start {
-            settings: HeatValues {
-                size: if gpu { 256 } else { 64 },
-                alpha: 1.0,
-                boundary_value: 0.0,
-                init: name_of(&HeatInit::HotCube),
-                seed: 1,
+            settings: HeatChoices {
+                size: Some(if gpu { 256 } else { 64 }),
+                alpha: Some(heat::DEFAULT_ALPHA),
+                boundary_value: Some(0.0),
+                init: Some(heat::DEFAULT_INIT),
+                seed: Some(Seed(DEFAULT_SEED)),
+                ..HeatChoices::default()
             },
             palette: "magma",
             steps_per_frame: if gpu { 10 } else { 2 },
@@ -102,8 +76,8 @@ impl LiveModel for HeatLive {
         &["size"]
     }
 
-    fn check(&self, settings: &HeatValues) -> Result<HeatSetup, String> {
-        settings.choices()?.setup().map_err(|e| e.to_string())
+    fn check(&self, settings: &HeatChoices) -> Result<HeatSetup, String> {
+        settings.setup().map_err(|e| e.to_string())
     }
 
     fn demand(&self, setup: &HeatSetup) -> Demand {
@@ -118,20 +92,18 @@ impl LiveModel for HeatLive {
         Err("the brush paints Gray-Scott's V or drops Physarum's agents; heat has no brush".into())
     }
 
-    fn command(&self, s: &Recorded<HeatValues>, steps: u32) -> Option<String> {
-        let arguments =
-            batch::arguments(self.name(), &s.model.options(), s.palette, s.steps_per_frame, steps);
+    fn command(&self, s: &Recorded<HeatChoices>, steps: u32) -> Option<String> {
+        let arguments = batch::arguments(self.name(), &options(s.model), s.palette, s.steps_per_frame, steps);
         Some(batch::command(&arguments))
     }
 
     /// The `--config` TOML the CLI records for the same run.
-    fn record(&self, s: &Recorded<HeatValues>, steps: u32, device: &Device) -> Result<String, String> {
+    fn record(&self, s: &Recorded<HeatChoices>, steps: u32, device: &Device) -> Result<String, String> {
         let steps = batch::batch_steps(steps);
-        let setup = s.model.choices()?.setup().map_err(batch::message)?;
-        let arguments =
-            batch::arguments(self.name(), &s.model.options(), s.palette, s.steps_per_frame, steps);
+        let setup = s.model.setup().map_err(batch::message)?;
+        let arguments = batch::arguments(self.name(), &options(s.model), s.palette, s.steps_per_frame, steps);
         let document = Document::of_run(
-            HeatTable::of(&setup, steps),
+            HeatChoices::resolved(&setup, steps),
             RunTable::ran(device, HeatVariant::default_on(device)),
             batch::frames::<HeatSim>(s.palette, s.steps_per_frame),
             batch::provenance(&arguments, device),

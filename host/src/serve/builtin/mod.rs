@@ -5,6 +5,6 @@ mod grayscott;
 mod heat;
 mod physarum;
 
-pub use grayscott::{GrayScottLive, GrayScottValues};
-pub use heat::{HeatLive, HeatValues};
-pub use physarum::{PhysarumLive, PhysarumValues};
+pub use grayscott::GrayScottLive;
+pub use heat::HeatLive;
+pub use physarum::PhysarumLive;

@@ -1,22 +1,22 @@
 //! Physarum in the live view: the library's [`Physarum`] through the driver's
-//! [`PhysarumRun`], checked by the library's rules ([`PhysarumChoices`]), its model changed
-//! live, the brush dropping agents.
+//! [`PhysarumRun`], its settings the library's [`PhysarumChoices`] checked by the library's
+//! rules, its model changed live, the brush dropping agents.
 
-use serde::{Deserialize, Serialize};
 use simulations::{
-    Device,
+    Choice as _, Device,
     choice::VariantChoice as _,
     physarum::{
         AgentInit, PHYSARUM_PRESETS, Physarum, PhysarumChoices, PhysarumSetup, PhysarumVariant,
         driven::PhysarumRun, named_physarum_preset,
     },
+    settings::{DEFAULT_SEED, Seed},
 };
 
 use super::batch;
 use crate::{
     cli::physarum::PhysarumSim,
     serve::model::{Control, Demand, LiveModel, PresetInfo, Recorded, Start},
-    settings_document::{Document, PhysarumTable, RunTable, name_of, names, parse_name},
+    settings_document::{Document, RunTable},
 };
 
 /// The step count given to the checks of a live run, which has no end: the bound on the trail
@@ -27,77 +27,32 @@ const ENDLESS: u32 = u32::MAX;
 #[derive(Debug)]
 pub struct PhysarumLive;
 
-/// Physarum's settings in the page.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PhysarumValues {
-    pub width: u32,
-    pub height: u32,
-    pub agents: u32,
-    pub preset: String,
-    pub sensor_dist: f32,
-    pub sensor_angle: f32,
-    pub turn_angle: f32,
-    pub step_size: f32,
-    pub deposit: f32,
-    pub diffuse: f32,
-    pub decay: f32,
-    /// Where agents start (`--init`).
-    pub init: String,
-    pub seed: u64,
-}
-
-impl PhysarumValues {
-    /// The library's choices; what the page does not set (jitter, sensing, image strength) is
-    /// the library's default, as on the command line.
-    fn choices(&self) -> Result<PhysarumChoices, String> {
-        let init = parse_name::<AgentInit>(&self.init).ok_or_else(|| {
-            format!("init: unknown start '{}'; valid starts: {}", self.init, names::<AgentInit>())
-        })?;
-        let base = PhysarumSetup::default();
-        Ok(PhysarumChoices {
-            preset: self.preset.clone(),
-            width: self.width,
-            height: self.height,
-            agents: self.agents,
-            sensor_dist: Some(self.sensor_dist),
-            sensor_angle: Some(self.sensor_angle),
-            turn_angle: Some(self.turn_angle),
-            step_size: Some(self.step_size),
-            deposit: Some(self.deposit),
-            diffuse: Some(self.diffuse),
-            decay: Some(self.decay),
-            jitter: base.jitter,
-            sensing: base.sensing,
-            seed: self.seed,
-            init,
-            init_image: None,
-            image_strength: base.image_strength,
-        })
-    }
-
-    /// The command line's options for these values.
-    fn options(&self) -> Vec<(&'static str, String)> {
-        vec![
-            ("width", self.width.to_string()),
-            ("height", self.height.to_string()),
-            ("agents", self.agents.to_string()),
-            ("preset", self.preset.clone()),
-            ("sensor-dist", self.sensor_dist.to_string()),
-            ("sensor-angle", self.sensor_angle.to_string()),
-            ("turn-angle", self.turn_angle.to_string()),
-            ("step-size", self.step_size.to_string()),
-            ("deposit", self.deposit.to_string()),
-            ("diffuse", self.diffuse.to_string()),
-            ("decay", self.decay.to_string()),
-            ("init", self.init.clone()),
-            ("seed", self.seed.to_string()),
-        ]
-    }
+/// The command line's options (name, value) of the page's settings, in the order the batch
+/// command lists them.
+fn options(c: &PhysarumChoices) -> Vec<(&'static str, String)> {
+    let number = |v: Option<f32>| v.map(|v| v.to_string());
+    let words = [
+        ("width", c.width.map(|v| v.to_string())),
+        ("height", c.height.map(|v| v.to_string())),
+        ("agents", c.agents.map(|v| v.to_string())),
+        ("preset", c.preset.clone()),
+        ("sensor-dist", number(c.sensor_dist)),
+        ("sensor-angle", number(c.sensor_angle)),
+        ("turn-angle", number(c.turn_angle)),
+        ("step-size", number(c.step_size)),
+        ("deposit", number(c.deposit)),
+        ("diffuse", number(c.diffuse)),
+        ("decay", number(c.decay)),
+        ("init", c.init.map(|v| v.name().to_owned())),
+        ("seed", c.seed.map(|v| v.0.to_string())),
+    ];
+    words.into_iter().filter_map(|(name, value)| Some((name, value?))).collect()
 }
 
 impl LiveModel for PhysarumLive {
-    type Settings = PhysarumValues;
+    /// The library's choices; what the page has no setting for (the step count, jitter,
+    /// sensing, image and its strength) is the library's default, as on the command line.
+    type Settings = PhysarumChoices;
     type Setup = PhysarumSetup;
     type Run = PhysarumRun;
 
@@ -113,25 +68,26 @@ impl LiveModel for PhysarumLive {
     }
 
     /// The first preset on a grid the device runs live (smaller on the CPU).
-    fn defaults(&self, device: &Device) -> Start<PhysarumValues> {
+    fn defaults(&self, device: &Device) -> Start<PhysarumChoices> {
         let gpu = matches!(device, Device::Cuda(_));
         let preset = &PHYSARUM_PRESETS[0];
         let side = if gpu { 2048 } else { 256 };
         Start {
-            settings: PhysarumValues {
-                width: side,
-                height: side,
-                agents: if gpu { 1 << 20 } else { 16_384 },
-                preset: preset.name.into(),
-                sensor_dist: preset.sensor_dist,
-                sensor_angle: preset.sensor_angle,
-                turn_angle: preset.turn_angle,
-                step_size: preset.step_size,
-                deposit: preset.deposit,
-                diffuse: preset.diffuse,
-                decay: preset.decay,
-                init: name_of(&AgentInit::Random),
-                seed: 1,
+            settings: PhysarumChoices {
+                width: Some(side),
+                height: Some(side),
+                agents: Some(if gpu { 1 << 20 } else { 16_384 }),
+                preset: Some(preset.name.into()),
+                sensor_dist: Some(preset.sensor_dist),
+                sensor_angle: Some(preset.sensor_angle),
+                turn_angle: Some(preset.turn_angle),
+                step_size: Some(preset.step_size),
+                deposit: Some(preset.deposit),
+                diffuse: Some(preset.diffuse),
+                decay: Some(preset.decay),
+                init: Some(AgentInit::Random),
+                seed: Some(Seed(DEFAULT_SEED)),
+                ..PhysarumChoices::default()
             },
             palette: "slime",
             steps_per_frame: 1,
@@ -154,16 +110,16 @@ impl LiveModel for PhysarumLive {
     }
 
     /// The preset's model parameters.
-    fn take_preset(&self, s: &mut PhysarumValues, name: &str) -> Result<(), String> {
+    fn take_preset(&self, s: &mut PhysarumChoices, name: &str) -> Result<(), String> {
         let p = named_physarum_preset(name).map_err(|e| e.to_string())?;
         (s.sensor_dist, s.sensor_angle, s.turn_angle, s.step_size) =
-            (p.sensor_dist, p.sensor_angle, p.turn_angle, p.step_size);
-        (s.deposit, s.diffuse, s.decay) = (p.deposit, p.diffuse, p.decay);
+            (Some(p.sensor_dist), Some(p.sensor_angle), Some(p.turn_angle), Some(p.step_size));
+        (s.deposit, s.diffuse, s.decay) = (Some(p.deposit), Some(p.diffuse), Some(p.decay));
         Ok(())
     }
 
-    fn check(&self, settings: &PhysarumValues) -> Result<PhysarumSetup, String> {
-        settings.choices()?.setup(ENDLESS).map_err(|e| e.to_string())
+    fn check(&self, settings: &PhysarumChoices) -> Result<PhysarumSetup, String> {
+        settings.setup(ENDLESS).map_err(|e| e.to_string())
     }
 
     fn demand(&self, setup: &PhysarumSetup) -> Demand {
@@ -200,21 +156,20 @@ impl LiveModel for PhysarumLive {
         run.sim.drop_agents(x, y, radius, count).map_err(|e| e.to_string())
     }
 
-    fn command(&self, s: &Recorded<PhysarumValues>, steps: u32) -> Option<String> {
-        let arguments =
-            batch::arguments(self.name(), &s.model.options(), s.palette, s.steps_per_frame, steps);
+    fn command(&self, s: &Recorded<PhysarumChoices>, steps: u32) -> Option<String> {
+        let arguments = batch::arguments(self.name(), &options(s.model), s.palette, s.steps_per_frame, steps);
         Some(batch::command(&arguments))
     }
 
     /// The `--config` TOML the CLI records for the same run (checked for its `steps`, as
     /// the command line checks them).
-    fn record(&self, s: &Recorded<PhysarumValues>, steps: u32, device: &Device) -> Result<String, String> {
+    fn record(&self, s: &Recorded<PhysarumChoices>, steps: u32, device: &Device) -> Result<String, String> {
         let steps = batch::batch_steps(steps);
-        let setup = s.model.choices()?.setup(steps).map_err(batch::message)?;
-        let arguments =
-            batch::arguments(self.name(), &s.model.options(), s.palette, s.steps_per_frame, steps);
+        let setup = s.model.setup(steps).map_err(batch::message)?;
+        let preset = s.model.preset().map_err(batch::message)?;
+        let arguments = batch::arguments(self.name(), &options(s.model), s.palette, s.steps_per_frame, steps);
         let document = Document::of_run(
-            PhysarumTable::of(&s.model.preset, &setup, steps),
+            PhysarumChoices::resolved(preset.name, &setup, steps),
             RunTable::ran(device, PhysarumVariant::default_on(device)),
             batch::frames::<PhysarumSim>(s.palette, s.steps_per_frame),
             batch::provenance(&arguments, device),
