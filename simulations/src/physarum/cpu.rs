@@ -103,3 +103,36 @@ impl PhysarumEngine for CpuPhysarum {
         format!("cpu ({} threads)", rayon::current_num_threads())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The blur against its definition, computed here: the mean of the 3×3 periodic
+    /// neighbourhood (the unfused GPU kernel's reference; nothing on the CPU path calls it).
+    #[test]
+    fn blur_is_the_periodic_three_by_three_mean() {
+        let (w, h) = (7u32, 5u32);
+        let angle = std::f32::consts::FRAC_PI_4;
+        let p = Params::new(w, h, 5.0, angle, angle, 1.0, 1.0, 0.2, 0.01, 0.0, 0, 7);
+        let trail: Vec<f32> = (0..w * h).map(|i| ((i * 37 + 11) % 23) as f32 * 0.25).collect();
+        let blurred = blur(&trail, &p);
+        let (w, h) = (w as i64, h as i64);
+        for y in 0..h {
+            for x in 0..w {
+                let mut sum = 0.0f64;
+                for dy in -1..=1 {
+                    for dx in -1..=1 {
+                        sum +=
+                            f64::from(trail[((y + dy).rem_euclid(h) * w + (x + dx).rem_euclid(w)) as usize]);
+                    }
+                }
+                let got = f64::from(blurred[(y * w + x) as usize]);
+                // Nine f32 additions and one scaling of values below 6: within 1e-5 of the mean,
+                // while a wrong neighbour (the values are 0.25·k, k = 0..22, varying from cell to
+                // cell) moves it by 0.25/9 ≈ 0.028 or more.
+                assert!((got - sum / 9.0).abs() < 1e-5, "({x}, {y}): {got} against {}", sum / 9.0);
+            }
+        }
+    }
+}
