@@ -108,6 +108,17 @@ impl PhysarumEngine for CpuPhysarum {
 mod tests {
     use super::*;
 
+    /// The run summary names the engine and its threads ("on cpu (2 threads)").
+    #[test]
+    fn the_engine_describes_itself_with_its_threads() {
+        let angle = std::f32::consts::FRAC_PI_4;
+        let p = Params::new(4, 4, 5.0, angle, angle, 1.0, 1.0, 0.2, 0.01, 0.0, 0, 7);
+        let agents = Agents { y: vec![1.5], x: vec![2.5], heading: vec![0.0] };
+        let engine = CpuPhysarum::new(p, agents, vec![0.0; 16]);
+        let threads = rayon::current_num_threads();
+        assert_eq!(engine.describe(), format!("cpu ({threads} threads)"));
+    }
+
     /// The blur against its definition, computed here: the mean of the 3×3 periodic
     /// neighbourhood (the unfused GPU kernel's reference; nothing on the CPU path calls it).
     #[test]
