@@ -703,6 +703,26 @@ mod tests {
         assert_eq!(std::fs::read(&real).unwrap(), b"new");
     }
 
+    /// A checkpoint or a saved field into a FIFO is written straight through and only flushed:
+    /// fsync of a FIFO fails (EINVAL), so a synced output must not sync a direct target.
+    #[test]
+    fn a_synced_output_into_a_fifo_is_flushed_not_synced() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        let path = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: `path` is a NUL-terminated string that outlives the call.
+        assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0, "mkfifo");
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read(fifo).unwrap())
+        };
+        let mut file = AtomicFile::create_synced(&fifo).unwrap();
+        assert_eq!(file.via(), Via::Direct);
+        file.write_all(b"checkpoint").unwrap();
+        file.commit().expect("a synced output into a FIFO commits");
+        assert_eq!(reader.join().unwrap(), b"checkpoint");
+    }
+
     #[test]
     fn an_uncommitted_file_leaves_nothing() {
         let dir = tempfile::tempdir().unwrap();
