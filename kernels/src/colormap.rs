@@ -201,5 +201,10 @@ mod tests {
         assert_eq!(mm(0.0, 0.5, 0.0, 1.0).source(), Source::V { lo: 0.0, hi: 0.5 });
         assert_eq!(mm(0.2, 0.2, 0.1, 0.9).source(), Source::U { lo: 0.1, hi: 0.9 });
         assert_eq!(mm(0.2, 0.2, 0.3, 0.3).source(), Source::Flat);
+        // A range of exactly FLAT_RANGE is still flat (the reference's `>`), one ulp more is not.
+        let above = f32::from_bits(FLAT_RANGE.to_bits() + 1);
+        assert_eq!(mm(0.0, FLAT_RANGE, 0.0, FLAT_RANGE).source(), Source::Flat);
+        assert_eq!(mm(0.0, FLAT_RANGE, 0.0, above).source(), Source::U { lo: 0.0, hi: above });
+        assert_eq!(mm(0.0, above, 0.0, FLAT_RANGE).source(), Source::V { lo: 0.0, hi: above });
     }
 }
