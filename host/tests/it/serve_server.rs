@@ -16,13 +16,21 @@ use tungstenite::{Message, WebSocket};
 
 pub type Socket = WebSocket<TcpStream>;
 
-/// A running `serve --backend cpu --port 0`.
+/// A running `serve --backend cpu --port 0`, killed when dropped (a test that fails while
+/// it runs leaves no server behind).
 pub struct Server {
     child: Child,
     /// `127.0.0.1:PORT`.
     pub address: String,
     pub token: Option<String>,
-    stderr: std::thread::JoinHandle<String>,
+    stderr: Option<std::thread::JoinHandle<String>>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 impl Server {
@@ -64,7 +72,7 @@ impl Server {
         let rest = url.strip_prefix("http://").unwrap();
         let (address, query) = rest.split_once('/').unwrap();
         let token = query.strip_prefix("?token=").map(str::to_owned);
-        Server { child, address: address.to_owned(), token, stderr }
+        Server { child, address: address.to_owned(), token, stderr: Some(stderr) }
     }
 
     /// A WebSocket session (with the token if there is one); reads time out after 20 s.
@@ -135,7 +143,7 @@ impl Server {
         assert!(self.child.try_wait().unwrap().is_none(), "serve exited early");
         self.child.kill().unwrap();
         self.child.wait().unwrap();
-        let stderr = self.stderr.join().unwrap();
+        let stderr = self.stderr.take().expect("stderr is read once").join().unwrap();
         assert!(!stderr.contains("panicked"), "serve panicked:\n{stderr}");
         stderr
     }
