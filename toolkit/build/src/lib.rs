@@ -302,7 +302,16 @@ impl PtxBuilder {
         // from writing a crate's `.ptx` between a module's build and its copy here.
         println!("cargo::rerun-if-env-changed={TARGET_DIR_VAR}");
         let target_dir = match env::var_os(TARGET_DIR_VAR) {
-            Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+            Some(dir) if !dir.is_empty() => {
+                let dir = PathBuf::from(dir);
+                if dir.exists() && !dir.is_dir() {
+                    return Err(BuildError::Config(format!(
+                        "{TARGET_DIR_VAR}={} is not a directory: name a directory for the GPU builds (or unset it)",
+                        dir.display()
+                    )));
+                }
+                dir
+            }
             _ => shared_target_dir(&out_dir).unwrap_or_else(|| out_dir.join("ptx-target")),
         };
         fs::create_dir_all(&target_dir).map_err(|e| BuildError::Io(target_dir.clone(), e))?;
