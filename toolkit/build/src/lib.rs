@@ -301,19 +301,7 @@ impl PtxBuilder {
         // could not overlap anyway; a lock of our own keeps another package's build script
         // from writing a crate's `.ptx` between a module's build and its copy here.
         println!("cargo::rerun-if-env-changed={TARGET_DIR_VAR}");
-        let target_dir = match env::var_os(TARGET_DIR_VAR) {
-            Some(dir) if !dir.is_empty() => {
-                let dir = PathBuf::from(dir);
-                if dir.exists() && !dir.is_dir() {
-                    return Err(BuildError::Config(format!(
-                        "{TARGET_DIR_VAR}={} is not a directory: name a directory for the GPU builds (or unset it)",
-                        dir.display()
-                    )));
-                }
-                dir
-            }
-            _ => shared_target_dir(&out_dir).unwrap_or_else(|| out_dir.join("ptx-target")),
-        };
+        let target_dir = nested_target_dir(env::var_os(TARGET_DIR_VAR), &out_dir)?;
         fs::create_dir_all(&target_dir).map_err(|e| BuildError::Io(target_dir.clone(), e))?;
         let lock_path = target_dir.join("ptxkit-build.lock");
         let lock = fs::File::create(&lock_path).map_err(|e| BuildError::Io(lock_path.clone(), e))?;
@@ -722,6 +710,25 @@ pub fn outer_profile(out_dir: &Path) -> Option<String> {
     Some(build.parent()?.file_name()?.to_string_lossy().into_owned())
 }
 
+/// The nested builds' target directory: `$PTXKIT_TARGET_DIR` (`from_env`; refused if it names
+/// something that is not a directory), else [`shared_target_dir`] of `out_dir`, else
+/// `out_dir/ptx-target`.
+fn nested_target_dir(from_env: Option<std::ffi::OsString>, out_dir: &Path) -> Result<PathBuf, BuildError> {
+    match from_env {
+        Some(dir) if !dir.is_empty() => {
+            let dir = PathBuf::from(dir);
+            if dir.exists() && !dir.is_dir() {
+                return Err(BuildError::Config(format!(
+                    "{TARGET_DIR_VAR}={} is not a directory: name a directory for the GPU builds (or unset it)",
+                    dir.display()
+                )));
+            }
+            Ok(dir)
+        }
+        _ => Ok(shared_target_dir(out_dir).unwrap_or_else(|| out_dir.join("ptx-target"))),
+    }
+}
+
 /// The nested builds' target directory shared by every package of the outer build's profile:
 /// `ptxkit-target` beside the outer `build` directory above `out_dir` (`target/debug/ptxkit-target`
 /// for `target/debug/build/<package>/<hash>/out`), or `None` for an `out_dir` not laid out so.
@@ -1085,6 +1092,31 @@ mod tests {
         assert_eq!(shared("/w/target/debug/build/barkley-4567/out"), expected);
         assert_eq!(shared("/w/target/debug/build/simulations/0123abcd/elsewhere"), None);
         assert_eq!(shared("/tmp/out"), None);
+    }
+
+    #[test]
+    fn the_variable_names_a_directory_or_is_refused() {
+        let out = Path::new("/w/target/debug/build/simulations/0123abcd/out");
+        let shared = PathBuf::from("/w/target/debug/ptxkit-target");
+        assert_eq!(nested_target_dir(None, out).unwrap(), shared);
+        assert_eq!(nested_target_dir(Some("".into()), out).unwrap(), shared);
+        assert_eq!(
+            nested_target_dir(Some("/tmp/elsewhere".into()), out).unwrap(),
+            PathBuf::from("/tmp/elsewhere")
+        );
+        for not_a_dir in ["/dev/null", "/proc/self/status"] {
+            let Err(BuildError::Config(message)) = nested_target_dir(Some(not_a_dir.into()), out) else {
+                panic!("{not_a_dir} was taken as the nested target directory")
+            };
+            assert!(
+                message.starts_with(&format!("PTXKIT_TARGET_DIR={not_a_dir} is not a directory")),
+                "{message}"
+            );
+        }
+        assert_eq!(
+            nested_target_dir(None, Path::new("/tmp/out")).unwrap(),
+            PathBuf::from("/tmp/out/ptx-target")
+        );
     }
 
     #[test]
