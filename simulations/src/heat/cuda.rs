@@ -362,40 +362,94 @@ impl SinglePass {
         if count == 0 {
             return Ok(());
         }
-        let (blocks, planes_per_block) = split_march([n[0], n[1], count], self.resident);
+        let March { blocks, columns_per_block, planes_per_block } =
+            split_march([n[0], n[1], count], self.resident);
         // Blocks of exactly SINGLE_TX × SINGLE_TY threads; distinct buffers.
         let cfg = LaunchConfig {
             grid_dim: (blocks, 1, 1),
             block_dim: (SINGLE_TX, SINGLE_TY, 1),
             shared_mem_bytes: 0,
         };
-        let args = (u, u_next, n[0], n[1], n[2], a, Rk4Terms::new(dt), planes_per_block, planes.start, count);
+        let terms = Rk4Terms::new(dt);
+        let args =
+            (u, u_next, n[0], n[1], n[2], a, terms, columns_per_block, planes_per_block, planes.start, count);
         Ok(gpu.launch(heat_rk4_single, cfg, args)?)
     }
 }
 
-/// Cuts the single pass's work (tile columns × `n[2]` output planes) into at most `resident` equal runs:
-/// (blocks, planes per block).
-pub fn split_march(n: [u32; 3], resident: u32) -> (u32, u32) {
-    let work = n[0].div_ceil(SINGLE_OUT_W) * n[1].div_ceil(SINGLE_OUT_H) * n[2];
-    let planes_per_block = work.div_ceil(resident.max(1));
-    (work.div_ceil(planes_per_block), planes_per_block)
+/// How [`heat_rk4_single`] shares its work (tile columns × `n[2]` output planes) among its
+/// blocks: rounds of one whole tile column per block, then equal runs over the columns left.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct March {
+    pub blocks: u32,
+    pub columns_per_block: u32,
+    pub planes_per_block: u32,
+}
+
+/// Cuts the single pass's work among at most `resident` blocks (one wave): as many rounds of
+/// whole tile columns as there are `resident` columns for each block, then the columns left
+/// (fewer than `resident`) in equal runs of planes.
+pub fn split_march(n: [u32; 3], resident: u32) -> March {
+    let resident = resident.max(1);
+    let tiles = n[0].div_ceil(SINGLE_OUT_W) * n[1].div_ceil(SINGLE_OUT_H);
+    let columns_per_block = if n[2] == 0 { 0 } else { tiles / resident };
+    let work = (tiles - columns_per_block * resident) * n[2];
+    if work == 0 {
+        return March { blocks: resident.min(tiles).max(1), columns_per_block, planes_per_block: 0 };
+    }
+    let planes_per_block = work.div_ceil(resident);
+    let blocks = if columns_per_block > 0 { resident } else { work.div_ceil(planes_per_block) };
+    March { blocks, columns_per_block, planes_per_block }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The runs cover the work exactly once, with no more blocks than are resident.
-    #[test]
-    fn split_march_covers_the_work_in_one_wave() {
-        for (n, resident) in
-            [([600u32, 600, 600], 132), ([37, 41, 43], 132), ([3, 3, 3], 264), ([130, 60, 43], 7)]
-        {
-            let work = n[0].div_ceil(SINGLE_OUT_W) * n[1].div_ceil(SINGLE_OUT_H) * n[2];
-            let (blocks, planes) = split_march(n, resident);
-            assert!(blocks <= resident, "{n:?}: {blocks} blocks");
-            assert!(blocks * planes >= work && (blocks - 1) * planes < work, "{n:?}: {blocks} × {planes}");
+    /// Walks the kernel's loops (as `heat_rk4_single` runs them) and counts how often each
+    /// (tile, plane) is marched.
+    fn marched(n: [u32; 3], march: March) -> Vec<u32> {
+        let tiles = n[0].div_ceil(SINGLE_OUT_W) * n[1].div_ceil(SINGLE_OUT_H);
+        let mut count = vec![0u32; (tiles * n[2]) as usize];
+        let round_tiles = (march.columns_per_block * march.blocks).min(tiles);
+        let work = (tiles - round_tiles) * n[2];
+        for block in 0..march.blocks {
+            let mut tile = block;
+            while tile < round_tiles {
+                (0..n[2]).for_each(|z| count[(tile * n[2] + z) as usize] += 1);
+                tile += march.blocks;
+            }
+            let start = block * march.planes_per_block;
+            for k in start..(start + march.planes_per_block).min(work) {
+                count[(round_tiles * n[2] + k) as usize] += 1;
+            }
         }
+        count
+    }
+
+    /// The rounds and runs cover the work exactly once, in one wave, with equal work per block
+    /// (up to one run's rounding).
+    #[test]
+    fn split_march_covers_the_work_once_in_one_wave() {
+        for (n, resident) in [
+            ([600u32, 600, 600], 132),
+            ([1200, 1200, 300], 132),
+            ([37, 41, 43], 132),
+            ([3, 3, 3], 264),
+            ([130, 60, 43], 7),
+            ([130, 60, 43], 9),
+            ([130, 60, 1], 3),
+        ] {
+            let march = split_march(n, resident);
+            assert!(march.blocks <= resident, "{n:?}: {march:?}");
+            assert!(marched(n, march).iter().all(|&c| c == 1), "{n:?}: {march:?}");
+            let tiles = n[0].div_ceil(SINGLE_OUT_W) * n[1].div_ceil(SINGLE_OUT_H);
+            assert_eq!(march.columns_per_block, tiles / resident, "{n:?}");
+        }
+        // 600³ on 132 SMs: 275 tiles, two whole columns per block, then 11 columns in runs of 50.
+        assert_eq!(
+            split_march([600, 600, 600], 132),
+            March { blocks: 132, columns_per_block: 2, planes_per_block: 50 }
+        );
     }
 }

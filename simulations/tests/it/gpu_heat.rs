@@ -127,8 +127,9 @@ fn single_pass_matches_cpu_on_awkward_sizes() {
 }
 
 /// The single pass with its work cut into runs that start and end mid-column and span
-/// several tile columns (one plane, 7, 50, one block for everything), and ranges of output
-/// planes, against one CPU step.
+/// several tile columns (one plane, 7), into one round of whole tile columns and runs over
+/// the one left (8 blocks for 9 tiles), into rounds alone (one block for everything), and
+/// ranges of output planes, against one CPU step.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn single_pass_runs_may_cross_tile_columns() {
