@@ -165,3 +165,32 @@ pub fn update(u: &mut [f32], v: &mut [f32], lu: &[f32], lv: &[f32], rates: &Rate
         (*u, *v) = rates.step(*u, *v, *lu, *lv);
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The host memory a CPU run is refused or admitted by (`BYTES_PER_CELL`) against what an
+    /// engine holding one frame really allocates: four f32 fields and one byte of frame per
+    /// cell, counted here from the engine's own buffers.
+    #[test]
+    fn host_bytes_per_cell_are_what_an_engine_with_one_frame_holds() {
+        let (w, h) = (9u32, 7u32);
+        let cells = (w * h) as usize;
+        let rates = Rates { du: 0.16, dv: 0.08, feed: 0.06, kill: 0.062, dt: 1.0 };
+        let mut engine = CpuGrayScott::new(w, h, rates, vec![1.0; cells], vec![0.0; cells]);
+        engine.snapshot().unwrap();
+        let fields = [&engine.u, &engine.v, &engine.u_next, &engine.v_next];
+        let held: usize = fields.iter().map(|f| std::mem::size_of_val(f.as_slice())).sum::<usize>()
+            + engine.frames.iter().map(Vec::len).sum::<usize>();
+        assert_eq!(BYTES_PER_CELL * cells as u64, held as u64);
+    }
+
+    #[test]
+    fn the_engine_describes_itself_with_its_threads() {
+        let rates = Rates { du: 0.16, dv: 0.08, feed: 0.06, kill: 0.062, dt: 1.0 };
+        let engine = CpuGrayScott::new(2, 2, rates, vec![1.0; 4], vec![0.0; 4]);
+        let threads = rayon::current_num_threads();
+        assert_eq!(engine.describe(), format!("cpu ({threads} threads)"));
+    }
+}

@@ -98,3 +98,30 @@ impl HeatEngine for CpuHeat {
         format!("cpu ({} threads)", rayon::current_num_threads())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::heat::HeatInit;
+
+    /// A slice is plane z of the field, read here by its index `(z·ny + y)·nx + x`, for the
+    /// first, a middle and the last plane of a grid with three different sides.
+    #[test]
+    fn a_slice_is_the_plane_at_z() {
+        let mut setup = HeatSetup::cube(3, HeatInit::Blobs);
+        setup.n = [5, 4, 3];
+        let u: Vec<f32> = (0..60).map(|i| i as f32).collect();
+        let mut engine = CpuHeat::new(&setup, u);
+        for z in 0..3u32 {
+            let want: Vec<f32> = (0..4).flat_map(|y| (0..5).map(move |x| ((z * 4 + y) * 5 + x) as f32)).collect();
+            assert_eq!(engine.slice(z).unwrap(), want, "z = {z}");
+        }
+    }
+
+    #[test]
+    fn the_engine_describes_itself_with_its_threads() {
+        let engine = CpuHeat::new(&HeatSetup::cube(3, HeatInit::Blobs), vec![0.0; 27]);
+        let threads = rayon::current_num_threads();
+        assert_eq!(engine.describe(), format!("cpu ({threads} threads)"));
+    }
+}
