@@ -4,7 +4,7 @@
 # Logs go to $OUT. Usage: gpu-check.sh [tests] [sanitize] [gif] [bench] [heat] [physarum-tests]
 # [map] [outputs] [coldstart] [unit-sanitize] [profile] [physarum-sanitize] [physarum-gif] [physarum-bench]
 # [split] [nccl] [split-bench] [heat-size] [faults] [load] [serve] [example] [profile-full]
-# [toolkit] [toolkit-sanitize] [lineinfo] [cookbook] [cookbook-sanitize] [cookbook-bench] [multi] [multi-bench] [multi-gs] [multi-heat] [multi-sweep] [multi-binding] [multi-short] [multi-hosts] [multi-pairs] [multi-overlap]  (default: all but profile-full and the multi
+# [toolkit] [toolkit-sanitize] [lineinfo] [cookbook] [cookbook-sanitize] [cookbook-bench] [mutants] [multi] [multi-bench] [multi-gs] [multi-heat] [multi-sweep] [multi-binding] [multi-short] [multi-hosts] [multi-pairs] [multi-overlap]  (default: all but profile-full, mutants (scripts/mutants-gpu.sh builds its input) and the multi
 # parts, which need 2 or more GPUs: scripts/multi-gpu-check.sh; multi-gs and multi-heat are
 # Gray-Scott's and heat's scaling benches alone; multi-sweep measures two constants; multi-binding
 # the launcher's default binding, multi-short a short run's whole wall time, multi-hosts two hosts
@@ -535,3 +535,27 @@ if has cookbook-bench; then
   $B/cookbook-bench --cubin-dir /tmp/cookbook-cubins 2>&1 | tee "$OUT/cookbook-bench.txt"
 fi
 # --- end cookbook ---------------------------------------------------------------------------
+if has mutants; then
+  # scripts/mutants-gpu.sh's mutants of GPU-only kernel code (.gpu/mutants.tgz): each one's
+  # GPU tests with its PTX in place of the build's (RUST_GPU_SIM_PTX_DIR). First the same tests
+  # on this build's own PTX (an empty directory): they must pass, or a kill means nothing.
+  echo "== mutants of GPU-only kernel code: the GPU tests against each"
+  M=/tmp/mutants; rm -rf $M; mkdir -p $M/none && tar xzf .gpu/mutants.tgz -C $M
+  filters=$(cat $M/*/tests.txt | tr ' ' '\n' | sort -u | tr '\n' ' ')
+  RUST_GPU_SIM_PTX_DIR=$M/none timeout 600 $B/simulations_it --ignored --test-threads=1 $filters > "$OUT/mutants-baseline.log" 2>&1
+  echo "baseline (this build's PTX through RUST_GPU_SIM_PTX_DIR; $filters): exit $? :: $(grep 'test result' "$OUT/mutants-baseline.log")"
+  killed=0; survived=0
+  for d in $(ls -d $M/[0-9]* | sort -t/ -k4 -n); do
+    n=$(basename $d)
+    RUST_GPU_SIM_PTX_DIR=$d timeout ${MUTANT_TIMEOUT:-180} $B/simulations_it --ignored --test-threads=1 $(cat $d/tests.txt) \
+      > "$OUT/mutant-$n.log" 2>&1
+    rc=$?
+    if [ $rc -eq 0 ]; then
+      survived=$((survived + 1)); echo "SURVIVED $(cat $d/mutant.txt)"
+    else
+      killed=$((killed + 1))
+      echo "killed (exit $rc) $(cat $d/mutant.txt) :: $(grep -m1 -E '^---- ' "$OUT/mutant-$n.log" | tr -d '-') $(grep -m1 -A1 'panicked at' "$OUT/mutant-$n.log" | tail -1 | cut -c1-160)"
+    fi
+  done
+  echo "mutants: $killed killed, $survived survived"
+fi

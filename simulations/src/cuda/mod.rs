@@ -10,8 +10,8 @@ mod open;
 
 pub use images::IMAGES;
 pub use open::{
-    FORCE_PTX_VAR, KERNELS, MODULES, all_ptx, device_count, open, open_device, open_in_background,
-    settle_background_open,
+    FORCE_PTX_VAR, KERNELS, MODULES, PTX_DIR_VAR, all_ptx, device_count, open, open_device,
+    open_in_background, settle_background_open,
 };
 pub use ptxkit_host::{
     Gpu, KernelArg, KernelArgs, KernelImage, KernelImages, KernelInfo, KernelModule, Timer, grid_1d, grid_2d,

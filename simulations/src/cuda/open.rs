@@ -1,13 +1,20 @@
 //! Opening a GPU with the simulations' kernels: the module and kernel tables of this build,
 //! [`open`] and [`open_device`], and the start-up's background opening of GPU 0.
 
-use std::sync::{Arc, Mutex};
+use std::path::Path;
+use std::sync::{Arc, Mutex, OnceLock};
 
-use super::{Gpu, IMAGES, KernelInfo, KernelModule};
+use super::{Gpu, IMAGES, KernelImages, KernelInfo, KernelModule};
 use crate::error::{Error, Result};
 
 /// Set to 1 to load the PTX (driver JIT) even where a cubin matches the GPU.
 pub const FORCE_PTX_VAR: &str = "RUST_GPU_SIM_FORCE_PTX";
+
+/// Set to a directory to load a module's PTX from `DIR/NAME.ptx` instead of this build's
+/// (modules with no file there keep theirs), JIT-compiled by the driver for every module:
+/// kernels built elsewhere from the same source tree run under this build's tests and
+/// launches. `scripts/mutants-gpu.sh` runs the GPU tests so against mutated kernels.
+pub const PTX_DIR_VAR: &str = "RUST_GPU_SIM_PTX_DIR";
 
 /// The `kernels` crate's PTX modules, compiled by `build.rs` for `sm_70` (JIT-compiled by the
 /// driver on any GPU from Volta on): one per simulation (`heat`, `grayscott` with two more of
@@ -82,10 +89,63 @@ pub fn open() -> Result<Arc<Gpu>> {
     }
 }
 
-/// Opens GPU `ordinal` with the simulations' kernels, honouring [`FORCE_PTX_VAR`].
+/// Opens GPU `ordinal` with the simulations' kernels, honouring [`FORCE_PTX_VAR`] and
+/// [`PTX_DIR_VAR`].
 pub fn open_device(ordinal: usize) -> Result<Arc<Gpu>> {
     let force_ptx = std::env::var(FORCE_PTX_VAR).is_ok_and(|v| v == "1");
-    let gpu = Gpu::open_with(ordinal, &IMAGES, force_ptx)?;
+    let gpu = match std::env::var_os(PTX_DIR_VAR) {
+        Some(dir) => Gpu::open_with(ordinal, images_from(Path::new(&dir))?, true)?,
+        None => Gpu::open_with(ordinal, &IMAGES, force_ptx)?,
+    };
     crate::timeline::mark("GPU: driver initialised, context created");
     Ok(gpu)
+}
+
+/// This build's kernel images with each module's PTX replaced by `dir/NAME.ptx` where that
+/// file exists, and no cubins (read once per process; later calls return the first result).
+fn images_from(dir: &Path) -> Result<&'static KernelImages> {
+    static LOADED: OnceLock<std::result::Result<&'static KernelImages, String>> = OnceLock::new();
+    let loaded = LOADED.get_or_init(|| {
+        if !dir.is_dir() {
+            return Err(format!("{PTX_DIR_VAR}={}: not a directory", dir.display()));
+        }
+        let mut modules = Vec::with_capacity(MODULES.len());
+        for module in MODULES {
+            let path = dir.join(format!("{}.ptx", module.name));
+            let ptx: &'static str = match std::fs::read_to_string(&path) {
+                Ok(text) => Box::leak(text.into_boxed_str()),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => module.ptx,
+                Err(e) => return Err(format!("{PTX_DIR_VAR}: cannot read {}: {e}", path.display())),
+            };
+            modules.push(KernelModule { ptx, cubins: &[], ..*module });
+        }
+        Ok(Box::leak(Box::new(KernelImages {
+            modules: Box::leak(modules.into_boxed_slice()),
+            kernels: KERNELS,
+        })))
+    });
+    loaded.clone().map_err(Error::InvalidInput)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A module with a file in the directory takes its PTX from it, the others keep theirs,
+    /// and none keeps a cubin. (One test: the images are read once per process.)
+    #[test]
+    fn ptx_from_a_directory_replaces_only_the_modules_it_holds() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = MODULES[0].name;
+        std::fs::write(dir.path().join(format!("{first}.ptx")), "// replaced\n").unwrap();
+        let images = images_from(dir.path()).unwrap();
+        assert_eq!(images.modules.len(), MODULES.len());
+        for (got, built) in images.modules.iter().zip(MODULES) {
+            assert_eq!(got.name, built.name);
+            let want = if got.name == first { "// replaced\n" } else { built.ptx };
+            assert_eq!(got.ptx, want, "{}", got.name);
+            assert!(got.cubins.is_empty(), "{}", got.name);
+            assert_eq!(got.kernels.len(), built.kernels.len());
+        }
+    }
 }

@@ -113,7 +113,8 @@ mod tests {
         let u: Vec<f32> = (0..60).map(|i| i as f32).collect();
         let mut engine = CpuHeat::new(&setup, u);
         for z in 0..3u32 {
-            let want: Vec<f32> = (0..4).flat_map(|y| (0..5).map(move |x| ((z * 4 + y) * 5 + x) as f32)).collect();
+            let want: Vec<f32> =
+                (0..4).flat_map(|y| (0..5).map(move |x| ((z * 4 + y) * 5 + x) as f32)).collect();
             assert_eq!(engine.slice(z).unwrap(), want, "z = {z}");
         }
     }
