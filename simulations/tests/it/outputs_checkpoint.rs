@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use crate::common::files_in;
 use simulations::{
     Device,
-    checkpoint::{Checkpoint, FORMAT_VERSION, MAGIC},
+    checkpoint::{Checkpoint, FORMAT_VERSION, MAGIC, Simulation},
     grayscott::{GrayScott, Init, Setup, Variant, preset},
     heat::{Heat, HeatInit, HeatSetup, HeatVariant},
     physarum::{Physarum, PhysarumSetup, PhysarumVariant},
@@ -269,4 +269,35 @@ fn a_new_checkpoint_replaces_the_old_only_when_complete() {
     assert!(gs.save_checkpoint(&dir.join("taken.ckpt")).is_err());
     assert_eq!(files_in(&dir).len(), 2);
     assert_eq!(Checkpoint::read(&path).unwrap().steps, 4);
+}
+
+/// A model's checkpoint (a name of its own, as Barkley's) reads back as that model, whole;
+/// the built-ins' names read back as the built-ins.
+#[test]
+fn a_models_checkpoint_reads_back_under_its_name() {
+    let dir = scratch("model");
+    for (simulation, file) in [
+        (Simulation::Model("barkley".into()), "m.ckpt"),
+        (Simulation::Heat, "h.ckpt"),
+        (Simulation::GrayScott, "g.ckpt"),
+        (Simulation::Physarum, "p.ckpt"),
+    ] {
+        let path = dir.join(file);
+        let written = Checkpoint {
+            simulation: simulation.clone(),
+            grid: [3, 2, 1],
+            steps: 7,
+            params: vec![("a".into(), "0.75".into())],
+            counters: vec![("seed".into(), 5)],
+            arrays: vec![("u".into(), vec![0.5; 6])],
+            source: path.clone(),
+        };
+        written.write(&path).unwrap();
+        let read = Checkpoint::read(&path).unwrap();
+        assert_eq!(read.simulation, simulation);
+        assert_eq!(
+            (read.grid, read.steps, &read.params, &read.arrays),
+            (written.grid, 7, &written.params, &written.arrays)
+        );
+    }
 }
