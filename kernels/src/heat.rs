@@ -641,3 +641,58 @@ pub unsafe fn heat_rk4_single(
         march(tile, (z_first + k0) as i32, (z_first + k1) as i32);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Cells of a 4×4×4 grid hold distinct small integers, so every sum below is exact in f32
+    /// and a wrong neighbour, sign or operator changes the result.
+    fn cells() -> [f32; 64] {
+        core::array::from_fn(|i| ((i * 37 + 11) % 61) as f32)
+    }
+
+    /// `stage_at` against the definition written out here: a times the six neighbours of
+    /// interior cell (1, 2, 1) minus six times the cell (a = 0.5: exact).
+    #[test]
+    fn stage_at_is_a_times_the_seven_point_laplacian() {
+        let f = cells();
+        let (nx, plane, i) = (4, 16, 16 + 2 * 4 + 1);
+        let want = 0.5 * ((f[i - 1] + f[i + 1]) + (f[i - nx] + f[i + nx]) + (f[i - plane] + f[i + plane]) - 6.0 * f[i]);
+        assert_eq!(stage_at(|k| f[k], i, nx, plane, 0.5), want);
+        assert_ne!(want, 0.0);
+    }
+
+    /// The fused centre term rounds once less than [`laplacian7`]; on integers both are exact
+    /// and equal.
+    #[test]
+    fn laplacian7_fma_is_the_seven_point_laplacian() {
+        let (c, x, y, z) = (2.0, [1.0, 4.0], [9.0, 16.0], [25.0, 36.0]);
+        assert_eq!(laplacian7_fma(c, x, y, z), 91.0 - 12.0);
+        assert_eq!(laplacian7_fma(c, x, y, z), laplacian7(c, x, y, z));
+    }
+
+    /// RK4's polynomial against its definition evaluated in f64: u + dt·v1 + dt²/2·v2 +
+    /// dt³/6·v3 + dt⁴/24·A v3. Tolerance: five f32 roundings of terms below 2 (dt = 0.5), at
+    /// most 5 × 2⁻²³ ≈ 6e-7; any wrong coefficient or sign moves the result by 0.01 or more.
+    #[test]
+    fn rk4_polynomial_is_the_taylor_sum_to_fourth_order() {
+        let (u, v, a_v3, dt) = (1.0f32, [3.0f32, 5.0, 7.0], 11.0f32, 0.5f32);
+        let d = f64::from(dt);
+        let want = 1.0 + d * 3.0 + d * d / 2.0 * 5.0 + d * d * d / 6.0 * 7.0 + d * d * d * d / 24.0 * 11.0;
+        let got = f64::from(rk4_polynomial(u, v, a_v3, dt));
+        assert!((got - want).abs() < 1e-6, "{got} against {want}");
+    }
+
+    /// The shared-memory layouts, from the tile geometry: the 2.5-D kernels' 32×8 block with a
+    /// one-cell ring (34×10 floats); the single pass's 64×32 tile with a one-cell pad (66×34
+    /// floats), two buffers of four levels: 71,808 bytes. (The kernels index by these; a
+    /// smaller pitch or span would overlap planes.)
+    #[test]
+    fn shared_layouts_are_the_padded_tiles() {
+        assert_eq!(MARCH_SPAN, 34 * 10);
+        assert_eq!((SINGLE_PITCH, SINGLE_SPAN), (66, 66 * 34));
+        assert_eq!(SINGLE_SHARED_BYTES, 2 * 4 * 66 * 34 * 4);
+        assert_eq!((SINGLE_OUT_W, SINGLE_OUT_H), (56, 24));
+    }
+}
