@@ -540,6 +540,7 @@ if has mutants; then
   # GPU tests with its PTX in place of the build's (RUST_GPU_SIM_PTX_DIR). First the same tests
   # on this build's own PTX (an empty directory): they must pass, or a kill means nothing.
   echo "== mutants of GPU-only kernel code: the GPU tests against each"
+  [ -f .gpu/mutants.tgz ] || { echo "no .gpu/mutants.tgz: build it with scripts/mutants-gpu.sh first"; exit 1; }
   M=/tmp/mutants; rm -rf $M; mkdir -p $M/none && tar xzf .gpu/mutants.tgz -C $M
   filters=$(cat $M/*/tests.txt | tr ' ' '\n' | sort -u | tr '\n' ' ')
   RUST_GPU_SIM_PTX_DIR=$M/none timeout 600 $B/simulations_it --ignored --test-threads=1 $filters > "$OUT/mutants-baseline.log" 2>&1

@@ -6,8 +6,9 @@
 #   scripts/mutants.sh                 # every file below (hours)
 #   scripts/mutants.sh FILE...         # only these files (e.g. simulations/src/render/palette.rs)
 # Results go to mutants.out/ (caught.txt, missed.txt, timeout.txt, unviable.txt); survivors in
-# GPU-only code are expected here (the CPU tests cannot run it) and are listed in
-# docs/reliability.md with the ignored GPU test that kills each.
+# GPU-only code are expected here (the CPU tests cannot run it): `scripts/mutants-gpu.sh .`
+# (the directory holding mutants.out/) builds their PTX, and scripts/gpu-check.sh mutants runs the GPU tests against
+# each on a GPU machine (docs/reliability.md, "Mutation testing").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VERSION=27.1.0
