@@ -658,7 +658,8 @@ mod tests {
     fn stage_at_is_a_times_the_seven_point_laplacian() {
         let f = cells();
         let (nx, plane, i) = (4, 16, 16 + 2 * 4 + 1);
-        let want = 0.5 * ((f[i - 1] + f[i + 1]) + (f[i - nx] + f[i + nx]) + (f[i - plane] + f[i + plane]) - 6.0 * f[i]);
+        let want = 0.5
+            * ((f[i - 1] + f[i + 1]) + (f[i - nx] + f[i + nx]) + (f[i - plane] + f[i + plane]) - 6.0 * f[i]);
         assert_eq!(stage_at(|k| f[k], i, nx, plane, 0.5), want);
         assert_ne!(want, 0.0);
     }
