@@ -301,3 +301,72 @@ fn a_models_checkpoint_reads_back_under_its_name() {
         );
     }
 }
+
+fn small_checkpoint(path: &std::path::Path, simulation: Simulation, grid: [u32; 3]) -> Checkpoint {
+    let cells = (grid[0] * grid[1] * grid[2]) as usize;
+    Checkpoint {
+        simulation,
+        grid,
+        steps: 3,
+        params: vec![("a".into(), "1".into()), ("b".into(), "2".into())],
+        counters: Vec::new(),
+        arrays: vec![("u".into(), vec![0.25; cells])],
+        source: path.to_owned(),
+    }
+}
+
+/// The refusals name the grids whole (2-D as WxH, 3-D as WxHxD) and a parameter the run does
+/// not know, among several it does.
+#[test]
+fn a_checkpoint_of_another_grid_or_with_an_unknown_parameter_is_refused_by_name() {
+    let dir = scratch("check");
+    let path = dir.join("c.ckpt");
+    let heat = small_checkpoint(&path, Simulation::Heat, [4, 3, 2]);
+    let params = heat.params.clone();
+    let err = heat.check(Simulation::Heat, [4, 3, 5], &params).unwrap_err().to_string();
+    assert!(err.contains("grid is 4x3x2, this run's is 4x3x5;"), "{err}");
+    let flat = small_checkpoint(&path, Simulation::GrayScott, [4, 3, 1]);
+    let err = flat.check(Simulation::GrayScott, [5, 3, 1], &params).unwrap_err().to_string();
+    assert!(err.contains("grid is 4x3, this run's is 5x3;"), "{err}");
+    let mut extra = small_checkpoint(&path, Simulation::Heat, [4, 3, 2]);
+    extra.params.push(("c".into(), "3".into()));
+    let err = extra.check(Simulation::Heat, [4, 3, 2], &params).unwrap_err().to_string();
+    assert!(err.contains("a parameter c that this run does not know"), "{err}");
+    heat.check(Simulation::Heat, [4, 3, 2], &params).unwrap();
+}
+
+/// An array whose recorded length runs past the file's end is refused as truncated before
+/// anything is allocated for it (a length of 2⁶⁰ floats would abort the allocation).
+#[test]
+fn an_array_length_past_the_end_is_truncation_not_an_allocation() {
+    let dir = scratch("length");
+    let path = dir.join("c.ckpt");
+    small_checkpoint(&path, Simulation::Heat, [4, 3, 2]).write(&path).unwrap();
+    let mut bytes = std::fs::read(&path).unwrap();
+    // The array's name ("u", after its u32 length) is followed by its u64 length, 24.
+    let field: Vec<u8> = [&1u32.to_le_bytes()[..], b"u", &24u64.to_le_bytes()].concat();
+    let at = bytes.windows(field.len()).position(|w| w == field).expect("the array's header") + 5;
+    bytes[at..at + 8].copy_from_slice(&(1u64 << 60).to_le_bytes());
+    std::fs::write(&path, &bytes).unwrap();
+    let err = Checkpoint::read(&path).unwrap_err().to_string();
+    assert!(err.contains("truncated"), "{err}");
+}
+
+/// A checkpoint that comes through a FIFO (no length known in advance) reads whole.
+#[test]
+fn a_checkpoint_reads_through_a_fifo() {
+    let dir = scratch("fifo");
+    let (path, fifo) = (dir.join("c.ckpt"), dir.join("c.fifo"));
+    let written = small_checkpoint(&path, Simulation::Heat, [4, 3, 2]);
+    written.write(&path).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::write(fifo, bytes).unwrap())
+    };
+    let read = Checkpoint::read(&fifo).unwrap();
+    writer.join().unwrap();
+    assert_eq!((read.grid, &read.arrays, &read.params), (written.grid, &written.arrays, &written.params));
+}
