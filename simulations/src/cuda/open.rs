@@ -106,8 +106,12 @@ pub fn open_device(ordinal: usize) -> Result<Arc<Gpu>> {
 fn images_from(dir: &Path) -> Result<&'static KernelImages> {
     static LOADED: OnceLock<std::result::Result<&'static KernelImages, String>> = OnceLock::new();
     let loaded = LOADED.get_or_init(|| {
-        if !dir.is_dir() {
-            return Err(format!("{PTX_DIR_VAR}={}: not a directory", dir.display()));
+        match std::fs::metadata(dir) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => return Err(format!("{PTX_DIR_VAR}={}: not a directory", dir.display())),
+            Err(e) => {
+                return Err(format!("{PTX_DIR_VAR}={}: {}", dir.display(), crate::outfile::describe_io(&e)));
+            }
         }
         let mut modules = Vec::with_capacity(MODULES.len());
         for module in MODULES {
@@ -115,7 +119,13 @@ fn images_from(dir: &Path) -> Result<&'static KernelImages> {
             let ptx: &'static str = match std::fs::read_to_string(&path) {
                 Ok(text) => Box::leak(text.into_boxed_str()),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => module.ptx,
-                Err(e) => return Err(format!("{PTX_DIR_VAR}: cannot read {}: {e}", path.display())),
+                Err(e) => {
+                    return Err(format!(
+                        "{PTX_DIR_VAR}: cannot read {}: {}",
+                        path.display(),
+                        crate::outfile::describe_io(&e)
+                    ));
+                }
             };
             modules.push(KernelModule { ptx, cubins: &[], ..*module });
         }
