@@ -36,7 +36,10 @@
 #          values in SWEEP_HALO_ROWS) in one process and under mpirun, and the SMs heat's
 #          halves leave NCCL (NCCL_FREE_SMS; RUST_GPU_SIM_NCCL_FREE_SMS with NCCL_MAX_CTAS to
 #          match, optionally NCCL_P2P_NVL_CHUNKSIZE: free:ctas:chunk in SWEEP_NCCL), with NCCL
-#          carrying the halos (RUST_GPU_SIM_RANK_HALOS=nccl; by default they go by CUDA IPC).
+#          carrying the halos (RUST_GPU_SIM_RANK_HALOS=nccl; by default they go by CUDA IPC);
+#   hosts-heat: (4 GPUs) heat 1200³ single by default across a simulated host boundary (NCCL's
+#          sockets over loopback, 4x4 sockets, CUDA IPC off): 2 ranks, one per host, against 4,
+#          two per host (NCCL_HOSTID per pair), in turns, twice each.
 # NVLink multicast stays off for every process (NCCL_NVLS_ENABLE=0, passed through mpirun -x).
 set -uo pipefail
 : "${B:?the unpacked binaries}" "${OUT:?the log directory}"
@@ -419,5 +422,17 @@ if [[ $parts == *" sweep "* ]]; then
     mpi $n -x RUST_GPU_SIM_RANK_HALOS=nccl -x RUST_GPU_SIM_NCCL_FREE_SMS=$free -x NCCL_MAX_CTAS=$ctas "${extra[@]}" \
       $B/rust-gpu-sim bench heat --sizes 1200 \
       --variants single --overlap --repeats 3 2>> "$OUT/sweep.err" | grep -E "^heat" | tee -a "$OUT/sweep-heat-$free-$ctas-$chunk.txt"
+  done
+fi
+if [[ $parts == *" hosts-heat "* ]] && [ "$gpus" -ge 4 ]; then
+  echo "== heat 1200³ single across a simulated host boundary, 4x4 sockets: 2 ranks (1 + 1) against 4 (2 + 2), in turns"
+  wide=(-x NCCL_SOCKET_NTHREADS=4 -x NCCL_NSOCKS_PERTHREAD=4 -x NCCL_SOCKET_IFNAME=lo -x RUST_GPU_SIM_RANK_HALOS=nccl)
+  hosted=(bash -c 'NCCL_HOSTID=simhost$((${OMPI_COMM_WORLD_RANK:-0} / 2)) exec "$@"' _ $B/rust-gpu-sim)
+  for round in 1 2; do
+    mpi_default 2 "${wide[@]}" -x NCCL_P2P_DISABLE=1 -x NCCL_SHM_DISABLE=1 $B/rust-gpu-sim bench heat --sizes 1200 \
+      --variants single --repeats 3 2>> "$OUT/hosts-heat.err" | grep -E "^heat .* nccl " | sed "s/^/1+1, round $round: /" \
+      | tee -a "$OUT/hosts-heat.txt" | cut -c1-150
+    mpi_default 4 "${wide[@]}" "${hosted[@]}" bench heat --sizes 1200 --variants single --repeats 3 \
+      2>> "$OUT/hosts-heat.err" | grep -E "^heat .* nccl " | sed "s/^/2+2, round $round: /" | tee -a "$OUT/hosts-heat.txt" | cut -c1-150
   done
 fi

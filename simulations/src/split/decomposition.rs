@@ -311,4 +311,33 @@ mod tests {
             assert!(launch_rank(env(pairs)).is_err());
         }
     }
+
+    /// The boundaries of what a launcher may say: the largest size NCCL numbers (a C int) is
+    /// taken; a local pair is kept only where the local rank is below the local size and the
+    /// local size is at most the job's (anything else is an inconsistent pair, read as unknown).
+    #[test]
+    fn launcher_values_at_their_bounds() {
+        let ompi = |rank: &str, size: &str, local: Option<(&str, &str)>| {
+            let mut pairs = vec![
+                ("OMPI_COMM_WORLD_RANK".to_string(), rank.to_string()),
+                ("OMPI_COMM_WORLD_SIZE".to_string(), size.to_string()),
+            ];
+            if let Some((r, n)) = local {
+                pairs.push(("OMPI_COMM_WORLD_LOCAL_RANK".to_string(), r.to_string()));
+                pairs.push(("OMPI_COMM_WORLD_LOCAL_SIZE".to_string(), n.to_string()));
+            }
+            launch_rank(move |name: &str| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()))
+        };
+        let largest = i32::MAX.to_string();
+        let job = ompi("0", &largest, None).unwrap().unwrap();
+        assert_eq!(job.size, i32::MAX as usize, "a job of i32::MAX processes can be numbered");
+        let past = (i32::MAX as usize + 1).to_string();
+        assert!(ompi("0", &past, None).unwrap_err().to_string().contains("more than NCCL can number"));
+        let local = |r, n| ompi("1", "4", Some((r, n))).unwrap().unwrap().local;
+        assert_eq!(local("1", "2"), Some((1, 2)));
+        assert_eq!(local("3", "4"), Some((3, 4)), "a local size equal to the job's is one host");
+        assert_eq!(local("2", "2"), None, "a local rank equal to the local size is inconsistent");
+        assert_eq!(local("3", "2"), None, "a local rank past the local size is inconsistent");
+        assert_eq!(local("1", "5"), None, "more processes on a host than in the job is inconsistent");
+    }
 }
