@@ -167,8 +167,10 @@ pub fn wrap_angle(a: f32) -> f32 {
 }
 
 /// (sin a, cos a): a quadrant reduction with a two-part π/2, then the Cephes single
-/// precision polynomials on [−π/4, π/4]; about 1 ulp for |a| up to a few thousand. The same
-/// code runs on the CPU and the GPU, so both get the same bits.
+/// precision polynomials on [−π/4, π/4]. The two parts leave out π/2's third (7.55e-8), so
+/// the error is about 1 ulp plus 7.55e-8 per quarter turn reduced: below 4e-7 over the
+/// angles the model passes, [0, 2π). The same code runs on the CPU and the GPU, so both get
+/// the same bits.
 #[inline(always)]
 pub fn sin_cos(a: f32) -> (f32, f32) {
     const FRAC_2_PI: f32 = core::f32::consts::FRAC_2_PI;
@@ -1111,5 +1113,348 @@ mod tests {
             let p = params(1.0);
             assert_eq!(add_deposits_fast(t, 9, &p).to_bits(), add_deposits(t, 9, &p).to_bits(), "{t}");
         }
+    }
+
+    // Independent references for the shared functions below: values from the definitions
+    // (lowbias32's published constants, evaluated in Python; f64 trigonometry and
+    // arithmetic), not from the functions under test. Each tolerance says where it comes from.
+
+    /// The model's parameters with a given sensing rule and jitter, on a 64 × 48 grid.
+    fn model(sensing: u32, jitter: f32) -> Params {
+        Params::new(64, 48, 9.0, 0.5, 0.3, 1.5, 5.0, 0.25, 0.1, jitter, sensing, 7)
+    }
+
+    /// f64 `x mod n` into [0, n).
+    fn wrapped(x: f64, n: f64) -> f64 {
+        x.rem_euclid(n)
+    }
+
+    #[test]
+    fn the_hash_is_lowbias32_and_the_random_numbers_its_three_rounds() {
+        // lowbias32 (x ^= x >> 16; x *= 0x7feb352d; x ^= x >> 15; x *= 0x846ca68b; x ^= x >> 16),
+        // evaluated in Python from its published definition.
+        for (x, want) in [
+            (0u32, 0u32),
+            (1, 0x6889_90c0),
+            (2, 0xd113_2181),
+            (0xdead_beef, 0xe628_c683),
+            (0xffff_ffff, 0x6768_824a),
+            (12345, 0x912e_fcf7),
+        ] {
+            assert_eq!(mix32(x), want, "mix32({x:#x})");
+        }
+        // random_u32 = mix(mix(mix(seed ^ 0x9e3779b9) ^ agent) ^ step·0x85ebca6b), the same way.
+        for (seed, agent, step, want) in [
+            (1u32, 0u32, 0u32, 0xb98a_617eu32),
+            (1, 1, 0, 0x6d9a_fc6c),
+            (1, 0, 1, 0x352f_b7da),
+            (0xabcd_ef01, 77, 1000, 0xfd1d_d2ad),
+            (0, 0xffff_ffff, 0xffff_ffff, 0xafb4_0e4a),
+        ] {
+            assert_eq!(random_u32(seed, agent, step), want, "random_u32({seed:#x}, {agent}, {step})");
+        }
+    }
+
+    #[test]
+    fn unit_floats_are_the_top_24_bits_over_two_to_the_24() {
+        for (r, want) in [
+            (0u32, 0.0f64),
+            (0xff, 0.0),
+            (0x100, 1.0 / 16_777_216.0),
+            (0x8000_0000, 0.5),
+            (0xc000_00ff, 0.75),
+            (0xffff_ffff, 16_777_215.0 / 16_777_216.0),
+        ] {
+            // Exact: a 24-bit integer times a power of two.
+            assert_eq!(unit_f32(r) as f64, want, "unit_f32({r:#x})");
+        }
+    }
+
+    #[test]
+    fn coordinates_wrap_into_the_grid() {
+        for (x, n, want) in [
+            (-0.5f32, 64.0f32, 63.5f32),
+            (-64.0, 64.0, 0.0),
+            (64.0, 64.0, 0.0),
+            (70.25, 64.0, 6.25),
+            (127.5, 64.0, 63.5),
+            // x + n rounds up to n for a tiny negative x: the second test brings it to 0.
+            (-1e-10, 64.0, 0.0),
+        ] {
+            assert_eq!(wrap_coord(x, n), want, "wrap_coord({x}, {n})");
+        }
+        // A coordinate inside the grid comes back with its bits, -0.0 included.
+        for x in [0.0f32, -0.0, 5.5, 63.999_996] {
+            assert_eq!(wrap_coord(x, 64.0).to_bits(), x.to_bits(), "wrap_coord({x:?}, 64)");
+        }
+    }
+
+    #[test]
+    fn angles_wrap_into_zero_to_two_pi() {
+        // Against f64 reduction by the same period (TAU as an f32): the f32 reduction's error
+        // is a few roundings of values up to |a|, so 4 ulps of max(|a|, 2π).
+        for a in [0.0f32, 1.0, -0.5, 6.0, 6.5, -6.5, 7.0, 12.9, -100.25, 100.0, 1000.0, -3.0e3] {
+            let got = wrap_angle(a);
+            assert!((0.0..TAU).contains(&got), "wrap_angle({a}) = {got}");
+            let want = wrapped(a as f64, TAU as f64);
+            let tolerance = 4.0 * f32::EPSILON as f64 * (a.abs() as f64).max(TAU as f64);
+            // Near the period's ends a value may wrap the other way.
+            let distance = (got as f64 - want).abs().min(TAU as f64 - (got as f64 - want).abs());
+            assert!(distance <= tolerance, "wrap_angle({a}) = {got}, f64 {want}");
+        }
+        assert_eq!(wrap_angle(TAU), 0.0);
+        assert_eq!(wrap_angle(0.25), 0.25, "an angle inside the range keeps its bits");
+    }
+
+    #[test]
+    fn sines_and_cosines_are_close_to_f64_over_the_angles_the_model_passes() {
+        // The Cephes polynomials are good to about 1 ulp on [−π/4, π/4]; the reduction by k
+        // quarter turns with a two-part π/2 misses π/2's third part (7.55e-8) k times. So:
+        // 2 ulps of 1.0 plus |k|·7.6e-8, over [−2π, 4π] (the model passes [0, 2π)).
+        let within = |a: f32, s: f32, c: f32| {
+            let k = (a as f64 * 2.0 / core::f64::consts::PI).round().abs();
+            let tolerance = 2.0 * f32::EPSILON as f64 + k * 7.6e-8;
+            let (ws, wc) = (a as f64).sin_cos();
+            assert!((s as f64 - ws).abs() <= tolerance, "sin({a}) = {s}, f64 {ws}, tolerance {tolerance:e}");
+            assert!((c as f64 - wc).abs() <= tolerance, "cos({a}) = {c}, f64 {wc}, tolerance {tolerance:e}");
+            (s as f64 - ws).abs().max((c as f64 - wc).abs())
+        };
+        let mut worst = 0.0f64;
+        for i in -2600..=5200 {
+            // Every quadrant and irregular points between.
+            let a = i as f32 * 0.002_417 + 0.000_31;
+            let (s, c) = sin_cos(a);
+            worst = worst.max(within(a, s, c));
+        }
+        // The quadrants' boundaries and middles.
+        for k in -8..=16 {
+            let a = k as f32 * core::f32::consts::FRAC_PI_4;
+            let (s, c) = sin_cos(a);
+            within(a, s, c);
+        }
+        assert!(worst > 0.0, "no rounding at all is not an f32 polynomial");
+    }
+
+    #[test]
+    fn derived_parameters_are_the_angles_sines_and_cosines() {
+        let p = model(SENSE_NEAREST, 0.0);
+        // sin_cos's 2 ulps.
+        let close = |got: f32, want: f64| (got as f64 - want).abs() <= 2.0 * f32::EPSILON as f64;
+        assert!(close(p.cos_sensor, 0.5f64.cos()) && close(p.sin_sensor, 0.5f64.sin()));
+        assert!(close(p.cos_turn, 0.3f64.cos()) && close(p.sin_turn, 0.3f64.sin()));
+    }
+
+    #[test]
+    fn sensors_point_ahead_and_to_either_side() {
+        let p = model(SENSE_NEAREST, 0.0);
+        // Each direction is a rotation of two f32 unit vectors: a few ulps of 1.
+        let tolerance = 8.0 * f32::EPSILON as f64;
+        for heading in [0.0f32, 0.7, 2.0, 3.5, 5.9] {
+            let dirs = sensor_dirs(heading, &p);
+            let h = heading as f64;
+            for (d, angle) in dirs.iter().zip([h, h + 0.5, h - 0.5]) {
+                assert!(
+                    (d.0 as f64 - angle.sin()).abs() <= tolerance,
+                    "heading {heading}: {d:?} against {angle}"
+                );
+                assert!(
+                    (d.1 as f64 - angle.cos()).abs() <= tolerance,
+                    "heading {heading}: {d:?} against {angle}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_point_ahead_is_wrapped_onto_the_grid() {
+        let p = model(SENSE_NEAREST, 0.0);
+        for (y, x, dir, dist) in [
+            (3.0f32, 60.0f32, (0.6f32, 0.8f32), 9.0f32),
+            (47.5, 0.5, (0.8, -0.6), 2.0),
+            (10.0, 10.0, (-1.0, 0.0), 15.5),
+        ] {
+            let (ay, ax) = ahead(y, x, dir, dist, &p);
+            let want_y = wrapped(y as f64 + dist as f64 * dir.0 as f64, 48.0);
+            let want_x = wrapped(x as f64 + dist as f64 * dir.1 as f64, 64.0);
+            // Two f32 roundings of values below 64: 1e-5 is ample.
+            assert!((ay as f64 - want_y).abs() < 1e-5 && (ax as f64 - want_x).abs() < 1e-5, "{ay} {ax}");
+        }
+    }
+
+    #[test]
+    fn a_point_is_in_the_cell_that_covers_it() {
+        let p = model(SENSE_NEAREST, 0.0);
+        assert_eq!(cell_of(0.0, 0.0, &p), 0);
+        assert_eq!(cell_of(3.7, 5.2, &p), 3 * 64 + 5);
+        assert_eq!(cell_of(47.999_996, 63.999_996, &p), 47 * 64 + 63);
+        // A point on the far edge (no wrapped point is) still names the last cell.
+        assert_eq!(cell_of(48.0, 64.0, &p), 47 * 64 + 63);
+    }
+
+    #[test]
+    fn nearest_and_bilinear_samples_read_the_cells_around_a_point() {
+        // A trail whose value names its cell: every read is told apart.
+        let trail: std::vec::Vec<f32> = (0..64 * 48).map(|i| ((i * 37) % 101) as f32 + 0.25).collect();
+        let read = |i: usize| trail[i];
+        let at = |y: usize, x: usize| trail[(y % 48) * 64 + (x % 64)] as f64;
+        let nearest = model(SENSE_NEAREST, 0.0);
+        assert_eq!(sample(&read, 3.7, 5.2, &nearest), trail[3 * 64 + 5]);
+        let bilinear = model(SENSE_BILINEAR, 0.0);
+        // Fractional x and y, and the last row and column (their neighbours wrap to 0).
+        for (y, x) in
+            [(3.25f32, 5.75f32), (10.5, 0.125), (47.5, 20.25), (12.375, 63.5), (47.75, 63.25), (0.0, 0.0)]
+        {
+            let (y0, x0) = (y.floor() as usize, x.floor() as usize);
+            let (fy, fx) = (y as f64 - y0 as f64, x as f64 - x0 as f64);
+            let want = (1.0 - fy) * ((1.0 - fx) * at(y0, x0) + fx * at(y0, x0 + 1))
+                + fy * ((1.0 - fx) * at(y0 + 1, x0) + fx * at(y0 + 1, x0 + 1));
+            let got = sample(&read, y, x, &bilinear) as f64;
+            // Six f32 operations on values below 102: 1e-4.
+            assert!((got - want).abs() < 1e-4, "bilinear at ({y}, {x}): {got}, f64 {want}");
+        }
+    }
+
+    #[test]
+    fn turns_follow_the_tie_rules() {
+        // The front wins every tie it is part of.
+        assert_eq!(choose_turn(2.0, 1.0, 1.0, 0), TURN_NONE);
+        assert_eq!(choose_turn(2.0, 2.0, 1.0, 0), TURN_NONE);
+        assert_eq!(choose_turn(2.0, 1.0, 2.0, 0), TURN_NONE);
+        assert_eq!(choose_turn(2.0, 2.0, 2.0, 1), TURN_NONE);
+        // Otherwise the larger side.
+        assert_eq!(choose_turn(1.0, 3.0, 2.0, 0), TURN_LEFT);
+        assert_eq!(choose_turn(1.0, 2.0, 3.0, 0), TURN_RIGHT);
+        assert_eq!(choose_turn(2.0, 3.0, 1.0, 1), TURN_LEFT);
+        assert_eq!(choose_turn(2.0, 1.0, 3.0, 1), TURN_RIGHT);
+        // Left and right equal, above the front: bit 0 of the random number.
+        assert_eq!(choose_turn(1.0, 2.0, 2.0, 6), TURN_LEFT);
+        assert_eq!(choose_turn(1.0, 2.0, 2.0, 7), TURN_RIGHT);
+    }
+
+    #[test]
+    fn steering_turns_by_the_turn_angle_plus_jitter() {
+        let still = model(SENSE_NEAREST, 0.0);
+        let shaky = model(SENSE_NEAREST, 0.2);
+        for (heading, turn, random) in
+            [(1.0f32, TURN_LEFT, 0u32), (0.1, TURN_RIGHT, 0x8000_0000), (6.2, TURN_LEFT, 0xffff_ffff)]
+        {
+            let unit = (random >> 8) as f64 / 16_777_216.0;
+            let expect = |jitter: f64| {
+                wrapped(
+                    heading as f64 + turn as f64 * 0.3 + jitter * (2.0 * unit - 1.0),
+                    core::f64::consts::TAU,
+                )
+            };
+            // A few f32 roundings of angles below 7, and the f32 2π against the f64 one: 1e-5.
+            for (p, jitter) in [(&still, 0.0), (&shaky, 0.2)] {
+                let (got, want) = (steer(heading, turn, random, p) as f64, expect(jitter));
+                let distance = (got - want).abs().min(core::f64::consts::TAU - (got - want).abs());
+                assert!(distance < 1e-5, "steer({heading}, {turn}, {random:#x}) = {got}, f64 {want}");
+            }
+        }
+        assert_eq!(steer(1.0, TURN_NONE, 12345, &still), 1.0);
+    }
+
+    #[test]
+    fn an_agent_moves_along_its_new_heading() {
+        let still = model(SENSE_NEAREST, 0.0);
+        let heading = 0.9f32;
+        let dirs = sensor_dirs(heading, &still);
+        // Without jitter: the front direction rotated by the turn, a few ulps of 1.
+        for (turn, angle) in [(TURN_LEFT, 0.9 + 0.3), (TURN_RIGHT, 0.9 - 0.3)] {
+            let d = move_dir(&dirs, turn, 0.0, &still);
+            let angle: f64 = angle;
+            let ok = (d.0 as f64 - angle.sin()).abs() < 1e-6 && (d.1 as f64 - angle.cos()).abs() < 1e-6;
+            assert!(ok, "turn {turn}: {d:?}, f64 ({}, {})", angle.sin(), angle.cos());
+        }
+        assert_eq!(move_dir(&dirs, TURN_NONE, 0.0, &still), dirs[0]);
+        // With jitter: the new heading's own direction, whatever the turn.
+        let shaky = model(SENSE_NEAREST, 0.2);
+        let d = move_dir(&dirs, TURN_LEFT, 2.5, &shaky);
+        assert!(
+            (d.0 as f64 - 2.5f64.sin()).abs() < 1e-6 && (d.1 as f64 - 2.5f64.cos()).abs() < 1e-6,
+            "{d:?}"
+        );
+    }
+
+    #[test]
+    fn an_agents_step_senses_turns_toward_the_trail_and_moves() {
+        // A trail that rises with x (a cell's value is its column): which sensor reads most,
+        // the turn and the move are worked out in f64 here, for three agents.
+        let p = model(SENSE_NEAREST, 0.0);
+        let trail: std::vec::Vec<f32> = (0..64 * 48).map(|i| (i % 64) as f32).collect();
+        let read = |i: usize| trail[i];
+        for (y, x, heading) in [(20.3f32, 30.6f32, 1.2f32), (5.1, 60.2, 0.2), (40.4, 3.3, 2.9)] {
+            // f64: the three sensor points and the cells' values (x's cell: its value).
+            let h = heading as f64;
+            let reading = |angle: f64| {
+                let sx = wrapped(x as f64 + 9.0 * angle.cos(), 64.0);
+                let sy = wrapped(y as f64 + 9.0 * angle.sin(), 48.0);
+                // Away from a cell edge, so f32 rounding cannot pick another cell.
+                assert!((sx - sx.round()).abs() > 1e-3 && (sy - sy.round()).abs() > 1e-3, "({sy}, {sx})");
+                sx.floor()
+            };
+            let (front, left, right) = (reading(h), reading(h + 0.5), reading(h - 0.5));
+            let turn = if front >= left && front >= right {
+                0.0
+            } else if left > right {
+                1.0
+            } else {
+                -1.0
+            };
+            let new_heading = wrapped(h + turn * 0.3, core::f64::consts::TAU);
+            let want = (
+                wrapped(y as f64 + 1.5 * new_heading.sin(), 48.0),
+                wrapped(x as f64 + 1.5 * new_heading.cos(), 64.0),
+                new_heading,
+            );
+            let (ny, nx, nh) = agent_step(&read, y, x, heading, 3, 9, &p);
+            // f32 trigonometry and sums of values below 64: 1e-4.
+            let ok = (ny as f64 - want.0).abs() < 1e-4
+                && (nx as f64 - want.1).abs() < 1e-4
+                && (nh as f64 - want.2).abs() < 1e-5;
+            assert!(ok, "agent at ({y}, {x}) heading {heading}: ({ny}, {nx}, {nh}), f64 {want:?}");
+        }
+    }
+
+    #[test]
+    fn the_trail_diffuses_and_decays_by_the_formula() {
+        let p = model(SENSE_NEAREST, 0.0);
+        // sum9 adds the rows' sums: 45 exactly.
+        assert_eq!(sum9([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]]), 45.0);
+        assert_eq!(sum9([[1.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.5]]), 1.5);
+        // mean9: one rounding of sum/9.
+        for sum in [45.0f32, 1.0, 9.0, 1234.5] {
+            let want = sum as f64 / 9.0;
+            assert!((mean9(sum) as f64 - want).abs() <= want * f32::EPSILON as f64, "mean9({sum})");
+        }
+        // (1 − 0.25)·8 + 0.25·4 = 7, and 10·(1 − 0.1) = 9 (two roundings each).
+        assert!((blend(8.0, 4.0, &p) as f64 - 7.0).abs() < 1e-6);
+        assert!((decay(10.0, &p) as f64 - 9.0).abs() < 1e-5);
+        // Deposits of 5 added one at a time.
+        assert_eq!(add_deposits(1.0, 3, &p), 16.0);
+        assert_eq!(add_deposits(1.0, 0, &p), 1.0);
+    }
+
+    #[test]
+    fn neighbours_wrap_around_the_grid() {
+        let p = model(SENSE_NEAREST, 0.0);
+        assert_eq!(neighbourhood(0, 0, &p), ([47 * 64, 0, 64], [63, 0, 1]));
+        assert_eq!(neighbourhood(63, 47, &p), ([46 * 64, 47 * 64, 0], [62, 63, 0]));
+        assert_eq!(neighbourhood(10, 20, &p), ([19 * 64, 20 * 64, 21 * 64], [9, 10, 11]));
+    }
+
+    #[test]
+    fn bins_are_square_tiles_row_by_row() {
+        // 64 × 48 in tiles of 8: 8 × 6; 65 × 50: 9 × 7 (partial tiles count).
+        let p = model(SENSE_NEAREST, 0.0);
+        assert_eq!((bins_x(&p, 3), bin_count(&p, 3)), (8, 48));
+        let odd = Params { width: 65, height: 50, ..p };
+        assert_eq!((bins_x(&odd, 3), bin_count(&odd, 3)), (9, 63));
+        assert_eq!((bins_x(&odd, 4), bin_count(&odd, 4)), (5, 20));
+        assert_eq!(bin_of(17.5, 40.2, &odd, 3), 2 * 9 + 5);
+        assert_eq!(bin_of(0.0, 64.5, &odd, 3), 8);
+        // The far edge clamps to the last tile.
+        assert_eq!(bin_of(50.0, 65.0, &odd, 3), 6 * 9 + 8);
     }
 }
