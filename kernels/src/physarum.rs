@@ -1204,6 +1204,17 @@ mod tests {
         }
         assert_eq!(wrap_angle(TAU), 0.0);
         assert_eq!(wrap_angle(0.25), 0.25, "an angle inside the range keeps its bits");
+        // Just below a multiple of 2π, a/2π may round up to the multiple, leaving a tiny
+        // negative remainder that must come back into range.
+        let mut below_a_multiple = 0;
+        for k in -50..=50 {
+            let a = (k as f32 * TAU).next_down();
+            let r = a - (a / TAU).floor() * TAU;
+            below_a_multiple += usize::from(r < 0.0);
+            let got = wrap_angle(a);
+            assert!((0.0..TAU).contains(&got), "wrap_angle({a:e}) = {got:e}");
+        }
+        assert!(below_a_multiple > 0, "no angle tried leaves a negative remainder");
     }
 
     #[test]
