@@ -15,6 +15,7 @@ mod cpu_physarum;
 mod faults_fifo_input;
 mod faults_gpu;
 mod hostile;
+mod outfile_no_proc;
 mod outfile_sigkill;
 mod png_dir_sigkill;
 mod serve_browser;
