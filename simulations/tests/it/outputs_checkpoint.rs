@@ -387,3 +387,17 @@ fn a_checkpoint_reads_through_a_fifo() {
     let err = read_through_fifo(&dir, bytes).unwrap_err().to_string();
     assert!(err.contains("array u would take"), "{err}");
 }
+
+/// A read that fails for another reason than an early end is said as what it is, not as a
+/// truncation: `/proc/self/mem` read from offset 0 fails with EIO (the address is unmapped).
+#[test]
+fn a_read_error_is_not_called_a_truncation() {
+    let path = std::path::Path::new("/proc/self/mem");
+    if !path.exists() {
+        eprintln!("skipped: no /proc/self/mem here");
+        return;
+    }
+    let error = simulations::checkpoint::Checkpoint::read(path).unwrap_err().to_string();
+    assert!(!error.contains("truncated"), "{error}");
+    assert!(error.contains("Input/output error"), "{error}");
+}
