@@ -1323,6 +1323,9 @@ mod tests {
             // Six f32 operations on values below 102: 1e-4.
             assert!((got - want).abs() < 1e-4, "bilinear at ({y}, {x}): {got}, f64 {want}");
         }
+        // A point on the far edge (no wrapped point is) reads the last cell, not past the grid.
+        assert_eq!(sample(&read, 48.0, 64.0, &bilinear), trail[47 * 64 + 63]);
+        assert_eq!(sample(&read, 48.0, 64.0, &nearest), trail[47 * 64 + 63]);
     }
 
     #[test]
