@@ -16,7 +16,7 @@ if ! cargo mutants --version 2>/dev/null | grep -q "$VERSION"; then
   cargo install --locked "cargo-mutants@$VERSION"
 fi
 FILES=(
-  kernels/src/grayscott.rs kernels/src/heat.rs kernels/src/physarum.rs kernels/src/colormap.rs
+  kernels/src/grayscott.rs kernels/src/heat.rs kernels/src/physarum.rs kernels/src/colormap.rs kernels/src/math.rs
   simulations/src/grayscott/cpu.rs simulations/src/heat/cpu.rs simulations/src/physarum/cpu.rs
   simulations/src/render/palette.rs simulations/src/outfile.rs simulations/src/checkpoint.rs
   simulations/src/split/decomposition.rs simulations/src/split/engine.rs

@@ -239,6 +239,15 @@ fn a_damaged_checkpoint_is_refused() {
     version[8..12].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes());
     let err = resume(&version);
     assert!(err.contains(&format!("version {}", FORMAT_VERSION + 1)), "{err}");
+    // A name (the simulation's, after the magic and the version) of over 4 KiB: refused as
+    // such before it is read; one of exactly 4 KiB is read (and then is no simulation's).
+    for (len, refused) in [(4097u32, true), (4096, false), (u32::MAX, true)] {
+        let mut long = good.clone();
+        long[12..16].copy_from_slice(&len.to_le_bytes());
+        long.resize(long.len() + 4200, b'a');
+        let err = resume(&long);
+        assert_eq!(err.contains("a name of over 4 KiB"), refused, "a name of {len} bytes: {err}");
+    }
     // Not a checkpoint at all, and a missing file.
     assert!(resume(b"P6\n3 3\n255\n...").contains("not a checkpoint"));
     let err = grayscott().resume_from(&dir.join("nothing.ckpt")).unwrap_err().to_string();
