@@ -1510,7 +1510,9 @@ mod tests {
         assert_eq!((bins_x(&odd, 4), bin_count(&odd, 4)), (5, 20));
         assert_eq!(bin_of(17.5, 40.2, &odd, 3), 2 * 9 + 5);
         assert_eq!(bin_of(0.0, 64.5, &odd, 3), 8);
-        // The far edge clamps to the last tile.
+        // The far edge clamps to the last tile (where the grid is whole tiles, one past the
+        // edge would be the next tile).
         assert_eq!(bin_of(50.0, 65.0, &odd, 3), 6 * 9 + 8);
+        assert_eq!(bin_of(48.0, 64.0, &p, 3), 5 * 8 + 7);
     }
 }
