@@ -356,17 +356,19 @@ pub fn add_deposits_fast(t: f32, count: u32, p: &Params) -> f32 {
         return if count == 1 { t + d } else { t };
     }
     let r = core::f32::math::mul_add(count as f32, d, t);
-    if deposits_add_exactly(t, count, d, r) { r } else { add_deposits(t, count, p) }
+    if deposits_add_exactly(t, d, r) { r } else { add_deposits(t, count, p) }
 }
 
-/// Whether `count` adds of `d` onto `t` are each exact and end at `r = fma(count, d, t)`
-/// ([`add_deposits_fast`]'s condition): `count < 2²⁴`, `t ≥ 0`, `d > 0`, both multiples of
-/// `q`, the spacing of floats at `r`.
+/// Whether any `count` adds of `d` onto `t` are each exact and end at `r = fma(count, d, t)`
+/// ([`add_deposits_fast`]'s condition): `t ≥ 0`, `d > 0`, both multiples of `q`, the
+/// spacing of floats at `r`, and `count < 2²⁴`. The tests below check that `t` is 0 or a
+/// positive multiple (at least q) and `d` a positive multiple; the count follows (else
+/// `count·d ≥ 2²⁴·q`, past `r`'s binade).
 #[inline(always)]
-pub fn deposits_add_exactly(t: f32, count: u32, d: f32, r: f32) -> bool {
+pub fn deposits_add_exactly(t: f32, d: f32, r: f32) -> bool {
     let exponent = (r.to_bits() >> 23) & 0xff;
     // 1/q = 2^(150 − exponent) is a normal float for exponents 24..=254.
-    if !(count < 1 << 24 && t >= 0.0 && d > 0.0 && (24..255).contains(&exponent)) {
+    if !(24..255).contains(&exponent) {
         return false;
     }
     let inverse_q = f32::from_bits((277 - exponent) << 23);
@@ -1108,7 +1110,7 @@ mod tests {
                     checked += 1;
                     if count >= 2 {
                         let r = core::f32::math::mul_add(count as f32, deposit, t);
-                        fast += usize::from(deposits_add_exactly(t, count, deposit, r));
+                        fast += usize::from(deposits_add_exactly(t, deposit, r));
                     }
                 }
             }
@@ -1127,7 +1129,7 @@ mod tests {
     #[test]
     fn the_fast_path_is_taken_exactly_where_the_sum_is_provably_exact() {
         let exact = |t: f32, count: u32, d: f32| {
-            deposits_add_exactly(t, count, d, core::f32::math::mul_add(count as f32, d, t))
+            deposits_add_exactly(t, d, core::f32::math::mul_add(count as f32, d, t))
         };
         // Whole numbers and dyadic fractions below 2²⁴ q.
         for (t, count, d) in [
