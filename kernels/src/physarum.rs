@@ -1502,6 +1502,15 @@ mod tests {
         assert_eq!(neighbourhood(10, 20, &p), ([19 * 64, 20 * 64, 21 * 64], [9, 10, 11]));
     }
 
+    /// The trail pass's layout, from its documented geometry: a 32 × 32 output tile and a
+    /// one-cell halo staged as 34 × 34 cells by a block of 32 × 8 threads, at most 5 a thread.
+    #[test]
+    fn the_trail_tile_is_the_output_tile_and_its_halo() {
+        assert_eq!((TRAIL_TILE, TRAIL_W, TRAIL_H, TRAIL_ROWS), (32, 32, 8, 4));
+        assert_eq!((TRAIL_PITCH, TRAIL_SPAN), (34, 34 * 34));
+        assert_eq!((TRAIL_THREADS, TRAIL_STAGED), (256, 5));
+    }
+
     #[test]
     fn bins_are_square_tiles_row_by_row() {
         // 64 × 48 in tiles of 8: 8 × 6; 65 × 50: 9 × 7 (partial tiles count).
