@@ -619,6 +619,16 @@ mod tests {
         create_output_dir(&empty).unwrap();
         remove_created_dir(&empty);
         assert!(!empty.exists() && !registered(&Temporary::CreatedDir(empty)));
+
+        // A named temporary file of an output dropped unfinished goes, and is forgotten.
+        let mut file =
+            AtomicFile::create_with(&dir.path().join("o.npz"), Durability::Cached, Staging::Named).unwrap();
+        file.write_all(b"half").unwrap();
+        let Backing::Named(temp) = &file.backing else { panic!("a named temporary was asked for") };
+        let temp = Temporary::File(temp.to_path_buf());
+        assert!(registered(&temp));
+        drop(file);
+        assert!(!registered(&temp));
     }
 
     /// The longest name a directory entry may have is accepted, one byte more is refused.
