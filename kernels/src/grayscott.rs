@@ -1004,4 +1004,27 @@ mod tests {
         assert_eq!(laplacian5(0.0, 1.0, 2.0, 3.0, 4.0), 10.0);
         assert_eq!(laplacian5(1.0, 0.0, 0.0, 0.0, 0.0), -4.0);
     }
+
+    /// The stencil's indices, from a row-major periodic grid's definition: (x, y) is
+    /// y·width + x, and the neighbours wrap around each edge.
+    #[test]
+    fn the_stencil_holds_a_cell_and_its_periodic_neighbours() {
+        let (w, h) = (7u32, 5u32);
+        let index = |x: i64, y: i64| (y.rem_euclid(h as i64) * w as i64 + x.rem_euclid(w as i64)) as usize;
+        for y in 0..h {
+            for x in 0..w {
+                let s = Stencil5::periodic(x, y, w, h);
+                let (xi, yi) = (x as i64, y as i64);
+                let got = [s.centre, s.left, s.right, s.up, s.down];
+                let want = [
+                    index(xi, yi),
+                    index(xi - 1, yi),
+                    index(xi + 1, yi),
+                    index(xi, yi - 1),
+                    index(xi, yi + 1),
+                ];
+                assert_eq!(got, want, "({x}, {y})");
+            }
+        }
+    }
 }
