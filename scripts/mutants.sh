@@ -5,6 +5,10 @@
 # about 1,400 mutants. Usage:
 #   scripts/mutants.sh                 # every file below (hours)
 #   scripts/mutants.sh FILE...         # only these files (e.g. simulations/src/render/palette.rs)
+# Kernel files go faster as PTX only (no ptxas per mutant): RUST_GPU_SIM_CUBINS=none, but then
+# skip the test that checks the embedded cubins, or every mutant looks caught:
+#   RUST_GPU_SIM_CUBINS=none cargo mutants --file kernels/src/grayscott.rs --test-package kernels \
+#     --test-package simulations -- --no-fail-fast -- --skip cubins_are_embedded_for_the_common_gpus
 # Results go to mutants.out/ (caught.txt, missed.txt, timeout.txt, unviable.txt); survivors in
 # GPU-only code are expected here (the CPU tests cannot run it): `scripts/mutants-gpu.sh .`
 # (the directory holding mutants.out/) builds their PTX, and scripts/gpu-check.sh mutants runs the GPU tests against

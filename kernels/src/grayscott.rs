@@ -1005,6 +1005,21 @@ mod tests {
         assert_eq!(laplacian5(1.0, 0.0, 0.0, 0.0, 0.0), -4.0);
     }
 
+    /// The kernels' tile geometry, from the documented shapes: the tiled block's 32 × 8 cells
+    /// and their one-cell halo; the temporal window (32 lanes × 4 columns, 8 warps × 6 rows)
+    /// less a halo of `steps` each side; the streaming strip (32 · cols · warps columns less
+    /// `steps` each side) and its shared planes (2 · steps float4 planes of 32 · warps + 2).
+    #[test]
+    fn tile_geometry_is_the_documented_shapes() {
+        assert_eq!(TILE_SPAN, 34 * 10);
+        assert_eq!((TEMPORAL_SPAN_X, TEMPORAL_SPAN_Y, TEMPORAL_EDGE), (128, 48, 8 * 32 * 4));
+        assert_eq!(temporal_tile(3), (122, 42));
+        assert_eq!(stream_strip(7, 4, 2), 256 - 14);
+        assert_eq!(stream_strip(1, 1, 1), 30);
+        assert_eq!(stream_shared_bytes(7, 4), 2 * 7 * 16 * 130);
+        assert_eq!(stream_shared_bytes(1, 1), 2 * 16 * 34);
+    }
+
     /// The stencil's indices, from a row-major periodic grid's definition: (x, y) is
     /// y·width + x, and the neighbours wrap around each edge.
     #[test]
