@@ -21,7 +21,7 @@ fn run(dir: &Path, args: &[&str], no_proc: bool) -> Option<std::process::Output>
             .output()
             .ok()?
     } else {
-        Command::new(PROGRAM).args(args).current_dir(dir).output().expect("run the program")
+        crate::common::host(dir, args)
     };
     Some(output)
 }
