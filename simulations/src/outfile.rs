@@ -69,23 +69,30 @@ fn unregister(list: &mut Vec<Temporary>, entry: &Temporary) {
 pub fn remove_temporaries() {
     let mut list = registry();
     for entry in list.drain(..).rev() {
-        // Encoder threads may still be adding frames to a staging directory: try again
-        // until it is gone (a few milliseconds at most).
-        for _ in 0..100 {
-            let removed = match &entry {
-                Temporary::File(path) => std::fs::remove_file(path),
-                Temporary::Tree(path) => std::fs::remove_dir_all(path),
-                Temporary::CreatedDir(path) => std::fs::remove_dir(path),
-            };
-            match removed {
-                Err(e) if e.kind() != ErrorKind::NotFound => {
-                    std::thread::sleep(std::time::Duration::from_millis(2))
-                }
-                _ => break,
-            }
-        }
+        remove_temporary(&entry);
     }
     std::mem::forget(list);
+}
+
+/// Removes one temporary. Encoder threads may still be adding frames to a staging directory
+/// (its removal then fails): it is tried again every 2 ms until it is gone, for up to 0.2 s.
+fn remove_temporary(entry: &Temporary) {
+    for _ in 0..100 {
+        let removed = match entry {
+            Temporary::File(path) => std::fs::remove_file(path),
+            Temporary::Tree(path) => std::fs::remove_dir_all(path),
+            Temporary::CreatedDir(path) => std::fs::remove_dir(path),
+        };
+        match removed {
+            Err(e) if worth_another_try(&e) => std::thread::sleep(std::time::Duration::from_millis(2)),
+            _ => break,
+        }
+    }
+}
+
+/// Whether a failed removal may succeed later: anything but the path being gone already.
+fn worth_another_try(e: &std::io::Error) -> bool {
+    e.kind() != ErrorKind::NotFound
 }
 
 /// A temporary directory for staging outputs inside `parent`; registered for removal.
@@ -861,6 +868,111 @@ mod tests {
         }
         assert!(!std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link is replaced");
         assert_eq!(std::fs::read(&elsewhere).unwrap(), b"elsewhere", "not followed");
+    }
+
+    /// Which removals are tried again: a directory still being filled (the encoder threads'
+    /// frames), or any error but the path being gone already.
+    #[test]
+    fn a_removal_is_tried_again_unless_the_path_is_gone() {
+        assert!(!worth_another_try(&std::io::Error::from(ErrorKind::NotFound)));
+        assert!(worth_another_try(&std::io::Error::from(ErrorKind::DirectoryNotEmpty)));
+        assert!(worth_another_try(&std::io::Error::from(ErrorKind::PermissionDenied)));
+        // A created directory that another thread empties 20 ms later is gone at the end.
+        let dir = tempfile::tempdir().unwrap();
+        let created = dir.path().join("frames");
+        std::fs::create_dir(&created).unwrap();
+        let frame = created.join("frame_0001.png");
+        std::fs::write(&frame, b"frame").unwrap();
+        let encoder = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            std::fs::remove_file(frame).unwrap();
+        });
+        remove_temporary(&Temporary::CreatedDir(created.clone()));
+        encoder.join().unwrap();
+        assert!(!created.exists(), "removed once emptied");
+        // One that is gone already is not an error.
+        remove_temporary(&Temporary::Tree(created));
+    }
+
+    /// Where `O_TMPFILE` is refused (a file system without it, an old kernel, a seccomp
+    /// filter), an output falls back to a named temporary for exactly the errors that mean
+    /// so, and any other error is the run's. Provoked on this thread alone by a seccomp
+    /// filter that fails `openat` with that flag (seccomp filters are per thread).
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    #[test]
+    fn o_tmpfile_refusals_fall_back_to_named_temporaries() {
+        for (errno, falls_back) in
+            [(libc::EOPNOTSUPP, true), (libc::EISDIR, true), (libc::EINVAL, true), (libc::EACCES, false)]
+        {
+            let dir = tempfile::tempdir().unwrap();
+            let dest = dir.path().join("a.npy");
+            let opened = std::thread::spawn(move || {
+                refuse_o_tmpfile(errno)?;
+                open_temporary(&dest, Staging::Anonymous)
+                    .map(|(_, backing)| matches!(backing, Backing::Named(_)))
+            })
+            .join()
+            .unwrap();
+            match opened {
+                Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {
+                    eprintln!("skipped: this kernel has no seccomp filters");
+                    return;
+                }
+                Ok(named) => assert!(falls_back && named, "errno {errno}: named {named}"),
+                Err(e) => assert!(!falls_back && e.raw_os_error() == Some(errno), "errno {errno}: {e}"),
+            }
+        }
+    }
+
+    /// Makes `openat` with `O_TMPFILE` fail with `errno` on this thread from now on (and
+    /// lets every other call through). `ENOSYS` where the kernel has no seccomp filters.
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    fn refuse_o_tmpfile(errno: i32) -> std::io::Result<()> {
+        // seccomp_data: nr at 0, arch at 4, args[i] at 16 + 8i (openat's flags: args[2], whose
+        // low word comes first on these little-endian machines).
+        #[cfg(target_arch = "x86_64")]
+        const AUDIT_ARCH: u32 = 0xC000_003E;
+        #[cfg(target_arch = "aarch64")]
+        const AUDIT_ARCH: u32 = 0xC000_00B7;
+        let statement = |code: u32, k: u32| libc::sock_filter { code: code as u16, jt: 0, jf: 0, k };
+        let jump = |code: u32, k: u32, jt: u8, jf: u8| libc::sock_filter { code: code as u16, jt, jf, k };
+        let (load, jeq, jset, ret) = (
+            libc::BPF_LD | libc::BPF_W | libc::BPF_ABS,
+            libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K,
+            libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K,
+            libc::BPF_RET | libc::BPF_K,
+        );
+        let only_tmpfile = (libc::O_TMPFILE & !libc::O_DIRECTORY) as u32;
+        let mut program = [
+            statement(load, 4),
+            jump(jeq, AUDIT_ARCH, 0, 5),
+            statement(load, 0),
+            jump(jeq, libc::SYS_openat as u32, 0, 3),
+            statement(load, 32),
+            jump(jset, only_tmpfile, 0, 1),
+            statement(ret, libc::SECCOMP_RET_ERRNO | errno as u32),
+            statement(ret, libc::SECCOMP_RET_ALLOW),
+        ];
+        let filter = libc::sock_fprog { len: program.len() as u16, filter: program.as_mut_ptr() };
+        // SAFETY: prctl with the documented arguments; the program outlives the call (the
+        // kernel copies it).
+        unsafe {
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                || libc::prctl(
+                    libc::PR_SET_SECCOMP,
+                    libc::SECCOMP_MODE_FILTER,
+                    &filter as *const libc::sock_fprog,
+                ) != 0
+            {
+                return match std::io::Error::last_os_error() {
+                    e if e.raw_os_error() == Some(libc::EINVAL) => {
+                        Err(std::io::Error::from_raw_os_error(libc::ENOSYS))
+                    }
+                    e => Err(e),
+                };
+            }
+        }
+        Ok(())
     }
 
     #[test]
