@@ -669,8 +669,19 @@ mod tests {
         assert_eq!(said(ErrorKind::ReadOnlyFilesystem), "the file system is read-only");
         assert_eq!(said(ErrorKind::NotADirectory), "a component of the path is not a directory");
         assert_eq!(said(ErrorKind::QuotaExceeded), "the disk quota is exceeded");
-        // EFBIG, from the operating system: its text without the number.
-        assert_eq!(describe_io(&std::io::Error::from_raw_os_error(libc::EFBIG)), "File too large");
+        // The same from the operating system, whose own texts differ ("Permission denied"):
+        // what a user meets.
+        let os = |errno: i32| describe_io(&std::io::Error::from_raw_os_error(errno));
+        assert_eq!(os(libc::ENOSPC), "no space left on the device");
+        assert_eq!(os(libc::EPIPE), "the reading end of the pipe was closed");
+        assert_eq!(os(libc::EISDIR), "it is a directory");
+        assert_eq!(os(libc::ENAMETOOLONG), "the name is too long");
+        assert_eq!(os(libc::EACCES), "permission denied");
+        assert_eq!(os(libc::EROFS), "the file system is read-only");
+        assert_eq!(os(libc::ENOTDIR), "a component of the path is not a directory");
+        assert_eq!(os(libc::EDQUOT), "the disk quota is exceeded");
+        // EFBIG, which has no words of its own here: the system's text without the number.
+        assert_eq!(os(libc::EFBIG), "File too large");
     }
 
     #[test]
