@@ -170,7 +170,7 @@ impl Checkpoint {
             ReadError::Format(reason) => fail(reason),
         })?;
         let computed = input.crc.clone().finalize();
-        let mut stored = [0u8; 4];
+        let mut stored = [0u8; CHECKSUM_BYTES as usize];
         input.inner.read_exact(&mut stored).map_err(|_| fail(TRUNCATED.into()))?;
         if u32::from_le_bytes(stored) != computed {
             return Err(fail("the checkpoint is damaged (checksum mismatch); use an older one".into()));
@@ -309,11 +309,12 @@ fn read_body(input: &mut Crc32Reader<impl Read>) -> Result<Checkpoint, ReadError
         let name = read_str(input)?;
         let len = read_u64(input)?;
         match input.left {
-            // A length beyond the file's end: truncated (and not worth allocating for).
-            Left::File(left) if len.saturating_mul(4) > left => {
+            // A length past the checksum that ends the file: truncated (and not worth
+            // allocating for).
+            Left::File(left) if len.saturating_mul(4) > left.saturating_sub(CHECKSUM_BYTES) => {
                 return Err(ReadError::Io(std::io::ErrorKind::UnexpectedEof.into()));
             }
-            Left::Stream(memory) if len.saturating_mul(4) > memory => {
+            Left::Stream(memory) if !fits_in_memory(len.saturating_mul(4), memory) => {
                 return Err(ReadError::Format(format!(
                     "the checkpoint's array {name} would take {}, more than the {} of memory available",
                     crate::error::human_bytes(len.saturating_mul(4)),
@@ -382,6 +383,15 @@ impl<W: Write> Write for Crc32Writer<W> {
     }
 }
 
+/// The bytes of the CRC-32 that ends a checkpoint.
+const CHECKSUM_BYTES: u64 = 4;
+
+/// Whether an array of `bytes` may be read from a stream with `memory` bytes of host memory
+/// available: up to all of it.
+fn fits_in_memory(bytes: u64, memory: u64) -> bool {
+    bytes <= memory
+}
+
 /// Hashes what is read from `inner`, and counts the bytes left in the file.
 struct Crc32Reader<R> {
     inner: R,
@@ -407,5 +417,33 @@ impl<R: Read> Read for Crc32Reader<R> {
             *left = left.saturating_sub(n as u64);
         }
         Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The checksum writer passes `flush` on (nothing in the program calls it before the
+    /// file's own commit, which flushes too, but a writer that ignored it would be a trap),
+    /// and hashes exactly the bytes written.
+    #[test]
+    fn the_checksum_writer_flushes_and_hashes_what_it_writes() {
+        let mut out =
+            Crc32Writer { inner: std::io::BufWriter::new(Vec::new()), crc: crc32fast::Hasher::new() };
+        out.write_all(b"checkpoint").unwrap();
+        assert!(out.inner.get_ref().is_empty(), "buffered");
+        out.flush().unwrap();
+        assert_eq!(out.inner.get_ref().as_slice(), b"checkpoint");
+        assert_eq!(out.crc.finalize(), crc32fast::hash(b"checkpoint"));
+    }
+
+    /// A stream's array may take all the memory available, not a byte more.
+    #[test]
+    fn a_streamed_array_may_take_the_memory_available() {
+        assert!(fits_in_memory(0, 0));
+        assert!(fits_in_memory(1 << 30, 1 << 30));
+        assert!(!fits_in_memory((1 << 30) + 1, 1 << 30));
+        assert!(!fits_in_memory(u64::MAX, u64::MAX - 1));
     }
 }

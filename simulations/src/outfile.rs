@@ -413,27 +413,30 @@ enum Access {
 }
 
 /// An anonymous file (`O_TMPFILE`) in `dir`; `None` where the file system (or the kernel)
-/// does not offer them.
-#[cfg(target_os = "linux")]
+/// does not offer them, and on other systems than Linux. (One function with the systems'
+/// bodies inside, so that mutation testing sees one function.)
 fn open_anonymous(dir: &Path, access: Access) -> std::io::Result<Option<File>> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).read(access == Access::ReadWrite);
-    // Mode as `File::create`: read-write for all, less the umask.
-    match options.custom_flags(libc::O_TMPFILE).mode(0o666).open(dir) {
-        Ok(file) => Ok(Some(file)),
-        // EOPNOTSUPP: the file system has no O_TMPFILE; EISDIR or EINVAL: the kernel (or a
-        // seccomp filter) does not know the flag.
-        Err(e) if matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL)) => {
-            Ok(None)
-        }
-        Err(e) => Err(e),
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (dir, access);
+        Ok(None)
     }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn open_anonymous(_dir: &Path, _access: Access) -> std::io::Result<Option<File>> {
-    Ok(None)
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).read(access == Access::ReadWrite);
+        // Mode as `File::create`: read-write for all, less the umask.
+        match options.custom_flags(libc::O_TMPFILE).mode(0o666).open(dir) {
+            Ok(file) => Ok(Some(file)),
+            // EOPNOTSUPP: the file system has no O_TMPFILE; EISDIR or EINVAL: the kernel (or
+            // a seccomp filter) does not know the flag.
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL)) => {
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
 }
 
 /// An anonymous file (`O_TMPFILE`) in `dir`, open for reading and writing: scratch space on
@@ -496,40 +499,43 @@ impl HeldOutputs {
 }
 
 /// Gives the anonymous `file` the name `dest`: linked straight to `dest` if nothing is
-/// there, else linked to a fresh `.tmpXXXXXX` name beside it and renamed over it.
-#[cfg(target_os = "linux")]
+/// there, else linked to a fresh `.tmpXXXXXX` name beside it and renamed over it. Only
+/// Linux opens anonymous files.
 fn link_into_place(file: &File, dest: &Path) -> std::io::Result<()> {
-    use std::os::{fd::AsRawFd, unix::ffi::OsStrExt};
-    let source =
-        std::ffi::CString::new(format!("/proc/self/fd/{}", file.as_raw_fd())).expect("no NUL in a number");
-    let link = |to: &Path| -> std::io::Result<()> {
-        let to = std::ffi::CString::new(to.as_os_str().as_bytes())
-            .map_err(|_| std::io::Error::new(ErrorKind::InvalidInput, "a NUL byte in the path"))?;
-        // SAFETY: both are NUL-terminated paths that live across the call.
-        let status = unsafe {
-            libc::linkat(
-                libc::AT_FDCWD,
-                source.as_ptr(),
-                libc::AT_FDCWD,
-                to.as_ptr(),
-                libc::AT_SYMLINK_FOLLOW,
-            )
-        };
-        if status == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
-    };
-    match link(dest) {
-        Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
-        other => return other,
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (file, dest);
+        unreachable!("anonymous files are only opened on Linux")
     }
-    // Replace: a fresh name in the same directory (retried while taken), renamed over `dest`.
-    // The name is removed again if the rename fails (dropped `NamedTempFile`).
-    let named = tempfile::Builder::new().prefix(".tmp").make_in(parent_dir(dest), |path| link(path))?;
-    named.persist(dest).map(drop).map_err(|e| e.error)
-}
-
-#[cfg(not(target_os = "linux"))]
-fn link_into_place(_file: &File, _dest: &Path) -> std::io::Result<()> {
-    unreachable!("anonymous files are only opened on Linux")
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::{fd::AsRawFd, unix::ffi::OsStrExt};
+        let source = std::ffi::CString::new(format!("/proc/self/fd/{}", file.as_raw_fd()))
+            .expect("no NUL in a number");
+        let link = |to: &Path| -> std::io::Result<()> {
+            let to = std::ffi::CString::new(to.as_os_str().as_bytes())
+                .map_err(|_| std::io::Error::new(ErrorKind::InvalidInput, "a NUL byte in the path"))?;
+            // SAFETY: both are NUL-terminated paths that live across the call.
+            let status = unsafe {
+                libc::linkat(
+                    libc::AT_FDCWD,
+                    source.as_ptr(),
+                    libc::AT_FDCWD,
+                    to.as_ptr(),
+                    libc::AT_SYMLINK_FOLLOW,
+                )
+            };
+            if status == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
+        };
+        match link(dest) {
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
+            other => return other,
+        }
+        // Replace: a fresh name in the same directory (retried while taken), renamed over `dest`.
+        // The name is removed again if the rename fails (dropped `NamedTempFile`).
+        let named = tempfile::Builder::new().prefix(".tmp").make_in(parent_dir(dest), |path| link(path))?;
+        named.persist(dest).map(drop).map_err(|e| e.error)
+    }
 }
 
 /// Checks that an output can be written to `dest`, writing nothing: [`check_target`], then
@@ -984,6 +990,36 @@ mod tests {
             }
         }
         Ok(())
+    }
+
+    /// Where linking the finished file in fails for another reason than a file of that name
+    /// (here its directory was removed meanwhile), that error is the commit's, as the system
+    /// said it: no detour through a temporary name that never existed.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_failed_link_reports_its_own_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let gone = dir.path().join("gone");
+        std::fs::create_dir(&gone).unwrap();
+        let file =
+            open_anonymous(&gone, Access::WriteOnly).unwrap().expect("O_TMPFILE on the test's file system");
+        std::fs::remove_dir(&gone).unwrap();
+        let error = link_into_place(&file, &gone.join("a.npy")).unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::NotFound);
+        assert_eq!(error.to_string(), std::io::Error::from_raw_os_error(libc::ENOENT).to_string());
+    }
+
+    /// `flush` passes the buffered bytes on to the file (nothing in the program needs it
+    /// before `commit`, which flushes too, but a writer that ignored it would be a trap).
+    #[test]
+    fn flush_reaches_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut file = AtomicFile::create(&dir.path().join("a.npy")).unwrap();
+        file.write_all(b"data").unwrap();
+        let on_file = |file: &AtomicFile| file.writer.as_ref().unwrap().get_ref().metadata().unwrap().len();
+        assert_eq!(on_file(&file), 0, "buffered");
+        file.flush().unwrap();
+        assert_eq!(on_file(&file), 4);
     }
 
     #[test]
