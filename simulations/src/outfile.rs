@@ -38,6 +38,13 @@ use tempfile::TempPath;
 
 use crate::error::{Error, Result};
 
+// Other systems than Linux have no anonymous files: stand-ins that say so, in a file of their
+// own (which mutation testing, run on Linux, leaves out).
+#[cfg(not(target_os = "linux"))]
+mod not_linux;
+#[cfg(not(target_os = "linux"))]
+use not_linux::{link_into_place, open_anonymous};
+
 /// Set to 1 to write outputs under named temporary files even where the file system offers
 /// anonymous ones (`O_TMPFILE`): the fallback path, for tests and for comparison.
 pub const NAMED_TEMPORARIES_VAR: &str = "RUST_GPU_SIM_NAMED_TEMPORARIES";
@@ -413,29 +420,21 @@ enum Access {
 }
 
 /// An anonymous file (`O_TMPFILE`) in `dir`; `None` where the file system (or the kernel)
-/// does not offer them, and on other systems than Linux. (One function with the systems'
-/// bodies inside, so that mutation testing sees one function.)
+/// does not offer them.
+#[cfg(target_os = "linux")]
 fn open_anonymous(dir: &Path, access: Access) -> std::io::Result<Option<File>> {
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = (dir, access);
-        Ok(None)
-    }
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        let mut options = std::fs::OpenOptions::new();
-        options.write(true).read(access == Access::ReadWrite);
-        // Mode as `File::create`: read-write for all, less the umask.
-        match options.custom_flags(libc::O_TMPFILE).mode(0o666).open(dir) {
-            Ok(file) => Ok(Some(file)),
-            // EOPNOTSUPP: the file system has no O_TMPFILE; EISDIR or EINVAL: the kernel (or
-            // a seccomp filter) does not know the flag.
-            Err(e) if matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL)) => {
-                Ok(None)
-            }
-            Err(e) => Err(e),
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).read(access == Access::ReadWrite);
+    // Mode as `File::create`: read-write for all, less the umask.
+    match options.custom_flags(libc::O_TMPFILE).mode(0o666).open(dir) {
+        Ok(file) => Ok(Some(file)),
+        // EOPNOTSUPP: the file system has no O_TMPFILE; EISDIR or EINVAL: the kernel (or a
+        // seccomp filter) does not know the flag.
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL)) => {
+            Ok(None)
         }
+        Err(e) => Err(e),
     }
 }
 
@@ -499,43 +498,35 @@ impl HeldOutputs {
 }
 
 /// Gives the anonymous `file` the name `dest`: linked straight to `dest` if nothing is
-/// there, else linked to a fresh `.tmpXXXXXX` name beside it and renamed over it. Only
-/// Linux opens anonymous files.
+/// there, else linked to a fresh `.tmpXXXXXX` name beside it and renamed over it.
+#[cfg(target_os = "linux")]
 fn link_into_place(file: &File, dest: &Path) -> std::io::Result<()> {
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = (file, dest);
-        unreachable!("anonymous files are only opened on Linux")
-    }
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::{fd::AsRawFd, unix::ffi::OsStrExt};
-        let source = std::ffi::CString::new(format!("/proc/self/fd/{}", file.as_raw_fd()))
-            .expect("no NUL in a number");
-        let link = |to: &Path| -> std::io::Result<()> {
-            let to = std::ffi::CString::new(to.as_os_str().as_bytes())
-                .map_err(|_| std::io::Error::new(ErrorKind::InvalidInput, "a NUL byte in the path"))?;
-            // SAFETY: both are NUL-terminated paths that live across the call.
-            let status = unsafe {
-                libc::linkat(
-                    libc::AT_FDCWD,
-                    source.as_ptr(),
-                    libc::AT_FDCWD,
-                    to.as_ptr(),
-                    libc::AT_SYMLINK_FOLLOW,
-                )
-            };
-            if status == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
+    use std::os::{fd::AsRawFd, unix::ffi::OsStrExt};
+    let source =
+        std::ffi::CString::new(format!("/proc/self/fd/{}", file.as_raw_fd())).expect("no NUL in a number");
+    let link = |to: &Path| -> std::io::Result<()> {
+        let to = std::ffi::CString::new(to.as_os_str().as_bytes())
+            .map_err(|_| std::io::Error::new(ErrorKind::InvalidInput, "a NUL byte in the path"))?;
+        // SAFETY: both are NUL-terminated paths that live across the call.
+        let status = unsafe {
+            libc::linkat(
+                libc::AT_FDCWD,
+                source.as_ptr(),
+                libc::AT_FDCWD,
+                to.as_ptr(),
+                libc::AT_SYMLINK_FOLLOW,
+            )
         };
-        match link(dest) {
-            Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
-            other => return other,
-        }
-        // Replace: a fresh name in the same directory (retried while taken), renamed over `dest`.
-        // The name is removed again if the rename fails (dropped `NamedTempFile`).
-        let named = tempfile::Builder::new().prefix(".tmp").make_in(parent_dir(dest), |path| link(path))?;
-        named.persist(dest).map(drop).map_err(|e| e.error)
+        if status == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
+    };
+    match link(dest) {
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
+        other => return other,
     }
+    // Replace: a fresh name in the same directory (retried while taken), renamed over `dest`.
+    // The name is removed again if the rename fails (dropped `NamedTempFile`).
+    let named = tempfile::Builder::new().prefix(".tmp").make_in(parent_dir(dest), |path| link(path))?;
+    named.persist(dest).map(drop).map_err(|e| e.error)
 }
 
 /// Checks that an output can be written to `dest`, writing nothing: [`check_target`], then
