@@ -255,17 +255,31 @@ if has split; then
       echo "heat split $variant $tool: exit $? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tr '\n' ' '))"
     done
   done
-  # --overlap's other scheme (edges first, the default over NCCL between processes), in 3 slabs
-  # of one process, against the unsplit run's bits.
-  $B/rust-gpu-sim heat --nx 37 --ny 29 --nz 61 --steps 3 --variant single --save /tmp/heat-one.npz > /dev/null 2>&1
-  for tool in memcheck racecheck; do
-    log="$OUT/sanitize-heat-split-edges-$tool.log"
-    RUST_GPU_SIM_HEAT_OVERLAP=edges compute-sanitizer --tool $tool --error-exitcode 9 $B/rust-gpu-sim heat --nx 37 --ny 29 \
-      --nz 61 --steps 3 --variant single --split 3 --overlap --save /tmp/heat-edges.npz > "$log" 2>&1
-    echo "heat split single --overlap edges first $tool: exit $? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tr '\n' ' '))" \
-      "$(grep -o 'edges first' "$log" | head -1); $(python3 -c "
+  # --overlap's other schemes (edges first, the default over NCCL between processes; rounds,
+  # the exchange by rounds of tile columns), in 3 slabs of one process, against the unsplit
+  # run's bits. (Slabs sharing a GPU launch one after another; 600x600: 275 tiles, two rounds and the runs on 132 blocks.)
+  for size in "37 29 61" "600 600 31"; do
+    set -- $size
+    $B/rust-gpu-sim heat --nx $1 --ny $2 --nz $3 --steps 3 --variant single --save /tmp/heat-one.npz > /dev/null 2>&1
+    for scheme in edges rounds; do
+      for tool in memcheck racecheck; do
+        log="$OUT/sanitize-heat-split-$scheme-$1-$tool.log"
+        RUST_GPU_SIM_HEAT_OVERLAP=$scheme compute-sanitizer --tool $tool --error-exitcode 9 $B/rust-gpu-sim heat --nx $1 \
+          --ny $2 --nz $3 --steps 3 --variant single --split 3 --overlap --save /tmp/heat-$scheme.npz > "$log" 2>&1
+        echo "heat $1x$2x$3 split single --overlap $scheme $tool: exit $? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tr '\n' ' '))" \
+          "$(grep -oE 'edges first|by rounds' "$log" | head -1); $(python3 -c "
 import numpy as np
-a, b = np.load('/tmp/heat-one.npz'), np.load('/tmp/heat-edges.npz')
+a, b = np.load('/tmp/heat-one.npz'), np.load('/tmp/heat-$scheme.npz')
+print('bit-identical to one part' if all(np.array_equal(a[k].view(np.uint32), b[k].view(np.uint32)) for k in a.files) else 'DIFFERS')")"
+      done
+    done
+    # Without the sanitizer (which serialises), 40 steps.
+    $B/rust-gpu-sim heat --nx $1 --ny $2 --nz $3 --steps 40 --variant single --save /tmp/heat-one.npz > /dev/null 2>&1
+    RUST_GPU_SIM_HEAT_OVERLAP=rounds timeout 120 $B/rust-gpu-sim heat --nx $1 --ny $2 --nz $3 --steps 40 --variant single \
+      --split 3 --overlap --save /tmp/heat-rounds.npz > "$OUT/heat-split-rounds-$1.log" 2>&1
+    echo "heat $1x$2x$3 split 3 --overlap rounds, 40 steps: exit $?, $(python3 -c "
+import numpy as np
+a, b = np.load('/tmp/heat-one.npz'), np.load('/tmp/heat-rounds.npz')
 print('bit-identical to one part' if all(np.array_equal(a[k].view(np.uint32), b[k].view(np.uint32)) for k in a.files) else 'DIFFERS')")"
   done
   echo "== compute-sanitizer on split runs (4 parts, 333x301, 40 steps)"

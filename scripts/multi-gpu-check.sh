@@ -31,6 +31,8 @@
 #   overlap: the measurements behind the overlap defaults: heat 1200³ single's two schemes
 #          (RUST_GPU_SIM_HEAT_OVERLAP=halves|edges) in one process, between processes by CUDA
 #          IPC and by NCCL, and Gray-Scott 16384² with and without --overlap under mpirun;
+#   rounds: heat 1200³ single in one process over 1, 2 and every GPU, the halves (the default)
+#          against the exchange by rounds (RUST_GPU_SIM_HEAT_OVERLAP=rounds), in turns, twice;
 #   sweep: the measurements behind two constants, strong scaling on the most GPUs (up to 4):
 #          Gray-Scott streaming's fewest halo rows (MULTI_STEP_HALO; RUST_GPU_SIM_HALO_ROWS,
 #          values in SWEEP_HALO_ROWS) in one process and under mpirun, and the SMs heat's
@@ -113,6 +115,12 @@ if [[ $parts == *" tests "* ]]; then
       if [ -n "$overlap" ]; then
         RUST_GPU_SIM_HEAT_OVERLAP=edges $B/rust-gpu-sim $a --gpus $np --overlap --save he$np.npz > "$OUT/local-heat$np-edges.log" 2>&1
         echo "heat 40x30x61 --gpus $np --overlap, edges first: exit $?, $(same_npz h1.npz he$np.npz); $(grep -o 'edges first[^(]*' "$OUT/local-heat$np-edges.log" | head -1)"
+        RUST_GPU_SIM_HEAT_OVERLAP=rounds timeout 120 $B/rust-gpu-sim $a --gpus $np --overlap --save hr$np.npz > "$OUT/local-heat$np-rounds.log" 2>&1
+        echo "heat 40x30x61 --gpus $np --overlap, by rounds: exit $?, $(same_npz h1.npz hr$np.npz); $(grep -o 'by rounds[^(]*' "$OUT/local-heat$np-rounds.log" | head -1)"
+        b="heat --nx 700 --ny 600 --nz 97 --steps 30 --variant single"
+        $B/rust-gpu-sim $b --save hb1.npz > /dev/null 2>&1
+        RUST_GPU_SIM_HEAT_OVERLAP=rounds timeout 120 $B/rust-gpu-sim $b --gpus $np --overlap --save hbr$np.npz > "$OUT/local-heat$np-rounds-b.log" 2>&1
+        echo "heat 700x600x97 (several rounds) --gpus $np --overlap, by rounds: exit $?, $(same_npz hb1.npz hbr$np.npz)"
       fi
     done
   done
@@ -402,6 +410,19 @@ if [[ $parts == *" overlap "* ]]; then
     | grep -E "^grayscott .* nccl " | cut -c1-150
   mpi $n $B/rust-gpu-sim bench grayscott --sizes 16384 --variants streaming,fused --overlap --repeats 3 2>> "$OUT/overlap.err" \
     | grep -E "^grayscott .* nccl " | cut -c1-150
+fi
+
+if [[ $parts == *" rounds "* ]]; then
+  echo "== heat 1200³ single in one process: halves (the default) against the exchange by rounds, in turns, twice"
+  counts=1,2; [ "$gpus" -ge 4 ] && counts=1,2,4
+  for round in 1 2; do
+    for scheme in halves rounds; do
+      RUST_GPU_SIM_HEAT_OVERLAP=$scheme timeout 300 $B/rust-gpu-sim bench heat --sizes 1200 --variants single \
+        --gpus $counts --overlap --repeats 5 > "$OUT/rounds-$scheme-$round.txt" 2>> "$OUT/rounds.err"
+      echo "exit $?" >> "$OUT/rounds.err"
+      grep -E "^heat " "$OUT/rounds-$scheme-$round.txt" | sed "s/^/$scheme, round $round: /" | cut -c1-150
+    done
+  done
 fi
 
 if [[ $parts == *" sweep "* ]]; then

@@ -20,7 +20,7 @@
 //!    traffic (1.09 ms per step at 600³ on an H100, 1.9× the copy floor).
 
 use ptxkit_device::kernel;
-use ptxkit_device::{memory, shared_array, thread};
+use ptxkit_device::{atomic, fence, memory, shared_array, thread};
 
 /// The 7-point Laplacian (without the 1/h² factor): the six neighbours minus six times the
 /// centre.
@@ -369,6 +369,37 @@ impl Rk4Terms {
     }
 }
 
+/// How a launch of [`heat_rk4_single`] takes part in a split run's halo exchange by rounds
+/// (all zero: it does not). `flags` is the device address of this slab's `u32`s: `[0]` and
+/// `[1]` count the rows whose halo planes have arrived from the slab below and above (the
+/// copy engines write them), `[2 + r]` the blocks that have finished round `r` (the rounds of
+/// whole tile columns, then one more for the runs after them), cumulative over launches.
+/// Before a round, a block waits until the halo rows its tiles read have arrived from each
+/// side in `sides` (bit 0 below, bit 1 above): `flags[side] ≥ base + rows`, in wrapping
+/// arithmetic; after it, the block counts itself in the round's flag.
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C)]
+pub struct RoundSignals {
+    pub flags: u64,
+    pub base: u32,
+    pub sides: u32,
+}
+
+/// Rows of every output plane that [`heat_rk4_single`]'s rounds `0..=round` have written in
+/// full (whole rows of tiles, in row-major tile order; `blocks` tiles a round, at most `ny`).
+pub fn rows_written_after_round(round: u32, blocks: u32, tiles_x: u32, ny: u32) -> u32 {
+    let tiles = (round + 1).saturating_mul(blocks);
+    (tiles / tiles_x.max(1)).saturating_mul(SINGLE_OUT_H).min(ny)
+}
+
+/// Rows of the halo planes that round `round`'s tiles read: up to the last tile row of the
+/// round, its outputs and the tile's halo beyond them (at most `ny`).
+pub fn rows_read_in_round(round: u32, blocks: u32, tiles_x: u32, ny: u32) -> u32 {
+    let last_tile = (round + 1).saturating_mul(blocks).saturating_sub(1);
+    let tile_row = last_tile / tiles_x.max(1);
+    (tile_row + 1).saturating_mul(SINGLE_OUT_H).saturating_add(SINGLE_HALO).min(ny)
+}
+
 /// One column of [`heat_rk4_single`]'s pipeline: per level, the plane below and the current
 /// plane of this thread's `SINGLE_ROWS` cells, and the polynomial's partial sums.
 #[derive(Clone, Copy)]
@@ -467,6 +498,7 @@ pub unsafe fn heat_rk4_single(
     planes_per_block: u32,
     z_first: u32,
     z_count: u32,
+    signals: RoundSignals,
 ) {
     const R: usize = SINGLE_ROWS;
     if nx < 3 || ny < 3 || nz < 3 || z_count == 0 || z_first >= nz || z_count > nz - z_first {
@@ -623,6 +655,12 @@ pub unsafe fn heat_rk4_single(
     let mut round_tile = block;
     let mut start = block * planes_per_block;
     let stop = (start + planes_per_block).min((tiles - round_tiles) * z_count);
+    let flags = signals.flags as *mut u32;
+    let signalling = signals.flags != 0;
+    let leader = tx == 0 && ty == 0;
+    // The round of the next segment: the whole-column rounds, then `columns_per_block` for
+    // the runs (whose halo rows are waited for once).
+    let mut round = 0;
     // One call site of `march` (it is inlined once).
     loop {
         let (tile, k0, k1) = if round_tile < round_tiles {
@@ -636,9 +674,61 @@ pub unsafe fn heat_rk4_single(
         } else {
             break;
         };
+        if signalling && round <= columns_per_block {
+            let rows =
+                if round < columns_per_block { rows_read_in_round(round, blocks, tiles_x, ny) } else { ny };
+            unsafe { wait_for_halo_rows(flags, signals, rows, leader) };
+        }
         // The previous segment's last reads and this one's first writes share a buffer.
         thread::sync_threads();
         march(tile, (z_first + k0) as i32, (z_first + k1) as i32);
+        if signalling && round < columns_per_block {
+            unsafe { count_block_done(flags.add(2 + round as usize), leader) };
+        }
+        round += 1;
+    }
+    // Every block ends the runs' round, with a run or without.
+    if signalling {
+        unsafe { count_block_done(flags.add(2 + columns_per_block as usize), leader) };
+    }
+}
+
+/// Waits (the block's `leader` spinning, the others at a barrier) until the halo planes'
+/// rows `0..rows` have arrived from each side in `signals.sides`.
+///
+/// # Safety
+/// `flags` must be [`RoundSignals::flags`] of a live allocation, written only atomically
+/// meanwhile (the copy engines' stream memory operations).
+#[inline(always)]
+unsafe fn wait_for_halo_rows(flags: *mut u32, signals: RoundSignals, rows: u32, leader: bool) {
+    if leader {
+        let target = signals.base.wrapping_add(rows);
+        for side in 0..2 {
+            if signals.sides & (1 << side) != 0 {
+                // SAFETY: the caller's contract; an atomic read (add 0) sees the peers' writes.
+                while (unsafe { atomic::fetch_add_system(flags.add(side), 0) }.wrapping_sub(target) as i32)
+                    < 0
+                {}
+            }
+        }
+        // The halo's values are read after the flags that announced them.
+        fence::system();
+    }
+    thread::sync_threads();
+}
+
+/// Counts this block in `counter` once every thread's writes of the round are visible to the
+/// GPU's copy engines (each thread's fence, then a barrier, then the `leader`'s add).
+///
+/// # Safety
+/// `counter` must be one of [`RoundSignals::flags`]' round counters.
+#[inline(always)]
+unsafe fn count_block_done(counter: *mut u32, leader: bool) {
+    fence::system();
+    thread::sync_threads();
+    if leader {
+        // SAFETY: the caller's contract.
+        unsafe { atomic::add_system(counter, 1) };
     }
 }
 
@@ -689,6 +779,41 @@ mod tests {
     /// one-cell ring (34×10 floats); the single pass's 64×32 tile with a one-cell pad (66×34
     /// floats), two buffers of four levels: 71,808 bytes. (The kernels index by these; a
     /// smaller pitch or span would overlap planes.)
+    /// The rows a round of the single pass completes and the halo rows it reads, counted
+    /// tile by tile: a tile `t` (row-major, `tiles_x` a row) writes output rows
+    /// `[t / tiles_x · OUT_H, + OUT_H)` and reads `HALO` rows beyond them.
+    #[test]
+    fn a_round_writes_whole_tile_rows_and_reads_its_halo() {
+        // 1200² on 132 blocks: 22 tiles a row, 6 tile rows a round.
+        assert_eq!(rows_written_after_round(0, 132, 22, 1200), 144);
+        assert_eq!(rows_read_in_round(0, 132, 22, 1200), 148);
+        assert_eq!(rows_written_after_round(7, 132, 22, 1200), 1152);
+        for (blocks, tiles_x, ny) in
+            [(132u32, 22u32, 1200u32), (132, 31, 700), (7, 3, 100), (100, 250, 2000), (1, 1, 30)]
+        {
+            let tile_rows = ny.div_ceil(SINGLE_OUT_H);
+            let rounds = tiles_x * tile_rows / blocks;
+            for round in 0..rounds {
+                let done = (round + 1) * blocks;
+                let full_rows = (0..tile_rows).filter(|&row| (row + 1) * tiles_x <= done).count() as u32;
+                assert_eq!(
+                    rows_written_after_round(round, blocks, tiles_x, ny),
+                    (full_rows * SINGLE_OUT_H).min(ny),
+                    "{blocks} {tiles_x} {ny} round {round}"
+                );
+                let read = (round * blocks..done)
+                    .map(|t| (t / tiles_x + 1) * SINGLE_OUT_H + SINGLE_HALO)
+                    .max()
+                    .unwrap();
+                assert_eq!(
+                    rows_read_in_round(round, blocks, tiles_x, ny),
+                    read.min(ny),
+                    "{blocks} {tiles_x} {ny}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn shared_layouts_are_the_padded_tiles() {
         assert_eq!(MARCH_SPAN, 34 * 10);

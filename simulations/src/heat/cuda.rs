@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, LaunchConfig};
 use kernels::heat::{
-    MARCH_DEPTH, MARCH_H, MARCH_W, Rk4Terms, SINGLE_OUT_H, SINGLE_OUT_W, SINGLE_TX, SINGLE_TY,
+    MARCH_DEPTH, MARCH_H, MARCH_W, Rk4Terms, RoundSignals, SINGLE_OUT_H, SINGLE_OUT_W, SINGLE_TX, SINGLE_TY,
     heat_laplacian, heat_laplacian_tiled, heat_poly_update, heat_poly_update_tiled, heat_rk4_single,
     heat_rk4_update, heat_stage_naive, heat_stage_reuse,
 };
@@ -113,7 +113,7 @@ impl CudaHeat {
             }
             HeatVariant::Single => {
                 let single = self.single.as_ref().expect("prepared for the single variant");
-                single.launch(g, &self.u, k1, n, 0..n[2], a, dt)?;
+                single.launch(g, &self.u, k1, n, 0..n[2], a, dt, RoundSignals::default())?;
                 std::mem::swap(&mut self.u, k1);
             }
             HeatVariant::Cpu => unreachable!("the CPU variant has its own engine"),
@@ -127,8 +127,28 @@ impl CudaHeat {
     /// field, which becomes current only at [`CudaHeat::finish_planes`] (a slab of a split
     /// run writes its own planes, not its halos, and may write its edges before its middle).
     pub(crate) fn step_planes(&mut self, planes: std::ops::Range<u32>) -> Result<()> {
+        self.step_planes_signalled(planes, RoundSignals::default())
+    }
+
+    /// [`CudaHeat::step_planes`] taking part in an exchange by rounds ([`RoundSignals`]).
+    pub(crate) fn step_planes_signalled(
+        &mut self,
+        planes: std::ops::Range<u32>,
+        signals: RoundSignals,
+    ) -> Result<()> {
         let single = self.single.as_ref().expect("writing chosen planes is the single variant's");
-        single.launch(&self.gpu, &self.u, &mut self.k[0], self.n, planes, self.a, self.dt)
+        single.launch(&self.gpu, &self.u, &mut self.k[0], self.n, planes, self.a, self.dt, signals)
+    }
+
+    /// How the single variant's launch over `planes` planes cuts its work (its rounds).
+    pub(crate) fn march(&self, planes: u32) -> March {
+        self.single.as_ref().expect("the single variant's").march(self.n[0], self.n[1], planes)
+    }
+
+    /// The field [`CudaHeat::step_planes`] writes (current after
+    /// [`CudaHeat::finish_planes`]), for an exchange that copies its edges while it is written.
+    pub(crate) fn next_field(&mut self) -> &mut CudaSlice<f32> {
+        &mut self.k[0]
     }
 
     /// Leaves `sms` multiprocessors free in the single variant's launches from now on.
@@ -352,6 +372,7 @@ impl SinglePass {
         planes: std::ops::Range<u32>,
         a: f32,
         dt: f32,
+        signals: RoundSignals,
     ) -> Result<()> {
         assert!(
             planes.start <= planes.end && planes.end <= n[2],
@@ -371,9 +392,26 @@ impl SinglePass {
             shared_mem_bytes: 0,
         };
         let terms = Rk4Terms::new(dt);
-        let args =
-            (u, u_next, n[0], n[1], n[2], a, terms, columns_per_block, planes_per_block, planes.start, count);
+        let args = (
+            u,
+            u_next,
+            n[0],
+            n[1],
+            n[2],
+            a,
+            terms,
+            columns_per_block,
+            planes_per_block,
+            planes.start,
+            count,
+            signals,
+        );
         Ok(gpu.launch(heat_rk4_single, cfg, args)?)
+    }
+
+    /// How a launch over `planes` planes of an `nx × ny` plane cuts its work.
+    pub fn march(&self, nx: u32, ny: u32, planes: u32) -> March {
+        split_march([nx, ny, planes], self.resident)
     }
 }
 

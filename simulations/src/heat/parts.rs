@@ -33,7 +33,8 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaEvent, CudaStream};
+use cudarc::driver::{CudaEvent, CudaStream, sys};
+use kernels::heat::{RoundSignals, SINGLE_OUT_W, rows_written_after_round};
 
 use super::{HeatEngine, HeatSetup, HeatVariant, cuda::CudaHeat};
 use crate::{
@@ -77,6 +78,11 @@ pub enum OverlapScheme {
     /// The slab's edges first, then its middle while both edges travel: the exchange has the
     /// middle's time, nearly a step; two more pipeline starts per step.
     Edges,
+    /// The whole slab in one launch; the copy engines send the edge rows of each round of
+    /// tile columns as soon as every block has finished it, and each round of the next step
+    /// waits (in the kernel) for the halo rows its tiles read: no pipeline start beyond one
+    /// launch's. In one process only (see `Rounds`).
+    Rounds,
 }
 
 /// Set to `halves` or `edges` to choose heat's overlap scheme (to measure one against the
@@ -98,9 +104,10 @@ impl OverlapScheme {
             Err(_) => Ok(Self::for_transport(nccl_between_processes)),
             Ok("halves") => Ok(OverlapScheme::Halves),
             Ok("edges") => Ok(OverlapScheme::Edges),
-            Ok(other) => {
-                Err(Error::InvalidInput(format!("{OVERLAP_SCHEME_VAR}={other:?}: use halves or edges")))
-            }
+            Ok("rounds") => Ok(OverlapScheme::Rounds),
+            Ok(other) => Err(Error::InvalidInput(format!(
+                "{OVERLAP_SCHEME_VAR}={other:?}: use halves, edges or rounds"
+            ))),
         }
     }
 }
@@ -273,19 +280,126 @@ struct Edges {
     halos: Vec<CudaEvent>,
 }
 
+/// The exchange by rounds ([`OverlapScheme::Rounds`]): each slab's launch writes the whole
+/// slab with [`RoundSignals`]: per round of tile columns (and once more for the runs after
+/// them) its blocks count themselves done in the slab's `flags`, and before a round they wait
+/// until the halo rows its tiles read have arrived. On the slab's exchange stream, per round:
+/// a wait (a stream memory operation) until every block has finished it, copies of the edge
+/// rows it completed (4 planes each side) into the neighbours' next fields, and a write of
+/// the rows now there into each neighbour's flags, `base(k + 1) + rows` where
+/// `base(k) = k·(ny + 1)` for launch k (wrapping; every slab makes the same launches). A
+/// slab's launch k + 2 writes the field whose edges launch k's copies read: it waits for
+/// `copied[k % 2]`. A neighbour writes the halo rows of launch k's output while this slab's
+/// launch k runs; its launch k − 1 read that field's halo rows, and it finished them before
+/// the neighbour's launch k could pass its wait for this slab's rows of launch k − 1.
+struct Rounds {
+    /// Per slab: `[0]`, `[1]` the rows arrived from below and above, `[2 + r]` round r's
+    /// blocks done (cumulative), on the slab's GPU.
+    flags: Vec<Flags>,
+    /// Per slab, by the parity of the launch: its edges' copies done.
+    copied: Vec<[CudaEvent; 2]>,
+    /// Per slab: its last launch done. Slabs that share a GPU launch one after another: a
+    /// waiting launch could otherwise hold every SM while the launch it waits for has none.
+    launched: Vec<CudaEvent>,
+    /// Launches made with signals (every slab the same).
+    launches: u32,
+    /// Whether every step was queued whole (else a queued wait may never be met).
+    whole: bool,
+}
+
+/// `base(k)` of [`Rounds`].
+fn round_base(launch: u32, ny: u32) -> u32 {
+    launch.wrapping_mul(ny.wrapping_add(1))
+}
+
+/// `u32` flags in device memory for stream memory operations, which the driver takes on
+/// memory from `cuMemAlloc` (not on memory from the stream-ordered pool cudarc allocates
+/// from). Freed by [`Rounds`]' drop.
+struct Flags {
+    gpu: Arc<Gpu>,
+    address: sys::CUdeviceptr,
+}
+
+impl Flags {
+    /// `values`, on `gpu`.
+    fn new(gpu: &Arc<Gpu>, values: &[u32]) -> Result<Self> {
+        gpu.context().bind_to_thread().context(|| "binding the GPU".into())?;
+        let mut address = 0;
+        // SAFETY: an allocation of the values' bytes, then a synchronous copy into it.
+        unsafe {
+            sys::cuMemAlloc_v2(&mut address, 4 * values.len())
+                .result()
+                .context(|| "allocating round flags".into())?;
+            let flags = Self { gpu: gpu.clone(), address };
+            sys::cuMemcpyHtoD_v2(address, values.as_ptr().cast(), 4 * values.len())
+                .result()
+                .context(|| "setting round flags".into())?;
+            Ok(flags)
+        }
+    }
+}
+
+impl Drop for Rounds {
+    /// Frees the flags once every GPU is idle, if every step was queued whole; after a step
+    /// that failed half-queued, a wait may never be met, so the flags are left to the
+    /// process's end instead of waiting for it.
+    fn drop(&mut self) {
+        if !self.whole {
+            return;
+        }
+        for flags in &self.flags {
+            if flags.gpu.context().bind_to_thread().is_ok() {
+                // SAFETY: the allocation is this struct's; every queued use of it is over once
+                // the context has synchronised.
+                unsafe {
+                    let _ = sys::cuCtxSynchronize();
+                    let _ = sys::cuMemFree_v2(flags.address);
+                }
+            }
+        }
+    }
+}
+
+impl Rounds {
+    fn new(parts: &[Slab], ny: u32) -> Result<Self> {
+        let mut flags = Vec::with_capacity(parts.len());
+        let mut copied = Vec::with_capacity(parts.len());
+        for part in parts {
+            let stream = part.engine.stream();
+            let march = part.engine.march(part.band.len);
+            // Launch 1 finds every halo row there (the halos are the start's).
+            let arrived = round_base(1, ny).wrapping_add(ny);
+            let mut values = vec![0; 3 + march.columns_per_block as usize];
+            values[..2].copy_from_slice(&[arrived, arrived]);
+            // After the start's uploads on the slab's stream (the flags' copy is synchronous).
+            stream.synchronize().context(|| "waiting for the slab's start".into())?;
+            flags.push(Flags::new(part.engine.gpu(), &values)?);
+            copied.push(
+                [0, 1]
+                    .map(|_| stream.context().new_event(None))
+                    .map(|e| e.context(|| "creating an event".into())),
+            );
+        }
+        let copied = copied.into_iter().map(|[a, b]| Ok([a?, b?])).collect::<Result<Vec<_>>>()?;
+        Ok(Self { flags, copied, launched: overlap_events(parts)?, launches: 0, whole: true })
+    }
+}
+
 /// The events of `--overlap`'s scheme and its turn.
 enum Overlap {
     Halves(Halves),
     Edges(Edges),
+    Rounds(Rounds),
 }
 
 impl Overlap {
-    fn new(scheme: OverlapScheme, parts: &[Slab]) -> Result<Self> {
+    fn new(scheme: OverlapScheme, parts: &[Slab], ny: u32) -> Result<Self> {
         Ok(match scheme {
             OverlapScheme::Halves => Overlap::Halves(Halves::new(parts)?),
             OverlapScheme::Edges => {
                 Overlap::Edges(Edges { edges_done: overlap_events(parts)?, halos: overlap_events(parts)? })
             }
+            OverlapScheme::Rounds => Overlap::Rounds(Rounds::new(parts, ny)?),
         })
     }
 
@@ -293,6 +407,7 @@ impl Overlap {
         match self {
             Overlap::Halves(_) => OverlapScheme::Halves,
             Overlap::Edges(_) => OverlapScheme::Edges,
+            Overlap::Rounds(_) => OverlapScheme::Rounds,
         }
     }
 }
@@ -433,7 +548,14 @@ impl PartedHeat {
         let overlap = match &exchange_streams {
             Some(_) => {
                 let nccl = matches!(&transport, Transport::Ranks { ranks, .. } if !ranks.by_ipc());
-                Some(Overlap::new(OverlapScheme::chosen(nccl)?, &parts)?)
+                let scheme = OverlapScheme::chosen(nccl)?;
+                if scheme == OverlapScheme::Rounds && !matches!(transport, Transport::Peer(_)) {
+                    return Err(Error::SameOnEveryRank(format!(
+                        "{OVERLAP_SCHEME_VAR}=rounds exchanges halos in one process only (--gpus), not between \
+                         processes"
+                    )));
+                }
+                Some(Overlap::new(scheme, &parts, setup.n[1])?)
             }
             None => None,
         };
@@ -504,6 +626,7 @@ impl PartedHeat {
         let result = match &mut turn {
             Overlap::Halves(halves) => self.step_halves(halves),
             Overlap::Edges(edges) => self.step_edges(edges),
+            Overlap::Rounds(rounds) => self.step_rounds(rounds),
         };
         self.overlap = Some(turn);
         result
@@ -531,6 +654,93 @@ impl PartedHeat {
         for (stream, halos) in streams.iter().zip(&turn.halos) {
             halos.record(stream).context(|| "recording an exchange".into())?;
         }
+        Ok(())
+    }
+
+    fn step_rounds(&mut self, rounds: &mut Rounds) -> Result<()> {
+        let streams = self.exchange_streams.clone().expect("overlap has exchange streams");
+        let (nx, ny) = (self.n[0], self.n[1]);
+        let k = rounds.launches.wrapping_add(1);
+        let last = self.parts.len() - 1;
+        rounds.whole = false;
+        let ordinals: Vec<usize> = self.parts.iter().map(|part| part.engine.gpu_ordinal()).collect();
+        for (p, part) in self.parts.iter_mut().enumerate() {
+            let stream = part.engine.stream().clone();
+            if rounds.launches >= 2 {
+                stream
+                    .wait(&rounds.copied[p][(k % 2) as usize])
+                    .context(|| "ordering a step after its copies".into())?;
+            }
+            for q in (0..ordinals.len()).filter(|&q| q != p && ordinals[q] == ordinals[p]) {
+                stream.wait(&rounds.launched[q]).context(|| "ordering slabs that share a GPU".into())?;
+            }
+            let flags = rounds.flags[p].address;
+            let sides = u32::from(p > 0) | u32::from(p < last) << 1;
+            let signals = RoundSignals { flags, base: round_base(k, ny), sides };
+            part.engine.step_planes_signalled(part.below..part.below + part.band.len, signals)?;
+            rounds.launched[p].record(&stream).context(|| "recording a launch".into())?;
+        }
+        let plane = self.plane();
+        let tiles_x = nx.div_ceil(SINGLE_OUT_W);
+        for p in 0..self.parts.len() {
+            let stream = &streams[p];
+            stream.context().bind_to_thread().context(|| "binding the GPU".into())?;
+            let march = self.parts[p].engine.march(self.parts[p].band.len);
+            let flags = rounds.flags[p].address;
+            let mut rows_before = 0;
+            for round in 0..=march.columns_per_block {
+                let rows = match round < march.columns_per_block {
+                    true => rows_written_after_round(round, march.blocks, tiles_x, ny),
+                    false => ny,
+                };
+                if rows == rows_before {
+                    continue;
+                }
+                let counter = flags + 4 * (2 + u64::from(round));
+                wait_value(stream, counter, march.blocks.wrapping_mul(k))?;
+                for q in [p.checked_sub(1), (p < last).then_some(p + 1)].into_iter().flatten() {
+                    let (from, to) = peer::two_parts(&mut self.parts, p, q)?;
+                    // Below: this slab's first planes into the top halo there; above: its last
+                    // planes into the bottom halo there.
+                    let (from_plane, to_plane, flag) = match q < p {
+                        true => (from.below, to.below + to.band.len, 1),
+                        false => (from.below + from.band.len - HALO, 0, 0),
+                    };
+                    let gpu = to.engine.gpu().clone();
+                    let target_flags = rounds.flags[q].address;
+                    let (src, dst) = (from.engine.next_field(), to.engine.next_field());
+                    for z in 0..HALO as usize {
+                        let at =
+                            |first: u32| (first as usize + z) * plane + rows_before as usize * nx as usize;
+                        let count = (rows - rows_before) as usize * nx as usize;
+                        peer::copy(
+                            PeerCopy::Engine,
+                            Some(&gpu),
+                            stream,
+                            src,
+                            at(from_plane),
+                            dst,
+                            at(to_plane),
+                            count,
+                        )?;
+                    }
+                    write_value(
+                        stream,
+                        target_flags + 4 * flag,
+                        round_base(k.wrapping_add(1), ny).wrapping_add(rows),
+                    )?;
+                }
+                rows_before = rows;
+            }
+            rounds.copied[p][(k % 2) as usize]
+                .record(stream)
+                .context(|| "recording a step's copies".into())?;
+        }
+        for part in &mut self.parts {
+            part.engine.finish_planes();
+        }
+        rounds.launches = k;
+        rounds.whole = true;
         Ok(())
     }
 
@@ -711,6 +921,9 @@ impl HeatEngine for PartedHeat {
                 OverlapScheme::Edges => {
                     format!("{place}, edges first, exchange overlapped with each slab's middle")
                 }
+                OverlapScheme::Rounds => {
+                    format!("{place}, exchange by rounds of tile columns during each slab's step")
+                }
             }
         } else {
             place
@@ -723,6 +936,26 @@ impl HeatEngine for PartedHeat {
             self.bands.iter().map(|b| b.len).max().unwrap_or(0),
         )
     }
+}
+
+/// Queues on `stream` a wait until the `u32` at `address` (device memory) is at least `value`
+/// (in wrapping arithmetic).
+fn wait_value(stream: &CudaStream, address: u64, value: u32) -> Result<()> {
+    let geq = sys::CUstreamWaitValue_flags::CU_STREAM_WAIT_VALUE_GEQ as u32;
+    // SAFETY: a stream memory operation on a live `u32` of device memory.
+    unsafe { sys::cuStreamWaitValue32_v2(stream.cu_stream(), address, value, geq) }
+        .result()
+        .context(|| "waiting for a round of the step".into())
+}
+
+/// Queues on `stream` a write of `value` to the `u32` at `address` (device memory, possibly a
+/// peer's), after everything queued before it.
+fn write_value(stream: &CudaStream, address: u64, value: u32) -> Result<()> {
+    let write = sys::CUstreamWriteValue_flags::CU_STREAM_WRITE_VALUE_DEFAULT as u32;
+    // SAFETY: as in `wait_value`.
+    unsafe { sys::cuStreamWriteValue32_v2(stream.cu_stream(), address, value, write) }
+        .result()
+        .context(|| "announcing a round's halo rows".into())
 }
 
 #[cfg(test)]

@@ -303,7 +303,7 @@ fn offered(rows: Option<DeviceRows<'_>>, p: usize, field: usize) -> Result<Devic
 }
 
 /// The parts `to` and `from` (different parts) of `parts`, both mutable.
-pub(super) fn two_parts<P>(parts: &mut [P], to: usize, from: usize) -> Result<(&mut P, &mut P)> {
+pub(crate) fn two_parts<P>(parts: &mut [P], to: usize, from: usize) -> Result<(&mut P, &mut P)> {
     if to == from || to.max(from) >= parts.len() {
         return Err(Error::InvalidInput(format!(
             "a halo of part {to} from part {from}: not two parts of the split"

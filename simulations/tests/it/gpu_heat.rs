@@ -147,7 +147,17 @@ fn single_pass_runs_may_cross_tile_columns() {
     for planes_per_block in [1, 7, 50, work] {
         let mut out = upload(&gpu, &vec![f32::NAN; u.len()]);
         let pass = cuda::SinglePass::with_resident(work.div_ceil(planes_per_block));
-        pass.launch(&gpu, &upload(&gpu, &u), &mut out, setup.n, 0..43, setup.a(), setup.dt).unwrap();
+        pass.launch(
+            &gpu,
+            &upload(&gpu, &u),
+            &mut out,
+            setup.n,
+            0..43,
+            setup.a(),
+            setup.dt,
+            Default::default(),
+        )
+        .unwrap();
         let diff = max_abs_diff(&download(&gpu, &out), &want);
         assert!(diff <= 2e-6, "{planes_per_block} planes per block: {diff}");
     }
@@ -157,7 +167,17 @@ fn single_pass_runs_may_cross_tile_columns() {
     for (planes, resident) in [(0..4, 132), (5..9, 7), (4..39, 132), (39..43, 1), (21..22, 3)] {
         let mut out = upload(&gpu, &vec![f32::NAN; u.len()]);
         let pass = cuda::SinglePass::with_resident(resident);
-        pass.launch(&gpu, &upload(&gpu, &u), &mut out, setup.n, planes.clone(), setup.a(), setup.dt).unwrap();
+        pass.launch(
+            &gpu,
+            &upload(&gpu, &u),
+            &mut out,
+            setup.n,
+            planes.clone(),
+            setup.a(),
+            setup.dt,
+            Default::default(),
+        )
+        .unwrap();
         let got = download(&gpu, &out);
         for z in 0..43usize {
             let (g, w) = (&got[z * plane..(z + 1) * plane], &want[z * plane..(z + 1) * plane]);
@@ -168,6 +188,66 @@ fn single_pass_runs_may_cross_tile_columns() {
                 assert!(g.iter().all(|x| x.is_nan()), "planes {planes:?}: plane {z} was written");
             }
         }
+    }
+}
+
+/// The single pass with round signals ([`kernels::heat::RoundSignals`], the exchange by
+/// rounds): with every halo row announced it writes the same bits as without, and each
+/// launch counts every block once in each round's flag and once in the runs' flag; with a
+/// row announced short of what the first round reads, a launch waits until it arrives.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn single_pass_counts_its_rounds_and_waits_for_halo_rows() {
+    use cudarc::driver::DevicePtr as _;
+    use kernels::heat::RoundSignals;
+    let (gpu, seed) = (gpu(), fresh_seed());
+    let mut setup = HeatSetup::cube(8, HeatInit::Blobs);
+    setup.n = [130, 97, 43];
+    setup.seed = seed;
+    let u = upload(&gpu, &simulations::heat::initial_field(&setup));
+    let cells = 130 * 97 * 43;
+    let pass = cuda::SinglePass::new(&gpu).unwrap();
+    let march = pass.march(130, 97, 43);
+    let mut plain = upload(&gpu, &vec![f32::NAN; cells]);
+    pass.launch(&gpu, &u, &mut plain, setup.n, 0..43, setup.a(), setup.dt, RoundSignals::default()).unwrap();
+    let want = download(&gpu, &plain);
+    let stream = gpu.stream();
+    let rounds = march.columns_per_block as usize;
+    let ny = 97;
+    let mut flags: CudaSlice<u32> = stream.alloc_zeros(3 + rounds).unwrap();
+    for launch in 1..=2u32 {
+        let base = launch.wrapping_mul(0x9e37_79b9);
+        stream.memcpy_htod(&[base + ny, base + ny], &mut flags.slice_mut(0..2)).unwrap();
+        let signals = RoundSignals { flags: flags.device_ptr(stream).0, base, sides: 3 };
+        let mut out = upload(&gpu, &vec![f32::NAN; cells]);
+        pass.launch(&gpu, &u, &mut out, setup.n, 0..43, setup.a(), setup.dt, signals).unwrap();
+        let got = download(&gpu, &out);
+        assert!(got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()), "launch {launch}");
+        let counts = stream.clone_dtoh(&flags).unwrap();
+        assert_eq!(counts[2..], vec![march.blocks * launch; rounds + 1], "{march:?}");
+    }
+    // Rows short of the first round's: the launch spins until the host announces them.
+    if rounds > 0 {
+        let base = 77u32;
+        stream.memcpy_htod(&[base, base + ny], &mut flags.slice_mut(0..2)).unwrap();
+        let signals = RoundSignals { flags: flags.device_ptr(stream).0, base, sides: 1 };
+        let mut out = upload(&gpu, &vec![f32::NAN; cells]);
+        pass.launch(&gpu, &u, &mut out, setup.n, 0..43, setup.a(), setup.dt, signals).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        // SAFETY: a query of a live stream.
+        let waiting = unsafe { cudarc::driver::sys::cuStreamQuery(stream.cu_stream()) };
+        assert_eq!(
+            waiting,
+            cudarc::driver::sys::CUresult::CUDA_ERROR_NOT_READY,
+            "the launch waits for row 0"
+        );
+        // Announced from another stream (this one is busy with the launch).
+        let other = stream.fork().unwrap();
+        other.memcpy_htod(&[base + ny], &mut flags.slice_mut(0..1)).unwrap();
+        other.synchronize().unwrap();
+        stream.synchronize().unwrap();
+        let got = download(&gpu, &out);
+        assert!(got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()), "after the wait");
     }
 }
 

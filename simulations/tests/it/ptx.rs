@@ -205,10 +205,10 @@ fn assemble_module(arch: &str, module: &str, ptx: &str, kernels: &[simulations::
 /// Spill bytes (stores or loads) a kernel may have on `arch`: none, except the single-pass
 /// heat kernel on Volta. It runs 1024 threads per block, so 64 registers a thread, which
 /// Hopper's uniform registers (for the loop counters and pointers) make fit; Volta has none
-/// and spills a few values (about 30 four-byte values since the whole-column rounds added
-/// their counters; 13 before).
+/// and spills a few values (48 four-byte values since the exchange by rounds added its
+/// signals; about 30 since the whole-column rounds added their counters; 13 before).
 fn spill_allowance(arch: &str, name: &str) -> u32 {
-    if arch == "sm_70" && name == "heat_rk4_single" { 128 } else { 0 }
+    if arch == "sm_70" && name == "heat_rk4_single" { 200 } else { 0 }
 }
 
 #[test]
