@@ -4,11 +4,11 @@
 # Logs go to $OUT. Usage: gpu-check.sh [tests] [sanitize] [gif] [bench] [heat] [physarum-tests]
 # [map] [outputs] [coldstart] [unit-sanitize] [profile] [physarum-sanitize] [physarum-gif] [physarum-bench]
 # [split] [nccl] [split-bench] [heat-size] [faults] [load] [serve] [example] [profile-full]
-# [toolkit] [toolkit-sanitize] [lineinfo] [cookbook] [cookbook-sanitize] [cookbook-bench] [mutants] [multi] [multi-bench] [multi-gs] [multi-heat] [multi-sweep] [multi-binding] [multi-short] [multi-hosts] [multi-pairs] [multi-overlap] [multi-hosts-heat]  (default: all but profile-full, mutants (scripts/mutants-gpu.sh builds its input) and the multi
+# [toolkit] [toolkit-sanitize] [lineinfo] [cookbook] [cookbook-sanitize] [cookbook-bench] [mutants] [multi] [multi-bench] [multi-gs] [multi-heat] [multi-sweep] [multi-binding] [multi-short] [multi-hosts] [multi-pairs] [multi-overlap] [multi-hosts-heat] [multi-rounds]  (default: all but profile-full, mutants (scripts/mutants-gpu.sh builds its input) and the multi
 # parts, which need 2 or more GPUs: scripts/multi-gpu-check.sh; multi-gs and multi-heat are
 # Gray-Scott's and heat's scaling benches alone; multi-sweep measures two constants; multi-binding
 # the launcher's default binding, multi-short a short run's whole wall time, multi-hosts two hosts
-# simulated on one, NCCL over sockets, multi-pairs two hosts of 2 GPUs simulated on 4; multi-overlap the measurements behind the overlap defaults; multi-hosts-heat heat across a simulated host boundary on 2 and 4 ranks). toolkit: the
+# simulated on one, NCCL over sockets, multi-pairs two hosts of 2 GPUs simulated on 4; multi-overlap the measurements behind the overlap defaults; multi-hosts-heat heat across a simulated host boundary on 2 and 4 ranks; multi-rounds heat's exchange by rounds against the halves in one process). toolkit: the
 # ptxkit-check GPU tests (toolkit-sanitize: compute-sanitizer on them; lineinfo: its report of a
 # deliberate fault names the Rust line); cookbook: examples/cookbook's GPU tests
 # (cookbook-sanitize: compute-sanitizer on them; cookbook-bench: its CUDA C twins built by nvcc
@@ -364,14 +364,14 @@ if has nccl; then
 fi
 
 if has multi || has multi-bench || has multi-gs || has multi-heat || has multi-sweep || has multi-binding || has multi-short \
-  || has multi-hosts || has multi-pairs || has multi-overlap || has multi-hosts-heat; then
+  || has multi-hosts || has multi-pairs || has multi-overlap || has multi-hosts-heat || has multi-rounds; then
   # Several GPUs: the same-process split over them, every output under mpirun -np 2 and 4,
   # checkpoints across rank counts, a rank killed mid-run; the scaling bench.
   B=$B OUT=$OUT bash scripts/multi-gpu-check.sh $(has multi && echo tests) $(has multi-bench && echo bench-local bench-mpi) \
     $(has multi-gs && echo bench-gs) $(has multi-heat && echo bench-heat) $(has multi-sweep && echo sweep) \
     $(has multi-binding && echo binding) $(has multi-short && echo short-run) $(has multi-hosts && echo two-hosts) \
     $(has multi-pairs && echo host-pairs) $(has multi-overlap && echo overlap) \
-    $(has multi-hosts-heat && echo hosts-heat)
+    $(has multi-hosts-heat && echo hosts-heat) $(has multi-rounds && echo rounds)
 fi
 if has split-bench; then
   echo "== bench of split runs on this GPU: Gray-Scott 16384^2 and 4096^2, heat 1200^3 (parts 1, 2, 4; NCCL one rank)"
