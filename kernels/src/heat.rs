@@ -718,15 +718,17 @@ unsafe fn wait_for_halo_rows(flags: *mut u32, signals: RoundSignals, rows: u32, 
 }
 
 /// Counts this block in `counter` once every thread's writes of the round are visible to the
-/// GPU's copy engines (each thread's fence, then a barrier, then the `leader`'s add).
+/// GPU's copy engines: a barrier (the block's writes happen before it), then the `leader`'s
+/// fence and add, as a cooperative grid barrier does (the fence is cumulative: it orders what
+/// the barrier made visible to the leader).
 ///
 /// # Safety
 /// `counter` must be one of [`RoundSignals::flags`]' round counters.
 #[inline(always)]
 unsafe fn count_block_done(counter: *mut u32, leader: bool) {
-    fence::system();
     thread::sync_threads();
     if leader {
+        fence::system();
         // SAFETY: the caller's contract.
         unsafe { atomic::add_system(counter, 1) };
     }

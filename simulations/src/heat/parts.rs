@@ -89,26 +89,53 @@ pub enum OverlapScheme {
 /// other); unset: [`OverlapScheme::for_transport`].
 pub const OVERLAP_SCHEME_VAR: &str = "RUST_GPU_SIM_HEAT_OVERLAP";
 
+/// Where a split run's halos travel, as far as the overlap scheme cares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HaloPath {
+    /// In one process, each slab on a GPU of its own (copy engines between GPUs).
+    OwnGpus,
+    /// In one process, some slabs sharing a GPU.
+    SharedGpu,
+    /// Between processes of one host by the copy engines (CUDA IPC).
+    Ipc,
+    /// Between processes by NCCL (which may be hosts apart, over a network).
+    Nccl,
+}
+
 impl OverlapScheme {
-    /// Edges where the halos go by NCCL between processes (which may be hosts apart, over a
-    /// network), halves where they go by copy engines (in one process, or CUDA IPC on one
-    /// host), whose links carry a step's halos within half a step.
-    pub fn for_transport(nccl_between_processes: bool) -> Self {
-        if nccl_between_processes { OverlapScheme::Edges } else { OverlapScheme::Halves }
+    /// Rounds with a GPU for each slab in one process (measured on 4 H100s: 95.2-95.3%
+    /// against the halves' 93.6-93.7% for heat 1200³; docs/multi-gpu.md); edges where the
+    /// halos go by NCCL between processes, whose link may be slower than half a step needs;
+    /// halves elsewhere: through CUDA IPC (the rounds are in one process only) and for slabs
+    /// sharing a GPU (whose launches the rounds would serialise).
+    pub fn for_transport(path: HaloPath) -> Self {
+        match path {
+            HaloPath::OwnGpus => OverlapScheme::Rounds,
+            HaloPath::Nccl => OverlapScheme::Edges,
+            HaloPath::SharedGpu | HaloPath::Ipc => OverlapScheme::Halves,
+        }
     }
 
     /// [`OverlapScheme::for_transport`], or [`OVERLAP_SCHEME_VAR`] where set; refuses another
-    /// value.
-    fn chosen(nccl_between_processes: bool) -> Result<Self> {
-        match std::env::var(OVERLAP_SCHEME_VAR).as_deref() {
-            Err(_) => Ok(Self::for_transport(nccl_between_processes)),
-            Ok("halves") => Ok(OverlapScheme::Halves),
-            Ok("edges") => Ok(OverlapScheme::Edges),
-            Ok("rounds") => Ok(OverlapScheme::Rounds),
-            Ok(other) => Err(Error::InvalidInput(format!(
-                "{OVERLAP_SCHEME_VAR}={other:?}: use halves, edges or rounds"
-            ))),
+    /// value, and rounds between processes.
+    fn chosen(path: HaloPath) -> Result<Self> {
+        let scheme = match std::env::var(OVERLAP_SCHEME_VAR).as_deref() {
+            Err(_) => Self::for_transport(path),
+            Ok("halves") => OverlapScheme::Halves,
+            Ok("edges") => OverlapScheme::Edges,
+            Ok("rounds") => OverlapScheme::Rounds,
+            Ok(other) => {
+                return Err(Error::InvalidInput(format!(
+                    "{OVERLAP_SCHEME_VAR}={other:?}: use halves, edges or rounds"
+                )));
+            }
+        };
+        if scheme == OverlapScheme::Rounds && matches!(path, HaloPath::Ipc | HaloPath::Nccl) {
+            return Err(Error::SameOnEveryRank(format!(
+                "{OVERLAP_SCHEME_VAR}=rounds exchanges halos in one process only (--gpus), not between processes"
+            )));
         }
+        Ok(scheme)
     }
 }
 
@@ -298,8 +325,9 @@ struct Rounds {
     flags: Vec<Flags>,
     /// Per slab, by the parity of the launch: its edges' copies done.
     copied: Vec<[CudaEvent; 2]>,
-    /// Per slab: its last launch done. Slabs that share a GPU launch one after another: a
-    /// waiting launch could otherwise hold every SM while the launch it waits for has none.
+    /// Per slab: its last launch done. Slabs that share a GPU launch one after another, each
+    /// after the others' copies of the launch before (a copy within one GPU may be a kernel):
+    /// a waiting launch could otherwise hold every SM while what it waits for has none.
     launched: Vec<CudaEvent>,
     /// Launches made with signals (every slab the same).
     launches: u32,
@@ -547,15 +575,17 @@ impl PartedHeat {
         };
         let overlap = match &exchange_streams {
             Some(_) => {
-                let nccl = matches!(&transport, Transport::Ranks { ranks, .. } if !ranks.by_ipc());
-                let scheme = OverlapScheme::chosen(nccl)?;
-                if scheme == OverlapScheme::Rounds && !matches!(transport, Transport::Peer(_)) {
-                    return Err(Error::SameOnEveryRank(format!(
-                        "{OVERLAP_SCHEME_VAR}=rounds exchanges halos in one process only (--gpus), not between \
-                         processes"
-                    )));
-                }
-                Some(Overlap::new(scheme, &parts, setup.n[1])?)
+                let path = match &transport {
+                    Transport::Ranks { ranks, .. } if ranks.by_ipc() => HaloPath::Ipc,
+                    Transport::Ranks { .. } => HaloPath::Nccl,
+                    Transport::Peer(_) => {
+                        let mut ordinals: Vec<usize> = parts.iter().map(|p| p.engine.gpu_ordinal()).collect();
+                        ordinals.sort_unstable();
+                        ordinals.dedup();
+                        if ordinals.len() == parts.len() { HaloPath::OwnGpus } else { HaloPath::SharedGpu }
+                    }
+                };
+                Some(Overlap::new(OverlapScheme::chosen(path)?, &parts, setup.n[1])?)
             }
             None => None,
         };
@@ -673,6 +703,12 @@ impl PartedHeat {
             }
             for q in (0..ordinals.len()).filter(|&q| q != p && ordinals[q] == ordinals[p]) {
                 stream.wait(&rounds.launched[q]).context(|| "ordering slabs that share a GPU".into())?;
+                // A copy within one GPU may be a kernel: the rows this launch waits for must
+                // be there before it holds every SM.
+                if rounds.launches >= 1 {
+                    let previous = &rounds.copied[q][(k.wrapping_sub(1) % 2) as usize];
+                    stream.wait(previous).context(|| "ordering slabs that share a GPU".into())?;
+                }
             }
             let flags = rounds.flags[p].address;
             let sides = u32::from(p > 0) | u32::from(p < last) << 1;
@@ -706,13 +742,15 @@ impl PartedHeat {
                         true => (from.below, to.below + to.band.len, 1),
                         false => (from.below + from.band.len - HALO, 0, 0),
                     };
-                    let gpu = to.engine.gpu().clone();
                     let target_flags = rounds.flags[q].address;
+                    let gpu = to.engine.gpu().clone();
                     let (src, dst) = (from.engine.next_field(), to.engine.next_field());
+                    let count = (rows - rows_before) as usize * nx as usize;
+                    // One copy a plane: a 2-D copy may be a kernel, which could not start
+                    // beside a launch that holds every SM.
                     for z in 0..HALO as usize {
                         let at =
                             |first: u32| (first as usize + z) * plane + rows_before as usize * nx as usize;
-                        let count = (rows - rows_before) as usize * nx as usize;
                         peer::copy(
                             PeerCopy::Engine,
                             Some(&gpu),
@@ -976,9 +1014,11 @@ mod tests {
     }
 
     #[test]
-    fn nccl_between_processes_overlaps_edges_first_copy_engines_by_halves() {
-        assert_eq!(OverlapScheme::for_transport(true), OverlapScheme::Edges);
-        assert_eq!(OverlapScheme::for_transport(false), OverlapScheme::Halves);
+    fn one_process_overlaps_by_rounds_ipc_by_halves_nccl_edges_first() {
+        assert_eq!(OverlapScheme::for_transport(HaloPath::Nccl), OverlapScheme::Edges);
+        assert_eq!(OverlapScheme::for_transport(HaloPath::Ipc), OverlapScheme::Halves);
+        assert_eq!(OverlapScheme::for_transport(HaloPath::SharedGpu), OverlapScheme::Halves);
+        assert_eq!(OverlapScheme::for_transport(HaloPath::OwnGpus), OverlapScheme::Rounds);
     }
 
     #[test]
