@@ -476,7 +476,9 @@ unsafe fn column_stencil(
 /// over (fewer than the blocks), × `z_count` planes (column-major), are cut into equal runs of
 /// `planes_per_block`; a block marches its run, which may span the end of one column and the
 /// start of the next. Each segment pays `2·SINGLE_LAG` planes of pipeline fill. Equal work per
-/// block leaves no tail wave and no idle SM.
+/// block leaves no tail wave and no idle SM. With `signals` (a split run's exchange by rounds,
+/// [`RoundSignals`]), a block waits before each round for the halo rows its tiles read and
+/// counts itself done after it; all zero, neither.
 /// Bytes per cell: read u once (plus the halo's share: tile/outputs = 64·32 / 56·24 = 1.52,
 /// mostly L2 hits), write u_next once: 8 B from DRAM, the floor. Shared-memory traffic per
 /// cell and level: one store, 3 loads. u_next must not alias u.

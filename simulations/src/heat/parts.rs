@@ -10,6 +10,9 @@
 //! are wrong and the fifth is right. Every variant needs the same four planes per side.
 //!
 //! `single` writes a slab's own planes only (its halos come from the exchange). With `overlap`
+//! in one process with a GPU per slab, it writes the slab in one launch while the copy engines
+//! send its edge rows round by round of tile columns, each round waiting in the kernel for the
+//! halo rows it reads (see `Rounds`). Elsewhere (CUDA IPC, slabs sharing a GPU)
 //! it writes its slab in two halves, the lower and the upper, in turns: lower first on even
 //! steps, upper first on odd ones. The edge planes of the half written first travel (on the
 //! slab's exchange stream) while the second half is written, and the edge of the second half
@@ -85,8 +88,8 @@ pub enum OverlapScheme {
     Rounds,
 }
 
-/// Set to `halves` or `edges` to choose heat's overlap scheme (to measure one against the
-/// other); unset: [`OverlapScheme::for_transport`].
+/// Set to `halves`, `edges` or `rounds` to choose heat's overlap scheme (to measure one against
+/// another; rounds in one process only); unset: [`OverlapScheme::for_transport`].
 pub const OVERLAP_SCHEME_VAR: &str = "RUST_GPU_SIM_HEAT_OVERLAP";
 
 /// Where a split run's halos travel, as far as the overlap scheme cares.
