@@ -617,6 +617,22 @@ mod tests {
     use super::*;
     use crate::split::decomposition::Side;
 
+    /// A part holds its halos and its band; only a part of no rows at all is empty.
+    #[test]
+    fn a_part_holds_its_band_and_halos() {
+        let rows = |start, len, halo_before, halo_after| PartRows {
+            band: Band { start, len },
+            halo_before,
+            halo_after,
+            grid_rows: 100,
+        };
+        assert_eq!(rows(10, 20, 4, 3).len(), 27);
+        assert!(!rows(10, 20, 4, 3).is_empty());
+        assert!(!rows(0, 0, 1, 0).is_empty());
+        assert!(rows(0, 0, 0, 0).is_empty());
+        assert_eq!(rows(98, 4, 2, 1).grid_rows().collect::<Vec<_>>(), [96, 97, 98, 99, 0, 1, 2]);
+    }
+
     /// A 5-point diffusion of one field, with a second field that follows the first (so a
     /// split must carry every field): no-flux edges (a neighbour beyond an edge reads as the
     /// cell itself) or periodic rows. Each part is this same model over its rows.
