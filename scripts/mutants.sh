@@ -19,6 +19,12 @@ VERSION=27.1.0
 if ! cargo mutants --version 2>/dev/null | grep -q "$VERSION"; then
   cargo install --locked "cargo-mutants@$VERSION"
 fi
+# cargo-mutants builds in a copy of the tree without git-ignored files, so without
+# scripts/setup.sh's .tools: the build finds ptxas through $PTXAS instead (else the cubin
+# test fails in the unmutated tree and no mutant runs).
+if [ -z "${PTXAS:-}" ] && [ -x .tools/cuda-nvcc/nvidia/cuda_nvcc/bin/ptxas ]; then
+  export PTXAS="$PWD/.tools/cuda-nvcc/nvidia/cuda_nvcc/bin/ptxas"
+fi
 FILES=(
   kernels/src/grayscott.rs kernels/src/heat.rs kernels/src/physarum.rs kernels/src/colormap.rs kernels/src/math.rs
   simulations/src/grayscott/cpu.rs simulations/src/heat/cpu.rs simulations/src/physarum/cpu.rs
