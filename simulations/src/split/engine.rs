@@ -848,7 +848,12 @@ mod tests {
         let split = Split::new(model.clone(), 3, &[0, 1], start(4, 30)).unwrap();
         assert_eq!(split.halo_travel(), HaloTravel::ThroughHost);
         assert_eq!(split.halo_travel().describe(), "halos through the host");
-        assert_eq!(Split::new(model, 1, &[0], start(4, 30)).unwrap().halo_travel(), HaloTravel::None);
+        assert_eq!(Split::new(model.clone(), 1, &[0], start(4, 30)).unwrap().halo_travel(), HaloTravel::None);
+        // In one process every split writes its outputs and has no communicator; one part has
+        // no halo to speak of.
+        assert!(split.is_root() && split.communicator().is_none());
+        assert_eq!(split.halo(), 8);
+        assert_eq!(Split::new(model, 1, &[0], start(4, 30)).unwrap().halo(), 0);
     }
 
     #[test]
