@@ -83,16 +83,21 @@ pub fn remove_temporaries() {
 
 /// Removes one temporary. Encoder threads may still be adding frames to a staging directory
 /// (its removal then fails): it is tried again every 2 ms until it is gone, for up to 0.2 s.
-fn remove_temporary(entry: &Temporary) {
-    for _ in 0..100 {
+/// Returns the attempts made.
+fn remove_temporary(entry: &Temporary) -> u32 {
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
         let removed = match entry {
             Temporary::File(path) => std::fs::remove_file(path),
             Temporary::Tree(path) => std::fs::remove_dir_all(path),
             Temporary::CreatedDir(path) => std::fs::remove_dir(path),
         };
         match removed {
-            Err(e) if worth_another_try(&e) => std::thread::sleep(std::time::Duration::from_millis(2)),
-            _ => break,
+            Err(e) if attempts < 100 && worth_another_try(&e) => {
+                std::thread::sleep(std::time::Duration::from_millis(2))
+            }
+            _ => return attempts,
         }
     }
 }
@@ -895,11 +900,17 @@ mod tests {
             std::thread::sleep(std::time::Duration::from_millis(20));
             std::fs::remove_file(frame).unwrap();
         });
-        remove_temporary(&Temporary::CreatedDir(created.clone()));
+        let attempts = remove_temporary(&Temporary::CreatedDir(created.clone()));
         encoder.join().unwrap();
         assert!(!created.exists(), "removed once emptied");
-        // One that is gone already is not an error.
-        remove_temporary(&Temporary::Tree(created));
+        assert!((2..100).contains(&attempts), "{attempts} attempts");
+        // One that is gone already is not an error, nor tried again; one that stays (a
+        // created directory someone else filled) is given up after 100 attempts.
+        assert_eq!(remove_temporary(&Temporary::Tree(created)), 1);
+        let kept = dir.path().join("kept");
+        std::fs::create_dir_all(kept.join("theirs")).unwrap();
+        assert_eq!(remove_temporary(&Temporary::CreatedDir(kept.clone())), 100);
+        assert!(kept.join("theirs").exists());
     }
 
     /// Where `O_TMPFILE` is refused (a file system without it, an old kernel, a seccomp
