@@ -536,20 +536,27 @@ pub(super) fn device_stream<P: Part>(
 ) -> Result<Option<Arc<CudaStream>>> {
     let streams: Vec<Option<Arc<CudaStream>>> =
         (0..fields).map(|f| part.device_rows(f).map(|rows| rows.stream.clone())).collect();
-    let offered: Vec<&Arc<CudaStream>> = streams.iter().flatten().collect();
-    match offered.first() {
-        None => Ok(None),
-        Some(_) if offered.len() < fields => Err(Error::InvalidInput(format!(
-            "part {p} offers {} of its {fields} fields in device memory (Part::device_rows): a part offers every \
+    let handles: Vec<Option<usize>> =
+        streams.iter().map(|s| s.as_ref().map(|s| s.cu_stream() as usize)).collect();
+    Ok(one_stream(&handles, p)?.map(|f| Arc::clone(streams[f].as_ref().expect("an offered field"))))
+}
+
+/// Which field's stream stands for all of them, given each field's stream (`None`: not
+/// offered in device memory): none where no field is offered; refuses some fields offered but
+/// not all, or fields on several streams.
+fn one_stream(streams: &[Option<usize>], p: usize) -> Result<Option<usize>> {
+    let offered = streams.iter().flatten().count();
+    match streams.first() {
+        _ if offered == 0 => Ok(None),
+        _ if offered < streams.len() => Err(Error::InvalidInput(format!(
+            "part {p} offers {offered} of its {} fields in device memory (Part::device_rows): a part offers every \
              field or none",
-            offered.len()
+            streams.len()
         ))),
-        Some(first) if offered.iter().any(|s| s.cu_stream() != first.cu_stream()) => {
-            Err(Error::InvalidInput(format!(
-                "part {p} offers its fields in device memory on several streams (Part::device_rows): one stream"
-            )))
-        }
-        Some(first) => Ok(Some(Arc::clone(first))),
+        Some(first) if streams.iter().any(|s| s != first) => Err(Error::InvalidInput(format!(
+            "part {p} offers its fields in device memory on several streams (Part::device_rows): one stream"
+        ))),
+        _ => Ok(Some(0)),
     }
 }
 
@@ -616,6 +623,21 @@ mod tests {
 
     use super::*;
     use crate::split::decomposition::Side;
+
+    /// A part offers every field in device memory on one stream, or none: field 0's stream
+    /// then stands for all (stream handles as numbers here).
+    #[test]
+    fn a_part_offers_all_its_fields_on_one_stream_or_none() {
+        assert_eq!(one_stream(&[None, None], 3).unwrap(), None);
+        assert_eq!(one_stream(&[Some(7), Some(7)], 3).unwrap(), Some(0));
+        assert_eq!(one_stream(&[Some(7)], 3).unwrap(), Some(0));
+        let some = one_stream(&[Some(7), None], 3).unwrap_err().to_string();
+        assert!(some.contains("part 3 offers 1 of its 2 fields"), "{some}");
+        let first_missing = one_stream(&[None, Some(7)], 3).unwrap_err().to_string();
+        assert!(first_missing.contains("offers 1 of its 2 fields"), "{first_missing}");
+        let several = one_stream(&[Some(7), Some(8)], 3).unwrap_err().to_string();
+        assert!(several.contains("several streams"), "{several}");
+    }
 
     /// A part holds its halos and its band; only a part of no rows at all is empty.
     #[test]
