@@ -1009,6 +1009,28 @@ mod tests {
         }
     }
 
+    /// One NCCL rank alone is one part: no halos, this process writes the outputs and keeps
+    /// its communicator, and the field steps as one part's.
+    #[test]
+    #[ignore = "needs a CUDA GPU"]
+    fn one_nccl_rank_is_one_part_with_its_communicator() {
+        let gpu = crate::cuda::open_device(0).unwrap();
+        let bootstrap = crate::split::nccl::Bootstrap {
+            id_file: None,
+            timeout: std::time::Duration::from_secs(60),
+            max_ctas: None,
+        };
+        let comm = Communicator::connect(gpu.clone(), 0, 1, &bootstrap).unwrap();
+        let model = Diffusion { width: 13, height: 43, periodic: true };
+        let stream = gpu.stream().clone();
+        let mut split = Split::new_ranked(OnGpu(model.clone()), comm, &stream, start(13, 43)).unwrap();
+        assert_eq!(split.halo_travel(), HaloTravel::None);
+        assert!(split.is_root() && split.communicator().is_some());
+        assert_eq!((split.parts(), split.halo()), (1, 0));
+        split.step(7).unwrap();
+        assert!(bits(&split.fields().unwrap()) == run(&model, 1, 1, &[7]));
+    }
+
     #[test]
     fn every_send_between_two_ranks_meets_its_receive_on_the_same_grid_rows() {
         // NCCL pairs the n-th send from one rank to another with the n-th receive there.
