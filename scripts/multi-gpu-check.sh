@@ -182,6 +182,7 @@ if [[ $parts == *" tests "* ]]; then
   mpi 2 $B/barkley $bk -o bk2.png --gif bk2.gif --save bk2.npz > "$OUT/multi-bk2.log" 2>&1
   echo "barkley: exit $?; --save $(same_npz bk1.npz bk2.npz); --gif $(python3 $REPO/scripts/same-gif.py bk1.gif bk2.gif);" \
     "-o $(same_png bk1.png bk2.png); $(grep -o 'in 2 parts ([^)]*)' "$OUT/multi-bk2.log" | head -1)"
+  grep -q 'in 2 parts (halos over NCCL)' "$OUT/multi-bk2.log" || echo "FAIL: barkley under mpirun -np 2 does not say 'in 2 parts (halos over NCCL)'"
   mpi 2 $B/barkley ${bk/--steps 1000/--steps 411} -o bkc.png --checkpoint bk2.ck > "$OUT/multi-bkc.log" 2>&1
   echo "barkley, 2 ranks to step 411 (mid-exchange): exit $?"
   $B/barkley $bk -o bkr1.png --resume bk2.ck --save bkr1.npz > "$OUT/multi-bkr1.log" 2>&1
