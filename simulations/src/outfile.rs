@@ -662,28 +662,23 @@ mod tests {
     /// without the `(os error N)` suffix.
     #[test]
     fn io_errors_are_said_in_a_few_words() {
-        let said = |kind: ErrorKind| describe_io(&std::io::Error::from(kind));
-        assert_eq!(said(ErrorKind::StorageFull), "no space left on the device");
-        assert_eq!(said(ErrorKind::BrokenPipe), "the reading end of the pipe was closed");
-        assert_eq!(said(ErrorKind::IsADirectory), "it is a directory");
-        assert_eq!(said(ErrorKind::InvalidFilename), "the name is too long");
-        assert_eq!(said(ErrorKind::PermissionDenied), "permission denied");
-        assert_eq!(said(ErrorKind::ReadOnlyFilesystem), "the file system is read-only");
-        assert_eq!(said(ErrorKind::NotADirectory), "a component of the path is not a directory");
-        assert_eq!(said(ErrorKind::QuotaExceeded), "the disk quota is exceeded");
-        // The same from the operating system, whose own texts differ ("Permission denied"):
-        // what a user meets.
-        let os = |errno: i32| describe_io(&std::io::Error::from_raw_os_error(errno));
-        assert_eq!(os(libc::ENOSPC), "no space left on the device");
-        assert_eq!(os(libc::EPIPE), "the reading end of the pipe was closed");
-        assert_eq!(os(libc::EISDIR), "it is a directory");
-        assert_eq!(os(libc::ENAMETOOLONG), "the name is too long");
-        assert_eq!(os(libc::EACCES), "permission denied");
-        assert_eq!(os(libc::EROFS), "the file system is read-only");
-        assert_eq!(os(libc::ENOTDIR), "a component of the path is not a directory");
-        assert_eq!(os(libc::EDQUOT), "the disk quota is exceeded");
+        // From the bare kind, and from the operating system's error, whose own text differs
+        // ("Permission denied"): what a user meets.
+        for (kind, errno, words) in [
+            (ErrorKind::StorageFull, libc::ENOSPC, "no space left on the device"),
+            (ErrorKind::BrokenPipe, libc::EPIPE, "the reading end of the pipe was closed"),
+            (ErrorKind::IsADirectory, libc::EISDIR, "it is a directory"),
+            (ErrorKind::InvalidFilename, libc::ENAMETOOLONG, "the name is too long"),
+            (ErrorKind::PermissionDenied, libc::EACCES, "permission denied"),
+            (ErrorKind::ReadOnlyFilesystem, libc::EROFS, "the file system is read-only"),
+            (ErrorKind::NotADirectory, libc::ENOTDIR, "a component of the path is not a directory"),
+            (ErrorKind::QuotaExceeded, libc::EDQUOT, "the disk quota is exceeded"),
+        ] {
+            assert_eq!(describe_io(&std::io::Error::from(kind)), words, "{kind:?}");
+            assert_eq!(describe_io(&std::io::Error::from_raw_os_error(errno)), words, "errno {errno}");
+        }
         // EFBIG, which has no words of its own here: the system's text without the number.
-        assert_eq!(os(libc::EFBIG), "File too large");
+        assert_eq!(describe_io(&std::io::Error::from_raw_os_error(libc::EFBIG)), "File too large");
     }
 
     #[test]
