@@ -206,8 +206,11 @@ fn single_pass_counts_its_rounds_and_waits_for_halo_rows() {
     setup.seed = seed;
     let u = upload(&gpu, &simulations::heat::initial_field(&setup));
     let cells = 130 * 97 * 43;
-    let pass = cuda::SinglePass::new(&gpu).unwrap();
+    // 4 blocks for the 15 tiles: 3 rounds of whole columns, then runs over the 3 left (with a
+    // whole GPU's blocks there would be no round at all).
+    let pass = cuda::SinglePass::with_resident(4);
     let march = pass.march(130, 97, 43);
+    assert_eq!((march.blocks, march.columns_per_block), (4, 3), "{march:?}");
     let mut plain = upload(&gpu, &vec![f32::NAN; cells]);
     pass.launch(&gpu, &u, &mut plain, setup.n, 0..43, setup.a(), setup.dt, RoundSignals::default()).unwrap();
     let want = download(&gpu, &plain);
@@ -226,29 +229,25 @@ fn single_pass_counts_its_rounds_and_waits_for_halo_rows() {
         let counts = stream.clone_dtoh(&flags).unwrap();
         assert_eq!(counts[2..], vec![march.blocks * launch; rounds + 1], "{march:?}");
     }
-    // Rows short of the first round's: the launch spins until the host announces them.
-    if rounds > 0 {
-        let base = 77u32;
-        stream.memcpy_htod(&[base, base + ny], &mut flags.slice_mut(0..2)).unwrap();
-        let signals = RoundSignals { flags: flags.device_ptr(stream).0, base, sides: 1 };
-        let mut out = upload(&gpu, &vec![f32::NAN; cells]);
-        pass.launch(&gpu, &u, &mut out, setup.n, 0..43, setup.a(), setup.dt, signals).unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(200));
-        // SAFETY: a query of a live stream.
-        let waiting = unsafe { cudarc::driver::sys::cuStreamQuery(stream.cu_stream()) };
-        assert_eq!(
-            waiting,
-            cudarc::driver::sys::CUresult::CUDA_ERROR_NOT_READY,
-            "the launch waits for row 0"
-        );
-        // Announced from another stream (this one is busy with the launch).
-        let other = stream.fork().unwrap();
-        other.memcpy_htod(&[base + ny], &mut flags.slice_mut(0..1)).unwrap();
-        other.synchronize().unwrap();
-        stream.synchronize().unwrap();
-        let got = download(&gpu, &out);
-        assert!(got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()), "after the wait");
-    }
+    // Rows short of the first round's: the launch spins until the host announces them (from
+    // a stream made before the launch: making one may synchronise the context).
+    let other = gpu.context().new_stream().unwrap();
+    let base = 77u32;
+    stream.memcpy_htod(&[base, base + ny], &mut flags.slice_mut(0..2)).unwrap();
+    let signals = RoundSignals { flags: flags.device_ptr(stream).0, base, sides: 1 };
+    let mut out = upload(&gpu, &vec![f32::NAN; cells]);
+    pass.launch(&gpu, &u, &mut out, setup.n, 0..43, setup.a(), setup.dt, signals).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    // SAFETY: a query of a live stream.
+    let waiting = unsafe { cudarc::driver::sys::cuStreamQuery(stream.cu_stream()) };
+    assert_eq!(waiting, cudarc::driver::sys::CUresult::CUDA_ERROR_NOT_READY, "the launch waits for row 0");
+    // Announced from a stream of its own (this one is busy with the launch; a fork would
+    // wait for it).
+    other.memcpy_htod(&[base + ny], &mut flags.slice_mut(0..1)).unwrap();
+    other.synchronize().unwrap();
+    stream.synchronize().unwrap();
+    let got = download(&gpu, &out);
+    assert!(got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()), "after the wait");
 }
 
 /// Every GPU variant against the CPU after 10 steps of a real field. Tolerance: 2e-6
