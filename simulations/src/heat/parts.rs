@@ -39,7 +39,10 @@ use std::sync::Arc;
 use cudarc::driver::{CudaEvent, CudaStream, sys};
 use kernels::heat::{RoundSignals, SINGLE_OUT_W, rows_written_after_round};
 
-use super::{HeatEngine, HeatSetup, HeatVariant, cuda::CudaHeat};
+use super::{
+    HeatEngine, HeatSetup, HeatVariant,
+    cuda::{CudaHeat, March},
+};
 use crate::{
     cuda::Gpu,
     error::{CudaContext as _, Error, Result, human_bytes},
@@ -332,6 +335,9 @@ struct Rounds {
     /// after the others' copies of the launch before (a copy within one GPU may be a kernel):
     /// a waiting launch could otherwise hold every SM while what it waits for has none.
     launched: Vec<CudaEvent>,
+    /// Per slab: how its launch cuts the work (its rounds), and the other slabs on its GPU.
+    marches: Vec<March>,
+    sharing: Vec<Vec<usize>>,
     /// Launches made with signals (every slab the same).
     launches: u32,
     /// Whether every step was queued whole (else a queued wait may never be met).
@@ -395,9 +401,9 @@ impl Rounds {
     fn new(parts: &[Slab], ny: u32) -> Result<Self> {
         let mut flags = Vec::with_capacity(parts.len());
         let mut copied = Vec::with_capacity(parts.len());
-        for part in parts {
+        let marches: Vec<March> = parts.iter().map(|part| part.engine.march(part.band.len)).collect();
+        for (part, march) in parts.iter().zip(&marches) {
             let stream = part.engine.stream();
-            let march = part.engine.march(part.band.len);
             // Launch 1 finds every halo row there (the halos are the start's).
             let arrived = round_base(1, ny).wrapping_add(ny);
             let mut values = vec![0; 3 + march.columns_per_block as usize];
@@ -412,7 +418,19 @@ impl Rounds {
             );
         }
         let copied = copied.into_iter().map(|[a, b]| Ok([a?, b?])).collect::<Result<Vec<_>>>()?;
-        Ok(Self { flags, copied, launched: overlap_events(parts)?, launches: 0, whole: true })
+        let ordinals: Vec<usize> = parts.iter().map(|part| part.engine.gpu_ordinal()).collect();
+        let sharing = (0..parts.len())
+            .map(|p| (0..parts.len()).filter(|&q| q != p && ordinals[q] == ordinals[p]).collect())
+            .collect();
+        Ok(Self {
+            flags,
+            copied,
+            launched: overlap_events(parts)?,
+            marches,
+            sharing,
+            launches: 0,
+            whole: true,
+        })
     }
 }
 
@@ -696,7 +714,6 @@ impl PartedHeat {
         let k = rounds.launches.wrapping_add(1);
         let last = self.parts.len() - 1;
         rounds.whole = false;
-        let ordinals: Vec<usize> = self.parts.iter().map(|part| part.engine.gpu_ordinal()).collect();
         for (p, part) in self.parts.iter_mut().enumerate() {
             let stream = part.engine.stream().clone();
             if rounds.launches >= 2 {
@@ -704,7 +721,7 @@ impl PartedHeat {
                     .wait(&rounds.copied[p][(k % 2) as usize])
                     .context(|| "ordering a step after its copies".into())?;
             }
-            for q in (0..ordinals.len()).filter(|&q| q != p && ordinals[q] == ordinals[p]) {
+            for &q in &rounds.sharing[p] {
                 stream.wait(&rounds.launched[q]).context(|| "ordering slabs that share a GPU".into())?;
                 // A copy within one GPU may be a kernel: the rows this launch waits for must
                 // be there before it holds every SM.
@@ -724,7 +741,7 @@ impl PartedHeat {
         for p in 0..self.parts.len() {
             let stream = &streams[p];
             stream.context().bind_to_thread().context(|| "binding the GPU".into())?;
-            let march = self.parts[p].engine.march(self.parts[p].band.len);
+            let march = rounds.marches[p];
             let flags = rounds.flags[p].address;
             let mut rows_before = 0;
             for round in 0..=march.columns_per_block {
