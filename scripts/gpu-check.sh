@@ -4,7 +4,8 @@
 # Logs go to $OUT. Usage: gpu-check.sh [tests] [sanitize] [gif] [bench] [heat] [physarum-tests]
 # [map] [outputs] [coldstart] [unit-sanitize] [profile] [physarum-sanitize] [physarum-gif] [physarum-bench]
 # [split] [nccl] [split-bench] [heat-size] [faults] [load] [serve] [example] [profile-full]
-# [toolkit] [toolkit-sanitize] [lineinfo] [cookbook] [cookbook-sanitize] [cookbook-bench] [mutants] [multi] [multi-bench] [multi-gs] [multi-heat] [multi-sweep] [multi-binding] [multi-short] [multi-hosts] [multi-pairs] [multi-overlap] [multi-hosts-heat] [multi-rounds]  (default: all but profile-full, mutants (scripts/mutants-gpu.sh builds its input) and the multi
+# [toolkit] [toolkit-sanitize] [lineinfo] [cookbook] [cookbook-sanitize] [cookbook-bench] [mutants] [host-mutants] [multi] [multi-bench] [multi-gs] [multi-heat] [multi-sweep] [multi-binding] [multi-short] [multi-hosts] [multi-pairs] [multi-overlap] [multi-hosts-heat] [multi-rounds]  (default: all but profile-full, mutants and host-mutants (scripts/mutants-gpu.sh and
+# scripts/mutants-host-gpu.sh build their inputs) and the multi
 # parts, which need 2 or more GPUs: scripts/multi-gpu-check.sh; multi-gs and multi-heat are
 # Gray-Scott's and heat's scaling benches alone; multi-sweep measures two constants; multi-binding
 # the launcher's default binding, multi-short a short run's whole wall time, multi-hosts two hosts
@@ -467,7 +468,9 @@ if has example; then
   BARKLEY_BIN=$B/barkley $B/barkley_it --ignored --test-threads=1 --nocapture gpu_split:: > "$OUT/barkley-split-tests.log" 2>&1
   grep -E "test result|note|steps of|panicked" "$OUT/barkley-split-tests.log" | head -20
   echo "== simulations::split on GPUs: halos copied device to device (library unit test)"
-  $B/simulations_lib --ignored --test-threads=1 --nocapture split:: > "$OUT/banded-gpu-tests.log" 2>&1
+  # Two NCCL ranks in one process need two GPUs: skipped (and said) on one.
+  two=(); [ "$(nvidia-smi -L | wc -l)" -ge 2 ] || { two=(--skip two_nccl_ranks); echo "one GPU: two_nccl_ranks_* skipped"; }
+  $B/simulations_lib --ignored --test-threads=1 --nocapture split:: "${two[@]}" > "$OUT/banded-gpu-tests.log" 2>&1
   grep -E "test result|panicked" "$OUT/banded-gpu-tests.log"
   echo "== compute-sanitizer on the barkley GPU test and the barkley command (301x203, 50 steps; split: 3 parts on one GPU, 5 over 2 GPUs)"
   for tool in memcheck racecheck synccheck; do
@@ -550,6 +553,34 @@ if has cookbook-bench; then
   $B/cookbook-bench --cubin-dir /tmp/cookbook-cubins 2>&1 | tee "$OUT/cookbook-bench.txt"
 fi
 # --- end cookbook ---------------------------------------------------------------------------
+if has host-mutants; then
+  # scripts/mutants-host-gpu.sh's mutants of host code only a GPU reaches (.gpu-mutants/): the
+  # library's ignored tests matching its filter, with each mutant's build of the library's unit
+  # tests. First the unmutated build (0/): it must pass, or a kill means nothing.
+  echo "== mutants of host code only a GPU reaches: the library's GPU tests against each"
+  H=.gpu-mutants
+  [ -f $H/filter.txt ] || { echo "no .gpu-mutants: build it with scripts/mutants-host-gpu.sh first"; exit 1; }
+  filter=$(cat $H/filter.txt)
+  two=(); [ "$(nvidia-smi -L | wc -l)" -ge 2 ] || { two=(--skip two_nccl_ranks); echo "one GPU: two_nccl_ranks_* skipped"; }
+  killed=0; survived=0
+  for d in $(ls -d $H/[0-9]* | sort -t/ -k2 -n); do
+    n=$(basename $d)
+    gunzip -c $d/simulations_lib.gz > /tmp/host-mutant && chmod +x /tmp/host-mutant
+    NCCL_NVLS_ENABLE=0 timeout ${MUTANT_TIMEOUT:-180} /tmp/host-mutant --ignored --test-threads=1 "$filter" "${two[@]}" \
+      > "$OUT/host-mutant-$n.log" 2>&1
+    rc=$?
+    if [ "$n" = 0 ]; then
+      echo "baseline $(cat $d/mutant.txt): exit $rc :: $(grep 'test result' "$OUT/host-mutant-$n.log")"
+      [ $rc -eq 0 ] || { echo "FAIL: the unmutated build fails its tests"; break; }
+    elif [ $rc -eq 0 ]; then
+      survived=$((survived + 1)); echo "SURVIVED $(cat $d/mutant.txt)"
+    else
+      killed=$((killed + 1))
+      echo "killed (exit $rc) $(cat $d/mutant.txt) :: $(grep -m1 -E '^---- ' "$OUT/host-mutant-$n.log" | tr -d '-') $(grep -m1 -A1 'panicked at' "$OUT/host-mutant-$n.log" | tail -1 | cut -c1-200)"
+    fi
+  done
+  echo "host mutants: $killed killed, $survived survived"
+fi
 if has mutants; then
   # scripts/mutants-gpu.sh's mutants of GPU-only kernel code (.gpu/mutants.tgz): each one's
   # GPU tests with its PTX in place of the build's (RUST_GPU_SIM_PTX_DIR). First the same tests

@@ -1031,6 +1031,54 @@ mod tests {
         assert!(bits(&split.fields().unwrap()) == run(&model, 1, 1, &[7]));
     }
 
+    /// Two NCCL ranks, threads of this process with a GPU each: the rows split in two with
+    /// halos over NCCL, rank 0 alone writes the outputs and gets the whole field, which has
+    /// one part's bits; rank 1 gets no field.
+    #[test]
+    #[ignore = "needs two CUDA GPUs"]
+    fn two_nccl_ranks_halve_the_rows_and_rank_0_alone_gets_the_field() {
+        let count = crate::cuda::device_count().unwrap();
+        assert!(count >= 2, "two GPUs needed, {count} found");
+        let id_file = std::env::temp_dir().join(format!("split-two-ranks-{}.id", std::process::id()));
+        let model = Diffusion { width: 13, height: 43, periodic: true };
+        let schedule = [3, 7, 1, 12];
+        let ranks: Vec<_> = (0..2)
+            .map(|rank| {
+                let (model, id_file) = (model.clone(), id_file.clone());
+                std::thread::spawn(move || {
+                    let gpu = crate::cuda::open_device(rank).unwrap();
+                    let bootstrap = crate::split::nccl::Bootstrap {
+                        id_file: Some(id_file),
+                        timeout: std::time::Duration::from_secs(60),
+                        max_ctas: None,
+                    };
+                    let comm = Communicator::connect(gpu.clone(), rank, 2, &bootstrap).unwrap();
+                    let stream = gpu.stream().clone();
+                    let mut split = Split::new_ranked(OnGpu(model), comm, &stream, start(13, 43)).unwrap();
+                    let seen = (
+                        split.halo_travel(),
+                        split.is_root(),
+                        split.communicator().map(Communicator::rank),
+                        split.parts(),
+                        split.halo(),
+                    );
+                    for steps in schedule {
+                        split.step(steps).unwrap();
+                    }
+                    (seen, bits(&split.fields().unwrap()))
+                })
+            })
+            .collect();
+        let results: Vec<_> = ranks.into_iter().map(|rank| rank.join().unwrap()).collect();
+        let _ = std::fs::remove_file(&id_file);
+        let halo = plan(&model, 2).unwrap().0;
+        assert!(halo > 0);
+        assert_eq!(results[0].0, (HaloTravel::Nccl, true, Some(0), 2, halo));
+        assert_eq!(results[1].0, (HaloTravel::Nccl, false, Some(1), 2, halo));
+        assert!(results[0].1 == run(&model, 1, 1, &schedule), "rank 0's field");
+        assert!(results[1].1.iter().all(Vec::is_empty), "rank 1 gets no field");
+    }
+
     #[test]
     fn every_send_between_two_ranks_meets_its_receive_on_the_same_grid_rows() {
         // NCCL pairs the n-th send from one rank to another with the n-th receive there.
