@@ -146,9 +146,10 @@ impl CudaHeat {
     }
 
     /// The field [`CudaHeat::step_planes`] writes (current after
-    /// [`CudaHeat::finish_planes`]), for an exchange that copies its edges while it is written.
-    pub(crate) fn next_field(&mut self) -> &mut CudaSlice<f32> {
-        &mut self.k[0]
+    /// [`CudaHeat::finish_planes`]) and the engine's stream, for an exchange that copies its
+    /// edges while it is written.
+    pub(crate) fn written_rows(&mut self) -> crate::split::DeviceRows<'_> {
+        crate::split::DeviceRows { values: &mut self.k[0], stream: self.gpu.stream() }
     }
 
     /// Leaves `sms` multiprocessors free in the single variant's launches from now on.

@@ -12,7 +12,7 @@
 //! `single` writes a slab's own planes only (its halos come from the exchange). With `overlap`
 //! in one process with a GPU per slab, it writes the slab in one launch while the copy engines
 //! send its edge rows round by round of tile columns, each round waiting in the kernel for the
-//! halo rows it reads (see `Rounds`). Elsewhere (CUDA IPC, slabs sharing a GPU)
+//! halo rows it reads (the split's [`Rounds`]). Elsewhere (CUDA IPC, slabs sharing a GPU)
 //! it writes its slab in two halves, the lower and the upper, in turns: lower first on even
 //! steps, upper first on odd ones. The edge planes of the half written first travel (on the
 //! slab's exchange stream) while the second half is written, and the edge of the second half
@@ -27,7 +27,8 @@
 //!
 //! A model adaptor on the one split engine ([`crate::split`]): a slab is a part of it
 //! (`Slab`, on a bounded axis: no halo beyond the domain's faces), one exchange per RK4
-//! step, and the halves are this file's overlap hook. The transport ([`Transport`]): in one
+//! step; the halves and edges first are this file's overlap hooks, the rounds the split's
+//! ([`Rounds`], given each slab's rounds and its launch). The transport ([`Transport`]): in one
 //! process the split's peer copies (copy engines with `overlap`) ordered by events between
 //! neighbours ([`LocalHalos`]); between processes its NCCL exchange and gather
 //! ([`RankHalos`]), or with `overlap`, where every rank's neighbours share its host, the copy
@@ -36,7 +37,7 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaEvent, CudaStream, sys};
+use cudarc::driver::{CudaEvent, CudaStream};
 use kernels::heat::{RoundSignals, SINGLE_OUT_W, rows_written_after_round};
 
 use super::{
@@ -53,6 +54,7 @@ use crate::{
         ipc::IpcHalos,
         nccl::{Communicator, Watch},
         peer,
+        rounds::{RoundPart, RoundSchedule, Rounds},
         transport::Transport,
     },
 };
@@ -313,124 +315,33 @@ struct Edges {
     halos: Vec<CudaEvent>,
 }
 
-/// The exchange by rounds ([`OverlapScheme::Rounds`]): each slab's launch writes the whole
-/// slab with [`RoundSignals`]: per round of tile columns (and once more for the runs after
-/// them) its blocks count themselves done in the slab's `flags`, and before a round they wait
-/// until the halo rows its tiles read have arrived. On the slab's exchange stream, per round:
-/// a wait (a stream memory operation) until every block has finished it, copies of the edge
-/// rows it completed (4 planes each side) into the neighbours' next fields, and a write of
-/// the rows now there into each neighbour's flags, `base(k + 1) + rows` where
-/// `base(k) = k·(ny + 1)` for launch k (wrapping; every slab makes the same launches). A
-/// slab's launch k + 2 writes the field whose edges launch k's copies read: it waits for
-/// `copied[k % 2]`. A neighbour writes the halo rows of launch k's output while this slab's
-/// launch k runs; its launch k − 1 read that field's halo rows, and it finished them before
-/// the neighbour's launch k could pass its wait for this slab's rows of launch k − 1.
-struct Rounds {
-    /// Per slab: `[0]`, `[1]` the rows arrived from below and above, `[2 + r]` round r's
-    /// blocks done (cumulative), on the slab's GPU.
-    flags: Vec<Flags>,
-    /// Per slab, by the parity of the launch: its edges' copies done.
-    copied: Vec<[CudaEvent; 2]>,
-    /// Per slab: its last launch done. Slabs that share a GPU launch one after another, each
-    /// after the others' copies of the launch before (a copy within one GPU may be a kernel):
-    /// a waiting launch could otherwise hold every SM while what it waits for has none.
-    launched: Vec<CudaEvent>,
-    /// Per slab: how its launch cuts the work (its rounds), and the other slabs on its GPU.
-    marches: Vec<March>,
-    sharing: Vec<Vec<usize>>,
-    /// Launches made with signals (every slab the same).
-    launches: u32,
-    /// Whether every step was queued whole (else a queued wait may never be met).
-    whole: bool,
-}
-
-/// `base(k)` of [`Rounds`].
-fn round_base(launch: u32, ny: u32) -> u32 {
-    launch.wrapping_mul(ny.wrapping_add(1))
-}
-
-/// `u32` flags in device memory for stream memory operations, which the driver takes on
-/// memory from `cuMemAlloc` (not on memory from the stream-ordered pool cudarc allocates
-/// from). Freed by [`Rounds`]' drop.
-struct Flags {
-    gpu: Arc<Gpu>,
-    address: sys::CUdeviceptr,
-}
-
-impl Flags {
-    /// `values`, on `gpu`.
-    fn new(gpu: &Arc<Gpu>, values: &[u32]) -> Result<Self> {
-        gpu.context().bind_to_thread().context(|| "binding the GPU".into())?;
-        let mut address = 0;
-        // SAFETY: an allocation of the values' bytes, then a synchronous copy into it.
-        unsafe {
-            sys::cuMemAlloc_v2(&mut address, 4 * values.len())
-                .result()
-                .context(|| "allocating round flags".into())?;
-            let flags = Self { gpu: gpu.clone(), address };
-            sys::cuMemcpyHtoD_v2(address, values.as_ptr().cast(), 4 * values.len())
-                .result()
-                .context(|| "setting round flags".into())?;
-            Ok(flags)
-        }
-    }
-}
-
-impl Drop for Rounds {
-    /// Frees the flags once every GPU is idle, if every step was queued whole; after a step
-    /// that failed half-queued, a wait may never be met, so the flags are left to the
-    /// process's end instead of waiting for it.
-    fn drop(&mut self) {
-        if !self.whole {
-            return;
-        }
-        for flags in &self.flags {
-            if flags.gpu.context().bind_to_thread().is_ok() {
-                // SAFETY: the allocation is this struct's; every queued use of it is over once
-                // the context has synchronised.
-                unsafe {
-                    let _ = sys::cuCtxSynchronize();
-                    let _ = sys::cuMemFree_v2(flags.address);
-                }
-            }
-        }
-    }
-}
-
-impl Rounds {
-    fn new(parts: &[Slab], ny: u32) -> Result<Self> {
-        let mut flags = Vec::with_capacity(parts.len());
-        let mut copied = Vec::with_capacity(parts.len());
-        let marches: Vec<March> = parts.iter().map(|part| part.engine.march(part.band.len)).collect();
-        for (part, march) in parts.iter().zip(&marches) {
-            let stream = part.engine.stream();
-            // Launch 1 finds every halo row there (the halos are the start's).
-            let arrived = round_base(1, ny).wrapping_add(ny);
-            let mut values = vec![0; 3 + march.columns_per_block as usize];
-            values[..2].copy_from_slice(&[arrived, arrived]);
-            // After the start's uploads on the slab's stream (the flags' copy is synchronous).
-            stream.synchronize().context(|| "waiting for the slab's start".into())?;
-            flags.push(Flags::new(part.engine.gpu(), &values)?);
-            copied.push(
-                [0, 1]
-                    .map(|_| stream.context().new_event(None))
-                    .map(|e| e.context(|| "creating an event".into())),
-            );
-        }
-        let copied = copied.into_iter().map(|[a, b]| Ok([a?, b?])).collect::<Result<Vec<_>>>()?;
-        let ordinals: Vec<usize> = parts.iter().map(|part| part.engine.gpu_ordinal()).collect();
-        let sharing = (0..parts.len())
-            .map(|p| (0..parts.len()).filter(|&q| q != p && ordinals[q] == ordinals[p]).collect())
-            .collect();
-        Ok(Self {
-            flags,
-            copied,
-            launched: overlap_events(parts)?,
-            marches,
-            sharing,
-            launches: 0,
-            whole: true,
+/// The exchange by rounds ([`OverlapScheme::Rounds`]) of `parts` (planes of `nx × ny`): the
+/// split's [`Rounds`], with a round's units the rows of a plane (of `nx` values) and each
+/// slab's rounds its single-pass launch's ([`March`]): one whole tile column per block, then
+/// the runs over the columns left, which write the rest. The launch counts and waits with
+/// [`RoundSignals`]; a slab launched `k` times writes the halo rows of launch `k`'s output
+/// while its neighbours' launch `k` runs, which read that field's rows of launch `k − 1`
+/// before they let their own rows of launch `k` go.
+fn round_exchange(parts: &mut [Slab], nx: u32, ny: u32) -> Result<Rounds> {
+    let tiles_x = nx.div_ceil(SINGLE_OUT_W);
+    let schedules = parts
+        .iter()
+        .map(|part| {
+            let march: March = part.engine.march(part.band.len);
+            let mut done: Vec<u32> = (0..march.columns_per_block)
+                .map(|round| rows_written_after_round(round, march.blocks, tiles_x, ny))
+                .collect();
+            done.push(ny);
+            RoundSchedule { blocks: march.blocks, done }
         })
+        .collect();
+    let rows: Vec<PartRows> = parts.iter().map(Slab::part_rows).collect();
+    Rounds::new(parts, &rows, schedules, ny, nx as usize)
+}
+
+impl RoundPart for Slab {
+    fn written_rows(&mut self) -> DeviceRows<'_> {
+        self.engine.written_rows()
     }
 }
 
@@ -442,13 +353,13 @@ enum Overlap {
 }
 
 impl Overlap {
-    fn new(scheme: OverlapScheme, parts: &[Slab], ny: u32) -> Result<Self> {
+    fn new(scheme: OverlapScheme, parts: &mut [Slab], nx: u32, ny: u32) -> Result<Self> {
         Ok(match scheme {
             OverlapScheme::Halves => Overlap::Halves(Halves::new(parts)?),
             OverlapScheme::Edges => {
                 Overlap::Edges(Edges { edges_done: overlap_events(parts)?, halos: overlap_events(parts)? })
             }
-            OverlapScheme::Rounds => Overlap::Rounds(Rounds::new(parts, ny)?),
+            OverlapScheme::Rounds => Overlap::Rounds(round_exchange(parts, nx, ny)?),
         })
     }
 
@@ -606,7 +517,7 @@ impl PartedHeat {
                         if ordinals.len() == parts.len() { HaloPath::OwnGpus } else { HaloPath::SharedGpu }
                     }
                 };
-                Some(Overlap::new(OverlapScheme::chosen(path)?, &parts, setup.n[1])?)
+                Some(Overlap::new(OverlapScheme::chosen(path)?, &mut parts, setup.n[0], setup.n[1])?)
             }
             None => None,
         };
@@ -708,97 +619,16 @@ impl PartedHeat {
         Ok(())
     }
 
+    /// One launch of every slab, its halos sent round by round ([`Rounds`]).
     fn step_rounds(&mut self, rounds: &mut Rounds) -> Result<()> {
         let streams = self.exchange_streams.clone().expect("overlap has exchange streams");
-        let (nx, ny) = (self.n[0], self.n[1]);
-        let k = rounds.launches.wrapping_add(1);
-        let last = self.parts.len() - 1;
-        rounds.whole = false;
-        for (p, part) in self.parts.iter_mut().enumerate() {
-            let stream = part.engine.stream().clone();
-            if rounds.launches >= 2 {
-                stream
-                    .wait(&rounds.copied[p][(k % 2) as usize])
-                    .context(|| "ordering a step after its copies".into())?;
-            }
-            for &q in &rounds.sharing[p] {
-                stream.wait(&rounds.launched[q]).context(|| "ordering slabs that share a GPU".into())?;
-                // A copy within one GPU may be a kernel: the rows this launch waits for must
-                // be there before it holds every SM.
-                if rounds.launches >= 1 {
-                    let previous = &rounds.copied[q][(k.wrapping_sub(1) % 2) as usize];
-                    stream.wait(previous).context(|| "ordering slabs that share a GPU".into())?;
-                }
-            }
-            let flags = rounds.flags[p].address;
-            let sides = u32::from(p > 0) | u32::from(p < last) << 1;
-            let signals = RoundSignals { flags, base: round_base(k, ny), sides };
-            part.engine.step_planes_signalled(part.below..part.below + part.band.len, signals)?;
-            rounds.launched[p].record(&stream).context(|| "recording a launch".into())?;
-        }
-        let plane = self.plane();
-        let tiles_x = nx.div_ceil(SINGLE_OUT_W);
-        for p in 0..self.parts.len() {
-            let stream = &streams[p];
-            stream.context().bind_to_thread().context(|| "binding the GPU".into())?;
-            let march = rounds.marches[p];
-            let flags = rounds.flags[p].address;
-            let mut rows_before = 0;
-            for round in 0..=march.columns_per_block {
-                let rows = match round < march.columns_per_block {
-                    true => rows_written_after_round(round, march.blocks, tiles_x, ny),
-                    false => ny,
-                };
-                if rows == rows_before {
-                    continue;
-                }
-                let counter = flags + 4 * (2 + u64::from(round));
-                wait_value(stream, counter, march.blocks.wrapping_mul(k))?;
-                for q in [p.checked_sub(1), (p < last).then_some(p + 1)].into_iter().flatten() {
-                    let (from, to) = peer::two_parts(&mut self.parts, p, q)?;
-                    // Below: this slab's first planes into the top halo there; above: its last
-                    // planes into the bottom halo there.
-                    let (from_plane, to_plane, flag) = match q < p {
-                        true => (from.below, to.below + to.band.len, 1),
-                        false => (from.below + from.band.len - HALO, 0, 0),
-                    };
-                    let target_flags = rounds.flags[q].address;
-                    let gpu = to.engine.gpu().clone();
-                    let (src, dst) = (from.engine.next_field(), to.engine.next_field());
-                    let count = (rows - rows_before) as usize * nx as usize;
-                    // One copy a plane: a 2-D copy may be a kernel, which could not start
-                    // beside a launch that holds every SM.
-                    for z in 0..HALO as usize {
-                        let at =
-                            |first: u32| (first as usize + z) * plane + rows_before as usize * nx as usize;
-                        peer::copy(
-                            PeerCopy::Engine,
-                            Some(&gpu),
-                            stream,
-                            src,
-                            at(from_plane),
-                            dst,
-                            at(to_plane),
-                            count,
-                        )?;
-                    }
-                    write_value(
-                        stream,
-                        target_flags + 4 * flag,
-                        round_base(k.wrapping_add(1), ny).wrapping_add(rows),
-                    )?;
-                }
-                rows_before = rows;
-            }
-            rounds.copied[p][(k % 2) as usize]
-                .record(stream)
-                .context(|| "recording a step's copies".into())?;
-        }
+        rounds.step(&mut self.parts, &streams, |_, slab, launch| {
+            let signals = RoundSignals { flags: launch.flags, base: launch.base, sides: launch.sides };
+            slab.engine.step_planes_signalled(slab.below..slab.below + slab.band.len, signals)
+        })?;
         for part in &mut self.parts {
             part.engine.finish_planes();
         }
-        rounds.launches = k;
-        rounds.whole = true;
         Ok(())
     }
 
@@ -994,26 +824,6 @@ impl HeatEngine for PartedHeat {
             self.bands.iter().map(|b| b.len).max().unwrap_or(0),
         )
     }
-}
-
-/// Queues on `stream` a wait until the `u32` at `address` (device memory) is at least `value`
-/// (in wrapping arithmetic).
-fn wait_value(stream: &CudaStream, address: u64, value: u32) -> Result<()> {
-    let geq = sys::CUstreamWaitValue_flags::CU_STREAM_WAIT_VALUE_GEQ as u32;
-    // SAFETY: a stream memory operation on a live `u32` of device memory.
-    unsafe { sys::cuStreamWaitValue32_v2(stream.cu_stream(), address, value, geq) }
-        .result()
-        .context(|| "waiting for a round of the step".into())
-}
-
-/// Queues on `stream` a write of `value` to the `u32` at `address` (device memory, possibly a
-/// peer's), after everything queued before it.
-fn write_value(stream: &CudaStream, address: u64, value: u32) -> Result<()> {
-    let write = sys::CUstreamWriteValue_flags::CU_STREAM_WRITE_VALUE_DEFAULT as u32;
-    // SAFETY: as in `wait_value`.
-    unsafe { sys::cuStreamWriteValue32_v2(stream.cu_stream(), address, value, write) }
-        .result()
-        .context(|| "announcing a round's halo rows".into())
 }
 
 #[cfg(test)]

@@ -11,6 +11,8 @@
 //!   policy, device and peer copies, events between neighbours).
 //! - [`ranks`]: the halos between processes ([`RankHalos`]: NCCL, or CUDA IPC) and the
 //!   gathers to rank 0.
+//! - [`rounds`]: halos sent round by round while the launch that writes them runs
+//!   ([`Rounds`], an overlap hook: heat's `single` in slabs, a GPU each).
 //! - [`transport`]: the transport choice of a run's parts ([`Transport`]: peer copies, or
 //!   NCCL or IPC between processes), with its one exchange and one gather.
 //! - [`binding`]: a launcher's CPU binding, widened at start where it would starve a rank.
@@ -25,10 +27,12 @@ pub mod layout;
 pub mod nccl;
 pub mod peer;
 pub mod ranks;
+pub mod rounds;
 pub mod transport;
 
 pub use engine::{BandedModel, Halo, HaloTravel, Part, PartRows, STEPS_PER_EXCHANGE, Split, assemble, halos};
 pub use layout::Layout;
 pub use peer::{DeviceRows, LocalHalos, PeerCopy};
 pub use ranks::RankHalos;
+pub use rounds::{RoundLaunch, RoundPart, RoundSchedule, Rounds};
 pub use transport::Transport;
