@@ -29,7 +29,7 @@ FILES=(
   kernels/src/grayscott.rs kernels/src/heat.rs kernels/src/physarum.rs kernels/src/colormap.rs kernels/src/math.rs
   simulations/src/grayscott/cpu.rs simulations/src/heat/cpu.rs simulations/src/physarum/cpu.rs
   simulations/src/render/palette.rs simulations/src/outfile.rs simulations/src/checkpoint.rs
-  simulations/src/split/decomposition.rs simulations/src/split/engine.rs
+  simulations/src/split/decomposition.rs simulations/src/split/engine.rs simulations/src/split/rounds.rs
 )
 [ $# -gt 0 ] && FILES=("$@")
 args=()
