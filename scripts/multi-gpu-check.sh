@@ -22,8 +22,9 @@
 #   two-hosts: two hosts simulated on one: NCCL kept off NVLink and shared memory
 #          (NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1) so it takes its socket transport over the
 #          loopback interface (NCCL_SOCKET_IFNAME=lo; no InfiniBand here), heat's CUDA IPC off
-#          (RUST_GPU_SIM_RANK_HALOS=nccl); the scaling bench with and without overlap, then with
-#          NCCL's sockets widened (NCCL_SOCKET_NTHREADS=4 NCCL_NSOCKS_PERTHREAD=4);
+#          (RUST_GPU_SIM_RANK_HALOS=nccl); the scaling bench with and without overlap, with the
+#          program's sockets over the network (4 x 4), then with NCCL's own default (1 x 1:
+#          NCCL_SOCKET_NTHREADS=1 NCCL_NSOCKS_PERTHREAD=1);
 #   host-pairs: (4 GPUs) two hosts of two GPUs simulated on one: 4 ranks, NCCL_HOSTID per pair of
 #          ranks, so NCCL joins each pair over NVLink and the pairs over its socket transport
 #          (NCCL_SOCKET_IFNAME=lo), heat's CUDA IPC off; Gray-Scott with --overlap, heat by
@@ -160,7 +161,7 @@ if [[ $parts == *" tests "* ]]; then
     mpi $np $B/rust-gpu-sim ${gs/streaming/fused} --save fused$np.npz > "$OUT/multi-fused$np.log" 2>&1
     $B/rust-gpu-sim ${gs/streaming/fused} --save fused1.npz > /dev/null 2>&1
     echo "grayscott fused: exit $?; --save $(same_npz fused1.npz fused$np.npz)"
-    echo "files other than rank 0's outputs: $(ls -A | grep -cvE '^(gs|heat|fused)[0-9on]*(\.(gif|mp4|npz|ck|png)|-frames)$')"
+    echo "files other than rank 0's outputs: $(ls -A | grep -cvE '^(gs|heat|fused)[0-9oneh]*(\.(gif|mp4|npz|ck|png)|-frames)$')"
   done
   if [ "$gpus" -ge 4 ]; then
     echo "== a checkpoint of 4 ranks resumed by 2 ranks, by 1 process, and --resume under mpirun -np 4"
@@ -341,7 +342,9 @@ fi
 if [[ $parts == *" two-hosts "* ]]; then
   echo "== two hosts simulated on one: NCCL's socket transport over loopback (P2P and SHM off, CUDA IPC off)"
   net=(-x NCCL_P2P_DISABLE=1 -x NCCL_SHM_DISABLE=1 -x NCCL_SOCKET_IFNAME=lo -x RUST_GPU_SIM_RANK_HALOS=nccl)
-  wide=(-x NCCL_SOCKET_NTHREADS=4 -x NCCL_NSOCKS_PERTHREAD=4)
+  # Over the network the program widens NCCL's sockets to 4 threads x 4 sockets unless they are
+  # set (split::nccl::NETWORK_SOCKETS): the -narrow runs set NCCL's own default, 1 x 1.
+  narrow=(-x NCCL_SOCKET_NTHREADS=1 -x NCCL_NSOCKS_PERTHREAD=1)
   for np in 2 4; do
     [ "$gpus" -ge $np ] || continue
     mpi_default $np "${net[@]}" -x NCCL_DEBUG=INFO $B/rust-gpu-sim bench grayscott --sizes 16384 --variants streaming,fused \
@@ -354,15 +357,15 @@ if [[ $parts == *" two-hosts "* ]]; then
       --repeats 3 > "$OUT/hosts-heat$np-overlap.txt" 2> "$OUT/hosts-heat$np-overlap.err"
     mpi_default $np "${net[@]}" -x RUST_GPU_SIM_HEAT_OVERLAP=halves $B/rust-gpu-sim bench heat --sizes 1200 --variants single \
       --overlap --repeats 3 > "$OUT/hosts-heat$np-overlap-halves.txt" 2> "$OUT/hosts-heat$np-overlap-halves.err"
-    mpi_default $np "${net[@]}" "${wide[@]}" $B/rust-gpu-sim bench heat --sizes 1200 --variants single --overlap \
-      --repeats 3 > "$OUT/hosts-heat$np-overlap-wide.txt" 2> "$OUT/hosts-heat$np-overlap-wide.err"
-    mpi_default $np "${net[@]}" "${wide[@]}" -x RUST_GPU_SIM_HEAT_OVERLAP=halves $B/rust-gpu-sim bench heat --sizes 1200 \
-      --variants single --overlap --repeats 3 > "$OUT/hosts-heat$np-overlap-wide-halves.txt" 2> "$OUT/hosts-heat$np-overlap-wide-halves.err"
-    mpi_default $np "${net[@]}" "${wide[@]}" $B/rust-gpu-sim bench grayscott --sizes 16384 --variants streaming,fused \
-      --overlap --repeats 3 > "$OUT/hosts-gs$np-overlap-wide.txt" 2> "$OUT/hosts-gs$np-overlap-wide.err"
+    mpi_default $np "${net[@]}" "${narrow[@]}" $B/rust-gpu-sim bench heat --sizes 1200 --variants single --overlap \
+      --repeats 3 > "$OUT/hosts-heat$np-overlap-narrow.txt" 2> "$OUT/hosts-heat$np-overlap-narrow.err"
+    mpi_default $np "${net[@]}" "${narrow[@]}" -x RUST_GPU_SIM_HEAT_OVERLAP=halves $B/rust-gpu-sim bench heat --sizes 1200 \
+      --variants single --overlap --repeats 3 > "$OUT/hosts-heat$np-overlap-narrow-halves.txt" 2> "$OUT/hosts-heat$np-overlap-narrow-halves.err"
+    mpi_default $np "${net[@]}" "${narrow[@]}" $B/rust-gpu-sim bench grayscott --sizes 16384 --variants streaming,fused \
+      --overlap --repeats 3 > "$OUT/hosts-gs$np-overlap-narrow.txt" 2> "$OUT/hosts-gs$np-overlap-narrow.err"
     echo "-- $np ranks; NCCL's transport: $(grep -ohE "via NET/[A-Za-z]+" "$OUT/hosts-gs$np.txt" | sort | uniq -c | tr -s ' ' | head -2 | tr '\n' ';')"
-    for f in gs$np gs$np-overlap gs$np-overlap-wide heat$np heat$np-overlap heat$np-overlap-halves heat$np-overlap-wide \
-      heat$np-overlap-wide-halves; do
+    for f in gs$np gs$np-overlap gs$np-overlap-narrow heat$np heat$np-overlap heat$np-overlap-halves heat$np-overlap-narrow \
+      heat$np-overlap-narrow-halves; do
       grep -E "^(grayscott|heat) .* nccl " "$OUT/hosts-$f.txt" | sed "s/^/${f#*[0-9]}: /" | cut -c1-150
     done
   done

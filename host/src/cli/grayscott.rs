@@ -219,7 +219,8 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
             };
             GrayScott::new_in(&setup, layout, variant, start, |layout| {
                 let job = simulations::split::decomposition::launch_rank(|name| std::env::var(name).ok())?;
-                let overlap = matches!(layout, Layout::Ranks(_)) && args.parts.gray_scott_overlap(job);
+                let overlap = matches!(layout, Layout::Ranks(_))
+                    && args.parts.gray_scott_overlap(super::options::over_network(job));
                 let autotune = !args.no_autotune;
                 LaunchSettings::for_layout(layout, variant, setup.width, setup.height, autotune, overlap)
             })?

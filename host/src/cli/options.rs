@@ -190,11 +190,12 @@ impl PartsArgs {
     }
 
     /// Whether Gray-Scott's run overlaps its exchange between NCCL ranks: as
-    /// `--overlap`/`--no-overlap` say, else where the job spans several hosts (over NVLink
-    /// the edge rows' separate launches cost more than the exchange they hide: 88.7% against
-    /// 95.9% for `streaming` on 2 H200s; over a network they pay: 83.4% against 62.3%).
-    pub fn gray_scott_overlap(&self, job: Option<LaunchRank>) -> bool {
-        self.overlap_asked().unwrap_or_else(|| job.is_some_and(|j| j.spans_hosts()))
+    /// `--overlap`/`--no-overlap` say, else where the ranks talk over NCCL's network
+    /// ([`over_network`]; over NVLink the edge rows' separate launches cost more than the
+    /// exchange they hide: 88.7% against 95.9% for `streaming` on 2 H200s; over a network
+    /// they pay: 83.4% against 62.3%).
+    pub fn gray_scott_overlap(&self, over_network: bool) -> bool {
+        self.overlap_asked().unwrap_or(over_network)
     }
 
     /// Whether heat's split run of `variant` over `gpus` GPUs overlaps its exchange: as
@@ -442,12 +443,22 @@ pub fn connect_on(
     if rank == 0 && size > 1 {
         say_binding();
     }
+    let widened = simulations::split::nccl::widen_sockets(over_network(job));
+    if let Some(line) = widened.filter(|_| rank == 0) {
+        eprintln!("{line}");
+    }
     let bootstrap = simulations::split::nccl::Bootstrap {
         id_file,
         timeout: std::time::Duration::from_secs_f64(peer_timeout),
         max_ctas,
     };
     simulations::split::nccl::Communicator::connect(gpu, rank, size, &bootstrap)
+}
+
+/// Whether this process's job talks over NCCL's network ([`LaunchRank::over_network`], from
+/// the environment); false for a plain run.
+pub fn over_network(job: Option<LaunchRank>) -> bool {
+    job.is_some_and(|j| j.over_network(|name| std::env::var(name).ok()))
 }
 
 /// Rank 0's one line on what the start did about the launcher's CPU binding
@@ -553,12 +564,13 @@ mod tests {
     }
 
     #[test]
-    fn gray_scott_overlaps_where_the_job_spans_hosts_unless_told() {
-        assert!(parts(&[]).gray_scott_overlap(rank(8, Some(4))));
-        assert!(!parts(&[]).gray_scott_overlap(rank(4, Some(4))));
-        assert!(!parts(&[]).gray_scott_overlap(rank(4, None)));
-        assert!(!parts(&[]).gray_scott_overlap(None));
-        assert!(!parts(&["--no-overlap"]).gray_scott_overlap(rank(8, Some(4))));
-        assert!(parts(&["--overlap"]).gray_scott_overlap(rank(4, Some(4))));
+    fn gray_scott_overlaps_where_the_ranks_talk_over_the_network_unless_told() {
+        assert!(parts(&[]).gray_scott_overlap(true));
+        assert!(!parts(&[]).gray_scott_overlap(false));
+        assert!(!parts(&["--no-overlap"]).gray_scott_overlap(true));
+        assert!(parts(&["--overlap"]).gray_scott_overlap(false));
+        assert!(!parts(&["--overlap", "--no-overlap"]).gray_scott_overlap(true), "the last one given");
+        // A plain run, or one the launcher says nothing about, is on one host.
+        assert!(!over_network(None));
     }
 }

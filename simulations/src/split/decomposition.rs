@@ -117,6 +117,16 @@ impl LaunchRank {
     pub fn spans_hosts(&self) -> bool {
         self.local.is_some_and(|(_, on_this_host)| on_this_host < self.size)
     }
+
+    /// Whether NCCL carries the halos between this job's ranks over its network transport:
+    /// the job spans hosts, or the environment (read through `var`) tells NCCL to use neither
+    /// peer-to-peer nor shared memory between GPUs (`NCCL_P2P_DISABLE` and `NCCL_SHM_DISABLE`
+    /// nonzero), so that the ranks of one host talk as if between hosts.
+    pub fn over_network(&self, var: impl Fn(&str) -> Option<String>) -> bool {
+        let disabled =
+            |name: &str| var(name).and_then(|v| v.trim().parse::<i64>().ok()).is_some_and(|v| v != 0);
+        self.spans_hosts() || (self.size > 1 && disabled("NCCL_P2P_DISABLE") && disabled("NCCL_SHM_DISABLE"))
+    }
 }
 
 /// The rank and size from the variables of Open MPI's `mpirun`, MPICH/Hydra's `mpiexec`
@@ -310,6 +320,33 @@ mod tests {
             let pairs: &'static [(&str, &str)] = Box::leak(bad.to_vec().into_boxed_slice());
             assert!(launch_rank(env(pairs)).is_err());
         }
+    }
+
+    #[test]
+    fn ranks_talk_over_the_network_across_hosts_or_where_nccl_may_use_neither_p2p_nor_shared_memory() {
+        let job = |size, local| LaunchRank { rank: 0, size, local, launcher: "Open MPI" };
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| pairs.iter().find(|(n, _)| *n == name).map(|(_, v)| v.to_string())
+        };
+        let both = env(&[("NCCL_P2P_DISABLE", "1"), ("NCCL_SHM_DISABLE", " 1 ")]);
+        assert!(job(4, Some((0, 2))).over_network(env(&[])), "two hosts");
+        assert!(!job(4, Some((0, 4))).over_network(env(&[])), "one host");
+        assert!(!job(4, None).over_network(env(&[])), "the launcher does not say");
+        assert!(job(4, Some((0, 4))).over_network(both));
+        assert!(job(2, None).over_network(both));
+        assert!(!job(1, None).over_network(both), "one rank talks to no one");
+        for one in [
+            env(&[("NCCL_P2P_DISABLE", "1")]),
+            env(&[("NCCL_SHM_DISABLE", "1")]),
+            env(&[("NCCL_P2P_DISABLE", "0"), ("NCCL_SHM_DISABLE", "1")]),
+            env(&[("NCCL_P2P_DISABLE", "1"), ("NCCL_SHM_DISABLE", "0")]),
+            env(&[("NCCL_P2P_DISABLE", "yes"), ("NCCL_SHM_DISABLE", "1")]),
+        ] {
+            assert!(!job(4, Some((0, 4))).over_network(one));
+        }
+        assert!(
+            job(4, Some((0, 4))).over_network(env(&[("NCCL_P2P_DISABLE", "2"), ("NCCL_SHM_DISABLE", "-1")]))
+        );
     }
 
     /// The boundaries of what a launcher may say: the largest size NCCL numbers (a C int) is
