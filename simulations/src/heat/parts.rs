@@ -138,9 +138,10 @@ impl OverlapScheme {
                 )));
             }
         };
-        if scheme == OverlapScheme::Rounds && matches!(path, HaloPath::Ipc | HaloPath::Nccl) {
+        if scheme == OverlapScheme::Rounds && path == HaloPath::Nccl {
             return Err(Error::SameOnEveryRank(format!(
-                "{OVERLAP_SCHEME_VAR}=rounds exchanges halos in one process only (--gpus), not between processes"
+                "{OVERLAP_SCHEME_VAR}=rounds exchanges halos by the copy engines (in one process, or between the \
+                 processes of one host through CUDA IPC), not over NCCL"
             )));
         }
         Ok(scheme)
@@ -322,7 +323,13 @@ struct Edges {
 /// [`RoundSignals`]; a slab launched `k` times writes the halo rows of launch `k`'s output
 /// while its neighbours' launch `k` runs, which read that field's rows of launch `k − 1`
 /// before they let their own rows of launch `k` go.
-fn round_exchange(parts: &mut [Slab], nx: u32, ny: u32) -> Result<Rounds> {
+fn round_exchange(
+    parts: &mut [Slab],
+    nx: u32,
+    ny: u32,
+    transport: &mut Transport,
+    exchange_streams: &[Arc<CudaStream>],
+) -> Result<Rounds> {
     let tiles_x = nx.div_ceil(SINGLE_OUT_W);
     let schedules = parts
         .iter()
@@ -335,8 +342,21 @@ fn round_exchange(parts: &mut [Slab], nx: u32, ny: u32) -> Result<Rounds> {
             RoundSchedule { blocks: march.blocks, done }
         })
         .collect();
-    let rows: Vec<PartRows> = parts.iter().map(Slab::part_rows).collect();
-    Rounds::new(parts, &rows, schedules, ny, nx as usize)
+    match transport {
+        Transport::Peer(_) => {
+            let rows: Vec<PartRows> = parts.iter().map(Slab::part_rows).collect();
+            Rounds::new(parts, &rows, schedules, ny, nx as usize)
+        }
+        Transport::Ranks { ranks, .. } => {
+            let (rank, rows) = (ranks.comm().rank(), ranks.rows().to_vec());
+            let ipc = ranks.ipc_mut().ok_or_else(|| {
+                Error::SameOnEveryRank("the exchange by rounds between processes needs CUDA IPC".into())
+            })?;
+            let mut schedules = schedules;
+            let schedule = schedules.pop().expect("one slab per process");
+            Rounds::new_ranked(&mut parts[0], rank, &rows, schedule, ny, nx as usize, ipc, &exchange_streams[0])
+        }
+    }
 }
 
 impl RoundPart for Slab {
@@ -353,13 +373,21 @@ enum Overlap {
 }
 
 impl Overlap {
-    fn new(scheme: OverlapScheme, parts: &mut [Slab], nx: u32, ny: u32) -> Result<Self> {
+    fn new(
+        scheme: OverlapScheme,
+        parts: &mut [Slab],
+        [nx, ny]: [u32; 2],
+        transport: &mut Transport,
+        exchange_streams: &[Arc<CudaStream>],
+    ) -> Result<Self> {
         Ok(match scheme {
             OverlapScheme::Halves => Overlap::Halves(Halves::new(parts)?),
             OverlapScheme::Edges => {
                 Overlap::Edges(Edges { edges_done: overlap_events(parts)?, halos: overlap_events(parts)? })
             }
-            OverlapScheme::Rounds => Overlap::Rounds(round_exchange(parts, nx, ny)?),
+            OverlapScheme::Rounds => {
+                Overlap::Rounds(round_exchange(parts, nx, ny, transport, exchange_streams)?)
+            }
         })
     }
 
@@ -505,8 +533,9 @@ impl PartedHeat {
                 Transport::Ranks { ranks: Box::new(ranks), pieces: None }
             }
         };
+        let mut transport = transport;
         let overlap = match &exchange_streams {
-            Some(_) => {
+            Some(streams) => {
                 let path = match &transport {
                     Transport::Ranks { ranks, .. } if ranks.by_ipc() => HaloPath::Ipc,
                     Transport::Ranks { .. } => HaloPath::Nccl,
@@ -517,7 +546,8 @@ impl PartedHeat {
                         if ordinals.len() == parts.len() { HaloPath::OwnGpus } else { HaloPath::SharedGpu }
                     }
                 };
-                Some(Overlap::new(OverlapScheme::chosen(path)?, &mut parts, setup.n[0], setup.n[1])?)
+                let scheme = OverlapScheme::chosen(path)?;
+                Some(Overlap::new(scheme, &mut parts, [setup.n[0], setup.n[1]], &mut transport, streams)?)
             }
             None => None,
         };
@@ -626,6 +656,13 @@ impl PartedHeat {
             let signals = RoundSignals { flags: launch.flags, base: launch.base, sides: launch.sides };
             slab.engine.step_planes_signalled(slab.below..slab.below + slab.band.len, signals)
         })?;
+        // Between processes: freeing the IPC allocations waits until the neighbours have
+        // copied out every launch sent.
+        if let Transport::Ranks { ranks, .. } = &mut self.transport
+            && let Some(ipc) = ranks.ipc_mut()
+        {
+            ipc.round_sends(rounds.launches());
+        }
         for part in &mut self.parts {
             part.engine.finish_planes();
         }
@@ -706,6 +743,14 @@ impl PartedHeat {
         Ok(())
     }
 
+    /// The exchange by rounds' receives between processes, on a stream of their own.
+    fn receive_stream(&self) -> Option<&Arc<CudaStream>> {
+        match &self.overlap {
+            Some(Overlap::Rounds(rounds)) => rounds.own_streams(),
+            _ => None,
+        }
+    }
+
     /// Bytes one exchange copies (each inner boundary: both directions).
     pub fn exchange_bytes(&self) -> u64 {
         (self.bands.len() as u64).saturating_sub(1) * 2 * u64::from(HALO) * self.plane() as u64 * 4
@@ -726,6 +771,9 @@ impl HeatEngine for PartedHeat {
         // save, new values) sees the whole field.
         for (part, exchange) in self.parts.iter().zip(self.exchange_streams.iter().flatten()) {
             part.engine.stream().join(exchange).context(|| "joining the exchange".into())?;
+        }
+        if let Some(receive) = self.receive_stream() {
+            self.parts[0].engine.stream().join(receive).context(|| "joining the exchange".into())?;
         }
         Ok(())
     }
@@ -773,7 +821,7 @@ impl HeatEngine for PartedHeat {
         for part in &mut self.parts {
             part.engine.synchronize()?;
         }
-        for stream in self.exchange_streams.iter().flatten() {
+        for stream in self.exchange_streams.iter().flatten().chain(self.receive_stream()) {
             stream.synchronize().context(|| "waiting for a halo exchange".into())?;
         }
         Ok(())
