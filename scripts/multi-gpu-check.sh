@@ -32,9 +32,8 @@
 #   overlap: the measurements behind the overlap defaults: heat 1200³ single's two schemes
 #          (RUST_GPU_SIM_HEAT_OVERLAP=halves|edges) in one process, between processes by CUDA
 #          IPC and by NCCL, and Gray-Scott 16384² with and without --overlap under mpirun;
-#   rounds: heat 1200³ single in one process over 1, 2 and every GPU, the halves against the
-#          exchange by rounds (RUST_GPU_SIM_HEAT_OVERLAP), in turns, twice; then the same under
-#          mpirun -np 4 (or 2), halos through CUDA IPC;
+#   rounds: heat 1200³ single in one process over 1, 2 and every GPU, the halves (the default)
+#          against the exchange by rounds (RUST_GPU_SIM_HEAT_OVERLAP=rounds), in turns, twice;
 #   sweep: the measurements behind two constants, strong scaling on the most GPUs (up to 4):
 #          Gray-Scott streaming's fewest halo rows (MULTI_STEP_HALO; RUST_GPU_SIM_HALO_ROWS,
 #          values in SWEEP_HALO_ROWS) in one process and under mpirun, and the SMs heat's
@@ -159,16 +158,10 @@ if [[ $parts == *" tests "* ]]; then
     echo "heat single, edges first by CUDA IPC: exit $?; --save $(same_npz heat1.npz heat${np}e.npz); $(grep -o 'edges first' "$OUT/multi-heat${np}e.log" | head -1)"
     mpi $np -x RUST_GPU_SIM_RANK_HALOS=nccl -x RUST_GPU_SIM_HEAT_OVERLAP=halves $B/rust-gpu-sim $heat --save heat${np}h.npz > "$OUT/multi-heat${np}h.log" 2>&1
     echo "heat single, halves over NCCL: exit $?; --save $(same_npz heat1.npz heat${np}h.npz); $(grep -o 'other half' "$OUT/multi-heat${np}h.log" | head -1)"
-    mpi $np -x RUST_GPU_SIM_HEAT_OVERLAP=rounds $B/rust-gpu-sim $heat --save heat${np}r.npz > "$OUT/multi-heat${np}r.log" 2>&1
-    echo "heat single, by rounds through CUDA IPC: exit $?; --save $(same_npz heat1.npz heat${np}r.npz); $(grep -o 'by rounds' "$OUT/multi-heat${np}r.log" | head -1)"
-    big="heat --nx 700 --ny 600 --nz 97 --steps 30 --variant single"
-    [ -f big1.npz ] || $B/rust-gpu-sim $big --save big1.npz > /dev/null 2>&1
-    mpi $np -x RUST_GPU_SIM_HEAT_OVERLAP=rounds timeout 120 $B/rust-gpu-sim $big --save heat${np}rb.npz > "$OUT/multi-heat${np}rb.log" 2>&1
-    echo "heat 700x600x97 (several rounds), by rounds through CUDA IPC: exit $?; --save $(same_npz big1.npz heat${np}rb.npz)"
     mpi $np $B/rust-gpu-sim ${gs/streaming/fused} --save fused$np.npz > "$OUT/multi-fused$np.log" 2>&1
     $B/rust-gpu-sim ${gs/streaming/fused} --save fused1.npz > /dev/null 2>&1
     echo "grayscott fused: exit $?; --save $(same_npz fused1.npz fused$np.npz)"
-    echo "files other than rank 0's outputs: $(ls -A | grep -cvE '^(gs|heat|fused|big)[0-9onehrb]*(\.(gif|mp4|npz|ck|png)|-frames)$')"
+    echo "files other than rank 0's outputs: $(ls -A | grep -cvE '^(gs|heat|fused)[0-9oneh]*(\.(gif|mp4|npz|ck|png)|-frames)$')"
   done
   if [ "$gpus" -ge 4 ]; then
     echo "== a checkpoint of 4 ranks resumed by 2 ranks, by 1 process, and --resume under mpirun -np 4"
@@ -432,15 +425,6 @@ if [[ $parts == *" rounds "* ]]; then
         --gpus $counts --overlap --repeats 5 > "$OUT/rounds-$scheme-$round.txt" 2>> "$OUT/rounds.err"
       echo "exit $?" >> "$OUT/rounds.err"
       grep -E "^heat " "$OUT/rounds-$scheme-$round.txt" | sed "s/^/$scheme, round $round: /" | cut -c1-150
-    done
-  done
-  n=2; [ "$gpus" -ge 4 ] && n=4
-  echo "== the same under mpirun -np $n (halos through CUDA IPC): halves (the default) against rounds, in turns, twice"
-  for round in 1 2; do
-    for scheme in halves rounds; do
-      mpi $n -x RUST_GPU_SIM_HEAT_OVERLAP=$scheme timeout 300 $B/rust-gpu-sim bench heat --sizes 1200 --variants single \
-        --repeats 5 > "$OUT/rounds-mpi-$scheme-$round.txt" 2>> "$OUT/rounds.err"
-      grep -E "^heat .* nccl" "$OUT/rounds-mpi-$scheme-$round.txt" | sed "s/^/mpirun, $scheme, round $round: /" | cut -c1-150
     done
   done
 fi
