@@ -138,10 +138,9 @@ impl OverlapScheme {
                 )));
             }
         };
-        if scheme == OverlapScheme::Rounds && path == HaloPath::Nccl {
+        if scheme == OverlapScheme::Rounds && matches!(path, HaloPath::Ipc | HaloPath::Nccl) {
             return Err(Error::SameOnEveryRank(format!(
-                "{OVERLAP_SCHEME_VAR}=rounds exchanges halos by the copy engines (in one process, or between the \
-                 processes of one host through CUDA IPC), not over NCCL"
+                "{OVERLAP_SCHEME_VAR}=rounds exchanges halos in one process only (--gpus), not between processes"
             )));
         }
         Ok(scheme)
@@ -323,13 +322,7 @@ struct Edges {
 /// [`RoundSignals`]; a slab launched `k` times writes the halo rows of launch `k`'s output
 /// while its neighbours' launch `k` runs, which read that field's rows of launch `k − 1`
 /// before they let their own rows of launch `k` go.
-fn round_exchange(
-    parts: &mut [Slab],
-    nx: u32,
-    ny: u32,
-    transport: &mut Transport,
-    exchange_streams: &[Arc<CudaStream>],
-) -> Result<Rounds> {
+fn round_exchange(parts: &mut [Slab], nx: u32, ny: u32) -> Result<Rounds> {
     let tiles_x = nx.div_ceil(SINGLE_OUT_W);
     let schedules = parts
         .iter()
@@ -342,21 +335,8 @@ fn round_exchange(
             RoundSchedule { blocks: march.blocks, done }
         })
         .collect();
-    match transport {
-        Transport::Peer(_) => {
-            let rows: Vec<PartRows> = parts.iter().map(Slab::part_rows).collect();
-            Rounds::new(parts, &rows, schedules, ny, nx as usize)
-        }
-        Transport::Ranks { ranks, .. } => {
-            let (rank, rows) = (ranks.comm().rank(), ranks.rows().to_vec());
-            let ipc = ranks.ipc_mut().ok_or_else(|| {
-                Error::SameOnEveryRank("the exchange by rounds between processes needs CUDA IPC".into())
-            })?;
-            let mut schedules = schedules;
-            let schedule = schedules.pop().expect("one slab per process");
-            Rounds::new_ranked(&mut parts[0], rank, &rows, schedule, ny, nx as usize, ipc, &exchange_streams[0])
-        }
-    }
+    let rows: Vec<PartRows> = parts.iter().map(Slab::part_rows).collect();
+    Rounds::new(parts, &rows, schedules, ny, nx as usize)
 }
 
 impl RoundPart for Slab {
@@ -373,21 +353,13 @@ enum Overlap {
 }
 
 impl Overlap {
-    fn new(
-        scheme: OverlapScheme,
-        parts: &mut [Slab],
-        [nx, ny]: [u32; 2],
-        transport: &mut Transport,
-        exchange_streams: &[Arc<CudaStream>],
-    ) -> Result<Self> {
+    fn new(scheme: OverlapScheme, parts: &mut [Slab], nx: u32, ny: u32) -> Result<Self> {
         Ok(match scheme {
             OverlapScheme::Halves => Overlap::Halves(Halves::new(parts)?),
             OverlapScheme::Edges => {
                 Overlap::Edges(Edges { edges_done: overlap_events(parts)?, halos: overlap_events(parts)? })
             }
-            OverlapScheme::Rounds => {
-                Overlap::Rounds(round_exchange(parts, nx, ny, transport, exchange_streams)?)
-            }
+            OverlapScheme::Rounds => Overlap::Rounds(round_exchange(parts, nx, ny)?),
         })
     }
 
@@ -533,9 +505,8 @@ impl PartedHeat {
                 Transport::Ranks { ranks: Box::new(ranks), pieces: None }
             }
         };
-        let mut transport = transport;
         let overlap = match &exchange_streams {
-            Some(streams) => {
+            Some(_) => {
                 let path = match &transport {
                     Transport::Ranks { ranks, .. } if ranks.by_ipc() => HaloPath::Ipc,
                     Transport::Ranks { .. } => HaloPath::Nccl,
@@ -546,8 +517,7 @@ impl PartedHeat {
                         if ordinals.len() == parts.len() { HaloPath::OwnGpus } else { HaloPath::SharedGpu }
                     }
                 };
-                let scheme = OverlapScheme::chosen(path)?;
-                Some(Overlap::new(scheme, &mut parts, [setup.n[0], setup.n[1]], &mut transport, streams)?)
+                Some(Overlap::new(OverlapScheme::chosen(path)?, &mut parts, setup.n[0], setup.n[1])?)
             }
             None => None,
         };
@@ -656,13 +626,6 @@ impl PartedHeat {
             let signals = RoundSignals { flags: launch.flags, base: launch.base, sides: launch.sides };
             slab.engine.step_planes_signalled(slab.below..slab.below + slab.band.len, signals)
         })?;
-        // Between processes: freeing the IPC allocations waits until the neighbours have
-        // copied out every launch sent.
-        if let Transport::Ranks { ranks, .. } = &mut self.transport
-            && let Some(ipc) = ranks.ipc_mut()
-        {
-            ipc.round_sends(rounds.launches());
-        }
         for part in &mut self.parts {
             part.engine.finish_planes();
         }
@@ -743,14 +706,6 @@ impl PartedHeat {
         Ok(())
     }
 
-    /// The exchange by rounds' receives between processes, on a stream of their own.
-    fn receive_stream(&self) -> Option<&Arc<CudaStream>> {
-        match &self.overlap {
-            Some(Overlap::Rounds(rounds)) => rounds.own_streams(),
-            _ => None,
-        }
-    }
-
     /// Bytes one exchange copies (each inner boundary: both directions).
     pub fn exchange_bytes(&self) -> u64 {
         (self.bands.len() as u64).saturating_sub(1) * 2 * u64::from(HALO) * self.plane() as u64 * 4
@@ -771,9 +726,6 @@ impl HeatEngine for PartedHeat {
         // save, new values) sees the whole field.
         for (part, exchange) in self.parts.iter().zip(self.exchange_streams.iter().flatten()) {
             part.engine.stream().join(exchange).context(|| "joining the exchange".into())?;
-        }
-        if let Some(receive) = self.receive_stream() {
-            self.parts[0].engine.stream().join(receive).context(|| "joining the exchange".into())?;
         }
         Ok(())
     }
@@ -821,7 +773,7 @@ impl HeatEngine for PartedHeat {
         for part in &mut self.parts {
             part.engine.synchronize()?;
         }
-        for stream in self.exchange_streams.iter().flatten().chain(self.receive_stream()) {
+        for stream in self.exchange_streams.iter().flatten() {
             stream.synchronize().context(|| "waiting for a halo exchange".into())?;
         }
         Ok(())

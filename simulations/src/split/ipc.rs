@@ -31,12 +31,8 @@ use crate::{
 pub const RANK_HALOS_VAR: &str = "RUST_GPU_SIM_RANK_HALOS";
 
 /// Bytes before the receive slots: the flags (`ready` below and above, `consumed` below and
-/// above, one `u32` each, then the same four for the exchange by rounds), padded so the slots
-/// start aligned.
+/// above, one `u32` each), padded so the slots start aligned.
 const FLAGS_BYTES: usize = 512;
-
-/// The slots: the halves' exchange's below and above, then the rounds' ([`RoundLinks`]).
-const SLOTS: usize = 4;
 
 /// What a rank tells its neighbours at set-up, as `f32`s (the NCCL exchange's unit): its
 /// IPC handle (64 bytes), its host (8 bytes) and whether it can take part (4 bytes).
@@ -56,10 +52,6 @@ pub struct IpcHalos {
     count: [u32; 2],
     /// The stream the exchanges were queued on.
     stream: Option<Arc<CudaStream>>,
-    /// The exchange by rounds ([`IpcHalos::round_links`]): its launches sent, and its
-    /// streams (sends, receives).
-    round_sends: u32,
-    round_streams: Vec<Arc<CudaStream>>,
 }
 
 // SAFETY: the raw device pointers are plain addresses; every use binds the GPU's context.
@@ -109,8 +101,6 @@ impl IpcHalos {
             ranks: [below, above],
             count: [0; 2],
             stream: None,
-            round_sends: 0,
-            round_streams: Vec::new(),
         };
         let mut card = [0u8; 4 * CARD_WORDS];
         let mut why = match asked.as_str() {
@@ -157,7 +147,7 @@ impl IpcHalos {
         // are out-parameters of the right types; the probe's stream memory operations touch
         // only the flags just cleared.
         unsafe {
-            let bytes = FLAGS_BYTES + SLOTS * self.slot_bytes;
+            let bytes = FLAGS_BYTES + 2 * self.slot_bytes;
             if let Err(e) = sys::cuMemAlloc_v2(&mut self.own, bytes).result() {
                 self.own = 0;
                 return Err(failed("allocating the halo slots", e));
@@ -262,42 +252,29 @@ impl IpcHalos {
         Ok(())
     }
 
-    /// The addresses of the exchange by rounds between ranks ([`super::rounds::Rounds`]), its
-    /// sends queued on `send` and its receives on `receive` (both waited for before the
-    /// allocation is freed). Its flags and slots are its own, apart from the halves'.
-    pub fn round_links(&mut self, send: &Arc<CudaStream>, receive: &Arc<CudaStream>) -> RoundLinks {
-        self.round_streams = vec![send.clone(), receive.clone()];
-        RoundLinks { own: self.own, peers: self.peers, slot_bytes: self.slot_bytes }
-    }
-
-    /// The exchange by rounds has sent `launches` launches' rows (each rank's drop waits until
-    /// its neighbours have copied them out).
-    pub fn round_sends(&mut self, launches: u32) {
-        self.round_sends = launches;
-    }
-
     /// Whether nothing will touch the allocations any more: both neighbours have copied out
     /// every edge sent to them (they write no more flags here), and this rank's exchange
-    /// streams are idle (its last receives, and their flag writes into the neighbours, done).
+    /// stream is idle (its last receives, and their flag writes into the neighbours, done).
     /// Reads the flags; false on any error.
     fn settled(&self) -> bool {
         // SAFETY: a query of a live stream.
-        let idle = |s: &Arc<CudaStream>| unsafe { sys::cuStreamQuery(s.cu_stream()) } == sys::CUresult::CUDA_SUCCESS;
-        self.stream.iter().chain(&self.round_streams).all(idle) && self.sends_consumed()
+        let idle = self
+            .stream
+            .as_ref()
+            .is_none_or(|s| unsafe { sys::cuStreamQuery(s.cu_stream()) } == sys::CUresult::CUDA_SUCCESS);
+        idle && self.sends_consumed()
     }
 
-    /// Whether both neighbours have copied out every edge sent to them, by the halves and by
-    /// rounds (reads the flags; false on any error).
+    /// Whether both neighbours have copied out every edge sent to them (reads the flags; false
+    /// on any error).
     fn sends_consumed(&self) -> bool {
-        let mut flags = [0u32; 8];
-        // SAFETY: a synchronous copy of this rank's eight flags into a local array.
-        let read = unsafe { sys::cuMemcpyDtoH_v2(flags.as_mut_ptr().cast(), self.own, 32) }.result();
+        let mut flags = [0u32; 4];
+        // SAFETY: a synchronous copy of this rank's four flags into a local array.
+        let read = unsafe { sys::cuMemcpyDtoH_v2(flags.as_mut_ptr().cast(), self.own, 16) }.result();
         read.is_ok()
             && [Side::Below, Side::Above].into_iter().all(|side| {
-                let s = index(side);
                 self.peers[index(side.other())].is_none()
-                    || (flags[2 + s].wrapping_sub(self.count[s]) as i32 >= 0
-                        && flags[6 + s].wrapping_sub(self.round_sends) as i32 >= 0)
+                    || flags[2 + index(side)].wrapping_sub(self.count[index(side)]) as i32 >= 0
             })
     }
 }
@@ -328,35 +305,6 @@ impl Drop for IpcHalos {
                 let _ = sys::cuMemFree_v2(self.own);
             }
         }
-    }
-}
-
-/// Where the exchange by rounds between the ranks of one host writes and waits: this rank's
-/// allocation and its neighbours' (below, above; mapped here), each with, per side `s` of the
-/// halo it receives (0: from below, 1: from above), a `ready` flag (the rows there, written by
-/// the sender), a `consumed` flag in the sender's allocation (the receiver has copied a launch
-/// out of its slot) and a slot of `slot_bytes`.
-#[derive(Clone, Copy, Debug)]
-pub struct RoundLinks {
-    pub own: u64,
-    pub peers: [Option<u64>; 2],
-    pub slot_bytes: usize,
-}
-
-impl RoundLinks {
-    /// `ready` of halo side `s` in the allocation at `base`.
-    pub fn ready(base: u64, s: usize) -> u64 {
-        base + 16 + 4 * s as u64
-    }
-
-    /// `consumed` of halo side `s` in the allocation at `base`.
-    pub fn consumed(base: u64, s: usize) -> u64 {
-        base + 24 + 4 * s as u64
-    }
-
-    /// The slot of halo side `s` in the allocation at `base`.
-    pub fn slot(&self, base: u64, s: usize) -> u64 {
-        base + (FLAGS_BYTES + (2 + s) * self.slot_bytes) as u64
     }
 }
 

@@ -168,12 +168,6 @@ impl RankHalos {
         self.ipc.is_some()
     }
 
-    /// The halos through CUDA IPC, where they go that way (for an exchange of its own over
-    /// the same allocations: [`super::rounds::Rounds::new_ranked`]).
-    pub fn ipc_mut(&mut self) -> Option<&mut IpcHalos> {
-        self.ipc.as_mut()
-    }
-
     pub fn comm(&self) -> &Communicator {
         &self.comm
     }

@@ -17,13 +17,9 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaEvent, CudaStream, DevicePtr as _, result, sys};
+use cudarc::driver::{CudaEvent, CudaStream, sys};
 
-use super::{
-    DeviceRows, Part, PartRows, PeerCopy,
-    ipc::{IpcHalos, RoundLinks},
-    peer,
-};
+use super::{DeviceRows, Part, PartRows, PeerCopy, peer};
 use crate::{
     cuda::Gpu,
     error::{CudaContext as _, Error, Result},
@@ -141,22 +137,6 @@ pub struct Rounds {
     /// Whether every launch was queued whole with its copies (else a queued wait may never
     /// be met, and the flags are not freed).
     whole: bool,
-    /// Where the parts are NCCL ranks of one host: this rank's part alone (the rows are every
-    /// rank's), its halos through CUDA IPC ([`Rounds::new_ranked`]).
-    ranked: Option<Ranked>,
-}
-
-/// The exchange by rounds between the ranks of one host: each rank sends the rows a round
-/// completed into its neighbours' slots ([`RoundLinks`]) and writes their `ready` flags; on a
-/// stream of its own, `receive`, each rank waits for its `ready` flags, copies the rows from
-/// its slots into its halos and writes its launch's arrival flags, and after a launch's last
-/// rows it writes the sender's `consumed` flag, which the sender's next launch waits for
-/// before it writes that slot again.
-#[derive(Clone)]
-struct Ranked {
-    rank: usize,
-    links: RoundLinks,
-    receive: Arc<CudaStream>,
 }
 
 /// `u32` flags in device memory for stream memory operations, which the driver takes on
@@ -260,50 +240,7 @@ impl Rounds {
             sharing,
             launches: 0,
             whole: true,
-            ranked: None,
         })
-    }
-
-    /// The rounds of this rank's `part` of an NCCL job whose ranks hold `rows` (every rank's,
-    /// in rank order), its launch cut as `schedule` says, its halos through `ipc` (every
-    /// neighbour on this host): sends on `send`, receives on a stream of their own.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new_ranked<P: RoundPart>(
-        part: &mut P,
-        rank: usize,
-        rows: &[PartRows],
-        schedule: RoundSchedule,
-        units: u32,
-        unit_len: usize,
-        ipc: &mut IpcHalos,
-        send: &Arc<CudaStream>,
-    ) -> Result<Self> {
-        check(rows, &vec![schedule.clone(); rows.len()], units)?;
-        let mine = rows[rank];
-        let row_len = units as usize * unit_len;
-        let slot_rows = mine.halo_before.max(mine.halo_after) as usize;
-        let receive = part.written_rows().stream.fork().context(|| "creating a receive stream".into())?;
-        let links = ipc.round_links(send, &receive);
-        if slot_rows * row_len * 4 > links.slot_bytes {
-            return Err(Error::InvalidInput(format!(
-                "an exchange by rounds: {slot_rows} rows of {row_len} values do not fit a slot of {} bytes",
-                links.slot_bytes
-            )));
-        }
-        let mut rounds = Self::new(std::slice::from_mut(part), &[local_rows(mine)], vec![schedule], units, unit_len)?;
-        rounds.rows = rows.to_vec();
-        rounds.ranked = Some(Ranked { rank, links, receive });
-        Ok(rounds)
-    }
-
-    /// Launches made.
-    pub fn launches(&self) -> u32 {
-        self.launches
-    }
-
-    /// The streams of the exchange besides the caller's: the receives between ranks.
-    pub fn own_streams(&self) -> Option<&Arc<CudaStream>> {
-        self.ranked.as_ref().map(|r| &r.receive)
     }
 
     /// One launch of every part, `launch(p, part, signals)` queueing part `p`'s on its stream,
@@ -315,9 +252,6 @@ impl Rounds {
         exchange: &[Arc<CudaStream>],
         mut launch: impl FnMut(usize, &mut P, RoundLaunch) -> Result<()>,
     ) -> Result<()> {
-        if self.ranked.is_some() {
-            return self.step_ranked(&mut parts[0], &exchange[0], launch);
-        }
         let k = self.launches.wrapping_add(1);
         let last = parts.len() - 1;
         self.whole = false;
@@ -382,109 +316,6 @@ impl Rounds {
         self.whole = true;
         Ok(())
     }
-}
-
-impl Rounds {
-    /// [`Rounds::step`] of this rank's `part`, its sends on `send` ([`Ranked`]).
-    fn step_ranked<P: RoundPart>(
-        &mut self,
-        part: &mut P,
-        send: &Arc<CudaStream>,
-        mut launch: impl FnMut(usize, &mut P, RoundLaunch) -> Result<()>,
-    ) -> Result<()> {
-        let Ranked { rank, links, receive } = self.ranked.clone().expect("a ranked exchange");
-        let what = || "the exchange by rounds between ranks (CUDA IPC)".to_string();
-        let k = self.launches.wrapping_add(1);
-        let last = self.rows.len() - 1;
-        self.whole = false;
-        let stream = part.written_rows().stream.clone();
-        if self.launches >= 2 {
-            stream.wait(&self.copied[0][(k % 2) as usize]).context(|| "ordering a launch after its copies".into())?;
-        }
-        let sides = u32::from(rank > 0) | u32::from(rank < last) << 1;
-        launch(0, part, RoundLaunch { flags: self.flags[0].address, base: round_base(k, self.units), sides })?;
-        self.launched[0].record(&stream).context(|| "recording a launch".into())?;
-        // Raw addresses: the streams are ordered by the flags and events here.
-        let field = {
-            let rows = part.written_rows();
-            rows.values.device_ptr(rows.values.stream()).0
-        };
-        let bytes = |values: usize| (values * 4) as u64;
-        let schedule = self.schedules[0].clone();
-        let (base, next) = (round_base(k, self.units), round_base(k.wrapping_add(1), self.units));
-        // The sends: each round's rows into the slot of the neighbour's side that they reach,
-        // once the neighbour has copied the launch before out of it.
-        send.context().bind_to_thread().context(|| "binding the GPU".into())?;
-        let neighbours = round_copies(&self.rows, rank, 0, 0, self.unit_len);
-        if self.launches >= 1 {
-            for copy in &neighbours {
-                wait_value(send, RoundLinks::consumed(links.own, copy.flag as usize), k.wrapping_sub(1))?;
-            }
-        }
-        let mut before = 0;
-        for (round, &done) in schedule.done.iter().enumerate() {
-            if done == before {
-                continue;
-            }
-            wait_value(send, self.flags[0].address + 4 * (2 + round as u64), schedule.blocks.wrapping_mul(k))?;
-            for copy in round_copies(&self.rows, rank, before, done, self.unit_len) {
-                let s = copy.flag as usize;
-                let peer = links.peers[usize::from(copy.to > rank)].ok_or_else(|| Error::InvalidInput(what()))?;
-                let slot = links.slot(peer, s);
-                for r in 0..copy.rows as usize {
-                    let from = field + bytes((copy.from_row as usize + r) * self.row_len + copy.at);
-                    let to = slot + bytes(r * self.row_len + copy.at);
-                    // SAFETY: inside this rank's live field and the neighbour's mapped slot (its
-                    // rows fit, checked at set-up); the flags order it against the slot's reader.
-                    unsafe { result::memcpy_dtod_async(to, from, 4 * copy.count, send.cu_stream()) }.context(what)?;
-                }
-                write_value(send, RoundLinks::ready(peer, s), base.wrapping_add(done))?;
-            }
-            before = done;
-        }
-        self.copied[0][(k % 2) as usize].record(send).context(|| "recording a launch's copies".into())?;
-        // The receives: each round's rows from the slots into the halos, then the arrival
-        // flags the next launch waits for; after the launch's last rows, the senders' slots
-        // are free again.
-        receive.context().bind_to_thread().context(|| "binding the GPU".into())?;
-        let mine = self.rows[rank];
-        let halos: Vec<(usize, u32, u32)> = [(0, 0, mine.halo_before), (1, mine.halo_before + mine.band.len, mine.halo_after)]
-            .into_iter()
-            .filter(|&(_, _, rows)| rows > 0)
-            .collect();
-        let mut before = 0;
-        for &done in &schedule.done {
-            if done == before {
-                continue;
-            }
-            let (at, count) = (before as usize * self.unit_len, (done - before) as usize * self.unit_len);
-            for &(s, first, rows) in &halos {
-                wait_value(&receive, RoundLinks::ready(links.own, s), base.wrapping_add(done))?;
-                let slot = links.slot(links.own, s);
-                for r in 0..rows as usize {
-                    let from = slot + bytes(r * self.row_len + at);
-                    let to = field + bytes((first as usize + r) * self.row_len + at);
-                    // SAFETY: inside this rank's slot and its live field's halo; the flags order
-                    // it after the sender's copy and before the slot's next.
-                    unsafe { result::memcpy_dtod_async(to, from, 4 * count, receive.cu_stream()) }.context(what)?;
-                }
-                write_value(&receive, self.flags[0].address + 4 * s as u64, next.wrapping_add(done))?;
-            }
-            before = done;
-        }
-        for &(s, _, _) in &halos {
-            let peer = links.peers[s].ok_or_else(|| Error::InvalidInput(what()))?;
-            write_value(&receive, RoundLinks::consumed(peer, s), k)?;
-        }
-        self.launches = k;
-        self.whole = true;
-        Ok(())
-    }
-}
-
-/// A part's rows as a split of its own: no neighbour (for the flags of one rank's part).
-fn local_rows(rows: PartRows) -> PartRows {
-    PartRows { halo_before: 0, halo_after: 0, ..rows }
 }
 
 /// Queues on `stream` a wait until the `u32` at `address` (device memory) is at least `value`
