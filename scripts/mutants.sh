@@ -12,7 +12,8 @@
 # Results go to mutants.out/ (caught.txt, missed.txt, timeout.txt, unviable.txt); survivors in
 # GPU-only code are expected here (the CPU tests cannot run it): `scripts/mutants-gpu.sh .`
 # (the directory holding mutants.out/) builds their PTX, and scripts/gpu-check.sh mutants runs the GPU tests against
-# each on a GPU machine (docs/reliability.md, "Mutation testing").
+# each on a GPU machine; survivors in host code only GPU parts reach: scripts/mutants-host-gpu.sh
+# and scripts/gpu-check.sh host-mutants (docs/reliability.md, "Mutation testing").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VERSION=27.1.0
