@@ -469,7 +469,8 @@ if has example; then
   grep -E "test result|note|steps of|panicked" "$OUT/barkley-split-tests.log" | head -20
   echo "== simulations::split on GPUs: halos copied device to device (library unit test)"
   # Two NCCL ranks in one process need two GPUs: skipped (and said) on one.
-  two=(); [ "$(nvidia-smi -L | wc -l)" -ge 2 ] || { two=(--skip two_nccl_ranks); echo "one GPU: two_nccl_ranks_* skipped"; }
+  two=(); [ "$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)" -ge 2 ] ||
+    { two=(--skip two_nccl_ranks); echo "one GPU: two_nccl_ranks_* skipped"; }
   $B/simulations_lib --ignored --test-threads=1 --nocapture split:: "${two[@]}" > "$OUT/banded-gpu-tests.log" 2>&1
   grep -E "test result|panicked" "$OUT/banded-gpu-tests.log"
   echo "== compute-sanitizer on the barkley GPU test and the barkley command (301x203, 50 steps; split: 3 parts on one GPU, 5 over 2 GPUs)"
@@ -561,22 +562,28 @@ if has host-mutants; then
   H=.gpu-mutants
   [ -f $H/filter.txt ] || { echo "no .gpu-mutants: build it with scripts/mutants-host-gpu.sh first"; exit 1; }
   filter=$(cat $H/filter.txt)
-  two=(); [ "$(nvidia-smi -L | wc -l)" -ge 2 ] || { two=(--skip two_nccl_ranks); echo "one GPU: two_nccl_ranks_* skipped"; }
+  two=(); [ "$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)" -ge 2 ] ||
+    { two=(--skip two_nccl_ranks); echo "one GPU: two_nccl_ranks_* skipped"; }
   killed=0; survived=0
   for d in $(ls -d $H/[0-9]* | sort -t/ -k2 -n); do
     n=$(basename $d)
-    gunzip -c $d/simulations_lib.gz > /tmp/host-mutant && chmod +x /tmp/host-mutant
+    rm -f /tmp/host-mutant
+    { gunzip -c $d/simulations_lib.gz > /tmp/host-mutant && chmod +x /tmp/host-mutant; } ||
+      { echo "FAIL: cannot unpack $d/simulations_lib.gz"; [ "$n" = 0 ] && break; continue; }
     NCCL_NVLS_ENABLE=0 timeout ${MUTANT_TIMEOUT:-180} /tmp/host-mutant --ignored --test-threads=1 "$filter" "${two[@]}" \
       > "$OUT/host-mutant-$n.log" 2>&1
     rc=$?
     if [ "$n" = 0 ]; then
       echo "baseline $(cat $d/mutant.txt): exit $rc :: $(grep 'test result' "$OUT/host-mutant-$n.log")"
-      [ $rc -eq 0 ] || { echo "FAIL: the unmutated build fails its tests"; break; }
+      [ $rc -eq 0 ] || { echo "FAIL: the unmutated build fails its tests: no mutant run"; break; }
+      grep -q 'test result: ok\. [1-9]' "$OUT/host-mutant-$n.log" ||
+        { echo "FAIL: the filter '$filter' runs no test: no mutant run"; break; }
     elif [ $rc -eq 0 ]; then
       survived=$((survived + 1)); echo "SURVIVED $(cat $d/mutant.txt)"
     else
       killed=$((killed + 1))
-      echo "killed (exit $rc) $(cat $d/mutant.txt) :: $(grep -m1 -E '^---- ' "$OUT/host-mutant-$n.log" | tr -d '-') $(grep -m1 -A1 'panicked at' "$OUT/host-mutant-$n.log" | tail -1 | cut -c1-200)"
+      how="exit $rc"; [ $rc -eq 124 ] && how="timed out after ${MUTANT_TIMEOUT:-180} s"
+      echo "killed ($how) $(cat $d/mutant.txt) :: $(grep -m1 -E '^---- ' "$OUT/host-mutant-$n.log" | tr -d '-') $(grep -m1 -A1 'panicked at' "$OUT/host-mutant-$n.log" | tail -1 | cut -c1-200)"
     fi
   done
   echo "host mutants: $killed killed, $survived survived"

@@ -18,6 +18,10 @@ root=$PWD
 [ $# -ge 2 ] || { echo "usage: scripts/mutants-host-gpu.sh FILTER MUTANT_NAME..." >&2; exit 2; }
 filter=$1
 shift
+for name in "$@"; do
+  [[ $name == simulations/src/* ]] ||
+    { echo "mutants-host-gpu: $name: only mutants of simulations/src/ reach the library's tests" >&2; exit 2; }
+done
 git diff --quiet HEAD -- simulations kernels toolkit ||
   { echo "mutants-host-gpu: simulations/, kernels/ or toolkit/ differ from HEAD: commit first" >&2; exit 1; }
 work=$(mktemp -d /tmp/mutants-host-gpu.XXXXXX)
@@ -37,8 +41,7 @@ for line in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "simulations" and m.get("executable"):
         print(m["executable"])') || true
   [ -n "$exe" ] || { tail -5 "$work/build.log" >&2; return 1; }
-  strip -o "$1/simulations_lib" "$exe"
-  gzip -9 "$1/simulations_lib"
+  strip -o "$1/simulations_lib" "$exe" && gzip -9 "$1/simulations_lib"
 }
 out=$root/.gpu-mutants
 rm -rf "$out"

@@ -1039,12 +1039,18 @@ mod tests {
     fn two_nccl_ranks_halve_the_rows_and_rank_0_alone_gets_the_field() {
         let count = crate::cuda::device_count().unwrap();
         assert!(count >= 2, "two GPUs needed, {count} found");
-        let id_file = std::env::temp_dir().join(format!("split-two-ranks-{}.id", std::process::id()));
+        // A name of this run alone: a file left by another (no launcher, so no job key in it)
+        // would be taken for rank 0's.
+        let nonce = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+        let id_file = std::env::temp_dir().join(format!("split-two-ranks-{}-{nonce}.id", std::process::id()));
+        let _ = std::fs::remove_file(&id_file);
         let model = Diffusion { width: 13, height: 43, periodic: true };
         let schedule = [3, 7, 1, 12];
+        // Neither rank gives up its communicator while the other may still be in a transfer.
+        let done = Arc::new(std::sync::Barrier::new(2));
         let ranks: Vec<_> = (0..2)
             .map(|rank| {
-                let (model, id_file) = (model.clone(), id_file.clone());
+                let (model, id_file, done) = (model.clone(), id_file.clone(), done.clone());
                 std::thread::spawn(move || {
                     let gpu = crate::cuda::open_device(rank).unwrap();
                     let bootstrap = crate::split::nccl::Bootstrap {
@@ -1065,7 +1071,9 @@ mod tests {
                     for steps in schedule {
                         split.step(steps).unwrap();
                     }
-                    (seen, bits(&split.fields().unwrap()))
+                    let fields = bits(&split.fields().unwrap());
+                    done.wait();
+                    (seen, fields)
                 })
             })
             .collect();

@@ -48,7 +48,9 @@ pub struct Bootstrap {
 /// (`NCCL_SOCKET_NTHREADS`) and sockets per thread (`NCCL_NSOCKS_PERTHREAD`). NCCL's default is
 /// one of each; over sockets between two ranks (simulated hosts, 2 H200s) heat 1200³ ran at
 /// 43.2% of one GPU with it and 96.1% with 4 × 4 (5.3 GB/s against 2.24), 8 × 8 was slower
-/// than 4 × 4. Over InfiniBand NCCL takes its IB transport, which these do not touch.
+/// than 4 × 4. Over InfiniBand NCCL takes its IB transport, which these do not touch. Only the
+/// environment is read: a value in NCCL's own configuration files (`~/.nccl.conf`,
+/// `/etc/nccl.conf`), which do not override the environment, gives way to these.
 pub const NETWORK_SOCKETS: (u32, u32) = (4, 4);
 
 /// The sockets' variables [`NETWORK_SOCKETS`] sets.
@@ -68,8 +70,9 @@ pub fn sockets_to_widen(
 }
 
 /// Widens NCCL's sockets as [`sockets_to_widen`] says, from this process's environment, and
-/// returns the line that says so (for rank 0 to print). Before NCCL starts (it reads them at
-/// its initialisation), on every rank alike.
+/// returns the line that says so (for rank 0 to print). Call it before NCCL starts (it reads
+/// them at its initialisation), on every rank alike, while no other thread of this process
+/// reads or writes the environment (as at a rank's connection, [`Communicator::connect`]).
 pub fn widen_sockets(over_network: bool) -> Option<String> {
     let values = sockets_to_widen(over_network, |name| std::env::var(name).ok())?;
     for (name, value) in &values {
@@ -79,8 +82,8 @@ pub fn widen_sockets(over_network: bool) -> Option<String> {
     }
     let (threads, sockets) = NETWORK_SOCKETS;
     Some(format!(
-        "note: the ranks talk over NCCL's network: its sockets widened to {threads} threads of {sockets} sockets per \
-         connection ({}={threads} {}={sockets}; set either to choose)",
+        "note: the ranks talk over NCCL's network: where it takes its socket transport, {threads} threads of {sockets} \
+         sockets per connection ({}={threads} {}={sockets}; set either in the environment to choose)",
         SOCKET_VARS[0], SOCKET_VARS[1]
     ))
 }

@@ -252,6 +252,14 @@ impl Rounds {
         exchange: &[Arc<CudaStream>],
         mut launch: impl FnMut(usize, &mut P, RoundLaunch) -> Result<()>,
     ) -> Result<()> {
+        if parts.len() != self.schedules.len() || exchange.len() != parts.len() {
+            return Err(Error::InvalidInput(format!(
+                "an exchange by rounds of {} parts given {} parts and {} exchange streams",
+                self.schedules.len(),
+                parts.len(),
+                exchange.len()
+            )));
+        }
         let k = self.launches.wrapping_add(1);
         let last = parts.len() - 1;
         self.whole = false;
