@@ -55,13 +55,7 @@ n=0; shipped=0
 for name in "${names[@]}"; do
   n=$((n + 1))
   file=${name%%:*}
-  NAME=$name python3 -c '
-import json, os, sys
-for m in json.load(open(sys.argv[1])):
-    if m["name"] == os.environ["NAME"]:
-        sys.stdout.write(m["diff"]); break
-else:
-    sys.exit("mutants-gpu: not listed by cargo mutants: " + os.environ["NAME"])' "$work/list.json" > "$work/diff"
+  python3 "$root/scripts/mutant-diff.py" "$work/list.json" "$name" > "$work/diff"
   patch -s "$tree/$file" < "$work/diff"
   if ptx "$work/m"; then
     changed=()

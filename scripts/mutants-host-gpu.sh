@@ -58,13 +58,7 @@ n=0
 for name in "$@"; do
   n=$((n + 1))
   file=${name%%:*}
-  NAME=$name python3 -c '
-import json, os, sys
-for m in json.load(open(sys.argv[1])):
-    if m["name"] == os.environ["NAME"]:
-        sys.stdout.write(m["diff"]); break
-else:
-    sys.exit("mutants-host-gpu: not listed by cargo mutants: " + os.environ["NAME"])' "$work/list.json" > "$work/diff"
+  python3 "$root/scripts/mutant-diff.py" "$work/list.json" "$name" > "$work/diff"
   patch -s "$tree/$file" < "$work/diff"
   mkdir -p "$out/$n"
   echo "$name" > "$out/$n/mutant.txt"

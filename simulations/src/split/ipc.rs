@@ -24,6 +24,7 @@ use crate::{
     error::{CudaContext as _, Error, Result},
     split::decomposition::Side,
     split::nccl::{Communicator, Transfer},
+    split::stream_flags,
 };
 
 /// `nccl` makes NCCL carry the halos between ranks even where this module could (to compare);
@@ -163,13 +164,8 @@ impl IpcHalos {
                 .result()
                 .map_err(|e| failed("cuIpcGetMemHandle", e))?;
             // A probe: the stream memory operations an exchange makes, on a flag of its own.
-            let (write, geq) = (
-                sys::CUstreamWriteValue_flags::CU_STREAM_WRITE_VALUE_DEFAULT as u32,
-                sys::CUstreamWaitValue_flags::CU_STREAM_WAIT_VALUE_GEQ as u32,
-            );
-            sys::cuStreamWriteValue32_v2(stream.cu_stream(), self.own, 0, write)
-                .result()
-                .and_then(|()| sys::cuStreamWaitValue32_v2(stream.cu_stream(), self.own, 0, geq).result())
+            stream_flags::write(stream, self.own, 0)
+                .and_then(|()| stream_flags::wait_at_least(stream, self.own, 0))
                 .map_err(|e| failed("stream memory operations", e))?;
             stream.synchronize().map_err(|e| failed("stream memory operations", e))?;
             for (byte, c) in card.iter_mut().zip(handle.reserved) {
@@ -227,25 +223,16 @@ impl IpcHalos {
                     let to = self.peers[index(side.other())].expect("a send goes to a mapped neighbour");
                     debug_assert_eq!(Some(t.peer), self.ranks[index(side.other())]);
                     // The neighbour has copied out the last edge sent to this slot.
-                    let geq = sys::CUstreamWaitValue_flags::CU_STREAM_WAIT_VALUE_GEQ as u32;
-                    sys::cuStreamWaitValue32_v2(cu, self.own + consumed_at(side), k.wrapping_sub(1), geq)
-                        .result()
+                    stream_flags::wait_at_least(stream, self.own + consumed_at(side), k.wrapping_sub(1))
                         .context(what)?;
                     sys::cuMemcpyDtoDAsync_v2(to + slot, t.ptr, bytes, cu).result().context(what)?;
-                    let write = sys::CUstreamWriteValue_flags::CU_STREAM_WRITE_VALUE_DEFAULT as u32;
-                    sys::cuStreamWriteValue32_v2(cu, to + ready_at(side), k, write).result().context(what)?;
+                    stream_flags::write(stream, to + ready_at(side), k).context(what)?;
                 } else {
                     let from = self.peers[s].expect("a receive comes from a mapped neighbour");
                     debug_assert_eq!(Some(t.peer), self.ranks[s]);
-                    let geq = sys::CUstreamWaitValue_flags::CU_STREAM_WAIT_VALUE_GEQ as u32;
-                    sys::cuStreamWaitValue32_v2(cu, self.own + ready_at(side), k, geq)
-                        .result()
-                        .context(what)?;
+                    stream_flags::wait_at_least(stream, self.own + ready_at(side), k).context(what)?;
                     sys::cuMemcpyDtoDAsync_v2(t.ptr, self.own + slot, bytes, cu).result().context(what)?;
-                    let write = sys::CUstreamWriteValue_flags::CU_STREAM_WRITE_VALUE_DEFAULT as u32;
-                    sys::cuStreamWriteValue32_v2(cu, from + consumed_at(side), k, write)
-                        .result()
-                        .context(what)?;
+                    stream_flags::write(stream, from + consumed_at(side), k).context(what)?;
                 }
             }
         }

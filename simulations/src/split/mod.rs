@@ -13,6 +13,8 @@
 //!   gathers to rank 0.
 //! - [`rounds`]: halos sent round by round while the launch that writes them runs
 //!   ([`Rounds`], an overlap hook: heat's `single` in slabs, a GPU each).
+//! - [`stream_flags`]: device flags that streams wait for and write (stream memory
+//!   operations), for [`rounds`] and [`ipc`].
 //! - [`transport`]: the transport choice of a run's parts ([`Transport`]: peer copies, or
 //!   NCCL or IPC between processes), with its one exchange and one gather.
 //! - [`binding`]: a launcher's CPU binding, widened at start where it would starve a rank.
@@ -28,6 +30,7 @@ pub mod nccl;
 pub mod peer;
 pub mod ranks;
 pub mod rounds;
+pub mod stream_flags;
 pub mod transport;
 
 pub use engine::{BandedModel, Halo, HaloTravel, Part, PartRows, STEPS_PER_EXCHANGE, Split, assemble, halos};

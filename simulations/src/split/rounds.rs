@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaEvent, CudaStream, sys};
 
-use super::{DeviceRows, Part, PartRows, PeerCopy, peer};
+use super::{DeviceRows, Part, PartRows, PeerCopy, peer, stream_flags};
 use crate::{
     cuda::Gpu,
     error::{CudaContext as _, Error, Result},
@@ -326,24 +326,17 @@ impl Rounds {
     }
 }
 
-/// Queues on `stream` a wait until the `u32` at `address` (device memory) is at least `value`
-/// (in wrapping arithmetic).
+/// [`stream_flags::wait_at_least`] on one of the flags (this struct's, live until its drop).
 fn wait_value(stream: &CudaStream, address: u64, value: u32) -> Result<()> {
-    let geq = sys::CUstreamWaitValue_flags::CU_STREAM_WAIT_VALUE_GEQ as u32;
-    // SAFETY: a stream memory operation on a live `u32` of device memory.
-    unsafe { sys::cuStreamWaitValue32_v2(stream.cu_stream(), address, value, geq) }
-        .result()
+    // SAFETY: `address` is one of the flags, which outlive every queued use (`Rounds`' drop).
+    unsafe { stream_flags::wait_at_least(stream, address, value) }
         .context(|| "waiting for a round of a launch".into())
 }
 
-/// Queues on `stream` a write of `value` to the `u32` at `address` (device memory, possibly a
-/// peer's), after everything queued before it.
+/// [`stream_flags::write`] to one of the flags (this slab's or a neighbour's).
 fn write_value(stream: &CudaStream, address: u64, value: u32) -> Result<()> {
-    let write = sys::CUstreamWriteValue_flags::CU_STREAM_WRITE_VALUE_DEFAULT as u32;
     // SAFETY: as in `wait_value`.
-    unsafe { sys::cuStreamWriteValue32_v2(stream.cu_stream(), address, value, write) }
-        .result()
-        .context(|| "announcing a round's halo rows".into())
+    unsafe { stream_flags::write(stream, address, value) }.context(|| "announcing a round's halo rows".into())
 }
 
 #[cfg(test)]
