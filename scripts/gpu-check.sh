@@ -4,7 +4,7 @@
 # Logs go to $OUT. Usage: gpu-check.sh [tests] [sanitize] [gif] [bench] [heat] [physarum-tests]
 # [map] [outputs] [coldstart] [unit-sanitize] [profile] [physarum-sanitize] [physarum-gif] [physarum-bench]
 # [split] [nccl] [split-bench] [heat-size] [faults] [load] [serve] [example] [profile-full]
-# [toolkit] [toolkit-sanitize] [lineinfo] [cookbook] [cookbook-sanitize] [cookbook-bench] [mutants] [host-mutants] [multi] [multi-bench] [multi-gs] [multi-heat] [multi-sweep] [multi-binding] [multi-short] [multi-hosts] [multi-pairs] [multi-overlap] [multi-hosts-heat] [multi-rounds]  (default: all but profile-full, mutants and host-mutants (scripts/mutants-gpu.sh and
+# [toolkit] [toolkit-sanitize] [lineinfo] [cookbook] [cookbook-sanitize] [cookbook-bench] [python] [mutants] [host-mutants] [multi] [multi-bench] [multi-gs] [multi-heat] [multi-sweep] [multi-binding] [multi-short] [multi-hosts] [multi-pairs] [multi-overlap] [multi-hosts-heat] [multi-rounds]  (default: all but profile-full, mutants and host-mutants (scripts/mutants-gpu.sh and
 # scripts/mutants-host-gpu.sh build their inputs) and the multi
 # parts, which need 2 or more GPUs: scripts/multi-gpu-check.sh; multi-gs and multi-heat are
 # Gray-Scott's and heat's scaling benches alone; multi-sweep measures two constants; multi-binding
@@ -13,7 +13,10 @@
 # ptxkit-check GPU tests (toolkit-sanitize: compute-sanitizer on them; lineinfo: its report of a
 # deliberate fault names the Rust line); cookbook: examples/cookbook's GPU tests
 # (cookbook-sanitize: compute-sanitizer on them; cookbook-bench: its CUDA C twins built by nvcc
-# and cookbook-bench, Rust against nvcc).
+# and cookbook-bench, Rust against nvcc). python: the Python package's wheel (built here) with
+# PyTorch/CuPy/Triton there: its GPU tests (python/tests), compute-sanitizer on its kernels, the
+# call overhead (scripts/python-overhead.py) and the write-ups' comparison
+# (scripts/python-compare.py).
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu-check}
 mkdir -p "$OUT"
@@ -26,7 +29,7 @@ for f in .gpu/*.gz; do
   chmod +x "$B/$(basename "${f%.gz}")"
 done
 export XDG_CACHE_HOME=/tmp/cache
-parts=${*:-tests outputs coldstart sanitize unit-sanitize profile gif bench heat map physarum-tests physarum-sanitize physarum-gif physarum-bench split nccl split-bench heat-size faults load serve example toolkit toolkit-sanitize lineinfo cookbook cookbook-sanitize cookbook-bench}
+parts=${*:-tests outputs coldstart sanitize unit-sanitize profile gif bench heat map physarum-tests physarum-sanitize physarum-gif physarum-bench split nccl split-bench heat-size faults load serve example toolkit toolkit-sanitize lineinfo cookbook cookbook-sanitize cookbook-bench python}
 has() { [[ " $parts " == *" $1 "* ]]; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
 
@@ -612,4 +615,22 @@ if has mutants; then
     fi
   done
   echo "mutants: $killed killed, $survived survived"
+fi
+
+if has python; then
+  echo "== the Python package (wheel built here) on this machine's PyTorch, CuPy and Triton"
+  rm -rf /tmp/site
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site $B/*.whl \
+    > "$OUT/python-install.log" 2>&1 || { echo "FAIL: installing the wheels"; tail -5 "$OUT/python-install.log"; }
+  export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
+  RUST_GPU_SIM_BIN=$B/rust-gpu-sim python3 -m pytest -p no:cacheprovider -q -rs python/tests > "$OUT/python-tests.log" 2>&1
+  tail -3 "$OUT/python-tests.log"
+  grep -E "^(FAILED|ERROR)" "$OUT/python-tests.log" | head -20
+  for tool in memcheck racecheck; do
+    compute-sanitizer --tool $tool python3 scripts/python-sanitize.py > "$OUT/python-$tool.log" 2>&1
+    echo "python kernels, $tool: $(grep -E 'python-sanitize:' "$OUT/python-$tool.log") $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/python-$tool.log")"
+  done
+  python3 scripts/python-overhead.py 2> "$OUT/python-overhead.err" | tee "$OUT/python-overhead.txt"
+  python3 scripts/python-compare.py --out "$OUT" > "$OUT/python-compare.log" 2>&1
+  echo "python-compare exit $?"; tail -30 "$OUT/python-compare.log"
 fi

@@ -5,11 +5,21 @@
 # - nasm, from Debian's package (unpacked, not installed), into .tools/nasm: OpenH264 (the
 #   `--mp4` encoder) assembles its x86 SIMD code with it, and without it builds the plain C
 #   code, which takes about twice the CPU time (.cargo/config.toml points the build at it)
+# - a Python virtual environment, .tools/py, with NumPy and pytest (the Python package's tests,
+#   scripts/python-tests.sh) and maturin (its wheel, scripts/python-wheel.sh)
 # Safe to run again: each step is skipped when already done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 rustup toolchain install
+
+# The Python package's test and build tools, in a virtual environment of the checkout's own.
+if [ ! -x .tools/py/bin/pytest ] || [ ! -x .tools/py/bin/maturin ]; then
+    rm -rf .tools/py
+    python3 -m venv .tools/py
+    .tools/py/bin/python -m pip install --quiet --disable-pip-version-check \
+        "numpy==2.4.6" "pytest==9.2.0" "maturin==1.16.0"
+fi
 
 PTXAS=.tools/cuda-nvcc/nvidia/cuda_nvcc/bin/ptxas
 if [ ! -x "$PTXAS" ]; then

@@ -65,6 +65,11 @@ for line in sys.stdin:
 [ -n "$exe" ] || { echo "stage-gpu: no line-info build of ptxkit-check" >&2; exit 1; }
 cp "$exe" .gpu/ptxkit_check_lineinfo
 strip .gpu/cookbook-bench .gpu/cookbook_it .gpu/ptxkit_check .gpu/ptxkit_check_lineinfo
+# The Python package's wheel (scripts/python-wheel.sh) and pytest's own wheels (the GPU machines
+# have no pytest and no network): gpu-check.sh python installs them into /tmp/site.
+scripts/python-wheel.sh .gpu >/dev/null
+.tools/py/bin/python -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: -d .gpu \
+  pytest==9.2.0 pluggy==1.7.0 iniconfig==2.3.1 pygments==2.21.0 packaging==26.4
 # Compressed: what travels to the GPU machine is limited to 64 MiB; gpu-check.sh unpacks.
 rm -f .gpu/*.gz
 for f in .gpu/*; do gzip -9 "$f"; done

@@ -19,6 +19,7 @@
 //!   behind by an interrupted run.
 //! - [`checkpoint`]: versioned checkpoint files for bit-identical restarts.
 //! - [`timeline`]: where a run's start-up time goes (`RUST_GPU_SIM_TIMELINE=1`).
+//! - [`view`]: where a running simulation's fields live, for zero-copy access (DLPack).
 //!
 //! A simulation is a value: build it with a [`Setup`](grayscott::Setup) and a [`Device`],
 //! step it, and ask it for frames. The CLI, tests and examples all use this API.
@@ -44,6 +45,7 @@ pub mod rng;
 pub mod settings;
 pub mod split;
 pub mod timeline;
+pub mod view;
 
 use std::sync::Arc;
 

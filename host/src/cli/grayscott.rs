@@ -29,18 +29,8 @@ use crate::{
 use options::FramesSettings as _;
 use simulations::driver::{Driver, FrameDefaults as _, Report};
 
-/// Gray-Scott's defaults in the shared groups.
-#[derive(Debug)]
-pub struct GrayScottSim;
-
-impl simulations::driver::FrameDefaults for GrayScottSim {
-    const NAME: &'static str = "grayscott";
-    const GIF: &'static str = "grayscott.gif";
-    const MP4: &'static str = "grayscott.mp4";
-    const FPS: &'static str = "25";
-    const FRAME_EVERY: &'static str = "50";
-    const PALETTE: &'static str = "cyberpunk";
-}
+/// Gray-Scott's defaults in the shared groups (the library's).
+pub use simulations::grayscott::GrayScottFrames as GrayScottSim;
 
 impl SimulationCommand for GrayScottSim {
     type Variant = Variant;

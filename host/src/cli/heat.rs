@@ -22,18 +22,8 @@ use crate::{
 };
 use options::FramesSettings as _;
 
-/// Heat's defaults in the shared groups.
-#[derive(Debug)]
-pub struct HeatSim;
-
-impl FrameDefaults for HeatSim {
-    const NAME: &'static str = "heat";
-    const GIF: &'static str = "heat.gif";
-    const MP4: &'static str = "heat.mp4";
-    const FPS: &'static str = "20";
-    const FRAME_EVERY: &'static str = "10";
-    const PALETTE: &'static str = "magma";
-}
+/// Heat's defaults in the shared groups (the library's).
+pub use simulations::heat::HeatFrames as HeatSim;
 
 impl SimulationCommand for HeatSim {
     type Variant = HeatVariant;

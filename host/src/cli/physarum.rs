@@ -31,18 +31,8 @@ use options::FramesSettings as _;
 use simulations::driver::{Driver, FrameDefaults as _, Report};
 use simulations::physarum::driven::PhysarumRun;
 
-/// Physarum's defaults in the shared groups.
-#[derive(Debug)]
-pub struct PhysarumSim;
-
-impl simulations::driver::FrameDefaults for PhysarumSim {
-    const NAME: &'static str = "physarum";
-    const GIF: &'static str = "physarum.gif";
-    const MP4: &'static str = "physarum.mp4";
-    const FPS: &'static str = "25";
-    const FRAME_EVERY: &'static str = "10";
-    const PALETTE: &'static str = "slime";
-}
+/// Physarum's defaults in the shared groups (the library's).
+pub use simulations::physarum::PhysarumFrames as PhysarumSim;
 
 impl SimulationCommand for PhysarumSim {
     type Variant = PhysarumVariant;

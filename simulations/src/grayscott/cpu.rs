@@ -100,6 +100,12 @@ fn step_row(rates: &Rates, u: [&[f32]; 3], v: [&[f32]; 3], u_out: &mut [f32], v_
 }
 
 impl Engine for CpuGrayScott {
+    fn views(&self) -> Result<Vec<crate::view::FieldView>> {
+        let shape = vec![self.height as usize, self.width as usize];
+        use crate::view::FieldView;
+        Ok(vec![FieldView::host("u", shape.clone(), &self.u), FieldView::host("v", shape, &self.v)])
+    }
+
     fn step(&mut self, steps: u32) -> Result<()> {
         for _ in 0..steps {
             self.step_once();

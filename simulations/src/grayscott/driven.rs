@@ -6,10 +6,24 @@ use std::path::{Path, PathBuf};
 use super::GrayScott;
 use crate::{
     checkpoint::Checkpoint,
-    driver::{DrivenSimulation, State},
+    driver::{DrivenSimulation, FrameDefaults, State},
     error::Result,
     export,
 };
+
+/// Gray-Scott's frame outputs by default: file names, frame rate, frame interval and palette (the
+/// command line's and the Python package's).
+#[derive(Debug)]
+pub struct GrayScottFrames;
+
+impl FrameDefaults for GrayScottFrames {
+    const NAME: &'static str = "grayscott";
+    const GIF: &'static str = "grayscott.gif";
+    const MP4: &'static str = "grayscott.mp4";
+    const FPS: &'static str = "25";
+    const FRAME_EVERY: &'static str = "50";
+    const PALETTE: &'static str = "cyberpunk";
+}
 
 impl State for GrayScott {
     fn steps_done(&self) -> u64 {

@@ -16,6 +16,11 @@ pub trait Engine {
     fn collect(&mut self, wait: bool) -> Result<Vec<Vec<u8>>>;
     /// Copies the current U and V fields out.
     fn fields(&mut self) -> Result<(Vec<f32>, Vec<f32>)>;
+    /// Where the current U and V are, for zero-copy access ([`crate::view`]); a run in parts
+    /// refuses.
+    fn views(&self) -> Result<Vec<crate::view::FieldView>> {
+        Err(crate::view::not_in_one_piece("gray-scott"))
+    }
     /// Replaces the current U and V fields (restoring a checkpoint).
     fn set_fields(&mut self, u: &[f32], v: &[f32]) -> Result<()>;
     /// Replaces the rates the next steps use (checked by

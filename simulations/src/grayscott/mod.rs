@@ -32,6 +32,7 @@ mod simulation;
 mod variant;
 
 pub use brush::disc_cells;
+pub use driven::GrayScottFrames;
 pub use engine::Engine;
 pub use init::{Init, initial_fields};
 pub use kernels::grayscott::Rates;

@@ -206,6 +206,12 @@ impl GrayScott {
         self.engine.as_cuda()
     }
 
+    /// Where the current U and V are, for zero-copy access (valid until the next step; see
+    /// [`crate::view`]). A run in parts refuses.
+    pub fn views(&self) -> Result<Vec<crate::view::FieldView>> {
+        self.engine.views()
+    }
+
     /// The current U and V fields.
     pub fn fields(&mut self) -> Result<(Vec<f32>, Vec<f32>)> {
         self.engine.fields()

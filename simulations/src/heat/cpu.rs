@@ -73,6 +73,11 @@ impl CpuHeat {
 }
 
 impl HeatEngine for CpuHeat {
+    fn views(&self) -> Result<Vec<crate::view::FieldView>> {
+        let [nx, ny, nz] = self.n.map(|n| n as usize);
+        Ok(vec![crate::view::FieldView::host("u", vec![nz, ny, nx], &self.u)])
+    }
+
     fn step(&mut self, steps: u32) -> Result<()> {
         for _ in 0..steps {
             self.step_once();

@@ -196,6 +196,11 @@ impl CudaHeat {
 }
 
 impl HeatEngine for CudaHeat {
+    fn views(&self) -> Result<Vec<crate::view::FieldView>> {
+        let [nx, ny, nz] = self.n.map(|n| n as usize);
+        Ok(vec![crate::view::FieldView::cuda("u", vec![nz, ny, nx], &self.u, &self.gpu)])
+    }
+
     fn step(&mut self, steps: u32) -> Result<()> {
         for _ in 0..steps {
             self.step_once()?;

@@ -7,10 +7,24 @@ use std::path::{Path, PathBuf};
 use super::{Heat, initial_range};
 use crate::{
     checkpoint::Checkpoint,
-    driver::{DrivenSimulation, State},
+    driver::{DrivenSimulation, FrameDefaults, State},
     error::Result,
     export,
 };
+
+/// Heat's frame outputs by default: file names, frame rate, frame interval and palette (the
+/// command line's and the Python package's).
+#[derive(Debug)]
+pub struct HeatFrames;
+
+impl FrameDefaults for HeatFrames {
+    const NAME: &'static str = "heat";
+    const GIF: &'static str = "heat.gif";
+    const MP4: &'static str = "heat.mp4";
+    const FPS: &'static str = "20";
+    const FRAME_EVERY: &'static str = "10";
+    const PALETTE: &'static str = "magma";
+}
 
 impl State for Heat {
     fn steps_done(&self) -> u64 {

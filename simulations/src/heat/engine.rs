@@ -10,6 +10,10 @@ pub trait HeatEngine {
     fn field(&mut self) -> Result<Vec<f32>>;
     /// The xy plane at height `z`.
     fn slice(&mut self, z: u32) -> Result<Vec<f32>>;
+    /// Where the field is, for zero-copy access ([`crate::view`]); a run in parts refuses.
+    fn views(&self) -> Result<Vec<crate::view::FieldView>> {
+        Err(crate::view::not_in_one_piece("heat"))
+    }
     /// Replaces the whole field (restoring a checkpoint).
     fn set_field(&mut self, u: &[f32]) -> Result<()>;
     /// Waits for queued work.

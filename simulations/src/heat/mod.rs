@@ -19,6 +19,7 @@ mod setup;
 mod simulation;
 mod variant;
 
+pub use driven::HeatFrames;
 pub use engine::HeatEngine;
 pub use exact::{has_exact_solution, sine_error};
 pub use initial::{initial_field, initial_range, initial_slab};

@@ -85,6 +85,12 @@ impl Heat {
         Ok(())
     }
 
+    /// Where the current field is, for zero-copy access (valid until the next step; see
+    /// [`crate::view`]). A run in parts refuses.
+    pub fn views(&self) -> Result<Vec<crate::view::FieldView>> {
+        self.engine.views()
+    }
+
     pub fn field(&mut self) -> Result<Vec<f32>> {
         self.engine.field()
     }

@@ -70,6 +70,11 @@ impl CpuPhysarum {
 }
 
 impl PhysarumEngine for CpuPhysarum {
+    fn views(&self) -> Result<Vec<crate::view::FieldView>> {
+        let shape = vec![self.params.height as usize, self.params.width as usize];
+        Ok(vec![crate::view::FieldView::host("trail", shape, &self.trail)])
+    }
+
     fn step(&mut self, steps: u32) -> Result<()> {
         for _ in 0..steps {
             move_agents(&mut self.agents, &self.trail, self.step, &self.params);

@@ -309,6 +309,11 @@ impl CudaPhysarum {
 }
 
 impl PhysarumEngine for CudaPhysarum {
+    fn views(&self) -> Result<Vec<crate::view::FieldView>> {
+        let shape = vec![self.params.height as usize, self.params.width as usize];
+        Ok(vec![crate::view::FieldView::cuda("trail", shape, &self.trail, &self.gpu)])
+    }
+
     fn step(&mut self, steps: u32) -> Result<()> {
         for _ in 0..steps {
             self.step_once()?;

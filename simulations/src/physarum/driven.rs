@@ -6,10 +6,24 @@ use std::path::{Path, PathBuf};
 use super::{Physarum, trail_levels};
 use crate::{
     checkpoint::Checkpoint,
-    driver::{DrivenSimulation, State},
+    driver::{DrivenSimulation, FrameDefaults, State},
     error::Result,
     export,
 };
+
+/// Physarum's frame outputs by default: file names, frame rate, frame interval and palette (the
+/// command line's and the Python package's).
+#[derive(Debug)]
+pub struct PhysarumFrames;
+
+impl FrameDefaults for PhysarumFrames {
+    const NAME: &'static str = "physarum";
+    const GIF: &'static str = "physarum.gif";
+    const MP4: &'static str = "physarum.mp4";
+    const FPS: &'static str = "25";
+    const FRAME_EVERY: &'static str = "10";
+    const PALETTE: &'static str = "slime";
+}
 
 /// A Physarum run as the driver steps it: the simulation, and whether `--save` holds the
 /// agents (`--save-agents`).

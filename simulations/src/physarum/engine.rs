@@ -11,6 +11,8 @@ pub trait PhysarumEngine {
     fn trail(&mut self) -> Result<Vec<f32>>;
     /// The agents, by id.
     fn agents(&mut self) -> Result<Agents>;
+    /// Where the trail map is, for zero-copy access ([`crate::view`]).
+    fn views(&self) -> Result<Vec<crate::view::FieldView>>;
     /// Replaces the agents, the trail and the step counter that seeds the per-step random
     /// numbers (restoring a checkpoint).
     fn set_state(&mut self, agents: &Agents, trail: &[f32], step: u32) -> Result<()>;

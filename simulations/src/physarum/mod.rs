@@ -22,6 +22,7 @@ mod trail;
 mod variant;
 
 pub use agents::{Agents, initial_agents};
+pub use driven::PhysarumFrames;
 pub use engine::PhysarumEngine;
 pub use kernels::physarum::Params;
 pub use presets::{PHYSARUM_PRESETS, PhysarumPreset, physarum_preset};

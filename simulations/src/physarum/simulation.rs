@@ -91,6 +91,12 @@ impl Physarum {
         Ok(())
     }
 
+    /// Where the current trail map is, for zero-copy access (valid until the next step; see
+    /// [`crate::view`]).
+    pub fn views(&self) -> Result<Vec<crate::view::FieldView>> {
+        self.engine.views()
+    }
+
     pub fn trail(&mut self) -> Result<Vec<f32>> {
         self.engine.trail()
     }

@@ -81,6 +81,13 @@ pub struct StagedBuffer<'s, const N: usize> {
     _sync: SyncOnDrop<'s>,
 }
 
+impl<'s, const N: usize> StagedBuffer<'s, N> {
+    /// `words` pushed as they are; `sync` dropped once the launch has been submitted.
+    pub(crate) fn new(words: [u64; N], sync: SyncOnDrop<'s>) -> Self {
+        Self { words, _sync: sync }
+    }
+}
+
 impl<const N: usize> StagedArg for StagedBuffer<'_, N> {
     fn push<'a>(&'a mut self, launch: &mut LaunchArgs<'a>) {
         for word in &self.words {
@@ -117,7 +124,7 @@ fn stage_write<'s, T>(
 
 /// The pointer a safe kernel's slice gets: the buffer's, or for an empty buffer (whose
 /// pointer may be null) a dangling one aligned for `T`, as `&[T]` requires.
-fn slice_pointer<T>(pointer: u64, len: usize) -> u64 {
+pub(crate) fn slice_pointer<T>(pointer: u64, len: usize) -> u64 {
     if len == 0 {
         return std::mem::align_of::<T>() as u64;
     }

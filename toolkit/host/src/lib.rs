@@ -15,6 +15,8 @@
 //!   ([`Gpu::alloc_pinned`]), modules loaded at run time from PTX or cubins
 //!   ([`Gpu::load_ptx`], [`RuntimeModule`], untyped `unsafe` launches by name) and
 //!   cooperative launches for grid-wide synchronisation ([`Gpu::launch_cooperative`]).
+//! - Another library's memory and streams (a PyTorch tensor, CuPy's current stream):
+//!   [`BorrowedSlice`], [`BorrowedSliceMut`], [`BorrowedRows`] and [`Gpu::borrow_stream`].
 //!
 //! # From a `#[kernel]` to a typed launch
 //!
@@ -40,6 +42,7 @@
 //! `(&x, &mut y, 1000u32)` (one argument short), `(&y, &mut y, ...)` (a shared borrow for
 //! a `*mut f32`: a borrow error too) or `1000i32` for the `u32` do not compile.
 
+mod borrowed;
 mod constant;
 mod cooperative;
 mod event;
@@ -49,6 +52,7 @@ mod module;
 mod pinned;
 mod stream;
 
+pub use borrowed::{BorrowedRows, BorrowedSlice, BorrowedSliceMut};
 pub use cooperative::check_cooperative_grid;
 /// The `cudarc` this crate is built on (buffers, streams and events are its types).
 pub use cudarc;

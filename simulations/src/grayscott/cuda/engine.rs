@@ -221,6 +221,21 @@ impl CudaGrayScott {
 }
 
 impl Engine for CudaGrayScott {
+    fn views(&self) -> Result<Vec<crate::view::FieldView>> {
+        use crate::view::FieldView;
+        let shape = vec![self.height as usize, self.width as usize];
+        // v0 keeps the state on the host (its device buffers are scratch).
+        Ok(match &self.host {
+            Some(host) => {
+                vec![FieldView::host("u", shape.clone(), &host.u), FieldView::host("v", shape, &host.v)]
+            }
+            None => vec![
+                FieldView::cuda("u", shape.clone(), &self.u, &self.gpu),
+                FieldView::cuda("v", shape, &self.v, &self.gpu),
+            ],
+        })
+    }
+
     fn step(&mut self, steps: u32) -> Result<()> {
         if steps == 0 {
             return Ok(());

@@ -1,7 +1,7 @@
 //! The per-kernel launchers, public so GPU tests can run each kernel alone against its CPU
 //! reference.
 
-use cudarc::driver::CudaSlice;
+use cudarc::driver::{CudaSlice, CudaStream};
 use kernels::{
     colormap::{MIN_MAX_BLOCK, MinMax, colormap_levels, field_min_max},
     grayscott::{
@@ -15,10 +15,11 @@ use kernels::{
         temporal_tile,
     },
 };
+use ptxkit_host::Kernel;
 
 use super::*;
 use crate::{
-    cuda::{Gpu, grid_1d, grid_2d},
+    cuda::{Gpu, KernelArgs, grid_1d, grid_2d},
     error::{CudaContext as _, Error, Result},
 };
 
@@ -32,8 +33,20 @@ pub fn launch_laplacian(
     width: u32,
     height: u32,
 ) -> Result<()> {
+    launch_laplacian_on(gpu, gpu.stream(), width, height, (u, v, lu, lv, width, height))
+}
+
+/// [`launch_laplacian`] on `stream` with any buffers (another library's memory too): `args`
+/// are `(u, v, lu, lv, width, height)`, each buffer of `width × height` cells.
+pub fn launch_laplacian_on(
+    gpu: &Gpu,
+    stream: &CudaStream,
+    width: u32,
+    height: u32,
+    args: impl KernelArgs<<gray_scott_laplacian as Kernel>::Params>,
+) -> Result<()> {
     // All buffers hold width × height cells and the grid covers exactly that.
-    Ok(gpu.launch(gray_scott_laplacian, grid_2d(width, height, BLOCK_2D), (u, v, lu, lv, width, height))?)
+    Ok(gpu.launch_on(stream, gray_scott_laplacian, grid_2d(width, height, BLOCK_2D), args)?)
 }
 
 /// `gray_scott_update`: one Euler step of `u`, `v` in place from `lu`, `lv`.
@@ -48,12 +61,20 @@ pub fn launch_update(
     height: u32,
     rates: Rates,
 ) -> Result<()> {
-    // As in `launch_laplacian`.
-    Ok(gpu.launch(
-        gray_scott_update,
-        grid_2d(width, height, BLOCK_2D),
-        (u, v, lu, lv, width, height, rates),
-    )?)
+    launch_update_on(gpu, gpu.stream(), width, height, (u, v, lu, lv, width, height, rates))
+}
+
+/// [`launch_update`] on `stream` with any buffers: `args` are
+/// `(u, v, lu, lv, width, height, rates)`.
+pub fn launch_update_on(
+    gpu: &Gpu,
+    stream: &CudaStream,
+    width: u32,
+    height: u32,
+    args: impl KernelArgs<<gray_scott_update as Kernel>::Params>,
+) -> Result<()> {
+    // As in `launch_laplacian_on`.
+    Ok(gpu.launch_on(stream, gray_scott_update, grid_2d(width, height, BLOCK_2D), args)?)
 }
 
 /// `gray_scott_fused`: one step from (`u`, `v`) into (`u_next`, `v_next`).
@@ -70,14 +91,33 @@ pub fn launch_fused(
     shape: FusedShape,
 ) -> Result<()> {
     let args = (u, v, u_next, v_next, width, height, rates, shape.rows);
+    launch_fused_on(gpu, gpu.stream(), width, height, shape, args)
+}
+
+/// The fused kernels' parameters (one column per thread or four take the same).
+pub type FusedParams = <gray_scott_fused as Kernel>::Params;
+
+/// [`launch_fused`] on `stream` with any buffers: `args` are
+/// `(u, v, u_next, v_next, width, height, rates, shape.rows)`, each buffer of `width × height`
+/// cells.
+pub fn launch_fused_on(
+    gpu: &Gpu,
+    stream: &CudaStream,
+    width: u32,
+    height: u32,
+    shape: FusedShape,
+    args: impl KernelArgs<FusedParams>,
+) -> Result<()> {
     // Thread rows × `rows` cover the height; threads × `columns` the width.
     match shape.columns {
-        1 => Ok(gpu.launch(
+        1 => Ok(gpu.launch_on(
+            stream,
             gray_scott_fused,
             grid_2d(width, height.div_ceil(shape.rows), shape.block),
             args,
         )?),
-        4 if width % 4 == 0 => Ok(gpu.launch(
+        4 if width % 4 == 0 => Ok(gpu.launch_on(
+            stream,
             gray_scott_fused_x4,
             grid_2d(width / 4, height.div_ceil(shape.rows), shape.block),
             args,

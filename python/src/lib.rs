@@ -1,0 +1,32 @@
+//! The Python package `rust_gpu_sim`'s extension module (`rust_gpu_sim._native`): the
+//! simulations as classes ([`grayscott`], [`heat`], [`physarum`]; their shared methods from
+//! [`methods`], their shared plumbing in [`common`]) and the kernels on the caller's tensors
+//! ([`kernels`]). docs/python.md is the user's guide.
+
+mod common;
+mod grayscott;
+mod heat;
+mod kernels;
+mod methods;
+mod physarum;
+
+use pyo3::prelude::*;
+
+/// Whether a CUDA GPU is usable here (a driver and at least one device).
+#[pyfunction]
+fn cuda_available() -> bool {
+    simulations::cuda::device_count().is_ok_and(|n| n > 0)
+}
+
+#[pymodule]
+fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = module.py();
+    module.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    module.add_class::<grayscott::GrayScott>()?;
+    module.add_class::<heat::Heat>()?;
+    module.add_class::<physarum::Physarum>()?;
+    module.add_class::<ptxkit_python::Array>()?;
+    module.add_function(wrap_pyfunction!(cuda_available, module)?)?;
+    module.add_submodule(&kernels::module(py)?)?;
+    Ok(())
+}
