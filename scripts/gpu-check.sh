@@ -631,6 +631,11 @@ if has python; then
     echo "python kernels, $tool: $(grep -E 'python-sanitize:' "$OUT/python-$tool.log") $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/python-$tool.log")"
   done
   python3 scripts/python-overhead.py 2> "$OUT/python-overhead.err" | tee "$OUT/python-overhead.txt"
+  echo "-- the command line's bench of the same variants, same lease (the reference of the 3% rule)"
+  $B/rust-gpu-sim bench grayscott --sizes 4096,512 --variants fused,v1 --no-end-to-end 2> "$OUT/python-cli-bench.err" \
+    | tee "$OUT/python-cli-bench.txt"
+  $B/rust-gpu-sim bench physarum --sizes 2048 --agents 1000000,10000000 --variants optimized 2>> "$OUT/python-cli-bench.err" \
+    | tee -a "$OUT/python-cli-bench.txt"
   python3 scripts/python-compare.py --out "$OUT" > "$OUT/python-compare.log" 2>&1
   echo "python-compare exit $?"; tail -30 "$OUT/python-compare.log"
 fi

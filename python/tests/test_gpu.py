@@ -38,6 +38,14 @@ def test_fields_are_the_simulations_own_memory():
     assert torch.from_dlpack(physarum.trail).data_ptr() == physarum.trail.data_ptr
 
 
+def test_numpy_gets_a_copy_once_the_steps_are_done():
+    sim = rgs.GrayScott(size=45, variant="fused", backend="cuda")
+    sim.step(300)  # queued; asarray waits for them
+    host = np.asarray(sim.u)
+    assert host.dtype == np.float32 and host.shape == (45, 45)
+    np.testing.assert_array_equal(host, torch.from_dlpack(sim.u).cpu().numpy())
+
+
 def test_cupy_sees_the_same_memory():
     cupy = pytest.importorskip("cupy")
     sim = rgs.GrayScott(size=33, backend="cuda")

@@ -42,3 +42,4 @@ def test_cpu_fields_and_frames_speak_dlpack_on_the_cpu():
     assert u.shape == (12, 12) and u.dtype == np.float32
     frame = np.from_dlpack(sim.frame())
     assert frame.shape == (12, 12, 3)
+

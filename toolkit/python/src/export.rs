@@ -10,7 +10,7 @@ use dlpark::{
     metadata::Dynamic,
     python::{CudaStreamRequest, DlpackExporter, ExportRequest, export_dlpack},
 };
-use ptxkit_host::Gpu;
+use ptxkit_host::{Gpu, cudarc::driver::sys};
 use pyo3::{exceptions::PyValueError, prelude::*};
 use std::{ffi::c_void, sync::Arc};
 
@@ -173,6 +173,60 @@ impl Array {
     #[getter]
     fn data_ptr(&self) -> usize {
         self.address
+    }
+
+    /// A NumPy array of the values (`numpy.asarray(a)`): a view of host memory, or a copy of
+    /// device memory made once the owner's queued writes are done.
+    #[pyo3(signature = (dtype = None, copy = None))]
+    fn __array__<'py>(
+        slf: &Bound<'py, Self>,
+        dtype: Option<Bound<'py, PyAny>>,
+        copy: Option<bool>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        let numpy = py.import("numpy")?;
+        let this = slf.get();
+        let array = match &this.place {
+            Place::Host => numpy.call_method1("from_dlpack", (slf,))?,
+            Place::Cuda { gpu, stream } => {
+                let bytes = this.shape.iter().product::<i64>() as usize * usize::from(this.dtype.bits / 8);
+                let mut host = vec![0u8; bytes];
+                gpu.context().bind_to_thread().map_err(|e| PyValueError::new_err(e.to_string()))?;
+                // SAFETY: the owner's stream is live; `host` holds `bytes` bytes and the device
+                // address as many (the array's promise), read once the stream's writes are done.
+                let result = unsafe {
+                    let synced = sys::cuStreamSynchronize(*stream as sys::CUstream);
+                    if synced == sys::CUresult::CUDA_SUCCESS {
+                        sys::cuMemcpyDtoH_v2(
+                            host.as_mut_ptr().cast(),
+                            this.address as sys::CUdeviceptr,
+                            bytes,
+                        )
+                    } else {
+                        synced
+                    }
+                };
+                if result != sys::CUresult::CUDA_SUCCESS {
+                    return Err(pyo3::exceptions::PyRuntimeError::new_err(format!(
+                        "CUDA error copying an array to the host: {result:?}"
+                    )));
+                }
+                let shape: Vec<usize> = this.shape.iter().map(|&n| n as usize).collect();
+                let copied = if this.dtype == DLDataType::of::<f32>() {
+                    let values =
+                        host.chunks_exact(4).map(|b| f32::from_ne_bytes([b[0], b[1], b[2], b[3]])).collect();
+                    Array::from_f32(py, values, &shape)?
+                } else {
+                    Array::from_u8(py, host, &shape)?
+                };
+                copied.into_numpy(py)?
+            }
+        };
+        let array = match dtype {
+            Some(dtype) => array.call_method1("astype", (dtype,))?,
+            None => array,
+        };
+        if copy == Some(true) { array.call_method0("copy") } else { Ok(array) }
     }
 
     fn __repr__(&self) -> String {
