@@ -213,8 +213,7 @@ impl Array {
                 }
                 let shape: Vec<usize> = this.shape.iter().map(|&n| n as usize).collect();
                 let copied = if this.dtype == DLDataType::of::<f32>() {
-                    let values =
-                        host.chunks_exact(4).map(|b| f32::from_ne_bytes([b[0], b[1], b[2], b[3]])).collect();
+                    let values = host.as_chunks::<4>().0.iter().map(|b| f32::from_ne_bytes(*b)).collect();
                     Array::from_f32(py, values, &shape)?
                 } else {
                     Array::from_u8(py, host, &shape)?
