@@ -253,7 +253,10 @@ fn grayscott_fused(
 /// tuning is asked once per process and size (it reads its cache file, keyed by a hash of the
 /// kernels, or times the candidates: about 2 ms a call on an H100, where the step itself takes
 /// 2 µs at 512²).
-static FUSED_SHAPES: Mutex<Vec<((usize, u32, u32), gs::FusedShape)>> = Mutex::new(Vec::new());
+static FUSED_SHAPES: Mutex<Vec<(ShapeKey, gs::FusedShape)>> = Mutex::new(Vec::new());
+
+/// A GPU's ordinal, a grid's width and height.
+type ShapeKey = (usize, u32, u32);
 
 fn fused_shape(gpu: &simulations::cuda::Gpu, width: u32, height: u32) -> PyResult<gs::FusedShape> {
     let key = (gpu.ordinal(), width, height);
