@@ -623,7 +623,7 @@ if has python; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site $B/*.whl \
     > "$OUT/python-install.log" 2>&1 || { echo "FAIL: installing the wheels"; tail -5 "$OUT/python-install.log"; }
   export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
-  RUST_GPU_SIM_BIN=$B/rust-gpu-sim python3 -m pytest -p no:cacheprovider -q -rs python/tests > "$OUT/python-tests.log" 2>&1
+  RUST_GPU_SIM_BIN=$B/rust-gpu-sim BARKLEY_BIN=$B/barkley python3 -m pytest -p no:cacheprovider -q -rs python/tests > "$OUT/python-tests.log" 2>&1
   tail -3 "$OUT/python-tests.log"
   grep -E "^(FAILED|ERROR)" "$OUT/python-tests.log" | head -20
   for tool in memcheck racecheck; do

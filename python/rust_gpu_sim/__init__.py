@@ -13,7 +13,7 @@ already hold.
 See docs/python.md.
 """
 
-from ._native import Array, GrayScott, Heat, Physarum, __version__, cuda_available
+from ._native import Array, Barkley, GrayScott, Heat, Physarum, __version__, cuda_available
 from . import kernels
 
-__all__ = ["Array", "GrayScott", "Heat", "Physarum", "kernels", "cuda_available", "__version__"]
+__all__ = ["Array", "Barkley", "GrayScott", "Heat", "Physarum", "kernels", "cuda_available", "__version__"]

@@ -145,4 +145,10 @@ fn field<'py>(slf: &Bound<'py, GrayScott>, name: &str) -> PyResult<Bound<'py, Py
     common::field(slf.py(), slf.clone().into_any().unbind(), &views, name, &this.device)
 }
 
+impl GrayScott {
+    fn variant_name(&self) -> &'static str {
+        simulations::Choice::name(self.variant)
+    }
+}
+
 crate::simulation_methods!(GrayScott, GrayScottFrames, ["npz", "npy"]);

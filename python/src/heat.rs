@@ -90,4 +90,10 @@ impl Heat {
     }
 }
 
+impl Heat {
+    fn variant_name(&self) -> &'static str {
+        simulations::Choice::name(self.variant)
+    }
+}
+
 crate::simulation_methods!(Heat, HeatFrames, ["npz", "npy", "vti"]);

@@ -1,8 +1,10 @@
 //! The Python package `rust_gpu_sim`'s extension module (`rust_gpu_sim._native`): the
-//! simulations as classes ([`grayscott`], [`heat`], [`physarum`]; their shared methods from
+//! simulations as classes ([`grayscott`], [`heat`], [`physarum`], and a model crate's:
+//! [`barkley`]; their shared methods from
 //! [`methods`], their shared plumbing in [`common`]) and the kernels on the caller's tensors
 //! ([`kernels`]). docs/python.md is the user's guide.
 
+mod barkley;
 mod common;
 mod grayscott;
 mod heat;
@@ -25,6 +27,7 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<grayscott::GrayScott>()?;
     module.add_class::<heat::Heat>()?;
     module.add_class::<physarum::Physarum>()?;
+    module.add_class::<barkley::Barkley>()?;
     module.add_class::<ptxkit_python::Array>()?;
     module.add_function(wrap_pyfunction!(cuda_available, module)?)?;
     module.add_submodule(&kernels::module(py)?)?;

@@ -1,6 +1,6 @@
 //! The methods every simulation class has, generated for each ([`simulation_methods!`]): a
-//! second `#[pymethods]` block over the class's `sim` (a `DrivenSimulation`), `device`,
-//! `variant` and `settings`.
+//! second `#[pymethods]` block over the class's `sim` (a `DrivenSimulation`), `device` and
+//! `settings` fields and its `variant_name()`.
 
 /// Adds to `$class` the methods shared by every simulation: `step`, `synchronize`, `frame`,
 /// `run`, `save_gif`, `save_mp4`, `save`, `save_checkpoint`, `resume`, `steps_done`, `device`,
@@ -123,7 +123,7 @@ macro_rules! simulation_methods {
             /// The variant that steps it.
             #[getter]
             fn variant(&self) -> &'static str {
-                simulations::Choice::name(self.variant)
+                self.variant_name()
             }
         }
 

@@ -160,4 +160,10 @@ impl Physarum {
     }
 }
 
+impl Physarum {
+    fn variant_name(&self) -> &'static str {
+        simulations::Choice::name(self.variant)
+    }
+}
+
 crate::simulation_methods!(Physarum, PhysarumFrames, ["npz", "npy"]);

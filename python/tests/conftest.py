@@ -6,12 +6,11 @@ import subprocess
 import pytest
 
 
-@pytest.fixture(scope="session")
-def cli():
-    """Runs ``rust-gpu-sim`` (``RUST_GPU_SIM_BIN``, set by scripts/python-tests.sh) with
-    ``args``, failing the test on a non-zero exit."""
-    binary = os.environ.get("RUST_GPU_SIM_BIN")
-    assert binary and os.path.exists(binary), "set RUST_GPU_SIM_BIN to the rust-gpu-sim binary (scripts/python-tests.sh does)"
+def command(variable):
+    """Runs the binary that ``variable`` names (set by python/tests/pytest.rs and
+    scripts/gpu-check.sh) with ``args``, failing the test on a non-zero exit."""
+    binary = os.environ.get(variable)
+    assert binary and os.path.exists(binary), f"set {variable} to the binary (python/tests/pytest.rs does)"
 
     def run(*args, cwd=None):
         result = subprocess.run([binary, *map(str, args)], cwd=cwd, capture_output=True, text=True)
@@ -19,3 +18,15 @@ def cli():
         return result
 
     return run
+
+
+@pytest.fixture(scope="session")
+def cli():
+    """``rust-gpu-sim``."""
+    return command("RUST_GPU_SIM_BIN")
+
+
+@pytest.fixture(scope="session")
+def barkley_cli():
+    """``barkley`` (examples/barkley)."""
+    return command("BARKLEY_BIN")

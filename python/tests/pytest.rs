@@ -73,7 +73,8 @@ fn python_package_tests_pass_under_pytest() {
         .arg(root.join("python/tests"))
         .env("PYTHONPATH", site.path())
         .env("PYTHONDONTWRITEBYTECODE", "1")
-        .env("RUST_GPU_SIM_BIN", cli)
+        .env("RUST_GPU_SIM_BIN", &cli)
+        .env("BARKLEY_BIN", cli.with_file_name("barkley"))
         .current_dir(&root)
         .output()
         .expect("running pytest");

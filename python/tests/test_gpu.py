@@ -90,6 +90,14 @@ def test_physarum_matches_the_command_line(cli, tmp_path, variant):
     np.testing.assert_array_equal(torch.from_dlpack(sim.trail).cpu().numpy(), saved["trail"])
 
 
+def test_barkley_on_the_gpu_matches_its_command(barkley_cli, tmp_path):
+    sim = rgs.Barkley(72, 40, backend="cuda")
+    sim.step(80)
+    barkley_cli("--width", 72, "--height", 40, "--steps", 80, "--save", tmp_path / "b.npz", "--output", tmp_path / "b.png")
+    np.testing.assert_array_equal(sim.u, np.load(tmp_path / "b.npz")["u"])
+    assert sim.variant == "cuda"
+
+
 # ---- kernels against references, fresh random inputs, odd sizes ---------------------------------
 
 

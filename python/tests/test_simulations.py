@@ -43,6 +43,19 @@ def test_physarum_trail_matches_the_command_line_bit_for_bit(cli, tmp_path):
     assert agents["x"].shape == (2000,) and agents["heading"].dtype == np.float32
 
 
+def test_barkley_matches_its_command_bit_for_bit(barkley_cli, tmp_path):
+    sim = rgs.Barkley(40, 30, backend="cpu")
+    sim.step(60)
+    barkley_cli("--width", 40, "--height", 30, "--steps", 60, "--cpu", "--save", tmp_path / "b.npz",
+                "--output", tmp_path / "b.png")
+    saved = np.load(tmp_path / "b.npz")
+    np.testing.assert_array_equal(sim.u, saved["u"])
+    np.testing.assert_array_equal(sim.v, saved["v"])
+    assert sim.variant == "cpu" and sim.frame().shape == (30, 40, 3)
+    with pytest.raises(ValueError, match="width must be between 8"):
+        rgs.Barkley(4, 30, backend="cpu")
+
+
 def test_stepping_in_pieces_is_stepping_at_once():
     once = rgs.GrayScott(size=24, backend="cpu")
     once.step(20)
@@ -101,6 +114,7 @@ def test_save_writes_npz_and_npy(tmp_path):
 
 
 @pytest.mark.parametrize("make", [
+    lambda: rgs.Barkley(24, 16, backend="cpu"),
     lambda: rgs.GrayScott(size=20, backend="cpu"),
     lambda: rgs.Heat(size=9, backend="cpu"),
     lambda: rgs.Physarum(size=24, agents=500, backend="cpu"),

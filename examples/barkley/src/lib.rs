@@ -41,6 +41,11 @@ impl From<Error> for simulations::Error {
 /// check is fed before any of it is allocated.
 pub const HOST_BYTES_PER_CELL: u64 = 32;
 
+/// The smallest grid side a run takes (`--width`, `--height`, the live view, Python).
+pub const MIN_SIDE: u32 = 8;
+/// The largest grid side a run takes.
+pub const MAX_SIDE: u32 = 8192;
+
 /// Barkley's parameters, in the units of the equations.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Model {

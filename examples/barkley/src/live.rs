@@ -9,9 +9,8 @@ use host::serve::{Control, Demand, LiveModel, Start};
 use serde::{Deserialize, Serialize};
 use simulations::Device;
 
-/// The grid sides the command line accepts too (`--width`, `--height`).
-pub const MIN_SIDE: u32 = 8;
-pub const MAX_SIDE: u32 = 8192;
+/// The grid sides the command line accepts too (`--width`, `--height`): the library's.
+pub use barkley::{MAX_SIDE, MIN_SIDE};
 
 /// Barkley's model, as the live view runs it.
 pub struct BarkleyLive;
