@@ -221,8 +221,22 @@ impl Checkpoint {
         Ok(())
     }
 
-    /// Removes and returns the array `name`, checking its length.
+    /// Removes and returns the array `name`, checking its length, and refusing a NaN or an
+    /// infinite value, which no run of this program writes (every simulation's state stays
+    /// finite).
     pub fn take_array(&mut self, name: &str, len: usize) -> Result<Vec<f32>> {
+        self.take_array_where(name, len, "not finite", |_| true)
+    }
+
+    /// [`take_array`](Checkpoint::take_array), also refusing any value for which `valid` is
+    /// false; `refused` says what is wrong with one, for the message ("outside [0, 1]").
+    pub fn take_array_where(
+        &mut self,
+        name: &str,
+        len: usize,
+        refused: &str,
+        valid: impl Fn(f32) -> bool,
+    ) -> Result<Vec<f32>> {
         let fail = |reason: String| Error::Input { path: self.source.clone(), reason };
         let Some(i) = self.arrays.iter().position(|(n, _)| n == name) else {
             return Err(fail(format!("the checkpoint has no array {name}")));
@@ -230,6 +244,11 @@ impl Checkpoint {
         let (_, data) = self.arrays.remove(i);
         if data.len() != len {
             return Err(fail(format!("the checkpoint's array {name} has {} values, not {len}", data.len())));
+        }
+        if let Some((i, value)) = data.iter().enumerate().find(|&(_, &v)| !(v.is_finite() && valid(v))) {
+            return Err(fail(format!(
+                "the checkpoint's {name} is {value} at index {i}, {refused}: not a state this program writes"
+            )));
         }
         Ok(data)
     }
@@ -239,17 +258,7 @@ impl Checkpoint {
     /// which no run of this program writes. (The kernels' arithmetic is the CPU's bit for bit
     /// for such fields: see `kernels::grayscott::laplacian5`.)
     pub fn take_unit_array(&mut self, name: &str, len: usize) -> Result<Vec<f32>> {
-        let data = self.take_array(name, len)?;
-        if let Some((i, value)) = data.iter().enumerate().find(|(_, v)| !(0.0..=1.0).contains(*v)) {
-            return Err(Error::Input {
-                path: self.source.clone(),
-                reason: format!(
-                    "the checkpoint's {name} is {value} at index {i}, outside [0, 1]: not a state \
-                     this program writes"
-                ),
-            });
-        }
-        Ok(data)
+        self.take_array_where(name, len, "outside [0, 1]", |v| (0.0..=1.0).contains(&v))
     }
 
     /// The counter `name`.

@@ -66,12 +66,19 @@ pub fn save(path: &Path, fields: &Fields) -> Result<Vec<PathBuf>> {
         Some("npz") => Ok(vec![write_npz(path, &fields.arrays)?]),
         Some("npy") if fields.arrays.len() == 1 => Ok(vec![write_npy(path, &fields.arrays[0])?]),
         Some("npy") => {
-            let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("state");
-            let paths: Vec<PathBuf> =
-                fields.arrays.iter().map(|a| path.with_file_name(format!("{stem}_{}.npy", a.name))).collect();
-            // Check every directory first, so a failure writes nothing.
-            paths.iter().try_for_each(|p| outfile::probe(p))?;
-            fields.arrays.iter().zip(&paths).map(|(a, p)| write_npy(p, a)).collect()
+            // Every file written before any is named (`commit_all`): a failure, or a signal,
+            // leaves none of this run's files beside an earlier run's.
+            let files = fields
+                .arrays
+                .iter()
+                .map(|a| {
+                    let file = path.with_file_name(suffixed(path, &format!("_{}", a.name), "npy"));
+                    let mut out = AtomicFile::create_synced(&file)?;
+                    npy_into(&mut out, a).map_err(|e| output_error(&file, describe_io(&e)))?;
+                    Ok(out)
+                })
+                .collect::<Result<Vec<_>>>()?;
+            outfile::commit_all(files)
         }
         Some("vti") => Ok(vec![write_vti(path, fields)?]),
         _ => Err(Error::InvalidInput(format!(
@@ -83,12 +90,21 @@ pub fn save(path: &Path, fields: &Fields) -> Result<Vec<PathBuf>> {
 
 /// `out.npz` at step 1200 → `out_00001200.npz`: the names of a `--save-every` series.
 pub fn numbered(path: &Path, step: u64) -> PathBuf {
-    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("state");
-    let name = match path.extension().and_then(|e| e.to_str()) {
-        Some(ext) => format!("{stem}_{step:08}.{ext}"),
-        None => format!("{stem}_{step:08}"),
-    };
-    path.with_file_name(name)
+    let extension = path.extension().unwrap_or_default().to_os_string();
+    path.with_file_name(suffixed(path, &format!("_{step:08}"), &extension))
+}
+
+/// `path`'s file stem with `suffix` and then `.extension` (none if empty): the stem stays the
+/// bytes the user gave, UTF-8 or not.
+fn suffixed(path: &Path, suffix: &str, extension: impl AsRef<std::ffi::OsStr>) -> std::ffi::OsString {
+    let mut name = path.file_stem().unwrap_or_default().to_os_string();
+    name.push(suffix);
+    let extension = extension.as_ref();
+    if !extension.is_empty() {
+        name.push(".");
+        name.push(extension);
+    }
+    name
 }
 
 /// Writes one array as a `.npy` file (`float32`, C order).
@@ -292,6 +308,46 @@ mod tests {
     use std::io::Cursor;
 
     use super::*;
+
+    fn two_fields() -> Fields {
+        let arrays = vec![Array::new("u", &[2, 2], vec![1.0; 4]), Array::new("v", &[2, 2], vec![2.0; 4])];
+        Fields { grid: [2, 2, 1], spacing: 1.0, arrays }
+    }
+
+    /// `--save out.npy` writes one file per field, named after the stem as given, bytes and all.
+    #[cfg(unix)]
+    #[test]
+    fn npy_files_keep_a_stem_that_is_not_utf8() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(std::ffi::OsStr::from_bytes(b"st\xffte.npy"));
+        let written = save(&path, &two_fields()).unwrap();
+        let names: Vec<_> = written.iter().map(|p| p.file_name().unwrap().as_bytes().to_vec()).collect();
+        assert_eq!(names, [b"st\xffte_u.npy".to_vec(), b"st\xffte_v.npy".to_vec()]);
+        assert_eq!(read_npy(&written[1]).unwrap().data, vec![2.0; 4]);
+        let numbered = numbered(&path, 1200);
+        assert_eq!(numbered.file_name().unwrap().as_bytes(), b"st\xffte_00001200.npy");
+        assert_eq!(super::numbered(Path::new("out"), 7), Path::new("out_00000007"));
+    }
+
+    /// One file of a `.npy` set that cannot be written names none of the others: no `_u` of
+    /// this run beside an earlier `_v`. (`_v` leads to `/dev/full`: its writes fail as on a
+    /// full disk, after `_u` is written.)
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn npy_files_are_named_all_or_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.npy");
+        std::os::unix::fs::symlink("/dev/full", dir.path().join("out_v.npy")).unwrap();
+        let error = save(&path, &two_fields()).unwrap_err().to_string();
+        assert!(error.contains("out_v.npy"), "{error}");
+        assert!(!dir.path().join("out_u.npy").exists(), "this run's u beside no v of it");
+        std::fs::remove_file(dir.path().join("out_v.npy")).unwrap();
+        std::fs::write(dir.path().join("out_v.npy"), b"earlier run").unwrap();
+        save(&path, &two_fields()).unwrap();
+        assert_eq!(read_npy(&dir.path().join("out_u.npy")).unwrap().data, vec![1.0; 4]);
+        assert_eq!(read_npy(&dir.path().join("out_v.npy")).unwrap().data, vec![2.0; 4]);
+    }
 
     /// A file that takes `room` bytes, then fails every write and seek, as a full disk does.
     struct FillsUp {

@@ -358,7 +358,17 @@ impl AtomicFile {
 
     /// Flushes the file (to disk too, if [`Durability::Synced`]) and gives it its final name
     /// (a direct target is only flushed).
-    pub fn commit(mut self) -> Result<PathBuf> {
+    pub fn commit(self) -> Result<PathBuf> {
+        let written = self.finish()?;
+        // Locked: a signal's clean-up waits until the name is in place (and after one, nothing
+        // is linked in any more).
+        let mut list = registry();
+        written.put(&mut list)
+    }
+
+    /// Flushes the file (to disk too, if [`Durability::Synced`]): everything of the commit but
+    /// the name.
+    fn finish(mut self) -> Result<Written> {
         let dest = self.dest.clone();
         let fail = |e: std::io::Error| output_error(&dest, describe_io(&e));
         let writer = self.writer.take().expect("writer present until commit");
@@ -366,19 +376,42 @@ impl AtomicFile {
         if self.durability == Durability::Synced && !matches!(self.backing, Backing::Direct) {
             file.sync_all().map_err(fail)?;
         }
-        match std::mem::replace(&mut self.backing, Backing::Direct) {
+        let backing = std::mem::replace(&mut self.backing, Backing::Direct);
+        Ok(Written { dest, file, backing })
+    }
+}
+
+/// Gives several files their names as one step ([`AtomicFile::commit`] for each): every file
+/// is written and flushed first, so a write that fails (a full disk) names none of them; then
+/// all are named under one hold of the registry, so SIGINT, SIGTERM or SIGHUP clean up before
+/// the first name or after the last (SIGKILL, or a rename the file system refuses midway, can
+/// still leave the first ones named). For outputs of several files (`--save out.npy`: one
+/// file per field).
+pub fn commit_all(files: Vec<AtomicFile>) -> Result<Vec<PathBuf>> {
+    let written = files.into_iter().map(AtomicFile::finish).collect::<Result<Vec<_>>>()?;
+    let mut list = registry();
+    written.into_iter().map(|file| file.put(&mut list)).collect()
+}
+
+/// A finished output waiting for its name.
+struct Written {
+    dest: PathBuf,
+    file: File,
+    backing: Backing,
+}
+
+impl Written {
+    /// Links or renames the file into place, the registry held (`list`).
+    fn put(self, list: &mut Vec<Temporary>) -> Result<PathBuf> {
+        let Self { dest, file, backing } = self;
+        let fail = |e: std::io::Error| output_error(&dest, describe_io(&e));
+        match backing {
             Backing::Direct => {}
-            Backing::Anonymous => {
-                // Locked: a signal's clean-up waits until the name is in place (and after one,
-                // nothing is linked in any more).
-                let _list = registry();
-                link_into_place(&file, &dest).map_err(fail)?;
-            }
+            Backing::Anonymous => link_into_place(&file, &dest).map_err(fail)?,
             Backing::Named(temp) => {
-                let mut list = registry();
                 let entry = Temporary::File(temp.to_path_buf());
                 let result = temp.persist(&dest);
-                unregister(&mut list, &entry);
+                unregister(list, &entry);
                 // A failed rename drops (removes) the temporary file.
                 result.map_err(|e| fail(e.error))?;
             }

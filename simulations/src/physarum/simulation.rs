@@ -198,6 +198,7 @@ impl Physarum {
         let mut params: Vec<(String, String)> = [
             ("sensor-dist", s.sensor_dist),
             ("sensor-angle", s.sensor_angle),
+            ("turn-angle", s.turn_angle),
             ("step-size", s.step_size),
             ("deposit", s.deposit),
             ("diffuse", s.diffuse),
@@ -242,10 +243,13 @@ impl Physarum {
         let (w, h) = (self.setup.width, self.setup.height);
         checkpoint.check(Simulation::Physarum, [w, h, 1], &self.checkpoint_params())?;
         let n = self.setup.agents as usize;
-        let trail = checkpoint.take_array("trail", self.setup.cells())?;
+        // Agents inside the grid (their cells are read and written by index), a trail of
+        // non-negative deposits.
+        let trail = checkpoint.take_array_where("trail", self.setup.cells(), "below 0", |t| t >= 0.0)?;
+        let inside = |side: u32| move |p: f32| (0.0..side as f32).contains(&p);
         let agents = Agents {
-            y: checkpoint.take_array("agent-y", n)?,
-            x: checkpoint.take_array("agent-x", n)?,
+            y: checkpoint.take_array_where("agent-y", n, &format!("outside [0, {h})"), inside(h))?,
+            x: checkpoint.take_array_where("agent-x", n, &format!("outside [0, {w})"), inside(w))?,
             heading: checkpoint.take_array("agent-heading", n)?,
         };
         let step = checkpoint.counter("rng-step")?;

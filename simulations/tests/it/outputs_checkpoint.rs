@@ -210,6 +210,64 @@ fn a_grayscott_checkpoint_outside_the_unit_range_is_refused() {
     grayscott().resume_from(&path).unwrap();
 }
 
+/// Heat and Physarum states that no run writes are refused too, naming the array, value and
+/// index: NaN or an infinity anywhere, a negative trail, an agent off the grid (its cell is
+/// read and written by index), and a checkpoint that does not record `turn-angle`. The
+/// states as written resume.
+#[test]
+fn heat_and_physarum_checkpoints_no_run_writes_are_refused() {
+    let dir = scratch("states");
+    let mut heat = Heat::new(&heat_setup(), &Device::Cpu, HeatVariant::Cpu).unwrap();
+    heat.step(1).unwrap();
+    let heat_path = dir.join("heat.ckpt");
+    heat.save_checkpoint(&heat_path).unwrap();
+    let mut slime = Physarum::new(&physarum_setup(), &Device::Cpu, PhysarumVariant::Cpu).unwrap();
+    slime.step(3).unwrap();
+    let slime_path = dir.join("slime.ckpt");
+    slime.save_checkpoint(&slime_path).unwrap();
+    let cases = [
+        (&heat_path, "u", 5, f32::NAN, "not finite"),
+        (&heat_path, "u", 0, f32::INFINITY, "not finite"),
+        (&slime_path, "trail", 9, -1.0, "below 0"),
+        (&slime_path, "trail", 2, f32::NEG_INFINITY, "below 0"),
+        (&slime_path, "agent-x", 4, 40.0, "outside [0, 40)"),
+        (&slime_path, "agent-y", 7, -0.5, "outside [0, 24)"),
+        (&slime_path, "agent-heading", 1, f32::NAN, "not finite"),
+    ];
+    for (path, array, index, value, refused) in cases {
+        let mut checkpoint = Checkpoint::read(path).unwrap();
+        let (_, data) = checkpoint.arrays.iter_mut().find(|(n, _)| n == array).unwrap();
+        data[index] = value;
+        let bad = dir.join(format!("{array}{index}.ckpt"));
+        checkpoint.write(&bad).unwrap();
+        let err = match array {
+            "u" => Heat::new(&heat_setup(), &Device::Cpu, HeatVariant::Cpu).unwrap().resume_from(&bad),
+            _ => Physarum::new(&physarum_setup(), &Device::Cpu, PhysarumVariant::Cpu)
+                .unwrap()
+                .resume_from(&bad),
+        }
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains(&format!("{array} is {value} at index {index}, {refused}")), "{err}");
+    }
+    let mut old = Checkpoint::read(&slime_path).unwrap();
+    old.params.retain(|(name, _)| name != "turn-angle");
+    let old_path = dir.join("old.ckpt");
+    old.write(&old_path).unwrap();
+    let mut turned = physarum_setup();
+    turned.turn_angle *= 2.0;
+    let err = Physarum::new(&turned, &Device::Cpu, PhysarumVariant::Cpu).unwrap().resume_from(&slime_path);
+    assert!(err.unwrap_err().to_string().contains("turn-angle"), "another --turn-angle is refused");
+    let err =
+        Physarum::new(&physarum_setup(), &Device::Cpu, PhysarumVariant::Cpu).unwrap().resume_from(&old_path);
+    assert!(err.unwrap_err().to_string().contains("does not record the parameter turn-angle"));
+    Heat::new(&heat_setup(), &Device::Cpu, HeatVariant::Cpu).unwrap().resume_from(&heat_path).unwrap();
+    Physarum::new(&physarum_setup(), &Device::Cpu, PhysarumVariant::Cpu)
+        .unwrap()
+        .resume_from(&slime_path)
+        .unwrap();
+}
+
 #[test]
 fn a_damaged_checkpoint_is_refused() {
     let dir = scratch("damaged");
