@@ -81,13 +81,17 @@ impl Barkley {
 
 fn field<'py>(slf: &Bound<'py, Barkley>, name: &str) -> PyResult<Bound<'py, PyAny>> {
     let this = slf.borrow();
-    let f = &this.sim.field;
-    let shape = vec![f.height as usize, f.width as usize];
-    let views = [FieldView::host("u", shape.clone(), &f.u), FieldView::host("v", shape, &f.v)];
+    let views = this.field_views().or_raise()?;
     common::field(slf.py(), slf.clone().into_any().unbind(), &views, name, &this.device)
 }
 
 impl Barkley {
+    fn field_views(&self) -> simulations::Result<Vec<FieldView>> {
+        let f = &self.sim.field;
+        let shape = vec![f.height as usize, f.width as usize];
+        Ok(vec![FieldView::host("u", shape.clone(), &f.u), FieldView::host("v", shape, &f.v)])
+    }
+
     fn variant_name(&self) -> &'static str {
         match self.device {
             Device::Cpu => "cpu",

@@ -52,12 +52,44 @@ pub fn choice<C: Choice>(option: &str, name: &str) -> PyResult<C> {
 }
 
 /// Opens the device for `backend` and `variant` as the command line does (`auto`: the GPU if
-/// one is usable, else the CPU).
-pub fn select<V: VariantChoice>(backend: &str, variant: Option<&str>) -> PyResult<(Device, V)> {
+/// one is usable, else the CPU, with a `RuntimeWarning` saying why, as the command's notice).
+pub fn select<V: VariantChoice>(
+    py: Python<'_>,
+    backend: &str,
+    variant: Option<&str>,
+) -> PyResult<(Device, V)> {
     let backend: BackendChoice = choice("backend", backend)?;
     let variant = variant.map(|name| choice::<V>("variant", name)).transpose()?;
-    let (device, variant, _notice) = V::select(backend, variant).or_raise()?;
+    let (device, variant, notice) = V::select(backend, variant).or_raise()?;
+    if let Some(notice) = notice {
+        let warning = py.get_type::<pyo3::exceptions::PyRuntimeWarning>();
+        PyErr::warn(py, &warning, &std::ffi::CString::new(notice).unwrap_or_default(), 1)?;
+    }
     Ok((device, variant))
+}
+
+/// Waits, on a GPU, for all work queued on it (the simulation's and its consumers').
+pub fn settle(device: &Device) {
+    if let Device::Cuda(gpu) = device {
+        // A failure here has been or will be reported by the call that queued the work.
+        let _ = gpu.context().synchronize();
+    }
+}
+
+/// Makes the stream that writes `views` (a simulation's, on a GPU) wait for the work queued so
+/// far on the stream `stream` names.
+pub fn wait_stream(views: &[FieldView], device: &Device, stream: &Bound<'_, PyAny>) -> PyResult<()> {
+    let handle = ptxkit_python::stream::explicit_stream(stream)?;
+    let (Device::Cuda(gpu), Some(Residence::Cuda { stream: own, .. })) =
+        (device, views.first().map(|v| v.residence))
+    else {
+        return Ok(());
+    };
+    let _restored = ptxkit_python::stream::ContextGuard::save();
+    gpu.context().bind_to_thread().map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+    // SAFETY: the simulation's stream lives with it; the caller's is its promise (a live stream
+    // of this GPU).
+    unsafe { ptxkit_python::stream::order_after(handle, own) }
 }
 
 /// A grid extent or count given from Python: at least 1 and within `u32`.

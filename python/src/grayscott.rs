@@ -36,6 +36,7 @@ impl GrayScott {
                         backend = "auto"))]
     #[allow(clippy::too_many_arguments)]
     fn new(
+        py: Python<'_>,
         size: Option<i64>,
         width: Option<i64>,
         height: Option<i64>,
@@ -67,7 +68,7 @@ impl GrayScott {
         };
         let setup = choices.setup().or_raise()?;
         let preset_steps = choices.steps().or_raise()?;
-        let (device, variant) = common::select::<Variant>(backend, variant)?;
+        let (device, variant) = common::select::<Variant>(py, backend, variant)?;
         let sim = grayscott::GrayScott::new_tuned(&setup, &device, variant, true).or_raise()?;
         let preset = choices.preset.clone().unwrap_or_default();
         let settings = serde_json::to_string(&grayscott::Choices::resolved(&preset, &setup, preset_steps))
@@ -148,6 +149,10 @@ fn field<'py>(slf: &Bound<'py, GrayScott>, name: &str) -> PyResult<Bound<'py, Py
 impl GrayScott {
     fn variant_name(&self) -> &'static str {
         simulations::Choice::name(self.variant)
+    }
+
+    fn field_views(&self) -> simulations::Result<Vec<simulations::view::FieldView>> {
+        self.sim.views()
     }
 }
 

@@ -29,6 +29,7 @@ impl Heat {
                         boundary_value = None, init = None, seed = None, variant = None, backend = "auto"))]
     #[allow(clippy::too_many_arguments)]
     fn new(
+        py: Python<'_>,
         size: Option<i64>,
         nx: Option<i64>,
         ny: Option<i64>,
@@ -56,7 +57,7 @@ impl Heat {
             seed: common::seed(seed)?,
         };
         let setup = choices.setup().or_raise()?;
-        let (device, variant) = common::select::<HeatVariant>(backend, variant)?;
+        let (device, variant) = common::select::<HeatVariant>(py, backend, variant)?;
         let sim = heat::Heat::new(&setup, &device, variant).or_raise()?;
         let settings =
             serde_json::to_string(&heat::HeatChoices::resolved(&setup, choices.steps())).unwrap_or_default();
@@ -93,6 +94,10 @@ impl Heat {
 impl Heat {
     fn variant_name(&self) -> &'static str {
         simulations::Choice::name(self.variant)
+    }
+
+    fn field_views(&self) -> simulations::Result<Vec<simulations::view::FieldView>> {
+        self.sim.views()
     }
 }
 

@@ -164,11 +164,10 @@ fn grayscott_laplacian(
     v.expect_shape(u.shape())?;
     lu.expect_shape(u.shape())?;
     lv.expect_shape(u.shape())?;
-    let gpu = call.gpu()?;
-    // SAFETY: the call's stream, a live stream of this GPU's context.
-    let stream = unsafe { gpu.borrow_stream(call.stream()? as _) };
+    let (gpu, stream) = call.target()?;
     let args = (&u.slice(), &v.slice(), &mut lu.slice_mut(), &mut lv.slice_mut(), width, height);
-    gs::launch_laplacian_on(&gpu, &stream, width, height, args).or_raise()
+    gs::launch_laplacian_on(&gpu, &stream, width, height, args).or_raise()?;
+    call.launched()
 }
 
 /// Gray-Scott v1's second kernel: one Euler step of `u`, `v` in place from their Laplacians
@@ -196,12 +195,11 @@ fn grayscott_update(
     v.expect_shape(u.shape())?;
     lu.expect_shape(u.shape())?;
     lv.expect_shape(u.shape())?;
-    let gpu = call.gpu()?;
-    // SAFETY: as in `grayscott_laplacian`.
-    let stream = unsafe { gpu.borrow_stream(call.stream()? as _) };
+    let (gpu, stream) = call.target()?;
     let rates = rates(du, dv, feed, kill, dt);
     let args = (&mut u.slice_mut(), &mut v.slice_mut(), &lu.slice(), &lv.slice(), width, height, rates);
-    gs::launch_update_on(&gpu, &stream, width, height, args).or_raise()
+    gs::launch_update_on(&gpu, &stream, width, height, args).or_raise()?;
+    call.launched()
 }
 
 /// The fused Gray-Scott step (the simulation's `fused` variant): one step from (`u`, `v`) into
@@ -231,22 +229,20 @@ fn grayscott_fused(
     v.expect_shape(u.shape())?;
     u_next.expect_shape(u.shape())?;
     v_next.expect_shape(u.shape())?;
-    let gpu = call.gpu()?;
-    let shape = fused_shape(&gpu, width, height)?;
-    // SAFETY: as in `grayscott_laplacian`.
-    let stream = unsafe { gpu.borrow_stream(call.stream()? as _) };
+    let (gpu, stream) = call.target()?;
+    let mut shape = fused_shape(&gpu, width, height)?;
+    let (u, v, mut u_next, mut v_next) = (u.slice(), v.slice(), u_next.slice_mut(), v_next.slice_mut());
+    // Four columns a thread load and store `float4`s: every row must start 16-byte aligned,
+    // which a view into a larger tensor need not be. Then one column a thread (the same
+    // arithmetic, bit for bit).
+    let pointers = [u.device_pointer(), v.device_pointer(), u_next.device_pointer(), v_next.device_pointer()];
+    if shape.columns == 4 && pointers.iter().any(|p| p % 16 != 0) {
+        shape = gs::FusedShape::default();
+    }
     let rates = rates(du, dv, feed, kill, dt);
-    let args = (
-        &u.slice(),
-        &v.slice(),
-        &mut u_next.slice_mut(),
-        &mut v_next.slice_mut(),
-        width,
-        height,
-        rates,
-        shape.rows,
-    );
-    gs::launch_fused_on(&gpu, &stream, width, height, shape, args).or_raise()
+    let args = (&u, &v, &mut u_next, &mut v_next, width, height, rates, shape.rows);
+    gs::launch_fused_on(&gpu, &stream, width, height, shape, args).or_raise()?;
+    call.launched()
 }
 
 /// The fused step's launch shapes found so far, by (GPU, width, height): the library's

@@ -20,6 +20,13 @@ fn cuda_available() -> bool {
     simulations::cuda::device_count().is_ok_and(|n| n > 0)
 }
 
+/// The stream the last kernel launched from Python ran on: a raw `CUstream` handle (0: the
+/// legacy default stream), `None` before any launch. For tests and diagnostics.
+#[pyfunction]
+fn _last_launch_stream() -> Option<usize> {
+    ptxkit_python::last_stream()
+}
+
 #[pymodule]
 fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = module.py();
@@ -30,6 +37,7 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<barkley::Barkley>()?;
     module.add_class::<ptxkit_python::Array>()?;
     module.add_function(wrap_pyfunction!(cuda_available, module)?)?;
+    module.add_function(wrap_pyfunction!(_last_launch_stream, module)?)?;
     module.add_submodule(&kernels::module(py)?)?;
     Ok(())
 }

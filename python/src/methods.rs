@@ -1,6 +1,7 @@
 //! The methods every simulation class has, generated for each ([`simulation_methods!`]): a
 //! second `#[pymethods]` block over the class's `sim` (a `DrivenSimulation`), `device` and
-//! `settings` fields and its `variant_name()`.
+//! `settings` fields and its `variant_name()` and `field_views()`; and a `Drop` that lets the
+//! GPU's queued work finish before the fields go.
 
 /// Adds to `$class` the methods shared by every simulation: `step`, `synchronize`, `frame`,
 /// `run`, `save_gif`, `save_mp4`, `save`, `save_checkpoint`, `resume`, `steps_done`, `device`,
@@ -114,6 +115,15 @@ macro_rules! simulation_methods {
                 simulations::driver::State::steps_done(&self.sim)
             }
 
+            /// Makes the simulation's next steps wait for the work queued so far on `stream`
+            /// (an integer handle, `torch.cuda.Stream`, `cupy.cuda.Stream`): call it after
+            /// reading or writing a field on that stream and before stepping again. Nothing on
+            /// the CPU.
+            fn wait_stream(&self, stream: &pyo3::Bound<'_, pyo3::PyAny>) -> pyo3::PyResult<()> {
+                use $crate::common::OrRaise as _;
+                $crate::common::wait_stream(&self.field_views().or_raise()?, &self.device, stream)
+            }
+
             /// `"cpu"` or `"cuda:N"`.
             #[getter]
             fn device(&self) -> String {
@@ -124,6 +134,15 @@ macro_rules! simulation_methods {
             #[getter]
             fn variant(&self) -> &'static str {
                 self.variant_name()
+            }
+        }
+
+        impl Drop for $class {
+            /// On a GPU, waits for all work queued on it before the buffers go: a consumer's
+            /// kernel may still read a field exported through DLPack (the last tensor of it
+            /// going is what drops the simulation).
+            fn drop(&mut self) {
+                $crate::common::settle(&self.device);
             }
         }
 

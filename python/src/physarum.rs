@@ -33,6 +33,7 @@ impl Physarum {
                         init = None, seed = None, variant = None, backend = "auto"))]
     #[allow(clippy::too_many_arguments)]
     fn new(
+        py: Python<'_>,
         size: Option<i64>,
         width: Option<i64>,
         height: Option<i64>,
@@ -74,7 +75,7 @@ impl Physarum {
             seed: common::seed(seed)?,
         };
         let setup = choices.setup(choices.steps()).or_raise()?;
-        let (device, variant) = common::select::<PhysarumVariant>(backend, variant)?;
+        let (device, variant) = common::select::<PhysarumVariant>(py, backend, variant)?;
         let sim = physarum::Physarum::new(&setup, &device, variant).or_raise()?;
         let preset = choices.preset.clone().unwrap_or_else(|| physarum::DEFAULT_PRESET.into());
         let settings =
@@ -163,6 +164,10 @@ impl Physarum {
 impl Physarum {
     fn variant_name(&self) -> &'static str {
         simulations::Choice::name(self.variant)
+    }
+
+    fn field_views(&self) -> simulations::Result<Vec<simulations::view::FieldView>> {
+        self.sim.sim.views()
     }
 }
 

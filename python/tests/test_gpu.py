@@ -159,6 +159,7 @@ def test_launch_reads_what_torch_just_wrote_on_the_current_stream():
         torch.cuda._sleep(100_000_000)  # the write below lands long after it is queued
         x.copy_(source)
         kernels.saxpy(x, y, out, 3.0)  # no synchronisation in between
+        assert rgs._native._last_launch_stream() == side.cuda_stream
     torch.cuda.synchronize()
     torch.testing.assert_close(out, 3.0 * source + 1.0)
     # The race is real: a read on another stream with no ordering sees x before the write, so
@@ -180,8 +181,12 @@ def test_launch_reads_what_torch_just_wrote_on_the_current_stream():
         torch.cuda._sleep(100_000_000)
         x.copy_(source)
         kernels.saxpy(x, y, out, 3.0, stream=other)
+        assert rgs._native._last_launch_stream() == other.cuda_stream
     torch.cuda.synchronize()
     torch.testing.assert_close(out, 3.0 * source + 1.0)
+    # Outside any `with`, torch's current stream is the default one.
+    kernels.saxpy(x, y, out, 3.0)
+    assert rgs._native._last_launch_stream() == torch.cuda.current_stream().cuda_stream
 
 
 def test_cupy_launches_on_cupys_current_stream():
@@ -192,6 +197,7 @@ def test_cupy_launches_on_cupys_current_stream():
         y = cupy.ones(10007, dtype=cupy.float32)
         out = cupy.empty_like(x)
         kernels.saxpy(x, y, out, 2.0)
+        assert rgs._native._last_launch_stream() == stream.ptr
         stream.synchronize()
     np.testing.assert_array_equal(cupy.asnumpy(out), 2.0 * np.arange(10007, dtype=np.float32) + 1.0)
 
@@ -226,6 +232,37 @@ def test_torch_compile_fullgraph_traces_the_registered_op():
     compiled = torch.compile(f, fullgraph=True)
     x, y = fresh(4096, seed=11), fresh(4096, seed=12)
     torch.testing.assert_close(compiled(x, y), f(x, y))
+
+
+def test_views_with_odd_strides_and_alignment_are_taken():
+    # A row of extent 1 may have any stride (torch calls it contiguous, and exports it as is).
+    row = fresh(45).as_strided((1, 9), (5, 1))
+    assert row.is_contiguous()
+    out = torch.empty(1, 9, device=DEVICE)
+    kernels.softmax(row, out)
+    torch.testing.assert_close(out, torch.softmax(row, dim=1), rtol=1e-5, atol=1e-6)
+    # Views 4 bytes off a 16-byte boundary: the fused step takes one column a thread there.
+    n = 64
+    storage = torch.empty(4 * n * n + 4, device=DEVICE)
+    views = [storage[1 + k * n * n: 1 + (k + 1) * n * n].view(n, n) for k in range(4)]
+    sim = rgs.GrayScott(size=n, backend="cuda")
+    views[0].copy_(torch.from_dlpack(sim.u))
+    views[1].copy_(torch.from_dlpack(sim.v))
+    kernels.grayscott_fused(*views, **sim.rates)
+    sim.step(1)
+    torch.cuda.synchronize()
+    assert torch.equal(views[2], torch.from_dlpack(sim.u)) and torch.equal(views[3], torch.from_dlpack(sim.v))
+
+
+def test_a_simulation_dropped_under_a_pending_read_waits_for_it():
+    def total():
+        sim = rgs.GrayScott(size=2048, variant="fused", backend="cuda")
+        sim.step(50)
+        return torch.from_dlpack(sim.v).double().sum()  # the simulation goes with the tensor
+
+    first, second = total(), total()
+    torch.cuda.synchronize()
+    assert first.item() == second.item() and first.item() > 0
 
 
 # ---- refusals: a message naming the culprit, nothing launched ----------------------------------

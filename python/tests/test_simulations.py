@@ -181,8 +181,10 @@ def test_cuda_without_a_gpu_is_a_runtime_error():
         pytest.skip("this machine has a GPU: the GPU tests cover it")
     with pytest.raises(RuntimeError, match="GPU"):
         rgs.GrayScott(size=8, backend="cuda")
-    sim = rgs.GrayScott(size=8)  # auto: the CPU here
+    with pytest.warns(RuntimeWarning, match="CPU"):
+        sim = rgs.GrayScott(size=8)  # auto: the CPU here, with the command line's notice
     assert sim.device == "cpu"
+    sim.wait_stream(0)  # nothing to order on the CPU
 
 
 def test_an_unwritable_output_writes_nothing(tmp_path):

@@ -8,7 +8,8 @@ use dlpark::{
     python::{ImportRequest, ImportedDlpack, consumer::exchange::ExchangeApi},
 };
 use ptxkit_host::{
-    BorrowedSlice, BorrowedSliceMut, Gpu, Kernel, KernelArgs, KernelImages, cudarc::driver::LaunchConfig,
+    BorrowedSlice, BorrowedSliceMut, Gpu, Kernel, KernelArgs, KernelImages,
+    cudarc::driver::{CudaStream, LaunchConfig},
 };
 use pyo3::{
     exceptions::{PyRuntimeError, PyTypeError, PyValueError},
@@ -60,8 +61,17 @@ struct Span {
 #[derive(Default)]
 struct CallState {
     target: Option<Target>,
+    /// The thread's CUDA context before the call, put back when it ends (as PyTorch's device
+    /// guard does): taken at the first tensor on a GPU.
+    context: Option<crate::stream::ContextGuard>,
+    /// The library (top-level module) of the first tensor.
+    library: Option<String>,
     /// The imported tensors, held (and with them the producers' memory) until the call ends.
     imports: Vec<ImportedDlpack>,
+    /// Other streams the tensors' memory belongs to (their library's current stream, where it
+    /// is not the call's): after the launch each waits for the call's stream, so memory freed
+    /// to its allocator there is not reused before the kernel is done (`record_stream`'s job).
+    homes: Vec<RawStream>,
     spans: Vec<Span>,
 }
 
@@ -114,24 +124,6 @@ impl<'py> KernelCall<'py> {
         Ok(TensorOut { tensor, _call: PhantomData })
     }
 
-    /// The GPU the call's tensors are on (after the first import).
-    pub fn gpu(&self) -> PyResult<Arc<Gpu>> {
-        let state = self.state.borrow();
-        let target =
-            state.target.as_ref().ok_or_else(|| PyTypeError::new_err("the call has no tensor argument"))?;
-        Ok(target.gpu.clone())
-    }
-
-    /// The raw handle of the stream the call launches on (after the first import).
-    pub fn stream(&self) -> PyResult<RawStream> {
-        let state = self.state.borrow();
-        state
-            .target
-            .as_ref()
-            .map(|t| t.stream)
-            .ok_or_else(|| PyTypeError::new_err("the call has no tensor argument"))
-    }
-
     /// Launches `kernel` on the call's stream, with the arguments checked against its
     /// parameters at compile time (as [`Gpu::launch`]).
     pub fn launch<K: Kernel>(
@@ -140,13 +132,35 @@ impl<'py> KernelCall<'py> {
         cfg: LaunchConfig,
         args: impl KernelArgs<K::Params>,
     ) -> PyResult<()> {
+        let (gpu, stream) = self.target()?;
+        gpu.launch_on(&stream, kernel, cfg, args).map_err(runtime_error)?;
+        self.launched()
+    }
+
+    /// The call's GPU and stream, for a launcher of a library (`launch_on`-style functions
+    /// that take a stream); call [`KernelCall::launched`] after launching on it.
+    pub fn target(&self) -> PyResult<(Arc<Gpu>, Arc<CudaStream>)> {
         let state = self.state.borrow();
         let target =
             state.target.as_ref().ok_or_else(|| PyTypeError::new_err("the call has no tensor argument"))?;
         // SAFETY: the stream is the tensors' library's (or the caller's) live stream of this
         // device, whose primary context the GPU was opened on.
         let stream = unsafe { target.gpu.borrow_stream(target.stream as _) };
-        target.gpu.launch_on(&stream, kernel, cfg, args).map_err(runtime_error)
+        Ok((target.gpu.clone(), stream))
+    }
+
+    /// After the launch on [`KernelCall::target`]'s stream: the streams the tensors' memory
+    /// belongs to wait for it, and the stream is noted for [`last_stream`].
+    pub fn launched(&self) -> PyResult<()> {
+        let state = self.state.borrow();
+        let Some(target) = &state.target else { return Ok(()) };
+        *LAST_STREAM.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(target.stream);
+        for &home in &state.homes {
+            // SAFETY: both are live streams of the current context (the GPU's, bound at the
+            // first tensor).
+            unsafe { crate::stream::order_after(target.stream, home) }?;
+        }
+        Ok(())
     }
 
     fn import<T: DlpackElement>(
@@ -158,7 +172,7 @@ impl<'py> KernelCall<'py> {
         let mut state = self.state.borrow_mut();
         let imported = match &state.target {
             None => {
-                let (imported, target) = self.first_import(name, object)?;
+                let (imported, target) = self.first_import(name, object, &mut state.context)?;
                 state.target = Some(target);
                 imported
             }
@@ -171,10 +185,22 @@ impl<'py> KernelCall<'py> {
                     .map_err(|e| prefixed(name, e))?
             }
         };
+        // Memory of another library than the first tensor's, or any memory when the call
+        // named its stream, may belong to another stream than the call's.
+        let library = library_of(object)?;
+        let target = state.target.as_ref().expect("set by the first import");
+        if (self.explicit.is_some() || state.library.as_ref().is_some_and(|first| *first != library))
+            && let Some(home) = library_current_stream(object, target.device)?
+            && home != target.stream
+            && !state.homes.contains(&home)
+        {
+            state.homes.push(home);
+        }
+        state.library.get_or_insert(library);
         let tensor = describe::<T>(name, &imported, written)?;
         for other in &state.spans {
             let overlaps = tensor.address < other.end && other.start < tensor.address + tensor.bytes;
-            if overlaps && (written || other.written) && tensor.bytes > 0 {
+            if overlaps && (written || other.written) && tensor.bytes > 0 && other.end > other.start {
                 return Err(PyValueError::new_err(format!(
                     "{name}: shares memory with {}; an output must not overlap another argument",
                     other.name
@@ -191,17 +217,21 @@ impl<'py> KernelCall<'py> {
         &self,
         name: &'static str,
         object: &Bound<'py, PyAny>,
+        context: &mut Option<crate::stream::ContextGuard>,
     ) -> PyResult<(ImportedDlpack, Target)> {
-        if self.explicit.is_none()
-            && let Some(api) = ExchangeApi::from_object(object.as_borrowed())?
-        {
+        let exchange = match self.explicit {
+            None => ExchangeApi::from_object(object.as_borrowed()).map_err(|e| prefixed(name, e))?,
+            Some(_) => None,
+        };
+        if let Some(api) = exchange {
             // The producer's own current stream comes with the tensor: launching there needs
             // no ordering at all.
-            let (tensor, stream) = api.import_managed_no_sync(object.as_borrowed())?.into_parts();
+            let (tensor, stream) =
+                api.import_managed_no_sync(object.as_borrowed()).map_err(|e| prefixed(name, e))?.into_parts();
             let device =
                 tensor.validate().map_err(|e| PyValueError::new_err(format!("{name}: {e}")))?.device();
             check_device(name, object, device.device_type, device.device_id, None)?;
-            let gpu = gpu_for(self.images, device.device_id)?;
+            let gpu = open_on(self.images, device.device_id, context)?;
             let target = Target { device: device.device_id, gpu, stream: stream as RawStream };
             return Ok((ImportedDlpack::Versioned(tensor), target));
         }
@@ -212,12 +242,39 @@ impl<'py> KernelCall<'py> {
             Some(stream) => stream,
             None => library_current_stream(object, device.device_id)?.unwrap_or(0),
         };
-        let gpu = gpu_for(self.images, device.device_id)?;
+        let gpu = open_on(self.images, device.device_id, context)?;
         let imported =
             request.import(Some(&ConsumerStream(stream)), Some(false)).map_err(|e| prefixed(name, e))?;
         Ok((imported, Target { device: device.device_id, gpu, stream }))
     }
 }
+
+/// The GPU `device` opened with `images`, its context made current for the call (the thread's
+/// context before it kept in `context`, put back when the call ends).
+fn open_on(
+    images: &'static KernelImages,
+    device: i32,
+    context: &mut Option<crate::stream::ContextGuard>,
+) -> PyResult<Arc<Gpu>> {
+    context.get_or_insert_with(crate::stream::ContextGuard::save);
+    let gpu = gpu_for(images, device)?;
+    gpu.context().bind_to_thread().map_err(|e| PyRuntimeError::new_err(format!("binding the GPU: {e}")))?;
+    Ok(gpu)
+}
+
+/// The top-level module of `object`'s type (`torch`, `cupy`, `numpy`).
+fn library_of(object: &Bound<'_, PyAny>) -> PyResult<String> {
+    let module = object.get_type().getattr("__module__")?.extract::<String>()?;
+    Ok(module.split('.').next().unwrap_or_default().to_owned())
+}
+
+/// The stream the last kernel launched from Python ran on (any call, any thread), for tests
+/// and diagnostics: a raw `CUstream` handle (0: the legacy default stream).
+pub fn last_stream() -> Option<RawStream> {
+    *LAST_STREAM.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+static LAST_STREAM: Mutex<Option<RawStream>> = Mutex::new(None);
 
 fn request<'py>(name: &str, object: &Bound<'py, PyAny>) -> PyResult<ImportRequest<'py>> {
     if object.hasattr("__dlpack__")? || object.hasattr("__dlpack_c_exchange_api__")? {
@@ -304,8 +361,7 @@ fn describe<T: DlpackElement>(
             dtype_name(expected)
         )));
     }
-    let contiguous = tensor.is_compact().map_err(|e| PyValueError::new_err(format!("{name}: {e}")))?;
-    if !contiguous {
+    if !row_major(tensor.shape(), tensor.strides()) {
         return Err(PyValueError::new_err(format!(
             "{name}: not contiguous (shape {:?}, strides {:?}); pass {name}.contiguous()",
             tensor.shape(),
@@ -432,4 +488,19 @@ impl<T> TensorOut<'_, T> {
         // call shares this memory.
         unsafe { BorrowedSliceMut::from_raw(self.tensor.address as u64, self.tensor.len) }
     }
+}
+
+/// Whether `strides` (in elements; none: row-major) lay `shape` out row-major without gaps. An
+/// extent of 1 may have any stride, as PyTorch's `is_contiguous` allows (it exports such
+/// strides as they are since 2.10).
+fn row_major(shape: &[i64], strides: Option<&[i64]>) -> bool {
+    let Some(strides) = strides else { return true };
+    let mut expected = 1i64;
+    for (&extent, &stride) in shape.iter().zip(strides).rev() {
+        if extent > 1 && stride != expected {
+            return false;
+        }
+        expected = expected.saturating_mul(extent);
+    }
+    true
 }

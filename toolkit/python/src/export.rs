@@ -110,6 +110,7 @@ impl DlpackExporter for Array {
             CudaStreamRequest::PerThreadDefault => 2,
             CudaStreamRequest::Pointer(handle) => handle,
         };
+        let _restored = crate::stream::ContextGuard::save();
         gpu.context().bind_to_thread().map_err(|e| PyValueError::new_err(e.to_string()))?;
         // SAFETY: the owner's stream lives as long as its GPU; the consumer's is its promise.
         unsafe { order_after(*stream, consumer) }
@@ -188,7 +189,13 @@ impl Array {
         let this = slf.get();
         let array = match &this.place {
             Place::Host => numpy.call_method1("from_dlpack", (slf,))?,
+            Place::Cuda { .. } if copy == Some(false) => {
+                return Err(PyValueError::new_err(
+                    "the array is in GPU memory: NumPy gets it only as a copy (copy=False refused)",
+                ));
+            }
             Place::Cuda { gpu, stream } => {
+                let _restored = crate::stream::ContextGuard::save();
                 let bytes = this.shape.iter().product::<i64>() as usize * usize::from(this.dtype.bits / 8);
                 let mut host = vec![0u8; bytes];
                 gpu.context().bind_to_thread().map_err(|e| PyValueError::new_err(e.to_string()))?;

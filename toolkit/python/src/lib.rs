@@ -17,5 +17,5 @@ mod call;
 mod export;
 pub mod stream;
 
-pub use call::{KernelCall, TensorIn, TensorOut, dtype_name, gpu_for, runtime_error};
+pub use call::{KernelCall, TensorIn, TensorOut, dtype_name, gpu_for, last_stream, runtime_error};
 pub use export::{Array, HostValues, Place};

@@ -111,3 +111,28 @@ pub unsafe fn order_after(producer: RawStream, consumer: RawStream) -> PyResult<
         waited
     }
 }
+
+/// The thread's current CUDA context, put back when dropped: a call from Python leaves it as it
+/// found it (PyTorch's current device stays its own).
+pub struct ContextGuard(sys::CUcontext);
+
+impl ContextGuard {
+    /// Notes the current context (none where there is none yet).
+    pub fn save() -> Self {
+        let mut context: sys::CUcontext = std::ptr::null_mut();
+        // SAFETY: a valid out-pointer; only called once a CUDA array exists, so the driver is
+        // loaded.
+        unsafe { sys::cuCtxGetCurrent(&mut context) };
+        Self(context)
+    }
+}
+
+impl Drop for ContextGuard {
+    fn drop(&mut self) {
+        // SAFETY: the context noted was current, so it is live (or null: none current).
+        unsafe { sys::cuCtxSetCurrent(self.0) };
+    }
+}
+
+// SAFETY: a context handle is a plain pointer the driver accepts from any thread.
+unsafe impl Send for ContextGuard {}
