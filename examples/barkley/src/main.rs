@@ -29,7 +29,7 @@ use host::{
 use simulations::{
     driver::{Driver, FrameDefaults, Report, State, Target, destination, handle_signals},
     render::MadeBy,
-    split::decomposition::{LaunchRank, launch_rank},
+    split::decomposition::{LaunchRank, launch_rank_from_env},
 };
 
 /// The result of writing to standard output through `host`'s console helpers (`print` and what
@@ -105,11 +105,10 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(exit) => return exit,
     };
-    let result =
-        launch_rank(|name| std::env::var(name).ok()).map_err(Into::into).and_then(|job| match cli.command {
-            Some(Command::Serve(args)) => serve(args, job),
-            None => run(&cli.run, job),
-        });
+    let result = launch_rank_from_env().map_err(Into::into).and_then(|job| match cli.command {
+        Some(Command::Serve(args)) => serve(args, job),
+        None => run(&cli.run, job),
+    });
     match result {
         Ok(()) => ExitCode::SUCCESS,
         // Standard output closed or full: ended as `rust-gpu-sim` ends, silently as by SIGPIPE

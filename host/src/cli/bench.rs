@@ -147,8 +147,7 @@ impl ScalingArgs {
                 self.peer_timeout
             );
         }
-        let job = simulations::split::decomposition::launch_rank(|name| std::env::var(name).ok())?
-            .filter(|j| j.size > 1);
+        let job = simulations::split::decomposition::launch_rank_from_env()?.filter(|j| j.size > 1);
         if let Some(job) = job {
             if self.gpus.iter().any(|&n| n as usize != job.size && n != 1) {
                 return Err(simulations::Error::SameOnEveryRank(format!(

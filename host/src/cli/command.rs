@@ -113,7 +113,7 @@ pub fn one_process_only(command: &Command) -> anyhow::Result<()> {
     ) {
         return Ok(());
     }
-    if let Some(job) = simulations::split::decomposition::launch_rank(|name| std::env::var(name).ok())?
+    if let Some(job) = simulations::split::decomposition::launch_rank_from_env()?
         && job.size > 1
     {
         return Err(simulations::Error::SameOnEveryRank(format!(

@@ -39,7 +39,7 @@ pub fn finish(result: anyhow::Result<()>) -> ExitCode {
 /// several processes, rank 0 reports what every rank finds alike and the others name
 /// themselves in what only they hit (`rank 1 of 2: ...`), else report nothing.
 pub fn rank_error(message: &str, alike: bool) -> Option<String> {
-    match simulations::split::decomposition::launch_rank(|name| std::env::var(name).ok()) {
+    match simulations::split::decomposition::launch_rank_from_env() {
         Ok(Some(job)) if job.size > 1 && job.rank > 0 => {
             (!alike).then(|| format!("rank {} of {}: {message}", job.rank, job.size))
         }

@@ -186,7 +186,7 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
 
     simulations::timeline::mark("options checked");
     // A split run's start is built while the GPUs open (and NCCL connects).
-    let job = simulations::split::decomposition::launch_rank(|name| std::env::var(name).ok()).ok().flatten();
+    let job = simulations::split::decomposition::launch_rank_from_env().ok().flatten();
     let mut start = if args.parts.may_split(job) { Some(StartFields::begin(&setup)?) } else { None };
     let (device, variant) = args.backend.select()?;
     let parted = args.parts.open(&device, None)?;
@@ -208,7 +208,7 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
                 None => StartFields::begin(&setup)?,
             };
             GrayScott::new_in(&setup, layout, variant, start, |layout| {
-                let job = simulations::split::decomposition::launch_rank(|name| std::env::var(name).ok())?;
+                let job = simulations::split::decomposition::launch_rank_from_env()?;
                 let overlap = matches!(layout, Layout::Ranks(_))
                     && args.parts.gray_scott_overlap(super::options::over_network(job));
                 let autotune = !args.no_autotune;

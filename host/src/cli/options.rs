@@ -249,7 +249,7 @@ impl PartsArgs {
         // The options first, then the launcher's variables (as before the ranks' options had
         // a group of their own).
         self.ranks.check_peer_timeout()?;
-        let job = simulations::split::decomposition::launch_rank(|name| std::env::var(name).ok())?;
+        let job = simulations::split::decomposition::launch_rank_from_env()?;
         if self.ranks.nccl(job)? {
             return self.open_ranks(device, job, heat).map(Some);
         }

@@ -337,6 +337,27 @@ fn as_rank(dir: &std::path::Path, rank: u32, size: u32, args: &[&str]) -> std::p
         .unwrap()
 }
 
+/// A launcher variable whose value is not UTF-8 is refused in one line naming it, with
+/// nothing written, not ignored (which would run each process of the job as a whole job).
+#[cfg(unix)]
+#[test]
+fn a_launcher_variable_that_is_not_utf8_is_refused() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = common::scratch_dir("launcher-bytes");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rust-gpu-sim"))
+        .current_dir(&dir)
+        .args(["grayscott", "--backend", "cpu", "--size", "16", "--steps", "1", "--gif", "o.gif"])
+        .env("OMPI_COMM_WORLD_RANK", std::ffi::OsStr::from_bytes(b"0\xff"))
+        .env("OMPI_COMM_WORLD_SIZE", "2")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("OMPI_COMM_WORLD_RANK") && stderr.contains("is not a number"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(!dir.join("o.gif").exists());
+}
+
 #[test]
 fn launcher_jobs_that_cannot_run_give_one_line_from_rank_0() {
     let dir = common::scratch_dir("launcher");

@@ -17,7 +17,7 @@
 
 use std::sync::OnceLock;
 
-use super::decomposition::{LaunchRank, launch_rank};
+use super::decomposition::{LaunchRank, launch_rank_from_env};
 
 /// The variable that keeps the launcher's binding as it is (`1`).
 pub const KEEP_VAR: &str = "RUST_GPU_SIM_KEEP_BINDING";
@@ -200,7 +200,7 @@ static AT_START: OnceLock<Binding> = OnceLock::new();
 /// started with). Later calls return the first call's outcome.
 pub fn widen_at_start() -> &'static Binding {
     AT_START.get_or_init(|| {
-        let job = launch_rank(|name| std::env::var(name).ok()).ok().flatten();
+        let job = launch_rank_from_env().ok().flatten();
         let keep = std::env::var(KEEP_VAR).as_deref() == Ok("1");
         apply(job, keep)
     })

@@ -133,6 +133,17 @@ impl LaunchRank {
 /// (PMI) or Slurm's `srun`, read through `var`; `None` when none is set (a plain run).
 /// Refuses values that are not numbers or a rank outside the size.
 pub fn launch_rank(var: impl Fn(&str) -> Option<String>) -> Result<Option<LaunchRank>> {
+    launch_rank_with(var)
+}
+
+/// [`launch_rank`] from this process's environment. A variable whose value is not UTF-8 is
+/// read as it is, its odd bytes as U+FFFD, so it is refused as not a number (naming it)
+/// instead of ignored, which would run the job's processes each as a whole job.
+pub fn launch_rank_from_env() -> Result<Option<LaunchRank>> {
+    launch_rank_with(|name| std::env::var_os(name).map(|value| value.to_string_lossy().into_owned()))
+}
+
+fn launch_rank_with(var: impl Fn(&str) -> Option<String>) -> Result<Option<LaunchRank>> {
     // (launcher, rank, size, local rank, local size)
     const LAUNCHERS: [(&str, &str, &str, &str, &str); 3] = [
         (
