@@ -84,7 +84,9 @@ impl Cache {
             match merge_into_file(path, entry, shape) {
                 // What other runs tuned meanwhile is known from now on, too.
                 Ok(merged) => self.entries = merged,
-                Err(e) => eprintln!("warning: could not write the autotune cache {}: {e}", path.display()),
+                Err(e) => {
+                    crate::stderr_line!("warning: could not write the autotune cache {}: {e}", path.display())
+                }
             }
         }
     }
@@ -104,7 +106,7 @@ fn read_entries(path: &Path) -> BTreeMap<(String, Key), String> {
                 }
                 // Blank, or written before entries carried the kernels' hash: stale.
                 None if line.trim().is_empty() || line.split('\t').count() == 5 => {}
-                None => eprintln!(
+                None => crate::stderr_line!(
                     "warning: ignoring malformed line {} of the autotune cache {}",
                     number + 1,
                     path.display()

@@ -77,6 +77,22 @@ pub enum Error {
 /// Results of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// `text` safe to print on one line of a terminal: control characters (a newline, a carriage
+/// return, an escape sequence's ESC, ...) written as escapes (`\n`, `\u{1b}`), everything else
+/// as it is. Messages quote text from files (a preset, a path, a checkpoint's names): through
+/// this, such text can neither forge another `error:` line nor drive the terminal.
+pub fn printable(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// `1.5 GiB`, `300.0 MiB`, `12 B`.
 pub fn human_bytes(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
@@ -184,6 +200,17 @@ impl<T> CudaContext<T> for std::result::Result<T, cudarc::driver::DriverError> {
     }
 }
 
+/// `eprintln!` that never panics: a line to standard error, lost (and nothing else) where it
+/// is closed or full. Every progress line, warning and notice of the library and the command
+/// goes through it.
+#[macro_export]
+macro_rules! stderr_line {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
 /// `Error::InvalidInput(format!(...))`: a user's mistake, in one line.
 macro_rules! invalid {
     ($($arg:tt)*) => {
@@ -206,6 +233,15 @@ pub fn at_most(option: &str, value: f64, max: f64, why: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Control characters become escapes; quotes, backslashes and other scripts stay.
+    #[test]
+    fn printable_text_has_no_control_characters() {
+        assert_eq!(printable("coral\nerror: forged"), "coral\\nerror: forged");
+        assert_eq!(printable("\u{1b}[31mred\r\t"), "\\u{1b}[31mred\\r\\t");
+        assert_eq!(printable("it's \"x\" a\\b é 漢"), "it's \"x\" a\\b é 漢");
+        assert_eq!(printable("\u{85}"), "\\u{85}");
+    }
 
     #[test]
     fn out_of_memory_is_one_line_with_the_need_and_what_is_free() {

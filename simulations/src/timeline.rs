@@ -14,9 +14,10 @@ pub fn start() {
     START.get_or_init(|| (std::env::var(VAR).as_deref() == Ok("1")).then(Instant::now));
 }
 
-/// Prints the time since [`start`] and `what`, if the timeline is on.
+/// Prints the time since [`start`] and `what`, if the timeline is on. A standard error that is
+/// closed or full loses the line and nothing else (`eprintln!` would panic).
 pub fn mark(what: &str) {
     if let Some(Some(start)) = START.get() {
-        eprintln!("timeline: {:.3} s {what}", start.elapsed().as_secs_f64());
+        crate::stderr_line!("timeline: {:.3} s {what}", start.elapsed().as_secs_f64());
     }
 }

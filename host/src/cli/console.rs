@@ -38,24 +38,27 @@ pub fn finish(result: anyhow::Result<()>) -> ExitCode {
 /// launcher job finds alike, [`simulations::Error::SameOnEveryRank`]): under a launcher of
 /// several processes, rank 0 reports what every rank finds alike and the others name
 /// themselves in what only they hit (`rank 1 of 2: ...`), else report nothing.
+/// The line is [`printable`](simulations::error::printable): text a message quotes from a file
+/// cannot forge another line or reach the terminal as control characters.
 pub fn rank_error(message: &str, alike: bool) -> Option<String> {
+    let message = simulations::error::printable(message);
     match simulations::split::decomposition::launch_rank_from_env() {
         Ok(Some(job)) if job.size > 1 && job.rank > 0 => {
             (!alike).then(|| format!("rank {} of {}: {message}", job.rank, job.size))
         }
-        _ => Some(message.to_string()),
+        _ => Some(message),
     }
 }
 
 /// Writes `error: {message}` to stderr; a failing stderr is ignored (there is nowhere left to
 /// report it).
 pub(super) fn error_line(message: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "error: {message}");
+    let _ = writeln!(std::io::stderr().lock(), "error: {}", simulations::error::printable(message));
 }
 
-/// Writes `note: {message}` to stderr (ignoring a failing stderr).
+/// Writes `note: {message}` to stderr (ignoring a failing stderr), [`printable`](simulations::error::printable).
 pub fn note(message: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "note: {message}");
+    let _ = writeln!(std::io::stderr().lock(), "note: {}", simulations::error::printable(message));
 }
 
 /// Standard output could not be written.

@@ -445,7 +445,7 @@ pub fn connect_on(
     }
     let widened = simulations::split::nccl::widen_sockets(over_network(job));
     if let Some(line) = widened.filter(|_| rank == 0) {
-        eprintln!("{line}");
+        simulations::stderr_line!("{line}");
     }
     let bootstrap = simulations::split::nccl::Bootstrap {
         id_file,
@@ -465,7 +465,7 @@ pub fn over_network(job: Option<LaunchRank>) -> bool {
 /// ([`simulations::split::binding`]).
 pub fn say_binding() {
     if let Some(line) = simulations::split::binding::at_start().and_then(|b| b.line()) {
-        eprintln!("{line}");
+        simulations::stderr_line!("{line}");
     }
 }
 

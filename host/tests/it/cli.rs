@@ -337,6 +337,24 @@ fn as_rank(dir: &std::path::Path, rank: u32, size: u32, args: &[&str]) -> std::p
         .unwrap()
 }
 
+/// The timeline (`RUST_GPU_SIM_TIMELINE=1`) on a full standard error loses its lines and
+/// nothing else: the run finishes and writes its output (it panicked, writing nothing).
+#[cfg(target_os = "linux")]
+#[test]
+fn the_timeline_on_a_full_stderr_loses_only_its_lines() {
+    let dir = common::scratch_dir("timeline-full");
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rust-gpu-sim"))
+        .current_dir(&dir)
+        .args(["grayscott", "--backend", "cpu", "--size", "16", "--steps", "2", "--gif", "o.gif"])
+        .env("RUST_GPU_SIM_TIMELINE", "1")
+        .stderr(full)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(dir.join("o.gif").exists());
+}
+
 /// A launcher variable whose value is not UTF-8 is refused in one line naming it, with
 /// nothing written, not ignored (which would run each process of the job as a whole job).
 #[cfg(unix)]

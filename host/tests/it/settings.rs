@@ -283,6 +283,29 @@ fn print_config_runs_nothing_and_another_version_gets_a_note() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
+/// Text a settings file gives (a preset, a version) is printed with its control characters as
+/// escapes: a newline cannot forge a second `error:` line, nor an escape sequence reach the
+/// terminal; the forged-version case still runs, with one note line.
+#[test]
+fn text_from_a_settings_file_cannot_forge_lines_or_drive_the_terminal() {
+    let dir = scratch_dir("settings-forged");
+    let text = ok(&dir, &with(GRAYSCOTT, &["--print-config"]));
+    let preset = text.lines().find(|l| l.starts_with("preset")).expect("a preset line").to_owned();
+    let forged = text.replace(&preset, "preset = \"coral\\nerror: forged \\u001b[31m\"");
+    std::fs::write(dir.join("forged.toml"), forged).unwrap();
+    let out = host(&dir, &["grayscott", "--config", "forged.toml", "--steps", "3", "--size", "8"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("coral\\nerror: forged \\u{1b}[31m") && !stderr.contains('\u{1b}'), "{stderr}");
+    let version = text.replace(env!("CARGO_PKG_VERSION"), "9.9\\nerror: forged");
+    std::fs::write(dir.join("version.toml"), version).unwrap();
+    let out = host(&dir, &["grayscott", "--config", "version.toml", "--print-config"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && stderr.lines().count() == 1 && stderr.starts_with("note: "), "{stderr}");
+    assert!(stderr.contains("9.9\\nerror: forged"), "{stderr}");
+}
+
 // Golden texts: what must stay byte-identical while the code that writes it changes (the
 // settings documents `serve` records, `--print-config`, `--help`). Each is compared with its
 // file in tests/it/golden/; with RUST_GPU_SIM_BLESS set, the file is written instead, to capture

@@ -105,13 +105,13 @@ pub fn run(backend: BackendChoice, steps: Option<u32>, repeats: usize) -> Result
     let steps_between_frames = steps.unwrap_or(preset.steps) / FRAMES;
     let (device, notice) = Device::select(backend)?;
     if let Some(notice) = notice {
-        eprintln!("{notice}");
+        crate::stderr_line!("{notice}");
     }
     let frames_from = match &device {
         Device::Cpu => "cpu".to_string(),
         Device::Cuda(gpu) => gpu.name().to_string(),
     };
-    eprintln!("computing the {FRAMES} frames on {frames_from}...");
+    crate::stderr_line!("computing the {FRAMES} frames on {frames_from}...");
     let started = Instant::now();
     let frames = default_job_frames(&device, steps_between_frames)?;
     let frames_s = started.elapsed().as_secs_f64();
@@ -122,7 +122,7 @@ pub fn run(backend: BackendChoice, steps: Option<u32>, repeats: usize) -> Result
     let group = frames_per_group(FPS);
     let middle = frames.len() / 2;
     let mut rows = Vec::new();
-    eprintln!("encoding, {repeats} times each...");
+    crate::stderr_line!("encoding, {repeats} times each...");
     rows.push(measure("GIF (--gif)", &frames, repeats, &gif, |f| encode_gif(f, &gif))?);
     rows.push(measure("MP4 (--mp4)", &frames, repeats, &mp4, |f| encode_mp4(f, &mp4))?);
     rows.push(measure(

@@ -236,7 +236,11 @@ pub fn run(gpu: &Arc<Gpu>, options: &Options) -> Result<GrayScottReport> {
                 &[true]
             };
             for &graphs in graph_modes {
-                eprintln!("{} {size}² {}...", variant.name(), if graphs { "graph" } else { "launches" });
+                crate::stderr_line!(
+                    "{} {size}² {}...",
+                    variant.name(),
+                    if graphs { "graph" } else { "launches" }
+                );
                 let (steps, timing) = time_variant(gpu, variant, size, graphs, options.repeats, &settings)?;
                 let ms = timing.median_ms;
                 let gbps = f64::from(BYTES_PER_CELL_STEP) * f64::from(size) * f64::from(size) / ms / 1e6;
@@ -263,7 +267,7 @@ pub fn run(gpu: &Arc<Gpu>, options: &Options) -> Result<GrayScottReport> {
         rows[i].speedup_over_fused = fused.map(|f| f.ms_per_step / rows[i].ms_per_step);
     }
     let end_to_end = if options.end_to_end {
-        eprintln!("end to end: the default GIF job...");
+        crate::stderr_line!("end to end: the default GIF job...");
         Some(end_to_end(gpu, fused_shape_for(gpu, 512, 512, options.autotune)?.0)?)
     } else {
         None

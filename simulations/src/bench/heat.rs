@@ -50,7 +50,7 @@ pub fn run(gpu: &Arc<Gpu>, sizes: &[u32], variants: &[HeatVariant], repeats: usi
         let cells = f64::from(n).powi(3);
         let steps = ((2e10 / (cells * 68.0)) as u32).clamp(4, 2000);
         for &variant in variants {
-            eprintln!("heat {} {n}³...", variant.name());
+            crate::stderr_line!("heat {} {n}³...", variant.name());
             let setup = HeatSetup::cube(n, HeatInit::Blobs);
             let mut sim = Heat::new(&setup, &Device::Cuda(gpu.clone()), variant)?;
             sim.step(steps)?;
@@ -135,7 +135,7 @@ pub fn split_table(
         for &variant in variants {
             let mut base = None;
             for &split in splits {
-                eprintln!("heat {} {n}³ in {split} part(s)...", variant.name());
+                crate::stderr_line!("heat {} {n}³ in {split} part(s)...", variant.name());
                 let (ms, bytes, exchange_ms) = if split == 1 {
                     let mut sim = Heat::new(&setup, &Device::Cuda(gpu.clone()), variant)?;
                     sim.step(steps)?;

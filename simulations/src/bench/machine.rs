@@ -27,7 +27,7 @@ pub struct Machine {
 impl Machine {
     /// Names the GPU and measures its copy bandwidth (printing progress to stderr).
     pub fn measure(gpu: &Gpu) -> Result<Self> {
-        eprintln!("measuring the device-to-device copy bandwidth...");
+        crate::stderr_line!("measuring the device-to-device copy bandwidth...");
         Ok(Self {
             gpu: gpu.name().into(),
             cuda_driver: gpu.driver_version(),

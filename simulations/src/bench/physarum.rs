@@ -91,7 +91,7 @@ pub fn run(
                 std::iter::once((v, None)).chain(extra.iter().map(move |&c| (v, Some(c))))
             });
             for (variant, candidate) in runs {
-                eprintln!("physarum {} {size}² {agents} agents...", variant.name());
+                crate::stderr_line!("physarum {} {size}² {agents} agents...", variant.name());
                 Physarum::check_memory(&setup, &device, variant, 1)?;
                 let mut label = variant.name().to_string();
                 let mut sim: Box<dyn PhysarumEngine> = match candidate {

@@ -271,7 +271,7 @@ fn run_one(
             } else {
                 let mut sim = PartedGrayScott::new(layout, variant, w, h, setup.rates, settings, &u, &v)?;
                 drop((u, v));
-                eprintln!("  {}", grayscott::Engine::describe(&sim));
+                crate::stderr_line!("  {}", grayscott::Engine::describe(&sim));
                 let m = measure(&mut sim, steps, repeats)?;
                 give_back(placement, sim.into_communicator());
                 m
@@ -287,7 +287,7 @@ fn run_one(
                 let overlap =
                     overlap.unwrap_or(crate::heat::parts::overlap_by_default(variant, gpus as usize));
                 let mut sim = PartedHeat::new(layout, variant, &setup, overlap)?;
-                eprintln!("  {}", crate::heat::HeatEngine::describe(&sim));
+                crate::stderr_line!("  {}", crate::heat::HeatEngine::describe(&sim));
                 let m = measure(&mut sim, steps, repeats)?;
                 give_back(placement, sim.into_communicator());
                 m
@@ -320,7 +320,11 @@ pub fn run_local(
                 if weak_run && (!weak || n == 1) {
                     continue;
                 }
-                eprintln!("{} on {n} GPU(s){}...", workload.name(), if weak_run { ", weak" } else { "" });
+                crate::stderr_line!(
+                    "{} on {n} GPU(s){}...",
+                    workload.name(),
+                    if weak_run { ", weak" } else { "" }
+                );
                 let (m, steps) = run_one(workload, &mut Placement::Local(gpus), n, weak_run, repeats)?;
                 if n == 1 {
                     base = Some(m.timing.0);
@@ -355,7 +359,7 @@ pub fn run_ranks(
     for &workload in workloads {
         let mut base = None;
         if rank == 0 {
-            eprintln!("{} on one GPU (the other ranks wait)...", workload.name());
+            crate::stderr_line!("{} on one GPU (the other ranks wait)...", workload.name());
             let (m, steps) =
                 run_one(workload, &mut Placement::Local(std::slice::from_ref(&gpu)), 1, false, repeats)?;
             base = Some(m.timing.0);
@@ -367,7 +371,11 @@ pub fn run_ranks(
                 continue;
             }
             if rank == 0 {
-                eprintln!("{} on {size} ranks{}...", workload.name(), if weak_run { ", weak" } else { "" });
+                crate::stderr_line!(
+                    "{} on {size} ranks{}...",
+                    workload.name(),
+                    if weak_run { ", weak" } else { "" }
+                );
             }
             let mut slot = Some(comm);
             let (m, steps) = run_one(workload, &mut Placement::Ranks(&mut slot), size, weak_run, repeats)?;

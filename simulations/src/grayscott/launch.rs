@@ -189,7 +189,7 @@ fn min_multi_step_halo() -> u32 {
         match text.parse::<u32>() {
             Ok(rows @ 1..=256) => rows,
             _ => {
-                eprintln!(
+                crate::stderr_line!(
                     "warning: {HALO_ROWS_VAR}={text} is not 1 to 256 rows: halos of {MULTI_STEP_HALO} rows"
                 );
                 MULTI_STEP_HALO

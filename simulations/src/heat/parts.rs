@@ -158,7 +158,9 @@ fn nccl_free_sms() -> u32 {
     match text.parse::<u32>() {
         Ok(sms @ 0..=16) => sms,
         _ => {
-            eprintln!("warning: {FREE_SMS_VAR}={text} is not 0 to 16 SMs: {NCCL_FREE_SMS} left free");
+            crate::stderr_line!(
+                "warning: {FREE_SMS_VAR}={text} is not 0 to 16 SMs: {NCCL_FREE_SMS} left free"
+            );
             NCCL_FREE_SMS
         }
     }

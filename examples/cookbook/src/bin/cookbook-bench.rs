@@ -8,6 +8,22 @@
 
 use std::{path::PathBuf, process::ExitCode};
 
+/// `println!` that never panics: the line is lost where standard output is closed or full.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
+/// `eprintln!` that never panics: the line is lost where standard error is closed or full.
+macro_rules! say_err {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
 use cookbook::{
     IMAGES, cpu,
     gpu::{self, F32x4, Flavour, download, upload, zeros},
@@ -36,13 +52,16 @@ const USAGE: &str = "usage: cookbook-bench --cubin-dir DIR [--repeats N (21 to 1
 fn parse_options() -> std::result::Result<Option<Options>, String> {
     let mut options = Options { cubin_dir: PathBuf::new(), repeats: 21, only: None };
     let mut cubin_dir = None;
-    let mut args = std::env::args().skip(1);
+    let mut args = std::env::args_os().skip(1);
     while let Some(arg) = args.next() {
-        let mut value = |name: &str| args.next().ok_or_else(|| format!("{name} needs a value"));
+        // A value that is not UTF-8 is refused as the option's (only a directory may be one).
+        let text = |os: std::ffi::OsString| os.into_string().map_err(|os| format!("{os:?} is not UTF-8"));
+        let mut value_os = |name: &str| args.next().ok_or_else(|| format!("{name} needs a value"));
+        let arg = text(arg)?;
         match arg.as_str() {
-            "--cubin-dir" => cubin_dir = Some(PathBuf::from(value("--cubin-dir")?)),
+            "--cubin-dir" => cubin_dir = Some(PathBuf::from(value_os("--cubin-dir")?)),
             "--repeats" => {
-                let text = value("--repeats")?;
+                let text = text(value_os("--repeats")?)?;
                 options.repeats = text
                     .parse()
                     .ok()
@@ -50,14 +69,14 @@ fn parse_options() -> std::result::Result<Option<Options>, String> {
                     .ok_or_else(|| format!("--repeats {text:?}: a whole number from 21 to 10000"))?;
             }
             "--only" => {
-                let name = value("--only")?;
+                let name = text(value_os("--only")?)?;
                 if !KERNELS.contains(&name.as_str()) {
                     return Err(format!("--only {name:?}: one of {}", KERNELS.join(", ")));
                 }
                 options.only = Some(name);
             }
             "-h" | "--help" => {
-                println!("{USAGE}");
+                say!("{USAGE}");
                 return Ok(None);
             }
             other => return Err(format!("unknown argument {other} (try --help)")),
@@ -131,7 +150,7 @@ fn row(
         Ok(()) => String::new(),
         Err(why) => format!(" **MISMATCH: {why}**"),
     };
-    println!(
+    say!(
         "| {kernel} | {size} | {rust:.4} | {nvcc:.4} | {:.2} | {} (nvcc {}){verdict} |",
         rust / nvcc,
         work.rate(rust),
@@ -170,18 +189,18 @@ fn main() -> ExitCode {
         Ok(Some(options)) => options,
         Ok(None) => return ExitCode::SUCCESS,
         Err(message) => {
-            eprintln!("cookbook-bench: {message}");
+            say_err!("cookbook-bench: {message}");
             return ExitCode::from(2);
         }
     };
     match run(&options) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => {
-            eprintln!("cookbook-bench: some results differ (rows marked MISMATCH)");
+            say_err!("cookbook-bench: some results differ (rows marked MISMATCH)");
             ExitCode::FAILURE
         }
         Err(e) => {
-            eprintln!("cookbook-bench: {e}");
+            say_err!("cookbook-bench: {e}");
             ExitCode::FAILURE
         }
     }
@@ -190,12 +209,12 @@ fn main() -> ExitCode {
 /// Runs every (selected) kernel; returns whether every check passed.
 fn run(options: &Options) -> Result<bool> {
     let gpu = Gpu::open(0, &IMAGES)?;
-    println!("GPU: {} (Rust kernels: {}; driver {})", gpu.name(), gpu.image(), gpu.driver_version());
+    say!("GPU: {} (Rust kernels: {}; driver {})", gpu.name(), gpu.image(), gpu.driver_version());
     let twins = Twins { gpu: &gpu, dir: options.cubin_dir.clone() };
     let repeats = options.repeats;
     let wanted = |name: &str| options.only.as_deref().is_none_or(|only| only == name);
     let (mut random, seed) = Random::from_clock();
-    println!("inputs: seed {seed:#x}; medians of {repeats} runs each, alternating, after 3 warm-up runs");
+    say!("inputs: seed {seed:#x}; medians of {repeats} runs each, alternating, after 3 warm-up runs");
 
     // The copy bandwidth first: the ceiling a memory-bound kernel is measured against.
     {
@@ -210,14 +229,14 @@ fn run(options: &Options) -> Result<bool> {
         }
         let ms = median(&mut copies);
         let bytes = 2.0 * 4.0 * n as f64;
-        println!(
+        say!(
             "copy bandwidth: device-to-device memcpy of 1 GiB: {ms:.4} ms, {:.0} GB/s (read + write)",
             bytes / (ms as f64 * 1e-3) / 1e9
         );
     }
-    println!();
-    println!("| kernel | size | rust ms | nvcc ms | ratio rust/nvcc | GB/s or GFLOP/s |");
-    println!("| --- | --- | --- | --- | --- | --- |");
+    say!();
+    say!("| kernel | size | rust ms | nvcc ms | ratio rust/nvcc | GB/s or GFLOP/s |");
+    say!("| --- | --- | --- | --- | --- | --- |");
     let mut all_ok = true;
 
     if wanted("reduce") {

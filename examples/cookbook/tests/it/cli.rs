@@ -43,3 +43,42 @@ fn help_prints_the_usage_and_succeeds() {
     assert_eq!(code, Some(0), "{stderr}");
     assert!(stdout.starts_with("usage: cookbook-bench --cubin-dir DIR"), "{stdout}");
 }
+
+/// An argument that is not UTF-8 is refused in one line (exit 2), not a panic; a directory that
+/// is not UTF-8 is taken (and refused only as not a directory).
+#[cfg(unix)]
+#[test]
+fn arguments_that_are_not_utf8_are_refused_not_a_panic() {
+    use std::os::unix::ffi::OsStrExt;
+    let odd = std::ffi::OsStr::from_bytes(b"--only\xff");
+    let output = Command::new(env!("CARGO_BIN_EXE_cookbook-bench")).arg(odd).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("is not UTF-8") && stderr.lines().count() == 1, "{stderr}");
+    let dir = std::ffi::OsStr::from_bytes(b"/no/such/\xffdir");
+    let output =
+        Command::new(env!("CARGO_BIN_EXE_cookbook-bench")).arg("--cubin-dir").arg(dir).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("not a directory"), "{stderr}");
+}
+
+/// A closed standard output or error loses the lines, never panics.
+#[cfg(target_os = "linux")]
+#[test]
+fn closed_or_full_standard_streams_never_panic() {
+    use std::process::Stdio;
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_cookbook-bench"))
+        .arg("--help")
+        .stdout(full)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(!String::from_utf8_lossy(&output.stderr).contains("panicked"));
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let output =
+        Command::new(env!("CARGO_BIN_EXE_cookbook-bench")).arg("--bogus").stderr(full).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+}

@@ -235,7 +235,7 @@ fn log_candidate(
 ) {
     if std::env::var_os(TUNE_LOG_VAR).is_some() {
         let us = ms * 1000.0 / (launches as f64 * f64::from(steps));
-        eprintln!("tune {kernel} {width}x{height}: {label}: {us:.3} µs per step");
+        crate::stderr_line!("tune {kernel} {width}x{height}: {label}: {us:.3} µs per step");
     }
 }
 
