@@ -11,6 +11,7 @@
 mod console;
 mod frames;
 mod run;
+mod simulation;
 mod state;
 mod step_loop;
 
@@ -18,6 +19,7 @@ pub use console::{destination, handle_signals, progress_bar, rate};
 pub use frames::{
     Derived, FrameDefaults, Frames, MAX_FPS, MP4_MIN_SIDE, OutputOptions, Target, check_targets, palette,
 };
-pub use run::{DrivenSimulation, Driver, Finishing, Report};
+pub use run::{Driver, Finishing, Report};
+pub use simulation::DrivenSimulation;
 pub use state::{State, StateOptions, resumed};
 pub use step_loop::{FramesDue, LoopHooks, StepLoop};

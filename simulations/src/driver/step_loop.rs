@@ -5,7 +5,7 @@
 //! them is said by [`LoopHooks`] between chunks (a stop flag, a slice limit, a lock, a
 //! progress bar) and by [`FramesDue`].
 
-use super::{run::DrivenSimulation, state::StateOptions};
+use super::{simulation::DrivenSimulation, state::StateOptions};
 use crate::error::Result;
 
 /// Which frames a [`StepLoop`] takes.
