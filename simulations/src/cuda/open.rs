@@ -116,16 +116,10 @@ fn images_from(dir: &Path) -> Result<&'static KernelImages> {
         let mut modules = Vec::with_capacity(MODULES.len());
         for module in MODULES {
             let path = dir.join(format!("{}.ptx", module.name));
-            let ptx: &'static str = match std::fs::read_to_string(&path) {
-                Ok(text) => Box::leak(text.into_boxed_str()),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => module.ptx,
-                Err(e) => {
-                    return Err(format!(
-                        "{PTX_DIR_VAR}: cannot read {}: {}",
-                        path.display(),
-                        crate::outfile::describe_io(&e)
-                    ));
-                }
+            let ptx: &'static str = match read_ptx(&path) {
+                Ok(Some(text)) => Box::leak(text.into_boxed_str()),
+                Ok(None) => module.ptx,
+                Err(why) => return Err(format!("{PTX_DIR_VAR}: cannot read {}: {why}", path.display())),
             };
             modules.push(KernelModule { ptx, cubins: &[], ..*module });
         }
@@ -137,9 +131,53 @@ fn images_from(dir: &Path) -> Result<&'static KernelImages> {
     loaded.clone().map_err(Error::InvalidInput)
 }
 
+/// The largest PTX file taken from [`PTX_DIR_VAR`] (this build's largest module is a few MB).
+const MAX_PTX_BYTES: u64 = 256 << 20;
+
+/// The text of the PTX file at `path`, `None` where there is none: only a regular file (a
+/// device such as `/dev/zero`, or a FIFO, never ends), of at most [`MAX_PTX_BYTES`], read up to
+/// its size, and UTF-8.
+fn read_ptx(path: &Path) -> std::result::Result<Option<String>, String> {
+    use std::io::Read as _;
+    let file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(crate::outfile::describe_io(&e)),
+    };
+    let meta = file.metadata().map_err(|e| crate::outfile::describe_io(&e))?;
+    if !meta.is_file() {
+        return Err("not a regular file".into());
+    }
+    if meta.len() > MAX_PTX_BYTES {
+        return Err(format!(
+            "{} is more than a PTX module takes ({})",
+            crate::error::human_bytes(meta.len()),
+            crate::error::human_bytes(MAX_PTX_BYTES)
+        ));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(meta.len()).read_to_end(&mut bytes).map_err(|e| crate::outfile::describe_io(&e))?;
+    String::from_utf8(bytes).map(Some).map_err(|_| "not UTF-8 text".into())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Only a regular file is read, up to its size: a link to `/dev/zero` is refused at once
+    /// (it was read until memory ran out); a missing file is none.
+    #[cfg(unix)]
+    #[test]
+    fn ptx_files_are_regular_and_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(read_ptx(&dir.path().join("none.ptx")), Ok(None));
+        std::fs::write(dir.path().join("a.ptx"), "// ptx\n").unwrap();
+        assert_eq!(read_ptx(&dir.path().join("a.ptx")), Ok(Some("// ptx\n".into())));
+        std::os::unix::fs::symlink("/dev/zero", dir.path().join("zero.ptx")).unwrap();
+        assert_eq!(read_ptx(&dir.path().join("zero.ptx")), Err("not a regular file".into()));
+        std::fs::write(dir.path().join("bin.ptx"), [0xff, 0xfe]).unwrap();
+        assert_eq!(read_ptx(&dir.path().join("bin.ptx")), Err("not UTF-8 text".into()));
+    }
 
     /// A module with a file in the directory takes its PTX from it, the others keep theirs,
     /// and none keeps a cubin. (One test: the images are read once per process.)
