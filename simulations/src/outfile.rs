@@ -363,7 +363,9 @@ impl AtomicFile {
         // Locked: a signal's clean-up waits until the name is in place (and after one, nothing
         // is linked in any more).
         let mut list = registry();
-        written.put(&mut list)
+        let named = written.put(&mut list);
+        hold_after_naming_for_tests();
+        named
     }
 
     /// Flushes the file (to disk too, if [`Durability::Synced`]): everything of the commit but
@@ -391,6 +393,16 @@ pub fn commit_all(files: Vec<AtomicFile>) -> Result<Vec<PathBuf>> {
     let written = files.into_iter().map(AtomicFile::finish).collect::<Result<Vec<_>>>()?;
     let mut list = registry();
     written.into_iter().map(|file| file.put(&mut list)).collect()
+}
+
+/// Set to a number of milliseconds to hold the outputs' registry that long after each file is
+/// named (test only: a signal then arrives while its clean-up waits, as it can at any commit).
+pub const HOLD_AFTER_NAMING_VAR: &str = "RUST_GPU_SIM_HOLD_AFTER_NAMING_MS";
+
+fn hold_after_naming_for_tests() {
+    if let Some(ms) = std::env::var(HOLD_AFTER_NAMING_VAR).ok().and_then(|v| v.parse::<u64>().ok()) {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
 }
 
 /// A finished output waiting for its name.

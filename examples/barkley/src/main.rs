@@ -109,6 +109,8 @@ fn main() -> ExitCode {
         Some(Command::Serve(args)) => serve(args, job),
         None => run(&cli.run, job),
     });
+    // A signal being handled ends the process with its own status and line.
+    simulations::driver::await_signal_exit();
     match result {
         Ok(()) => ExitCode::SUCCESS,
         // Standard output closed or full: ended as `rust-gpu-sim` ends, silently as by SIGPIPE

@@ -12,6 +12,7 @@ use simulations::render::output;
 
 /// Runs what the command line asks for and turns the result into the exit status.
 pub fn finish(result: anyhow::Result<()>) -> ExitCode {
+    simulations::driver::await_signal_exit();
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -542,6 +542,34 @@ fn first_frame_written(pid: u32, frames: &Path) -> bool {
     common::spill_file_size(&pid.to_string(), spill_dir).is_some_and(|bytes| bytes > 0)
 }
 
+/// A signal that arrives while the last output is being put in place (its handler waiting for
+/// the name to be in place) still ends the run with its line and status, not with exit 0 and
+/// a cut line (the program returning from `main` under the handler).
+#[test]
+fn a_signal_during_the_last_commit_still_ends_the_run_with_its_status() {
+    let dir = scratch("signal-last-commit");
+    let mut child = host_command(
+        &dir,
+        &["grayscott", "--backend", "cpu", "--size", "16", "--steps", "2", "--png", "o.png"],
+    )
+    .env(simulations::outfile::HOLD_AFTER_NAMING_VAR, "1500")
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    wait_for(|| dir.join("o.png").exists());
+    let sent = Command::new("kill").arg("-TERM").arg(child.id().to_string()).status().unwrap();
+    assert!(sent.success());
+    let exit = child.wait().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert_eq!(exit.code(), Some(143), "{stderr}");
+    assert!(
+        stderr.ends_with("error: interrupted by SIGTERM; the run's unfinished outputs were removed\n"),
+        "{stderr:?}"
+    );
+}
+
 #[test]
 fn signals_remove_the_runs_temporaries_and_give_the_conventional_status() {
     for (signal, name, status) in [("INT", "SIGINT", 130), ("TERM", "SIGTERM", 143), ("HUP", "SIGHUP", 129)] {

@@ -14,8 +14,12 @@ use crate::{
     render::output,
 };
 
+/// Whether a signal's handler has started (it ends the process).
+static SIGNALLED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// Removes the run's temporary files and exits 128 + the signal on SIGINT, SIGTERM or SIGHUP
-/// (after one `error:` line saying so).
+/// (after one `error:` line saying so). A program that calls it calls
+/// [`await_signal_exit`] before it returns from `main`.
 pub fn handle_signals() -> Result<()> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])
@@ -24,6 +28,7 @@ pub fn handle_signals() -> Result<()> {
         .name("signals".into())
         .spawn(move || {
             if let Some(signal) = signals.forever().next() {
+                SIGNALLED.store(true, std::sync::atomic::Ordering::SeqCst);
                 output::remove_temporaries();
                 if std::io::stderr().is_terminal() {
                     // Clear the progress bar's line.
@@ -43,6 +48,17 @@ pub fn handle_signals() -> Result<()> {
         })
         .map_err(|e| invalid!("cannot watch for signals: {e}"))?;
     Ok(())
+}
+
+/// Before a program that called [`handle_signals`] returns from `main`: where a signal arrived
+/// meanwhile (its handler waiting for an output being put in place), waits for the handler to
+/// end the process with its line and 128 + the signal, instead of exiting 0 under it.
+pub fn await_signal_exit() {
+    if SIGNALLED.load(std::sync::atomic::Ordering::SeqCst) {
+        loop {
+            std::thread::park();
+        }
+    }
 }
 
 /// A progress bar on stderr counting `unit`, with the rate and the time left (drawn only on a

@@ -15,7 +15,7 @@ mod simulation;
 mod state;
 mod step_loop;
 
-pub use console::{destination, handle_signals, progress_bar, rate};
+pub use console::{await_signal_exit, destination, handle_signals, progress_bar, rate};
 pub use frames::{
     Derived, FrameDefaults, Frames, MAX_FPS, MP4_MIN_SIDE, OutputOptions, Target, check_targets, palette,
 };
