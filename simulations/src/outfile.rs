@@ -236,6 +236,26 @@ pub fn check_target(dest: &Path) -> Result<Target> {
     }
 }
 
+/// Refuses a pipe (a FIFO, a socket, `/dev/stdout` on a pipe) as the target of an output written
+/// with seeks (`what`: an MP4, a `.npz` archive): it would fail only after the whole run, with
+/// "Illegal seek", and leave its reader half a file. `option` names the output in the message.
+pub fn refuse_pipe(option: &str, dest: &Path, what: &str) -> Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if let Ok(meta) = std::fs::metadata(dest)
+            && (meta.file_type().is_fifo() || meta.file_type().is_socket())
+        {
+            return Err(Error::InvalidInput(format!(
+                "{option} {}: a pipe cannot take {what}, which is written with seeks; write it to a file",
+                dest.display()
+            )));
+        }
+    }
+    let _ = (option, dest, what);
+    Ok(())
+}
+
 /// The directory a path's file goes into (`.` for a bare name).
 pub fn parent_dir(path: &Path) -> &Path {
     match path.parent() {

@@ -542,6 +542,47 @@ fn first_frame_written(pid: u32, frames: &Path) -> bool {
     common::spill_file_size(&pid.to_string(), spill_dir).is_some_and(|bytes| bytes > 0)
 }
 
+/// An MP4 or a `.npz` (written with seeks) into a pipe is refused before the run, in one line;
+/// it failed only after the whole run, with "Illegal seek", leaving its reader half a file.
+#[test]
+fn seeking_outputs_into_a_pipe_are_refused_before_the_run() {
+    let dir = scratch("pipe-outputs");
+    assert!(
+        Command::new("mkfifo")
+            .arg(dir.join("pipe.mp4"))
+            .arg(dir.join("pipe.npz"))
+            .status()
+            .unwrap()
+            .success()
+    );
+    for args in [["--mp4", "pipe.mp4"], ["--save", "pipe.npz"]] {
+        let mut child = host_command(
+            &dir,
+            &["grayscott", "--backend", "cpu", "--size", "16", "--steps", "2", args[0], args[1]],
+        )
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+        // Refused at once; a run that opened the pipe would wait for a reader: stopped then.
+        let start = Instant::now();
+        let exit = loop {
+            if let Some(exit) = child.try_wait().unwrap() {
+                break exit;
+            }
+            if start.elapsed() > Duration::from_secs(20) {
+                child.kill().unwrap();
+                panic!("{args:?}: the run opened the pipe instead of refusing it");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+        assert_eq!(exit.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains("a pipe cannot take") && stderr.lines().count() == 1, "{args:?}: {stderr}");
+    }
+}
+
 /// A signal that arrives while the last output is being put in place (its handler waiting for
 /// the name to be in place) still ends the run with its line and status, not with exit 0 and
 /// a cut line (the program returning from `main` under the handler).

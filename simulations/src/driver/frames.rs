@@ -184,6 +184,9 @@ impl Target {
 impl<S: FrameDefaults> OutputOptions<S> {
     /// Checks the frame options; returns the palette.
     pub fn check(&self) -> Result<&'static Palette> {
+        if let Some(path) = &self.mp4 {
+            crate::outfile::refuse_pipe("--mp4", path, "an MP4")?;
+        }
         if self.frame_every == 0 {
             return Err(invalid!("--frame-every must be at least 1"));
         }

@@ -80,6 +80,9 @@ impl StateOptions {
                     formats.join(", .")
                 ));
             }
+            if ext.as_deref() == Some("npz") {
+                crate::outfile::refuse_pipe("--save", path, "a .npz archive")?;
+            }
         }
         Ok(())
     }
