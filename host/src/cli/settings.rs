@@ -27,6 +27,10 @@ pub struct ConfigArgs {
     pub print_config: bool,
 }
 
+/// The longest settings text `--config` parses (the documents this program writes are under
+/// 2 KiB).
+const MAX_SETTINGS_TEXT: usize = 1 << 20;
+
 impl ConfigArgs {
     /// Reads `--config`, if given, and checks that it holds settings of `simulation` (its
     /// subcommand's name, the name of its table).
@@ -48,6 +52,17 @@ impl ConfigArgs {
                 anyhow::anyhow!("--config {}: not a UTF-8 TOML file, nor a GIF or PNG", path.display())
             })?,
         };
+        // Parsing takes several times the text's size in memory: a settings file is a few
+        // hundred bytes, so anything past this is refused before (a 100 MiB file aborted under
+        // a 500 MB limit).
+        if text.len() > MAX_SETTINGS_TEXT {
+            bail!(
+                "--config {}: {} of text, more than a settings file holds (at most {})",
+                path.display(),
+                simulations::error::human_bytes(text.len() as u64),
+                simulations::error::human_bytes(MAX_SETTINGS_TEXT as u64)
+            );
+        }
         let document = Document::parse(&text).map_err(|e| match not_settings(&text, image) {
             Some(why) => anyhow::anyhow!("--config {}: {why}", path.display()),
             None => anyhow::anyhow!("--config {}: {e}", path.display()),

@@ -306,6 +306,20 @@ fn text_from_a_settings_file_cannot_forge_lines_or_drive_the_terminal() {
     assert!(stderr.contains("9.9\\nerror: forged"), "{stderr}");
 }
 
+/// A settings text past 1 MiB is refused in one line before it is parsed (parsing takes
+/// several times its size: a 100 MiB file aborted under a 500 MB memory limit).
+#[test]
+fn an_oversized_settings_file_is_refused_before_parsing() {
+    let dir = scratch_dir("settings-huge");
+    let mut text = ok(&dir, &with(GRAYSCOTT, &["--print-config"]));
+    text.push_str(&format!("# {}\n", "x".repeat(2 << 20)));
+    std::fs::write(dir.join("huge.toml"), text).unwrap();
+    let out = host(&dir, &["grayscott", "--config", "huge.toml", "--steps", "3", "--size", "8"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("more than a settings file holds") && stderr.lines().count() == 1, "{stderr}");
+}
+
 // Golden texts: what must stay byte-identical while the code that writes it changes (the
 // settings documents `serve` records, `--print-config`, `--help`). Each is compared with its
 // file in tests/it/golden/; with RUST_GPU_SIM_BLESS set, the file is written instead, to capture
