@@ -161,7 +161,9 @@ impl Checkpoint {
         // the memory they would take.
         let left = match meta.is_file() {
             true => Left::File(meta.len()),
-            false => Left::Stream(crate::memory::available_host_bytes().unwrap_or(u64::MAX)),
+            // The least of free memory and the room under the address-space and control-group
+            // limits, as the grid checks use.
+            false => Left::Stream(crate::memory::host_room().map_or(u64::MAX, |room| room.bytes)),
         };
         let mut input = Crc32Reader { inner: BufReader::new(file), crc: crc32fast::Hasher::new(), left };
         let mut checkpoint = read_body(&mut input).map_err(|e| match e {
@@ -306,13 +308,13 @@ fn read_body(input: &mut Crc32Reader<impl Read>) -> Result<Checkpoint, ReadError
         .ok_or_else(|| ReadError::Format(format!("a checkpoint of an unknown simulation {name:?}")))?;
     let grid = [read_u32(input)?, read_u32(input)?, read_u32(input)?];
     let steps = read_u64(input)?;
-    let params = (0..read_u32(input)?)
+    let params = (0..read_count(input, "parameters", MAX_ENTRIES)?)
         .map(|_| Ok((read_str(input)?, read_str(input)?)))
         .collect::<Result<_, ReadError>>()?;
-    let counters = (0..read_u32(input)?)
+    let counters = (0..read_count(input, "counters", MAX_ENTRIES)?)
         .map(|_| Ok((read_str(input)?, read_u64(input)?)))
         .collect::<Result<_, ReadError>>()?;
-    let count = read_u32(input)?;
+    let count = read_count(input, "arrays", MAX_ENTRIES)?;
     let mut arrays = Vec::new();
     for _ in 0..count {
         let name = read_str(input)?;
@@ -361,6 +363,22 @@ fn read_u64(input: &mut impl Read) -> std::io::Result<u64> {
     let mut b = [0u8; 8];
     input.read_exact(&mut b)?;
     Ok(u64::from_le_bytes(b))
+}
+
+/// The most parameters, counters or arrays a checkpoint holds (this program's hold under 20):
+/// a count past it is damage, refused before the entries are read (a count of 2³²−1 followed
+/// by endless zeros through a pipe grew memory without bound).
+const MAX_ENTRIES: u32 = 1024;
+
+/// A count of entries, refused past `max`.
+fn read_count(input: &mut Crc32Reader<impl Read>, what: &str, max: u32) -> Result<u32, ReadError> {
+    let count = read_u32(input)?;
+    if count > max {
+        return Err(ReadError::Format(format!(
+            "the checkpoint is damaged (it declares {count} {what}, more than the {max} a checkpoint holds)"
+        )));
+    }
+    Ok(count)
 }
 
 fn read_str(input: &mut Crc32Reader<impl Read>) -> Result<String, ReadError> {

@@ -437,6 +437,26 @@ fn read_through_fifo(dir: &std::path::Path, bytes: Vec<u8>) -> simulations::erro
     read
 }
 
+/// A header that declares more entries than a checkpoint holds is refused at the count, not
+/// read entry by entry (2³²−1 empty parameters through a pipe of zeros grew without bound).
+#[test]
+fn a_checkpoint_declaring_endless_entries_is_refused_at_the_count() {
+    let dir = scratch("counts");
+    let header: Vec<u8> = [
+        &simulations::checkpoint::MAGIC[..],
+        &simulations::checkpoint::FORMAT_VERSION.to_le_bytes(),
+        &4u32.to_le_bytes(),
+        b"heat",
+        &[2u32, 2, 2].map(u32::to_le_bytes).concat(),
+        &0u64.to_le_bytes(),
+        &u32::MAX.to_le_bytes(),
+    ]
+    .concat();
+    let bytes = [header, vec![0u8; 4 << 20]].concat();
+    let err = read_through_fifo(&dir, bytes).unwrap_err().to_string();
+    assert!(err.contains("declares 4294967295 parameters"), "{err}");
+}
+
 /// A checkpoint that comes through a FIFO reads whole; one whose array would take more
 /// memory than the machine has is refused before it is allocated.
 #[test]
