@@ -565,9 +565,9 @@ fn time_parted(
     engine.synchronize()?;
     let t = time_per_step(gpu, repeats, steps, |n| engine.step(n))?;
     let halo = engine.halo();
-    let x = time_per_step(gpu, repeats, 50, |n| (0..n).try_for_each(|_| engine.exchange()))?;
+    let x = time_per_step(gpu, repeats, 50, |n| (0..n).try_for_each(|_| engine.split().exchange()))?;
     let per_step = x.median_ms * 1e3 / f64::from(halo);
-    Ok((t.median_ms * 1e3, halo, engine.exchange_bytes() / u64::from(halo), per_step))
+    Ok((t.median_ms * 1e3, halo, engine.split().exchange_bytes() / u64::from(halo), per_step))
 }
 
 #[cfg(test)]

@@ -147,9 +147,10 @@ pub fn split_table(
                     sim.step(steps)?;
                     sim.synchronize()?;
                     let t = time_per_step(gpu, repeats, steps, |k| sim.step(k))?.median_ms;
-                    let x = time_per_step(gpu, repeats, 20, |k| (0..k).try_for_each(|_| sim.exchange()))?
-                        .median_ms;
-                    (t, sim.exchange_bytes(), x)
+                    let x =
+                        time_per_step(gpu, repeats, 20, |k| (0..k).try_for_each(|_| sim.split().exchange()))?
+                            .median_ms;
+                    (t, sim.split().exchange_bytes(), x)
                 };
                 let base = *base.get_or_insert(ms);
                 out.push_str(&format!(

@@ -26,8 +26,7 @@ use crate::{
     error::Result,
     grayscott::{self, GrayScott, Variant, parts::LaunchSettings, parts::PartedGrayScott},
     heat::{Heat, HeatInit, HeatSetup, HeatVariant, parts::PartedHeat},
-    split::Layout,
-    split::nccl::Communicator,
+    split::{BandedModel, Layout, Split, nccl::Communicator},
 };
 
 /// What to time.
@@ -102,91 +101,6 @@ pub struct ScalingRow {
     pub exposed_ms_per_step: f64,
 }
 
-/// A split simulation the bench can time.
-trait Timed {
-    fn step(&mut self, steps: u32) -> Result<()>;
-    fn synchronize(&mut self) -> Result<()>;
-    fn exchange(&mut self) -> Result<()>;
-    fn compute_only(&mut self, steps: u32) -> Result<()>;
-    fn steps_per_exchange(&self) -> u32;
-    fn communicator(&self) -> Option<&Communicator>;
-}
-
-impl Timed for PartedGrayScott {
-    fn step(&mut self, steps: u32) -> Result<()> {
-        grayscott::Engine::step(self, steps)
-    }
-    fn synchronize(&mut self) -> Result<()> {
-        grayscott::Engine::synchronize(self)
-    }
-    fn exchange(&mut self) -> Result<()> {
-        PartedGrayScott::exchange(self)
-    }
-    fn compute_only(&mut self, steps: u32) -> Result<()> {
-        PartedGrayScott::compute_only(self, steps)
-    }
-    fn steps_per_exchange(&self) -> u32 {
-        self.halo()
-    }
-    fn communicator(&self) -> Option<&Communicator> {
-        PartedGrayScott::communicator(self)
-    }
-}
-
-impl Timed for PartedHeat {
-    fn step(&mut self, steps: u32) -> Result<()> {
-        crate::heat::HeatEngine::step(self, steps)
-    }
-    fn synchronize(&mut self) -> Result<()> {
-        crate::heat::HeatEngine::synchronize(self)
-    }
-    fn exchange(&mut self) -> Result<()> {
-        PartedHeat::exchange(self)
-    }
-    fn compute_only(&mut self, steps: u32) -> Result<()> {
-        PartedHeat::compute_only(self, steps)
-    }
-    fn steps_per_exchange(&self) -> u32 {
-        1
-    }
-    fn communicator(&self) -> Option<&Communicator> {
-        PartedHeat::communicator(self)
-    }
-}
-
-/// The unsplit run on one GPU: no exchange.
-enum Whole {
-    GrayScott(GrayScott),
-    Heat(Heat),
-}
-
-impl Timed for Whole {
-    fn step(&mut self, steps: u32) -> Result<()> {
-        match self {
-            Whole::GrayScott(sim) => sim.step(steps),
-            Whole::Heat(sim) => sim.step(steps),
-        }
-    }
-    fn synchronize(&mut self) -> Result<()> {
-        match self {
-            Whole::GrayScott(sim) => sim.synchronize(),
-            Whole::Heat(sim) => sim.synchronize(),
-        }
-    }
-    fn exchange(&mut self) -> Result<()> {
-        Ok(())
-    }
-    fn compute_only(&mut self, steps: u32) -> Result<()> {
-        self.step(steps)
-    }
-    fn steps_per_exchange(&self) -> u32 {
-        0
-    }
-    fn communicator(&self) -> Option<&Communicator> {
-        None
-    }
-}
-
 /// Time per step (median, min, max ms), the exchange alone and the exposed time per step.
 struct Measured {
     timing: (f64, f64, f64),
@@ -196,42 +110,63 @@ struct Measured {
     exposed: f64,
 }
 
-/// Seconds of `run` between two synchronisations of every part; between processes, after a
-/// barrier, the slowest rank's.
-fn timed(sim: &mut dyn Timed, run: &mut dyn FnMut(&mut dyn Timed) -> Result<()>) -> Result<f64> {
-    sim.synchronize()?;
-    if let Some(comm) = sim.communicator() {
+impl Measured {
+    /// The median, least and most of `times` (ms per step).
+    fn timing(mut times: Vec<f64>) -> (f64, f64, f64) {
+        let (min, max) =
+            (times.iter().copied().fold(f64::MAX, f64::min), times.iter().copied().fold(0.0, f64::max));
+        (median(&mut times), min, max)
+    }
+}
+
+/// Seconds of `run` between two synchronisations of every part of `split`; between
+/// processes, after a barrier, the slowest rank's.
+fn timed<M: BandedModel>(split: &mut Split<M>, run: impl FnOnce(&mut Split<M>) -> Result<()>) -> Result<f64> {
+    split.synchronize()?;
+    if let Some(comm) = split.communicator() {
         comm.max_f64(0.0, "the bench's barrier")?;
     }
     let start = Instant::now();
-    run(sim)?;
-    sim.synchronize()?;
+    run(split)?;
+    split.synchronize()?;
     let seconds = start.elapsed().as_secs_f64();
-    match sim.communicator() {
+    match split.communicator() {
         Some(comm) => comm.max_f64(seconds, "the bench's timing"),
         None => Ok(seconds),
     }
 }
 
-fn measure(sim: &mut dyn Timed, steps: u32, repeats: usize) -> Result<Measured> {
-    timed(sim, &mut |s| s.step(steps))?;
+/// A split run: `steps` steps after a warm-up, `repeats` times; then the exchanges alone and
+/// the parts stepped with none (last: it leaves stale halos in the fields).
+fn measure<M: BandedModel>(split: &mut Split<M>, steps: u32, repeats: usize) -> Result<Measured> {
+    timed(split, |s| s.step(steps))?;
     let mut times = Vec::with_capacity(repeats);
     for _ in 0..repeats {
-        times.push(timed(sim, &mut |s| s.step(steps))? * 1e3 / f64::from(steps));
+        times.push(timed(split, |s| s.step(steps))? * 1e3 / f64::from(steps));
     }
-    let (min, max) =
-        (times.iter().copied().fold(f64::MAX, f64::min), times.iter().copied().fold(0.0, f64::max));
-    let per_step = median(&mut times);
-    let halo = sim.steps_per_exchange();
+    let timing = Measured::timing(times);
+    let halo = if split.halo() == 0 { 0 } else { split.steps_per_exchange() };
     if halo == 0 {
-        return Ok(Measured { timing: (per_step, min, max), halo, exchange: 0.0, exposed: 0.0 });
+        return Ok(Measured { timing, halo, exchange: 0.0, exposed: 0.0 });
     }
     let rounds = (steps / halo).max(1);
     let exchange =
-        timed(sim, &mut |s| (0..rounds).try_for_each(|_| s.exchange()))? * 1e3 / f64::from(rounds * halo);
-    // Last: it leaves stale halos in the fields.
-    let compute = timed(sim, &mut |s| s.compute_only(steps))? * 1e3 / f64::from(steps);
-    Ok(Measured { timing: (per_step, min, max), halo, exchange, exposed: per_step - compute })
+        timed(split, |s| (0..rounds).try_for_each(|_| s.exchange()))? * 1e3 / f64::from(rounds * halo);
+    let compute = timed(split, |s| s.compute_only(steps))? * 1e3 / f64::from(steps);
+    Ok(Measured { timing, halo, exchange, exposed: timing.0 - compute })
+}
+
+/// The unsplit run on one GPU (no exchange): `run(steps)` steps and synchronises, after a
+/// warm-up, `repeats` times.
+fn measure_whole(mut run: impl FnMut(u32) -> Result<()>, steps: u32, repeats: usize) -> Result<Measured> {
+    run(steps)?;
+    let mut times = Vec::with_capacity(repeats);
+    for _ in 0..repeats {
+        let start = Instant::now();
+        run(steps)?;
+        times.push(start.elapsed().as_secs_f64() * 1e3 / f64::from(steps));
+    }
+    Ok(Measured { timing: Measured::timing(times), halo: 0, exchange: 0.0, exposed: 0.0 })
 }
 
 /// Where the parts of a configuration live.
@@ -266,13 +201,13 @@ fn run_one(
             setup.init = grayscott::Init::Spots;
             let (u, v) = grayscott::initial_fields(setup.init, w, h, setup.seed);
             if gpus == 1 && matches!(placement, Placement::Local(_)) {
-                let sim = GrayScott::with_settings(&setup, &Device::Cuda(first), variant, &settings)?;
-                measure(&mut Whole::GrayScott(sim), steps, repeats)?
+                let mut sim = GrayScott::with_settings(&setup, &Device::Cuda(first), variant, &settings)?;
+                measure_whole(|n| sim.step(n).and_then(|()| sim.synchronize()), steps, repeats)?
             } else {
                 let mut sim = PartedGrayScott::new(layout, variant, w, h, setup.rates, settings, &u, &v)?;
                 drop((u, v));
                 crate::stderr_line!("  {}", grayscott::Engine::describe(&sim));
-                let m = measure(&mut sim, steps, repeats)?;
+                let m = measure(sim.split(), steps, repeats)?;
                 give_back(placement, sim.into_communicator());
                 m
             }
@@ -281,14 +216,14 @@ fn run_one(
             let mut setup = HeatSetup::cube(n, HeatInit::Blobs);
             setup.n[2] = n * factor;
             if gpus == 1 && matches!(placement, Placement::Local(_)) {
-                let sim = Heat::new(&setup, &Device::Cuda(first), variant)?;
-                measure(&mut Whole::Heat(sim), steps, repeats)?
+                let mut sim = Heat::new(&setup, &Device::Cuda(first), variant)?;
+                measure_whole(|n| sim.step(n).and_then(|()| sim.synchronize()), steps, repeats)?
             } else {
                 let overlap =
                     overlap.unwrap_or(crate::heat::parts::overlap_by_default(variant, gpus as usize));
                 let mut sim = PartedHeat::new(layout, variant, &setup, overlap)?;
                 crate::stderr_line!("  {}", crate::heat::HeatEngine::describe(&sim));
-                let m = measure(&mut sim, steps, repeats)?;
+                let m = measure(sim.split(), steps, repeats)?;
                 give_back(placement, sim.into_communicator());
                 m
             }

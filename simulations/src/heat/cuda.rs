@@ -176,11 +176,6 @@ impl CudaHeat {
         self.gpu.stream()
     }
 
-    /// The ordinal of the GPU the engine runs on.
-    pub(crate) fn gpu_ordinal(&self) -> usize {
-        self.gpu.ordinal()
-    }
-
     /// The GPU the simulation runs on.
     pub(crate) fn gpu(&self) -> &Arc<Gpu> {
         &self.gpu

@@ -13,6 +13,7 @@ mod engine;
 mod exact;
 mod initial;
 mod limits;
+mod overlap;
 pub mod parts;
 mod settings;
 mod setup;

@@ -50,118 +50,590 @@ use std::sync::Arc;
 use cudarc::driver::CudaStream;
 
 use super::{
+    Layout,
     decomposition::{self, Band},
+    ipc::IpcHalos,
+    model::{BandedModel, HaloPath, OverlapPlan, Plan, check_fields, plan},
     nccl::Communicator,
-    peer::{DeviceRows, LocalHalos, PeerCopy},
+    overlap::Overlap,
+    part::{Halo, Part, PartRows, cut, device_stream, halos},
+    peer::{self, LocalHalos},
+    pieces::{self, Pieces},
     ranks::{self, RankHalos},
     transport::Transport,
 };
 use crate::{
     cuda::Gpu,
-    error::{Error, Result},
+    error::{CudaContext as _, Error, Result},
 };
 
-/// The steps every part takes between two exchanges of halos: a halo is this many steps'
-/// worth of rows ([`BandedModel::rows_per_step`] each).
-pub const STEPS_PER_EXCHANGE: u32 = 8;
+/// Each part's start: each field's values on the part's rows, row by row (a process builds
+/// its own parts' alone).
+pub type Start<'a> = &'a dyn Fn(&PartRows) -> Result<Vec<Vec<f32>>>;
 
-/// A 2-D stencil model that can be split into bands of rows.
-pub trait BandedModel {
-    /// Where a part runs: a GPU, or the CPU.
-    type Device;
-    /// The model over some rows of the grid.
-    type Part: Part + Send;
-    /// The grid's width (cells in a row) and height (rows).
-    fn size(&self) -> (u32, u32);
-    /// The names of the fields, in the order [`Part::rows`] and [`Part::set_rows`] number them.
-    fn fields(&self) -> &[&str];
-    /// How many rows next to a cut edge one step spoils: its stencil's reach across rows (1 for
-    /// a 5-point stencil).
-    fn rows_per_step(&self) -> u32;
-    /// Whether the last row neighbours the first; if not, a part's outer edge at the first or
-    /// last row is the domain's boundary.
-    fn periodic(&self) -> bool;
-    /// One part: the model over `rows` on `device`, starting from `start` (each field's values
-    /// on those rows, row by row, `rows.len × width` of them). The part treats its first and
-    /// last rows as the whole model treats its edges; the split keeps the wrong values that
-    /// makes at a cut edge inside the halo.
-    fn part(&self, device: &Self::Device, rows: PartRows, start: Vec<Vec<f32>>) -> Result<Self::Part>;
-    /// How halos between GPUs travel where every part names its GPU ([`Part::gpu`]): a kernel
-    /// reading peer memory (the default) or the copy engines.
-    fn peer_copy(&self) -> PeerCopy {
-        PeerCopy::Read
-    }
+/// Steps parts (each with the device it runs on, of `devices`) `steps` steps, the parts of
+/// each device on a thread of their own.
+type StepInThreads<P> = fn(&mut [P], &[usize], usize, u32) -> Result<()>;
+
+/// Where a split's parts are: spread over devices of this process, or this rank's alone.
+enum Place<'a, D> {
+    Local(&'a [D]),
+    Ranked(Communicator, &'a D),
 }
 
-/// One part of a [`Split`]: the model over [`PartRows`], its rows numbered from 0.
-pub trait Part {
-    /// Runs `steps` steps over all of the part's rows, halos included.
-    fn step(&mut self, steps: u32) -> Result<()>;
-    /// `count` rows of field `field`, from row `first` of the part, row by row.
-    fn rows(&mut self, field: usize, first: u32, count: u32) -> Result<Vec<f32>>;
-    /// Overwrites rows of field `field` from row `first` of the part with `values` (whole rows).
-    fn set_rows(&mut self, field: usize, first: u32, values: &[f32]) -> Result<()>;
-    /// Field `field` in GPU memory, for a part that keeps its fields there: the split then
-    /// copies the halos between two such parts device to device instead of through
-    /// [`Part::rows`] and [`Part::set_rows`]. A part offers every field or none, on one stream
-    /// (asked once when the split is made, and again at every exchange); `None` (the default,
-    /// a part on the CPU or a model that does not opt in): its halos go through the host.
-    fn device_rows(&mut self, _field: usize) -> Option<DeviceRows<'_>> {
-        None
-    }
-    /// The part's GPU, opened with this crate's kernels ([`crate::cuda`]), for a part that
-    /// offers [`Part::device_rows`]: its halos from another GPU are then read by a kernel
-    /// through peer access where the model prefers it ([`BandedModel::peer_copy`]); `None`
-    /// (the default): by the copy engines.
-    fn gpu(&self) -> Option<&Arc<Gpu>> {
-        None
-    }
-    /// Rows `first .. first + count` of each field of `fields`, in that order (the gathers):
-    /// [`Part::rows`] of each by default; a part that downloads every field at once says so
-    /// here.
-    fn rows_of(&mut self, fields: &[usize], first: u32, count: u32) -> Result<Vec<Vec<f32>>> {
-        fields.iter().map(|&field| self.rows(field, first, count)).collect()
-    }
+/// A model split into bands of rows, run as parts in this process, or one part per process
+/// over NCCL ([`Split::new_ranked`]) (see the module's doc).
+pub struct Split<M: BandedModel> {
+    /// How the halos travel: device to device in this process (where both parts of a halo
+    /// offer [`Part::device_rows`]), or this rank's side of NCCL ranks (`parts` holds its part
+    /// or its pieces alone). First, so that it is dropped first: freeing CUDA IPC's buffers
+    /// waits for the exchanges, which need the parts and the communicator.
+    transport: Box<Transport>,
+    /// Why the halos between ranks go by NCCL where the model's overlap asked for CUDA IPC.
+    ipc_refused: Option<String>,
+    model: M,
+    /// This process's parts, in order, the rows each holds and the device each runs on (which
+    /// of the split's devices).
+    parts: Vec<M::Part>,
+    rows: Vec<PartRows>,
+    device_of: Vec<usize>,
+    /// Rows of each halo at a cut edge (0: no part has a halo), and the steps they cover.
+    halo: u32,
+    steps_per_exchange: u32,
+    /// Steps the halos still cover before the next exchange.
+    covered: u32,
+    /// How many devices the parts run on (the first of those given).
+    devices: usize,
+    /// Steps the parts of each device on a thread of their own ([`Split::new`], whose parts
+    /// may step on the host); `None`: every part from this thread.
+    threads: Option<StepInThreads<M::Part>>,
+    /// Between ranks: the stream of the rank's part (its gathers), and the one its exchanges
+    /// outside an overlap hook run on.
+    stream: Option<Arc<CudaStream>>,
+    exchange_stream: Option<Arc<CudaStream>>,
+    /// The halos that go through the host, in this process.
+    host_halos: Vec<Halo>,
+    /// The model's overlap hook, where it has one (last: its events and flags outlive the
+    /// parts' work).
+    overlap: Option<Box<dyn Overlap<M::Part>>>,
 }
 
-/// One halo at a cut edge: the rows a part takes, at every exchange and for every field, from
-/// its neighbour's band.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Halo {
-    /// The part that takes the rows, and the first of them (in its rows, from 0).
-    pub to: usize,
-    pub to_row: u32,
-    /// The neighbour whose band rows they are, and the first (in its rows).
-    pub from: usize,
-    pub from_row: u32,
-    /// How many rows.
-    pub rows: u32,
-}
-
-/// Every halo of parts holding `parts` (in order), whose first and last parts neighbour each
-/// other where `periodic`: each part's halo before its band from the end of its neighbour
-/// before's band, and its halo after from the start of its neighbour after's.
-pub fn halos(parts: &[PartRows], periodic: bool) -> Vec<Halo> {
-    let mut halos = Vec::new();
-    for (p, rows) in parts.iter().enumerate() {
-        let (before, after) = decomposition::neighbours(p, parts.len(), periodic);
-        if let Some(q) = before.filter(|_| rows.halo_before > 0) {
-            let from = &parts[q];
-            let from_row = from.halo_before + from.band.len - rows.halo_before;
-            halos.push(Halo { to: p, to_row: 0, from: q, from_row, rows: rows.halo_before });
+impl<M: BandedModel> Split<M>
+where
+    M::Part: Send,
+{
+    /// `model` in `parts` bands of rows from `start` (each field's values on the whole grid),
+    /// spread over `devices` in order (consecutive parts share a device where there are more
+    /// parts than devices). Refuses zero parts, more parts than rows, a band thinner than its
+    /// halo, no device, a start of the wrong number or size of fields, and a part that offers
+    /// some of its fields in device memory but not all, or on several streams.
+    pub fn new(model: M, parts: u32, devices: &[M::Device], start: Vec<Vec<f32>>) -> Result<Self> {
+        check_fields(&model, &start)?;
+        if devices.is_empty() {
+            return Err(Error::InvalidInput("a split needs at least one device to run its parts on".into()));
         }
-        if let Some(q) = after.filter(|_| rows.halo_after > 0) {
-            let to_row = rows.halo_before + rows.band.len;
-            halos.push(Halo {
-                to: p,
-                to_row,
-                from: q,
-                from_row: parts[q].halo_before,
-                rows: rows.halo_after,
-            });
+        let plan = plan(&model, parts, false)?;
+        let width = model.size().0;
+        let start = |rows: &PartRows| Ok(start.iter().map(|field| cut(field, width, rows)).collect());
+        let mut split = Self::build(model, plan, Place::Local(devices), &start)?;
+        split.threads = Some(step_in_threads::<M::Part>);
+        Ok(split)
+    }
+}
+
+impl<M: BandedModel> Split<M> {
+    /// `model` in one band of rows per rank of `comm`'s job, this process holding its rank's
+    /// alone, on `device` (the communicator's GPU), from `start` (each field's values on the
+    /// whole grid, alike on every rank): the bands, halos and steps between exchanges of
+    /// [`Split::new`] with as many parts, so the same bits. The halos travel through NCCL
+    /// from and into the part's device memory; rank 0 gathers the whole fields
+    /// ([`Split::field`]). One rank alone is one part, except on a periodic grid, where it is
+    /// its own neighbour (its halos travel to itself through NCCL). Refuses what
+    /// [`Split::new`] does, and a part that does not offer its fields in device memory on the
+    /// communicator's GPU ([`Part::device_rows`]).
+    pub fn new_ranked(
+        model: M,
+        comm: Communicator,
+        device: &M::Device,
+        start: Vec<Vec<f32>>,
+    ) -> Result<Self> {
+        check_fields(&model, &start)?;
+        // Every rank finds the same grid too thin or too short: said once, by rank 0.
+        let plan = plan(&model, comm.size() as u32, true)
+            .map_err(|e| Error::SameOnEveryRank(format!("{} processes, one part each: {e}", comm.size())))?;
+        let width = model.size().0;
+        let start = |rows: &PartRows| Ok(start.iter().map(|field| cut(field, width, rows)).collect());
+        Self::build(model, plan, Place::Ranked(comm, device), &start)
+    }
+
+    /// `model` in the parts of `layout` (this process's GPUs, or this rank's part of an NCCL
+    /// job), each part built from `start` (a process builds only its own parts' values):
+    /// otherwise as [`Split::new`] and [`Split::new_ranked`], whose refusals it keeps. Every
+    /// part steps from this thread: a model on this crate's GPUs queues its steps on its
+    /// streams.
+    pub fn in_layout(model: M, layout: Layout, start: Start<'_>) -> Result<Self>
+    where
+        M: BandedModel<Device = Arc<Gpu>>,
+    {
+        let plan = plan(&model, layout.parts(), matches!(layout, Layout::Ranks(_)))?;
+        match layout {
+            Layout::Local { gpus, .. } => Self::build(model, plan, Place::Local(&gpus), start),
+            Layout::Ranks(comm) => {
+                let gpu = comm.gpu().clone();
+                Self::build(model, plan, Place::Ranked(comm, &gpu), start)
+            }
         }
     }
-    halos
+
+    fn build(model: M, plan: Plan, place: Place<'_, M::Device>, start: Start<'_>) -> Result<Self> {
+        let Plan { halo, steps_per_exchange, rows: all_rows } = plan;
+        let (width, fields, periodic) = (model.size().0, model.fields().len(), model.periodic());
+        let overlap_plan = if halo > 0 { model.overlap() } else { OverlapPlan::None };
+        let mut split = match place {
+            Place::Local(devices) => {
+                let placement = decomposition::placement(all_rows.len(), devices.len());
+                let used = placement.iter().max().map_or(1, |&d| d + 1);
+                for (d, device) in devices.iter().enumerate().take(used) {
+                    let held: Vec<(usize, PartRows)> = (0..all_rows.len())
+                        .filter(|&p| placement[p] == d)
+                        .map(|p| (p, all_rows[p]))
+                        .collect();
+                    model.check_device(device, &held, all_rows.len())?;
+                }
+                let mut parts = Vec::with_capacity(all_rows.len());
+                for (rows, &device) in all_rows.iter().zip(&placement) {
+                    parts.push(model.part(&devices[device], *rows, start(rows)?)?);
+                }
+                let streams = (parts.iter_mut().enumerate())
+                    .map(|(p, part)| device_stream(part, p, fields))
+                    .collect::<Result<Vec<_>>>()?;
+                let readers = parts.iter().zip(&streams).all(|(part, s)| s.is_none() || part.gpu().is_some());
+                let (device_halos, host_halos): (Vec<Halo>, Vec<Halo>) = halos(&all_rows, periodic)
+                    .into_iter()
+                    .partition(|h| streams[h.to].is_some() && streams[h.from].is_some());
+                let (streams, preferred, exchange_streams) = match overlap_plan {
+                    OverlapPlan::Streams { peer_copy } => {
+                        let forks = (streams.iter().enumerate())
+                            .map(|(p, stream)| fork(stream.as_ref(), p))
+                            .collect::<Result<Vec<_>>>()?;
+                        (forks.iter().cloned().map(Some).collect(), peer_copy, Some(forks))
+                    }
+                    OverlapPlan::None | OverlapPlan::Pieces => (streams, model.peer_copy(), None),
+                };
+                let device = LocalHalos::new(streams, device_halos, preferred, readers)?;
+                let mut split = Self::assembled(
+                    model,
+                    parts,
+                    all_rows,
+                    Transport::Peer(device),
+                    halo,
+                    steps_per_exchange,
+                );
+                split.device_of = placement;
+                split.devices = used;
+                split.host_halos = host_halos;
+                if let Some(streams) = exchange_streams {
+                    let mut ordinals: Vec<usize> = streams.iter().map(|s| s.context().ordinal()).collect();
+                    ordinals.sort_unstable();
+                    ordinals.dedup();
+                    let path =
+                        if ordinals.len() == streams.len() { HaloPath::OwnGpus } else { HaloPath::SharedGpu };
+                    split.overlap = Some(split.model.overlap_hook(&mut split.parts, &streams, path)?);
+                }
+                split
+            }
+            Place::Ranked(comm, device) => {
+                let rank = comm.rank();
+                let mine = all_rows[rank];
+                model.check_device(device, &[(rank, mine)], all_rows.len())?;
+                let every: Option<Vec<Vec<PartRows>>> = (overlap_plan == OverlapPlan::Pieces)
+                    .then(|| all_rows.iter().map(|rows| pieces::pieces(rows, halo)).collect());
+                let my_rows = every.as_ref().map_or_else(|| vec![mine], |every| every[rank].clone());
+                let mut parts = Vec::with_capacity(my_rows.len());
+                for rows in &my_rows {
+                    parts.push(model.part(device, *rows, start(rows)?)?);
+                }
+                let gpu = comm.gpu().ordinal();
+                let streams = (parts.iter_mut())
+                    .map(|part| ranks::nccl_stream(part, rank, fields, gpu))
+                    .collect::<Result<Vec<_>>>()?;
+                let stream = streams[0].clone();
+                if streams.iter().any(|s| s.cu_stream() != stream.cu_stream()) {
+                    return Err(Error::InvalidInput(format!(
+                        "rank {rank}'s pieces keep their fields on several streams (Part::device_rows): one stream"
+                    )));
+                }
+                // The pieces' halos among themselves, on the rank's stream (not periodic: the
+                // band's own edges are NCCL's).
+                let between = (parts.len() > 1)
+                    .then(|| LocalHalos::unordered(&stream, parts.len(), halos(&my_rows, false)));
+                let mut ranks = RankHalos::new(comm, all_rows, every, periodic);
+                let mut ipc_refused = None;
+                let (exchange, path) = match overlap_plan {
+                    OverlapPlan::Streams { .. } => {
+                        // Halos by the copy engines where every rank can (they take no SM); else
+                        // NCCL's kernel.
+                        ipc_refused = ranks.connect_ipc(halo as usize * width as usize * 4 * fields)?;
+                        let path = if ranks.by_ipc() { HaloPath::Ipc } else { HaloPath::Nccl };
+                        (Some(fork(Some(&stream), rank)?), Some(path))
+                    }
+                    OverlapPlan::Pieces if parts.len() > 1 => (Some(fork(Some(&stream), rank)?), None),
+                    _ => (None, None),
+                };
+                let transport = Transport::Ranks { ranks: Box::new(ranks), pieces: between };
+                let mut split = Self::assembled(model, parts, my_rows, transport, halo, steps_per_exchange);
+                split.ipc_refused = ipc_refused;
+                split.stream = Some(stream.clone());
+                split.exchange_stream = Some(exchange.clone().unwrap_or_else(|| stream.clone()));
+                split.overlap = match (exchange, path) {
+                    (Some(exchange), Some(path)) => Some(split.model.overlap_hook(
+                        &mut split.parts,
+                        std::slice::from_ref(&exchange),
+                        path,
+                    )?),
+                    (Some(exchange), None) => Some(Box::new(Pieces::new(stream, exchange, fields, width))),
+                    _ => None,
+                };
+                split
+            }
+        };
+        split.covered = split.steps_per_exchange;
+        Ok(split)
+    }
+
+    /// The split of `model` into `parts` holding `rows` over `transport`, with nothing else
+    /// set up yet (one device, no stream, host halo or overlap).
+    fn assembled(
+        model: M,
+        parts: Vec<M::Part>,
+        rows: Vec<PartRows>,
+        transport: Transport,
+        halo: u32,
+        steps_per_exchange: u32,
+    ) -> Self {
+        let device_of = vec![0; parts.len()];
+        Self {
+            transport: Box::new(transport),
+            ipc_refused: None,
+            model,
+            parts,
+            rows,
+            device_of,
+            halo,
+            steps_per_exchange,
+            covered: steps_per_exchange,
+            devices: 1,
+            threads: None,
+            stream: None,
+            exchange_stream: None,
+            host_halos: Vec::new(),
+            overlap: None,
+        }
+    }
+
+    /// How the halos travel between the parts: device to device where both parts of a halo
+    /// offer their fields in GPU memory ([`Part::device_rows`]), else through the host.
+    pub fn halo_travel(&self) -> HaloTravel {
+        let device = match &*self.transport {
+            Transport::Ranks { .. } => {
+                return if self.halo > 0 { HaloTravel::Nccl } else { HaloTravel::None };
+            }
+            Transport::Peer(device) => device,
+        };
+        match (device.halos().is_empty(), self.host_halos.is_empty()) {
+            (true, true) => HaloTravel::None,
+            (false, host) => {
+                let staged = !device.staged().is_empty();
+                match (host, staged) {
+                    (true, false) => HaloTravel::GpuToGpu,
+                    (true, true) => HaloTravel::GpuToGpuStaged,
+                    (false, false) => HaloTravel::Both,
+                    (false, true) => HaloTravel::BothStaged,
+                }
+            }
+            (true, false) => HaloTravel::ThroughHost,
+        }
+    }
+
+    /// Where the parts are and how their halos travel, for run summaries: `on 1 GPU`, `on 4
+    /// GPUs, halos by peer reads`, `one per process over NCCL, 2 processes`, ..., and the
+    /// overlap hook's words where there is one.
+    pub fn describe_place(&self) -> String {
+        let place = match &*self.transport {
+            Transport::Peer(halos) => peer::describe(
+                self.parts.iter().filter_map(|p| p.gpu().map(|gpu| gpu.ordinal())),
+                halos.how(),
+            ),
+            Transport::Ranks { ranks, .. } => {
+                let n = ranks.comm().size();
+                match (ranks.by_ipc(), &self.ipc_refused) {
+                    (true, _) => format!("one per process, {}, {n} processes", IpcHalos::describe()),
+                    (false, Some(why)) => {
+                        format!("one per process over NCCL (not by CUDA IPC: {why}), {n} processes")
+                    }
+                    (false, None) => format!("one per process over NCCL, {n} processes"),
+                }
+            }
+        };
+        match &self.overlap {
+            Some(hook) => format!("{place}, {}", hook.describe()),
+            None => place,
+        }
+    }
+
+    /// The model.
+    pub fn model(&self) -> &M {
+        &self.model
+    }
+
+    /// This process's parts, in order (to change what every part runs with, such as a
+    /// model's rates).
+    pub fn parts_mut(&mut self) -> &mut [M::Part] {
+        &mut self.parts
+    }
+
+    /// The number of parts (of the whole job, where the parts are NCCL ranks).
+    pub fn parts(&self) -> usize {
+        match &*self.transport {
+            Transport::Ranks { ranks, .. } => ranks.rows().len(),
+            Transport::Peer(_) => self.parts.len(),
+        }
+    }
+
+    /// Every band of the run, in order (every rank's, where the parts are NCCL ranks).
+    pub fn bands(&self) -> Vec<Band> {
+        self.part_rows().iter().map(|rows| rows.band).collect()
+    }
+
+    /// The number of devices this process's parts run on.
+    pub fn devices(&self) -> usize {
+        self.devices
+    }
+
+    /// The rows of each part's halo at a cut edge (0 where no part has one).
+    pub fn halo(&self) -> u32 {
+        self.halo
+    }
+
+    /// The steps the parts take between two exchanges.
+    pub fn steps_per_exchange(&self) -> u32 {
+        self.steps_per_exchange
+    }
+
+    /// The rows each part holds, in order (every rank's, where the parts are NCCL ranks).
+    pub fn part_rows(&self) -> Vec<PartRows> {
+        match &*self.transport {
+            Transport::Ranks { ranks, .. } => ranks.rows().to_vec(),
+            Transport::Peer(_) => self.rows.clone(),
+        }
+    }
+
+    /// Bytes one exchange moves into this process's parts' halos (every field).
+    pub fn exchange_bytes(&self) -> u64 {
+        let halo_rows: u64 = self.part_rows_here().map(|r| u64::from(r.halo_before + r.halo_after)).sum();
+        halo_rows * u64::from(self.model.size().0) * self.model.fields().len() as u64 * 4
+    }
+
+    /// The rows of this process's bands with their halos: its parts', or this rank's band
+    /// (its pieces' halos among themselves are not an exchange).
+    fn part_rows_here(&self) -> impl Iterator<Item = PartRows> + '_ {
+        let rank = self.communicator().map(Communicator::rank);
+        let all = self.part_rows();
+        let here: Vec<PartRows> = match rank {
+            Some(rank) => vec![all[rank]],
+            None => all,
+        };
+        here.into_iter()
+    }
+
+    /// This rank's communicator, where the parts are NCCL ranks.
+    pub fn communicator(&self) -> Option<&Communicator> {
+        self.transport.comm()
+    }
+
+    /// Gives up the parts, keeping this rank's communicator (for another run on it).
+    pub fn into_communicator(self) -> Option<Communicator> {
+        let Self { transport, .. } = self;
+        transport.into_communicator()
+    }
+
+    /// Whether this process writes the outputs: rank 0 where the parts are NCCL ranks (the
+    /// others get no fields from [`Split::field`]), else always.
+    pub fn is_root(&self) -> bool {
+        self.transport.is_root()
+    }
+
+    /// Runs `steps` steps: every part as many at a time as its halos still cover, the halos
+    /// refreshed in between; with an overlap hook, rounds of at most the steps per exchange,
+    /// each with the exchange that ends it hidden behind the steps as the hook does it.
+    pub fn step(&mut self, steps: u32) -> Result<()> {
+        if self.halo == 0 {
+            return self.step_parts(steps);
+        }
+        // A rank that stopped stalls the exchanges, and with them these steps once the launch
+        // queue is full: watched, the clock restarted after each exchange queued.
+        let watch = self.transport.watch("the halo exchange");
+        let mut left = steps;
+        while left > 0 {
+            let now = if let Some(hook) = &mut self.overlap {
+                let now = left.min(self.steps_per_exchange);
+                hook.round(&mut self.parts, &mut self.transport, now)?;
+                now
+            } else {
+                if self.covered == 0 {
+                    self.exchange()?;
+                    self.covered = self.steps_per_exchange;
+                }
+                let now = left.min(self.covered);
+                self.step_parts(now)?;
+                self.covered -= now;
+                now
+            };
+            left -= now;
+            if let Some(watch) = &watch {
+                watch.progress();
+            }
+        }
+        match &mut self.overlap {
+            Some(hook) => hook.settle(&mut self.parts),
+            None => Ok(()),
+        }
+    }
+
+    /// Steps every part `steps` times with no exchange in between (at most the steps per
+    /// exchange at a time): the computation alone, for the bench. The halos go stale, so the
+    /// fields are no longer the simulation's.
+    pub fn compute_only(&mut self, steps: u32) -> Result<()> {
+        let mut left = steps;
+        while left > 0 {
+            let now = left.min(self.steps_per_exchange.max(1));
+            self.step_parts(now)?;
+            left -= now;
+        }
+        self.covered = 0;
+        Ok(())
+    }
+
+    /// Steps every part `steps` steps: the parts of each device in turn, the devices at once
+    /// where the parts may step on the host ([`Split::new`]).
+    fn step_parts(&mut self, steps: u32) -> Result<()> {
+        match self.threads {
+            Some(threads) if self.devices > 1 => {
+                threads(&mut self.parts, &self.device_of, self.devices, steps)
+            }
+            _ => self.parts.iter_mut().try_for_each(|part| part.step(steps)),
+        }
+    }
+
+    /// Refreshes every halo from the neighbours' bands: device to device, then through the
+    /// host (the two write different halo rows and only read band rows). Public for the
+    /// bench, which times the exchange alone.
+    pub fn exchange(&mut self) -> Result<()> {
+        let (width, fields) = (self.model.size().0, self.model.fields().len());
+        self.transport.exchange(&mut self.parts, self.exchange_stream.as_ref(), fields, width)?;
+        // Read every host halo first (band rows only), then write them (halo rows only).
+        let mut writes = Vec::new();
+        for halo in &self.host_halos {
+            for field in 0..fields {
+                let values = self.parts[halo.from].rows(field, halo.from_row, halo.rows)?;
+                writes.push((halo.to, field, halo.to_row, values));
+            }
+        }
+        for (p, field, first, values) in writes {
+            self.parts[p].set_rows(field, first, &values)?;
+        }
+        Ok(())
+    }
+
+    /// Waits for every part's queued work and the overlap hook's exchanges.
+    pub fn synchronize(&mut self) -> Result<()> {
+        let _watch = self.transport.watch("the halo exchange");
+        self.parts.iter_mut().try_for_each(Part::synchronize)?;
+        match &mut self.overlap {
+            Some(hook) => hook.synchronize(),
+            None => Ok(()),
+        }
+    }
+
+    /// Field `field` of the whole grid, row by row, from every part's band. Where the parts
+    /// are NCCL ranks every rank must call it (the bands are gathered to rank 0): rank 0
+    /// gets the whole field, the others nothing (an empty field).
+    pub fn field(&mut self, field: usize) -> Result<Vec<f32>> {
+        Ok(self.gather(&[field])?.pop().expect("one field"))
+    }
+
+    /// Every field of the whole grid, in the model's order (as [`Split::field`] gives them),
+    /// in one gather.
+    pub fn fields(&mut self) -> Result<Vec<Vec<f32>>> {
+        let all: Vec<usize> = (0..self.model.fields().len()).collect();
+        self.gather(&all)
+    }
+
+    fn gather(&mut self, fields: &[usize]) -> Result<Vec<Vec<f32>>> {
+        let width = self.model.size().0;
+        self.transport.gather(&mut self.parts, &self.rows, self.stream.as_ref(), fields, width)
+    }
+
+    /// Row `row` of field `field` of the whole grid, from the part whose band holds it; where
+    /// the parts are NCCL ranks every rank must call it (rank 0 gets the row, the others
+    /// nothing).
+    pub fn row(&mut self, field: usize, row: u32) -> Result<Vec<f32>> {
+        let width = self.model.size().0;
+        if let Transport::Ranks { ranks, .. } = &mut *self.transport {
+            let stream = self.stream.clone().expect("a rank's stream");
+            return ranks.gather_row(&mut self.parts, &stream, field, row, width);
+        }
+        let (part, rows) = (self.parts.iter_mut().zip(&self.rows))
+            .find(|(_, rows)| (rows.band.start..rows.band.end()).contains(&row))
+            .ok_or_else(|| Error::InvalidInput(format!("row {row} is outside the grid's bands")))?;
+        part.rows(field, row - rows.band.start + rows.halo_before, 1)
+    }
+
+    /// Continues from `fields` (each field's values on the whole grid, as a checkpoint of a
+    /// run in any number of parts holds them): every part's rows, halos included. Where the
+    /// parts are NCCL ranks every rank passes the whole fields and takes its part's rows.
+    pub fn restore(&mut self, fields: &[Vec<f32>]) -> Result<()> {
+        check_fields(&self.model, fields)?;
+        let width = self.model.size().0;
+        for (part, rows) in self.parts.iter_mut().zip(&self.rows) {
+            let values: Vec<Vec<f32>> = fields.iter().map(|values| cut(values, width, rows)).collect();
+            part.set_all(&values)?;
+        }
+        self.covered = self.steps_per_exchange;
+        Ok(())
+    }
+}
+
+/// [`StepInThreads`]: the parts of each device in turn, on a thread of the device's.
+fn step_in_threads<P: Part + Send>(
+    parts: &mut [P],
+    device_of: &[usize],
+    devices: usize,
+    steps: u32,
+) -> Result<()> {
+    let mut by_device: Vec<Vec<&mut P>> = (0..devices).map(|_| Vec::new()).collect();
+    for (part, &device) in parts.iter_mut().zip(device_of) {
+        by_device[device].push(part);
+    }
+    std::thread::scope(|scope| {
+        let threads: Vec<_> = by_device
+            .into_iter()
+            .map(|parts| scope.spawn(move || parts.into_iter().try_for_each(|part| part.step(steps))))
+            .collect();
+        threads.into_iter().try_for_each(|t| t.join().expect("a part's steps panicked"))
+    })
+}
+
+/// A stream of its own for part `p`'s exchanges, forked from its stream (which must exist: an
+/// overlap needs the fields in device memory).
+fn fork(stream: Option<&Arc<CudaStream>>, p: usize) -> Result<Arc<CudaStream>> {
+    let stream = stream.ok_or_else(|| {
+        Error::InvalidInput(format!(
+            "part {p} keeps its fields in host memory (Part::device_rows), but the model overlaps its exchange on \
+             streams of the parts' GPUs"
+        ))
+    })?;
+    stream.fork().context(|| "creating an exchange stream".into())
 }
 
 /// How a split's halos travel between its parts ([`Split::halo_travel`]).
@@ -206,454 +678,12 @@ impl HaloTravel {
     }
 }
 
-/// The rows of the whole grid that a part holds: its band, with `halo_before` rows of its
-/// neighbour before it and `halo_after` of the one after it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PartRows {
-    /// The rows the part owns: exact after every step.
-    pub band: Band,
-    pub halo_before: u32,
-    pub halo_after: u32,
-    /// The whole grid's rows (a periodic grid's rows wrap around it).
-    pub grid_rows: u32,
-}
-
-impl PartRows {
-    /// The rows the part holds.
-    pub fn len(&self) -> u32 {
-        self.halo_before + self.band.len + self.halo_after
-    }
-
-    /// Always false: a part holds at least its band's rows.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The row of the whole grid that each of the part's rows is, in order.
-    pub fn grid_rows(&self) -> impl Iterator<Item = u32> {
-        let first = i64::from(self.band.start) - i64::from(self.halo_before);
-        decomposition::wrapped_rows(first, self.len(), self.grid_rows)
-    }
-}
-
-/// A model split into bands of rows, run as parts in this process, or one part per process
-/// over NCCL ([`Split::new_ranked`]) (see the module's doc).
-pub struct Split<M: BandedModel> {
-    model: M,
-    /// This process's parts, in order, the rows each holds and the device each runs on (which
-    /// of the split's devices).
-    parts: Vec<M::Part>,
-    rows: Vec<PartRows>,
-    device_of: Vec<usize>,
-    /// Rows of each halo at a cut edge.
-    halo: u32,
-    /// Steps the halos still cover before the next exchange.
-    covered: u32,
-    /// How many devices the parts run on (the first of those given).
-    devices: usize,
-    /// How the halos travel: device to device in this process (where both parts of a halo
-    /// offer [`Part::device_rows`]), or this rank's side of NCCL ranks (`parts` holds its part
-    /// alone); `stream`: the one a rank's halos travel on.
-    transport: Box<Transport>,
-    stream: Option<Arc<CudaStream>>,
-    /// The halos that go through the host, in this process.
-    host_halos: Vec<Halo>,
-}
-
-impl<M: BandedModel> Split<M> {
-    /// `model` in `parts` bands of rows from `start` (each field's values on the whole grid),
-    /// spread over `devices` in order (consecutive parts share a device where there are more
-    /// parts than devices). Refuses zero parts, more parts than rows, a band thinner than its
-    /// halo, no device, a start of the wrong number or size of fields, and a part that offers
-    /// some of its fields in device memory but not all, or on several streams.
-    pub fn new(model: M, parts: u32, devices: &[M::Device], start: Vec<Vec<f32>>) -> Result<Self> {
-        let width = model.size().0;
-        check_fields(&model, &start)?;
-        if devices.is_empty() {
-            return Err(Error::InvalidInput("a split needs at least one device to run its parts on".into()));
-        }
-        let (halo, all_rows) = plan(&model, parts)?;
-        let placement = decomposition::placement(all_rows.len(), devices.len());
-        let periodic = model.periodic();
-        let mut parts = Vec::with_capacity(all_rows.len());
-        for (rows, &device) in all_rows.iter().zip(&placement) {
-            let values = start.iter().map(|field| cut(field, width, rows)).collect();
-            parts.push(model.part(&devices[device], *rows, values)?);
-        }
-        let devices = placement.iter().max().map_or(1, |&d| d + 1);
-        let fields = model.fields().len();
-        let streams = parts
-            .iter_mut()
-            .enumerate()
-            .map(|(p, part)| device_stream(part, p, fields))
-            .collect::<Result<Vec<_>>>()?;
-        let readers = parts.iter().zip(&streams).all(|(part, s)| s.is_none() || part.gpu().is_some());
-        let (device_halos, host_halos): (Vec<Halo>, Vec<Halo>) = halos(&all_rows, periodic)
-            .into_iter()
-            .partition(|h| streams[h.to].is_some() && streams[h.from].is_some());
-        let device = LocalHalos::new(streams, device_halos, model.peer_copy(), readers)?;
-        Ok(Self {
-            model,
-            parts,
-            rows: all_rows,
-            device_of: placement,
-            halo,
-            covered: STEPS_PER_EXCHANGE,
-            devices,
-            transport: Box::new(Transport::Peer(device)),
-            stream: None,
-            host_halos,
-        })
-    }
-
-    /// `model` in one band of rows per rank of `comm`'s job, this process holding its rank's
-    /// alone, on `device` (the communicator's GPU), from `start` (each field's values on the
-    /// whole grid, alike on every rank): the bands, halos and steps between exchanges of
-    /// [`Split::new`] with as many parts, so the same bits. The halos travel through NCCL
-    /// from and into the part's device memory; rank 0 gathers the whole fields
-    /// ([`Split::field`]). One rank alone is one part: no halos. Refuses what [`Split::new`]
-    /// does, and a part that does not offer its fields in device memory on the
-    /// communicator's GPU ([`Part::device_rows`]).
-    pub fn new_ranked(
-        model: M,
-        comm: Communicator,
-        device: &M::Device,
-        start: Vec<Vec<f32>>,
-    ) -> Result<Self> {
-        let width = model.size().0;
-        check_fields(&model, &start)?;
-        // Every rank finds the same grid too thin or too short: said once, by rank 0.
-        let (halo, all_rows) = plan(&model, comm.size() as u32)
-            .map_err(|e| Error::SameOnEveryRank(format!("{} processes, one part each: {e}", comm.size())))?;
-        let rank = comm.rank();
-        let rows = all_rows[rank];
-        let values = start.iter().map(|field| cut(field, width, &rows)).collect();
-        let mut part = model.part(device, rows, values)?;
-        let stream = ranks::nccl_stream(&mut part, rank, model.fields().len(), comm.gpu().ordinal())?;
-        let periodic = model.periodic();
-        Ok(Self {
-            model,
-            parts: vec![part],
-            rows: vec![rows],
-            device_of: vec![0],
-            halo,
-            covered: STEPS_PER_EXCHANGE,
-            devices: 1,
-            transport: Box::new(Transport::Ranks {
-                ranks: Box::new(RankHalos::new(comm, all_rows, None, periodic)),
-                pieces: None,
-            }),
-            stream: Some(stream),
-            host_halos: Vec::new(),
-        })
-    }
-
-    /// How the halos travel between the parts: device to device where both parts of a halo
-    /// offer their fields in GPU memory ([`Part::device_rows`]), else through the host.
-    pub fn halo_travel(&self) -> HaloTravel {
-        let device = match &*self.transport {
-            Transport::Ranks { .. } => {
-                return if self.parts() > 1 { HaloTravel::Nccl } else { HaloTravel::None };
-            }
-            Transport::Peer(device) => device,
-        };
-        match (device.halos().is_empty(), self.host_halos.is_empty()) {
-            (true, true) => HaloTravel::None,
-            (false, host) => {
-                let staged = !device.staged().is_empty();
-                match (host, staged) {
-                    (true, false) => HaloTravel::GpuToGpu,
-                    (true, true) => HaloTravel::GpuToGpuStaged,
-                    (false, false) => HaloTravel::Both,
-                    (false, true) => HaloTravel::BothStaged,
-                }
-            }
-            (true, false) => HaloTravel::ThroughHost,
-        }
-    }
-
-    /// The model.
-    pub fn model(&self) -> &M {
-        &self.model
-    }
-
-    /// The number of parts (of the whole job, where the parts are NCCL ranks).
-    pub fn parts(&self) -> usize {
-        match &*self.transport {
-            Transport::Ranks { ranks, .. } => ranks.rows().len(),
-            Transport::Peer(_) => self.parts.len(),
-        }
-    }
-
-    /// The number of devices this process's parts run on.
-    pub fn devices(&self) -> usize {
-        self.devices
-    }
-
-    /// The rows of each part's halo at a cut edge (0 with one part).
-    pub fn halo(&self) -> u32 {
-        if self.parts() > 1 { self.halo } else { 0 }
-    }
-
-    /// The rows each part holds, in order (every rank's, where the parts are NCCL ranks).
-    pub fn part_rows(&self) -> Vec<PartRows> {
-        match &*self.transport {
-            Transport::Ranks { ranks, .. } => ranks.rows().to_vec(),
-            Transport::Peer(_) => self.rows.clone(),
-        }
-    }
-
-    /// This rank's communicator, where the parts are NCCL ranks.
-    pub fn communicator(&self) -> Option<&Communicator> {
-        self.transport.comm()
-    }
-
-    /// Whether this process writes the outputs: rank 0 where the parts are NCCL ranks (the
-    /// others get no fields from [`Split::field`]), else always.
-    pub fn is_root(&self) -> bool {
-        self.transport.is_root()
-    }
-
-    /// Runs `steps` steps: every part as many at a time as its halos still cover, the halos
-    /// refreshed in between.
-    pub fn step(&mut self, steps: u32) -> Result<()> {
-        if self.parts() == 1 {
-            return self.parts[0].step(steps);
-        }
-        // A rank that stopped stalls the exchanges, and with them these steps once the launch
-        // queue is full: watched, the clock restarted after each exchange queued.
-        let watch = self.transport.watch("the halo exchange");
-        let mut left = steps;
-        while left > 0 {
-            if self.covered == 0 {
-                self.exchange()?;
-                self.covered = STEPS_PER_EXCHANGE;
-                if let Some(watch) = &watch {
-                    watch.progress();
-                }
-            }
-            let now = left.min(self.covered);
-            self.step_parts(now)?;
-            self.covered -= now;
-            left -= now;
-        }
-        Ok(())
-    }
-
-    /// Steps every part `steps` steps: the parts of each device in turn, the devices at once.
-    fn step_parts(&mut self, steps: u32) -> Result<()> {
-        if self.devices == 1 {
-            return self.parts.iter_mut().try_for_each(|part| part.step(steps));
-        }
-        let mut by_device: Vec<Vec<&mut M::Part>> = (0..self.devices).map(|_| Vec::new()).collect();
-        for (part, &device) in self.parts.iter_mut().zip(&self.device_of) {
-            by_device[device].push(part);
-        }
-        std::thread::scope(|scope| {
-            let threads: Vec<_> = by_device
-                .into_iter()
-                .map(|parts| scope.spawn(move || parts.into_iter().try_for_each(|part| part.step(steps))))
-                .collect();
-            threads.into_iter().try_for_each(|t| t.join().expect("a part's steps panicked"))
-        })
-    }
-
-    /// Refreshes every halo from the neighbours' bands: device to device, then through the
-    /// host (the two write different halo rows and only read band rows).
-    fn exchange(&mut self) -> Result<()> {
-        let (width, fields) = (self.model.size().0, self.model.fields().len());
-        self.transport.exchange(&mut self.parts, self.stream.as_ref(), fields, width)?;
-        // Read every host halo first (band rows only), then write them (halo rows only).
-        let mut writes = Vec::new();
-        for halo in &self.host_halos {
-            for field in 0..fields {
-                let values = self.parts[halo.from].rows(field, halo.from_row, halo.rows)?;
-                writes.push((halo.to, field, halo.to_row, values));
-            }
-        }
-        for (p, field, first, values) in writes {
-            self.parts[p].set_rows(field, first, &values)?;
-        }
-        Ok(())
-    }
-
-    /// Field `field` of the whole grid, row by row, from every part's band. Where the parts
-    /// are NCCL ranks every rank must call it (the bands are gathered to rank 0): rank 0
-    /// gets the whole field, the others nothing (an empty field).
-    pub fn field(&mut self, field: usize) -> Result<Vec<f32>> {
-        let width = self.model.size().0;
-        let mut whole =
-            self.transport.gather(&mut self.parts, &self.rows, self.stream.as_ref(), &[field], width)?;
-        Ok(whole.pop().expect("one field"))
-    }
-
-    /// Every field of the whole grid, in the model's order (as [`Split::field`] gives them).
-    pub fn fields(&mut self) -> Result<Vec<Vec<f32>>> {
-        (0..self.model.fields().len()).map(|f| self.field(f)).collect()
-    }
-
-    /// Continues from `fields` (each field's values on the whole grid, as a checkpoint of a
-    /// run in any number of parts holds them): every part's rows, halos included. Where the
-    /// parts are NCCL ranks every rank passes the whole fields and takes its part's rows.
-    pub fn restore(&mut self, fields: &[Vec<f32>]) -> Result<()> {
-        check_fields(&self.model, fields)?;
-        let width = self.model.size().0;
-        for (part, rows) in self.parts.iter_mut().zip(&self.rows) {
-            for (f, values) in fields.iter().enumerate() {
-                part.set_rows(f, 0, &cut(values, width, rows))?;
-            }
-        }
-        self.covered = STEPS_PER_EXCHANGE;
-        Ok(())
-    }
-}
-
-/// The halo of a split of `model` into `parts` bands, and every part's rows, in order: each
-/// part's band with a halo on each side that has a neighbour (none with one part). Refuses
-/// zero parts, more parts than rows and a band thinner than its halo.
-fn plan<M: BandedModel>(model: &M, parts: u32) -> Result<(u32, Vec<PartRows>)> {
-    let height = model.size().1;
-    let bands = decomposition::bands(height, parts)?;
-    let halo = model.rows_per_step() * STEPS_PER_EXCHANGE;
-    decomposition::check_halo(&bands, halo, "rows")?;
-    let count = bands.len();
-    let rows = (bands.into_iter().enumerate())
-        .map(|(p, band)| {
-            let (before, after) = decomposition::neighbours(p, count, model.periodic());
-            let halo_on = |neighbour: Option<usize>| if count > 1 && neighbour.is_some() { halo } else { 0 };
-            PartRows { band, halo_before: halo_on(before), halo_after: halo_on(after), grid_rows: height }
-        })
-        .collect();
-    Ok((halo, rows))
-}
-
-/// The stream of part `p`'s fields in device memory ([`Part::device_rows`]), or `None` where it
-/// offers none; refuses a part that offers some fields but not all, or on several streams.
-pub(super) fn device_stream<P: Part>(
-    part: &mut P,
-    p: usize,
-    fields: usize,
-) -> Result<Option<Arc<CudaStream>>> {
-    let streams: Vec<Option<Arc<CudaStream>>> =
-        (0..fields).map(|f| part.device_rows(f).map(|rows| rows.stream.clone())).collect();
-    let handles: Vec<Option<usize>> =
-        streams.iter().map(|s| s.as_ref().map(|s| s.cu_stream() as usize)).collect();
-    Ok(one_stream(&handles, p)?.map(|f| Arc::clone(streams[f].as_ref().expect("an offered field"))))
-}
-
-/// Which field's stream stands for all of them, given each field's stream (`None`: not
-/// offered in device memory): none where no field is offered; refuses some fields offered but
-/// not all, or fields on several streams.
-fn one_stream(streams: &[Option<usize>], p: usize) -> Result<Option<usize>> {
-    let offered = streams.iter().flatten().count();
-    match streams.first() {
-        _ if offered == 0 => Ok(None),
-        _ if offered < streams.len() => Err(Error::InvalidInput(format!(
-            "part {p} offers {offered} of its {} fields in device memory (Part::device_rows): a part offers every \
-             field or none",
-            streams.len()
-        ))),
-        Some(first) if streams.iter().any(|s| s != first) => Err(Error::InvalidInput(format!(
-            "part {p} offers its fields in device memory on several streams (Part::device_rows): one stream"
-        ))),
-        _ => Ok(Some(0)),
-    }
-}
-
-/// The fields `fields` of the whole grid from the bands of `parts` (holding `rows`, every
-/// band of the grid, in order): the one gather of the parts of one process.
-pub fn assemble<P: Part>(
-    parts: &mut [P],
-    rows: &[PartRows],
-    fields: &[usize],
-    width: u32,
-) -> Result<Vec<Vec<f32>>> {
-    let w = width as usize;
-    let cells = w * rows.first().map_or(0, |r| r.grid_rows as usize);
-    let mut whole = vec![Vec::with_capacity(cells); fields.len()];
-    for (part, rows) in parts.iter_mut().zip(rows) {
-        let values = part.rows_of(fields, rows.halo_before, rows.band.len)?;
-        for (whole, values) in whole.iter_mut().zip(values) {
-            whole.extend(values);
-        }
-    }
-    for (whole, field) in whole.iter().zip(fields) {
-        if whole.len() != cells {
-            return Err(Error::InvalidInput(format!(
-                "the parts gave {} values of field {field} where the grid holds {cells} (a model's Part::rows gives \
-                 whole rows)",
-                whole.len(),
-            )));
-        }
-    }
-    Ok(whole)
-}
-
-/// Refuses fields of another number or size than the model's.
-fn check_fields<M: BandedModel>(model: &M, fields: &[Vec<f32>]) -> Result<()> {
-    let (width, height) = model.size();
-    let names = model.fields();
-    let cells = width as usize * height as usize;
-    if fields.len() != names.len() {
-        return Err(Error::InvalidInput(format!(
-            "the model has {} fields ({}), but {} were given",
-            names.len(),
-            names.join(", "),
-            fields.len()
-        )));
-    }
-    match names.iter().zip(fields).find(|(_, f)| f.len() != cells) {
-        Some((name, f)) => Err(Error::InvalidInput(format!(
-            "field {name:?} has {} values; a {width}x{height} grid has {cells}",
-            f.len()
-        ))),
-        None => Ok(()),
-    }
-}
-
-/// The values of `field` (a whole grid of rows of `width`) on the rows of a part.
-fn cut(field: &[f32], width: u32, rows: &PartRows) -> Vec<f32> {
-    let width = width as usize;
-    rows.grid_rows().flat_map(|r| &field[r as usize * width..(r as usize + 1) * width]).copied().collect()
-}
-
 #[cfg(test)]
 mod tests {
     use cudarc::driver::CudaSlice;
 
     use super::*;
-    use crate::split::decomposition::Side;
-
-    /// A part offers every field in device memory on one stream, or none: field 0's stream
-    /// then stands for all (stream handles as numbers here).
-    #[test]
-    fn a_part_offers_all_its_fields_on_one_stream_or_none() {
-        assert_eq!(one_stream(&[None, None], 3).unwrap(), None);
-        assert_eq!(one_stream(&[Some(7), Some(7)], 3).unwrap(), Some(0));
-        assert_eq!(one_stream(&[Some(7)], 3).unwrap(), Some(0));
-        let some = one_stream(&[Some(7), None], 3).unwrap_err().to_string();
-        assert!(some.contains("part 3 offers 1 of its 2 fields"), "{some}");
-        let first_missing = one_stream(&[None, Some(7)], 3).unwrap_err().to_string();
-        assert!(first_missing.contains("offers 1 of its 2 fields"), "{first_missing}");
-        let several = one_stream(&[Some(7), Some(8)], 3).unwrap_err().to_string();
-        assert!(several.contains("several streams"), "{several}");
-    }
-
-    /// A part holds its halos and its band; only a part of no rows at all is empty.
-    #[test]
-    fn a_part_holds_its_band_and_halos() {
-        let rows = |start, len, halo_before, halo_after| PartRows {
-            band: Band { start, len },
-            halo_before,
-            halo_after,
-            grid_rows: 100,
-        };
-        assert_eq!(rows(10, 20, 4, 3).len(), 27);
-        assert!(!rows(10, 20, 4, 3).is_empty());
-        assert!(!rows(0, 0, 1, 0).is_empty());
-        assert!(rows(0, 0, 0, 0).is_empty());
-        assert_eq!(rows(98, 4, 2, 1).grid_rows().collect::<Vec<_>>(), [96, 97, 98, 99, 0, 1, 2]);
-    }
+    use crate::split::{DeviceRows, STEPS_PER_EXCHANGE, decomposition::Side};
 
     /// A 5-point diffusion of one field, with a second field that follows the first (so a
     /// split must carry every field): no-flux edges (a neighbour beyond an edge reads as the
@@ -1009,8 +1039,9 @@ mod tests {
         }
     }
 
-    /// One NCCL rank alone is one part: no halos, this process writes the outputs and keeps
-    /// its communicator, and the field steps as one part's.
+    /// One NCCL rank alone is one part; on a bounded grid with no halos, on a periodic one its
+    /// own neighbour, its halos sent to itself through NCCL. This process writes the outputs
+    /// and keeps its communicator, and the field steps as one part's.
     #[test]
     #[ignore = "needs a CUDA GPU"]
     fn one_nccl_rank_is_one_part_with_its_communicator() {
@@ -1020,15 +1051,27 @@ mod tests {
             timeout: std::time::Duration::from_secs(60),
             max_ctas: None,
         };
-        let comm = Communicator::connect(gpu.clone(), 0, 1, &bootstrap).unwrap();
-        let model = Diffusion { width: 13, height: 43, periodic: true };
-        let stream = gpu.stream().clone();
-        let mut split = Split::new_ranked(OnGpu(model.clone()), comm, &stream, start(13, 43)).unwrap();
-        assert_eq!(split.halo_travel(), HaloTravel::None);
-        assert!(split.is_root() && split.communicator().is_some());
-        assert_eq!((split.parts(), split.halo()), (1, 0));
-        split.step(7).unwrap();
-        assert!(bits(&split.fields().unwrap()) == run(&model, 1, 1, &[7]));
+        let mut comm = Some(Communicator::connect(gpu.clone(), 0, 1, &bootstrap).unwrap());
+        for periodic in [false, true] {
+            let model = Diffusion { width: 13, height: 43, periodic };
+            let stream = gpu.stream().clone();
+            let mut split =
+                Split::new_ranked(OnGpu(model.clone()), comm.take().unwrap(), &stream, start(13, 43))
+                    .unwrap();
+            let (travel, halo) =
+                if periodic { (HaloTravel::Nccl, STEPS_PER_EXCHANGE) } else { (HaloTravel::None, 0) };
+            assert_eq!(
+                (split.halo_travel(), split.parts(), split.halo()),
+                (travel, 1, halo),
+                "periodic {periodic}"
+            );
+            assert!(split.is_root() && split.communicator().is_some());
+            for steps in [7, 13] {
+                split.step(steps).unwrap();
+            }
+            assert!(bits(&split.fields().unwrap()) == run(&model, 1, 1, &[7, 13]), "periodic {periodic}");
+            comm = split.into_communicator();
+        }
     }
 
     /// Two NCCL ranks, threads of this process with a GPU each: the rows split in two with
@@ -1079,7 +1122,7 @@ mod tests {
             .collect();
         let results: Vec<_> = ranks.into_iter().map(|rank| rank.join().unwrap()).collect();
         let _ = std::fs::remove_file(&id_file);
-        let halo = plan(&model, 2).unwrap().0;
+        let halo = plan(&model, 2, false).unwrap().halo;
         assert!(halo > 0);
         assert_eq!(results[0].0, (HaloTravel::Nccl, true, Some(0), 2, halo));
         assert_eq!(results[1].0, (HaloTravel::Nccl, false, Some(1), 2, halo));
@@ -1093,7 +1136,7 @@ mod tests {
         for periodic in [false, true] {
             for parts in [2, 3, 5] {
                 let model = Diffusion { width: 4, height: 43, periodic };
-                let (halo, rows) = plan(&model, parts).unwrap();
+                let Plan { halo, rows, .. } = plan(&model, parts, false).unwrap();
                 assert_eq!(rows, Split::new(model.clone(), parts, &[0], start(4, 43)).unwrap().part_rows());
                 let all = halos(&rows, periodic);
                 let of_rank: Vec<_> =
@@ -1139,7 +1182,7 @@ mod tests {
     fn run_as_ranks(model: &Diffusion, parts: u32, steps: u32) -> Vec<Vec<u32>> {
         use std::collections::{HashMap, VecDeque};
         let (width, w) = (model.width, model.width as usize);
-        let (_, rows) = plan(model, parts).unwrap();
+        let rows = plan(model, parts, false).unwrap().rows;
         let all = halos(&rows, model.periodic);
         let whole = start(model.width, model.height);
         let mut ranks: Vec<DiffusionPart> = (rows.iter())
@@ -1215,7 +1258,7 @@ mod tests {
     #[test]
     fn a_part_without_device_memory_is_refused_for_nccl_ranks() {
         let model = Diffusion { width: 4, height: 30, periodic: false };
-        let (_, rows) = plan(&model, 2).unwrap();
+        let rows = plan(&model, 2, false).unwrap().rows;
         let mut part = model.part(&0, rows[1], vec![vec![0.0; 4 * rows[1].len() as usize]; 2]).unwrap();
         let e = ranks::nccl_stream(&mut part, 1, 2, 0).unwrap_err().to_string();
         assert!(e.contains("rank 1") && e.contains("Part::device_rows") && e.contains("NCCL"), "{e}");

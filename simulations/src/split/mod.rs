@@ -5,8 +5,14 @@
 //! - [`decomposition`]: the arithmetic, with no GPU: bands, halos, neighbours, placement on
 //!   GPUs, and the rank a launcher (`mpirun`, `srun`) gives a process.
 //! - [`Layout`]: where the parts live, this process or NCCL ranks.
-//! - [`engine`]: [`Split`], any model that says what a split needs ([`BandedModel`]), with
-//!   its parts ([`Part`]), their rows ([`PartRows`]) and halos ([`Halo`], [`halos`]).
+//! - [`part`]: what the rest shares: a part ([`Part`]), its rows ([`PartRows`]), halos
+//!   ([`Halo`], [`halos`]) and fields in GPU memory ([`DeviceRows`]).
+//! - [`model`]: what a model says to be split ([`BandedModel`]: its grid, how to build a part,
+//!   the steps between exchanges, the memory plan, the overlap), and the bands of a split
+//!   ([`model::plan`]).
+//! - [`engine`]: [`Split`], the one step loop of every split model.
+//! - [`overlap`]: the overlap hook ([`Overlap`]) through which a model hides its exchange
+//!   behind its steps; [`pieces`]: the split's own, a rank's band in pieces (Gray-Scott's).
 //! - [`peer`]: the halos between the parts of one process ([`LocalHalos`]: the peer-access
 //!   policy, device and peer copies, events between neighbours).
 //! - [`ranks`]: the halos between processes ([`RankHalos`]: NCCL, or CUDA IPC) and the
@@ -26,16 +32,23 @@ pub mod decomposition;
 pub mod engine;
 pub mod ipc;
 pub mod layout;
+pub mod model;
 pub mod nccl;
+pub mod overlap;
+pub mod part;
 pub mod peer;
+pub mod pieces;
 pub mod ranks;
 pub mod rounds;
 pub mod stream_flags;
 pub mod transport;
 
-pub use engine::{BandedModel, Halo, HaloTravel, Part, PartRows, STEPS_PER_EXCHANGE, Split, assemble, halos};
+pub use engine::{HaloTravel, Split, Start};
 pub use layout::Layout;
-pub use peer::{DeviceRows, LocalHalos, PeerCopy};
+pub use model::{BandedModel, HaloPath, OverlapPlan, STEPS_PER_EXCHANGE};
+pub use overlap::Overlap;
+pub use part::{DeviceRows, Halo, Part, PartRows, PeerCopy, assemble, halos};
+pub use peer::LocalHalos;
 pub use ranks::RankHalos;
 pub use rounds::{RoundLaunch, RoundPart, RoundSchedule, Rounds};
 pub use transport::Transport;

@@ -24,7 +24,11 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtr, result};
 
-use super::{Halo, Part, decomposition::Side};
+use super::part::{DeviceRows, PeerCopy};
+use super::{
+    decomposition::Side,
+    part::{Halo, Part},
+};
 use crate::{
     cuda::{Gpu, grid_1d},
     error::{CudaContext as _, Error, Result},
@@ -35,36 +39,6 @@ use crate::{
 /// the model's preference (peer reads for Gray-Scott and heat, but copy engines for heat's
 /// `--overlap`, whose halos travel beside a kernel that fills every SM).
 pub const PEER_COPY_VAR: &str = "RUST_GPU_SIM_PEER_COPY";
-
-/// How halos travel between two GPUs of this process.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PeerCopy {
-    /// A kernel on the receiving GPU reads the neighbour's memory (peer access).
-    Read,
-    /// The copy engines (`cuMemcpyPeerAsync`).
-    Engine,
-}
-
-impl PeerCopy {
-    pub fn name(self) -> &'static str {
-        match self {
-            PeerCopy::Read => "peer reads",
-            PeerCopy::Engine => "copy engines",
-        }
-    }
-}
-
-/// A field of a part in GPU memory: what a part on a GPU offers so that its halos are copied
-/// device to device ([`Part::device_rows`]) or sent by NCCL.
-pub struct DeviceRows<'a> {
-    /// The field's values on the part's rows, row by row from its row 0 (whole rows of the
-    /// grid's width): the buffer its next step reads.
-    pub values: &'a mut CudaSlice<f32>,
-    /// The stream the part queues its steps on (and reads and writes rows on, for
-    /// [`Part::rows`] and [`Part::set_rows`]): the same stream for every field, for the
-    /// part's whole life.
-    pub stream: &'a Arc<CudaStream>,
-}
 
 /// Where the parts of one process are, for descriptions: `on 1 GPU`, or `on N GPUs, halos by
 /// ...`, from the GPU ordinals of the parts.

@@ -17,10 +17,10 @@ use std::sync::Arc;
 use cudarc::driver::{CudaSlice, CudaStream};
 
 use super::{
-    DeviceRows, Part, PartRows,
     decomposition::{self, Side},
     ipc::IpcHalos,
     nccl::{Communicator, Transfer},
+    part::{DeviceRows, Part, PartRows, device_stream},
 };
 use crate::error::{CudaContext as _, Error, Result};
 
@@ -100,7 +100,7 @@ pub(super) fn nccl_stream<P: Part>(
     fields: usize,
     gpu: usize,
 ) -> Result<Arc<CudaStream>> {
-    let Some(stream) = super::engine::device_stream(part, rank, fields)? else {
+    let Some(stream) = device_stream(part, rank, fields)? else {
         return Err(Error::InvalidInput(format!(
             "rank {rank}'s part keeps its fields in host memory (the model's Part::device_rows offers none), but a \
              split over NCCL ranks sends its halos from GPU memory: NCCL moves device memory only"

@@ -19,7 +19,10 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaEvent, CudaStream, sys};
 
-use super::{DeviceRows, Part, PartRows, PeerCopy, peer, stream_flags};
+use super::{
+    part::{DeviceRows, Part, PartRows, PeerCopy},
+    peer, stream_flags,
+};
 use crate::{
     cuda::Gpu,
     error::{CudaContext as _, Error, Result},

@@ -4,13 +4,16 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::CudaStream;
+use cudarc::driver::{CudaEvent, CudaStream};
 
 use super::{
-    LocalHalos, Part, PartRows, RankHalos, assemble,
+    decomposition::Side,
     nccl::{Communicator, Watch},
+    part::{Part, PartRows, assemble},
+    peer::LocalHalos,
+    ranks::RankHalos,
 };
-use crate::error::Result;
+use crate::error::{CudaContext as _, Result};
 
 /// How the halos of a split run's parts travel.
 pub enum Transport {
@@ -82,6 +85,52 @@ impl Transport {
                 ranks.gather(parts, stream.expect("a rank's stream"), fields, width)
             }
         }
+    }
+
+    /// Every part's halo on `side` alone, each part's on its stream of `streams` (this
+    /// process's parts', in order; a rank's first), after `written[p]` (the part's own step
+    /// and, in this process, its neighbour's, which hold the rows), `arrived[p]` recorded
+    /// after: a rank's side through NCCL or CUDA IPC ([`RankHalos::exchange_side`]), or the
+    /// device copies of this process ([`LocalHalos::copy`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn exchange_side<P: Part>(
+        &mut self,
+        parts: &mut [P],
+        side: Side,
+        streams: &[Arc<CudaStream>],
+        written: &[CudaEvent],
+        arrived: &[CudaEvent],
+        fields: usize,
+        width: u32,
+    ) -> Result<()> {
+        match self {
+            Transport::Ranks { ranks, .. } => {
+                let stream = &streams[0];
+                stream.wait(&written[0]).context(|| "ordering an exchange after a half".into())?;
+                ranks.exchange_side(parts, side, stream, fields, width)?;
+                arrived[0].record(stream).context(|| "recording an exchange".into())?;
+            }
+            Transport::Peer(halos) => {
+                for p in 0..parts.len() {
+                    let stream = &streams[p];
+                    stream.wait(&written[p]).context(|| "ordering an exchange after a half".into())?;
+                    let neighbour = match side {
+                        Side::Below => p.checked_sub(1),
+                        Side::Above => (p + 1 < parts.len()).then_some(p + 1),
+                    };
+                    if let Some(q) = neighbour
+                        && !Arc::ptr_eq(stream, &streams[q])
+                    {
+                        stream.wait(&written[q]).context(|| "ordering an exchange after a half".into())?;
+                    }
+                    if let Some(halo) = halos.halo(p, side).copied() {
+                        halos.copy(parts, &halo, stream, width, fields)?;
+                    }
+                    arrived[p].record(stream).context(|| "recording an exchange".into())?;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Gives up the halos, keeping this rank's communicator (for another run on it).
