@@ -7,33 +7,39 @@ use host::{
     cli::{self, Command},
     serve,
 };
+use simulations::split::decomposition::Launcher;
 
 fn main() -> ExitCode {
+    // The launcher's variables, read once here and passed down.
+    let launcher = Launcher::from_env();
     // Before any thread starts: threads keep the CPU affinity they start with.
-    simulations::split::binding::widen_at_start();
+    simulations::split::binding::widen_at_start(&launcher);
     simulations::timeline::start();
-    let (cli, given) = match cli::parse() {
+    let (cli, given) = match cli::parse(&launcher) {
         Ok(parsed) => parsed,
         Err(status) => return status,
     };
     if let Err(e) = cli::handle_signals() {
-        return cli::finish(Err(e));
+        return cli::finish(Err(e), &launcher);
     }
-    if let Err(e) = cli::one_process_only(&cli.command) {
-        return cli::finish(Err(e));
+    if let Err(e) = cli::one_process_only(&cli.command, &launcher) {
+        return cli::finish(Err(e), &launcher);
     }
     // The driver's start-up (about 0.2 s) overlaps with the command's checks and preparation.
     simulations::timeline::mark("command line parsed");
     if cli.command.may_use_gpu() {
         simulations::cuda::open_in_background();
     }
-    let status = cli::finish(match cli.command {
-        Command::Grayscott(args) => cli::grayscott::run(*args, &given),
-        Command::Heat(args) => cli::heat::run(*args, &given),
-        Command::Physarum(args) => cli::physarum::run(*args, &given),
-        Command::Bench { what } => cli::bench::run(what),
-        Command::Serve(args) => serve::run(*args, serve::Registry::builtin()),
-    });
+    let status = cli::finish(
+        match cli.command {
+            Command::Grayscott(args) => cli::grayscott::run(*args, &given, &launcher),
+            Command::Heat(args) => cli::heat::run(*args, &given, &launcher),
+            Command::Physarum(args) => cli::physarum::run(*args, &given),
+            Command::Bench { what } => cli::bench::run(what, &launcher),
+            Command::Serve(args) => serve::run(*args, serve::Registry::builtin()),
+        },
+        &launcher,
+    );
     // A run that failed its checks never took the GPU: let the thread leave the driver first.
     simulations::cuda::settle_background_open();
     simulations::timeline::mark("exiting");

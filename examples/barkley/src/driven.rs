@@ -48,7 +48,7 @@ enum Engine {
     Whole(Option<Arc<Gpu>>),
     /// Bands of rows that exchange halos ([`crate::split`]), and where they run, for
     /// [`DrivenSimulation::describe`].
-    Split { split: Split<BarkleyBands>, place: String },
+    Split { split: Box<Split<BarkleyBands>>, place: String },
 }
 
 impl BarkleyRun {
@@ -97,7 +97,7 @@ impl BarkleyRun {
             HaloTravel::None => format!("{place} in 1 part"),
             halos => format!("{place} in {} parts ({})", split.parts(), halos.describe()),
         };
-        Self { field, model, engine: Engine::Split { split, place }, steps_done: 0 }
+        Self { field, model, engine: Engine::Split { split: Box::new(split), place }, steps_done: 0 }
     }
 
     /// From `field` at step 0, on `gpu` (or the CPU), in one piece or split as `--split` and

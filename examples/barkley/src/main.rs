@@ -29,7 +29,7 @@ use host::{
 use simulations::{
     driver::{Driver, FrameDefaults, Report, State, Target, destination, handle_signals},
     render::MadeBy,
-    split::decomposition::{LaunchRank, launch_rank_from_env},
+    split::decomposition::{LaunchRank, Launcher},
 };
 
 /// The result of writing to standard output through `host`'s console helpers (`print` and what
@@ -99,13 +99,15 @@ struct Args {
 
 fn main() -> ExitCode {
     // Before any thread starts: threads keep the CPU affinity they start with.
-    simulations::split::binding::widen_at_start();
+    // The launcher's variables, read once here and passed down.
+    let launcher = Launcher::from_env();
+    simulations::split::binding::widen_at_start(&launcher);
     // One `error:` line and exit 1 for a bad command line, as `rust-gpu-sim`'s.
-    let cli = match host::cli::parse_as::<Cli>() {
+    let cli = match host::cli::parse_as::<Cli>(&launcher) {
         Ok(cli) => cli,
         Err(exit) => return exit,
     };
-    let result = launch_rank_from_env().map_err(Into::into).and_then(|job| match cli.command {
+    let result = launcher.job().map_err(Into::into).and_then(|job| match cli.command {
         Some(Command::Serve(args)) => serve(args, job),
         None => run(&cli.run, job),
     });
@@ -116,14 +118,14 @@ fn main() -> ExitCode {
         // Standard output closed or full: ended as `rust-gpu-sim` ends, silently as by SIGPIPE
         // when nobody reads any more, else with one `error:` line.
         Err(e) => match e.downcast::<StdoutError>() {
-            Ok(stdout) => host::cli::finish(Err((*stdout).into())),
+            Ok(stdout) => host::cli::finish(Err((*stdout).into()), &launcher),
             Err(e) => {
                 // Under a launcher, rank 0 reports what every rank finds alike.
                 let alike = matches!(
                     e.downcast_ref::<simulations::Error>(),
                     Some(simulations::Error::SameOnEveryRank(_))
                 );
-                if let Some(line) = host::cli::rank_error(&e.to_string(), alike) {
+                if let Some(line) = host::cli::rank_error(&e.to_string(), alike, &launcher) {
                     // A failing stderr is ignored: there is nowhere left to report it.
                     let _ = writeln!(std::io::stderr().lock(), "barkley: {line}");
                 }

@@ -15,6 +15,7 @@ use simulations::{
     heat::HeatVariant,
     physarum::PhysarumVariant,
     render::output::AtomicFile,
+    split::decomposition::Launcher,
 };
 
 use super::{
@@ -140,14 +141,14 @@ pub struct ScalingArgs {
 impl ScalingArgs {
     /// The launcher job this bench is one process of, if it has several; refuses `--gpus`
     /// that disagrees with it and GPU counts beyond this machine's.
-    fn job(&self) -> Result<Option<simulations::split::decomposition::LaunchRank>> {
+    fn job(&self, launcher: &Launcher) -> Result<Option<simulations::split::decomposition::LaunchRank>> {
         if !(self.peer_timeout.is_finite() && self.peer_timeout > 0.0 && self.peer_timeout <= 86_400.0) {
             bail!(
                 "--peer-timeout must be a number of seconds above 0, at most 86400, got {}",
                 self.peer_timeout
             );
         }
-        let job = simulations::split::decomposition::launch_rank_from_env()?.filter(|j| j.size > 1);
+        let job = launcher.job()?.filter(|j| j.size > 1);
         if let Some(job) = job {
             if self.gpus.iter().any(|&n| n as usize != job.size && n != 1) {
                 return Err(simulations::Error::SameOnEveryRank(format!(
@@ -258,10 +259,10 @@ pub struct EncodeBenchArgs {
     common: CommonArgs,
 }
 
-pub fn run(command: BenchCommand) -> Result<()> {
+pub fn run(command: BenchCommand, launcher: &Launcher) -> Result<()> {
     match command {
-        BenchCommand::Grayscott(args) => grayscott(args),
-        BenchCommand::Heat(args) => heat(args),
+        BenchCommand::Grayscott(args) => grayscott(args, launcher),
+        BenchCommand::Heat(args) => heat(args, launcher),
         BenchCommand::Physarum(args) => physarum(args),
         BenchCommand::Encode(args) => encode(args),
         BenchCommand::Plot { json, out } => plot_saved(&json, &out),
@@ -313,7 +314,7 @@ fn open_gpu() -> Result<std::sync::Arc<simulations::cuda::Gpu>> {
     simulations::cuda::open().context("bench needs a CUDA GPU")
 }
 
-fn grayscott(args: GrayScottBenchArgs) -> Result<()> {
+fn grayscott(args: GrayScottBenchArgs, launcher: &Launcher) -> Result<()> {
     if args.sizes.is_empty() || args.sizes.iter().any(|&s| s == 0 || s > 32_768) {
         bail!("--sizes must list grid sides between 1 and 32768");
     }
@@ -325,7 +326,7 @@ fn grayscott(args: GrayScottBenchArgs) -> Result<()> {
     if args.split.iter().any(|&p| p == 0 || p > 64) {
         bail!("--split must list part counts between 1 and 64");
     }
-    let job = args.scaling.job()?;
+    let job = args.scaling.job(launcher)?;
     if args.scaling.wanted(job) {
         let workloads: Vec<_> = args
             .sizes
@@ -374,7 +375,7 @@ fn grayscott(args: GrayScottBenchArgs) -> Result<()> {
     Ok(())
 }
 
-fn heat(args: HeatBenchArgs) -> Result<()> {
+fn heat(args: HeatBenchArgs, launcher: &Launcher) -> Result<()> {
     if args.sizes.is_empty() || args.sizes.iter().any(|&s| !(3..=simulations::heat::MAX_SIDE).contains(&s)) {
         bail!("--sizes must list grid sides between 3 and {}", simulations::heat::MAX_SIDE);
     }
@@ -385,7 +386,7 @@ fn heat(args: HeatBenchArgs) -> Result<()> {
         bail!("--split must list part counts between 1 and 64");
     }
     let json = args.common.check(&[])?;
-    let job = args.scaling.job()?;
+    let job = args.scaling.job(launcher)?;
     if args.scaling.wanted(job) {
         let overlap = (args.overlap || args.no_overlap).then_some(args.overlap);
         if args.overlap && args.variants.iter().any(|&v| v != HeatVariant::Single) {

@@ -5,6 +5,7 @@
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, error::ErrorKind as ClapErrorKind};
+use simulations::split::decomposition::Launcher;
 
 use super::{StdoutError, bench, console::error_line, finish, grayscott, heat, physarum, serve, settings};
 
@@ -54,30 +55,30 @@ impl Command {
 /// Parses the command line, and tells which options it gave (for layering it over a settings
 /// file). Help and version are printed (exit 0); any other parser error is one `error:` line
 /// and exit 1.
-pub fn parse() -> Result<(Cli, settings::Given), ExitCode> {
+pub fn parse(launcher: &Launcher) -> Result<(Cli, settings::Given), ExitCode> {
     let parsed = Cli::command().try_get_matches().and_then(|matches| {
         let given = settings::Given::new(matches.subcommand().map(|(_, m)| m));
         Cli::from_arg_matches(&matches).map(|cli| (cli, given))
     });
-    parsed.map_err(|e| parser_exit(&e))
+    parsed.map_err(|e| parser_exit(&e, launcher))
 }
 
 /// Parses the command line of a model's own program (`barkley`) as [`parse`] parses this
 /// one's: help and version printed (exit 0), any other parser error one `error:` line and
 /// exit 1.
-pub fn parse_as<C: Parser>() -> Result<C, ExitCode> {
+pub fn parse_as<C: Parser>(launcher: &Launcher) -> Result<C, ExitCode> {
     C::command()
         .try_get_matches()
         .and_then(|matches| C::from_arg_matches(&matches))
-        .map_err(|e| parser_exit(&e))
+        .map_err(|e| parser_exit(&e, launcher))
 }
 
 /// Ends a parse: help or version printed (exit 0), or the error as one line (exit 1).
-fn parser_exit(e: &clap::Error) -> ExitCode {
+fn parser_exit(e: &clap::Error, launcher: &Launcher) -> ExitCode {
     if matches!(e.kind(), ClapErrorKind::DisplayHelp | ClapErrorKind::DisplayVersion) {
         return match e.print() {
             Ok(()) => ExitCode::SUCCESS,
-            Err(io) => finish(Err(StdoutError(io).into())),
+            Err(io) => finish(Err(StdoutError(io).into()), launcher),
         };
     }
     error_line(&parser_error(e));
@@ -104,7 +105,7 @@ fn parser_error(e: &clap::Error) -> String {
 /// over processes (NCCL);
 /// several processes of another command would each run the whole job and write the same
 /// outputs. A launcher job of one process runs as usual.
-pub fn one_process_only(command: &Command) -> anyhow::Result<()> {
+pub fn one_process_only(command: &Command, launcher: &Launcher) -> anyhow::Result<()> {
     if matches!(
         command,
         Command::Grayscott(_)
@@ -113,7 +114,7 @@ pub fn one_process_only(command: &Command) -> anyhow::Result<()> {
     ) {
         return Ok(());
     }
-    if let Some(job) = simulations::split::decomposition::launch_rank_from_env()?
+    if let Some(job) = launcher.job()?
         && job.size > 1
     {
         return Err(simulations::Error::SameOnEveryRank(format!(

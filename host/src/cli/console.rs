@@ -8,10 +8,11 @@ use std::{
     process::ExitCode,
 };
 
-use simulations::render::output;
+use simulations::{render::output, split::decomposition::Launcher};
 
-/// Runs what the command line asks for and turns the result into the exit status.
-pub fn finish(result: anyhow::Result<()>) -> ExitCode {
+/// Runs what the command line asks for and turns the result into the exit status (under
+/// `launcher`'s job, whose rank 0 reports what every rank finds alike).
+pub fn finish(result: anyhow::Result<()>, launcher: &Launcher) -> ExitCode {
     simulations::driver::await_signal_exit();
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -27,7 +28,7 @@ pub fn finish(result: anyhow::Result<()>) -> ExitCode {
                 e.downcast_ref::<simulations::Error>(),
                 Some(simulations::Error::SameOnEveryRank(_))
             );
-            if let Some(line) = rank_error(&format!("{e:#}"), alike) {
+            if let Some(line) = rank_error(&format!("{e:#}"), alike, launcher) {
                 error_line(&line);
             }
             ExitCode::FAILURE
@@ -41,9 +42,9 @@ pub fn finish(result: anyhow::Result<()>) -> ExitCode {
 /// themselves in what only they hit (`rank 1 of 2: ...`), else report nothing.
 /// The line is [`printable`](simulations::error::printable): text a message quotes from a file
 /// cannot forge another line or reach the terminal as control characters.
-pub fn rank_error(message: &str, alike: bool) -> Option<String> {
+pub fn rank_error(message: &str, alike: bool, launcher: &Launcher) -> Option<String> {
     let message = simulations::error::printable(message);
-    match simulations::split::decomposition::launch_rank_from_env() {
+    match launcher.job() {
         Ok(Some(job)) if job.size > 1 && job.rank > 0 => {
             (!alike).then(|| format!("rank {} of {}: {message}", job.rank, job.size))
         }

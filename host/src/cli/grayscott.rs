@@ -12,7 +12,7 @@ use simulations::{
         self, GrayScott, Init, MAX_RATE, PRESETS, Setup, StartFields, Variant, parts::LaunchSettings,
     },
     settings::Seed,
-    split::Layout,
+    split::{Layout, decomposition::Launcher},
 };
 
 use super::{
@@ -156,7 +156,7 @@ pub(crate) fn check(args: &GrayScottArgs) -> Result<(Setup, u32)> {
     Ok((setup, steps))
 }
 
-pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
+pub fn run(mut args: GrayScottArgs, given: &Given, launcher: &Launcher) -> Result<()> {
     if args.list_presets {
         return list_presets();
     }
@@ -186,10 +186,10 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
 
     simulations::timeline::mark("options checked");
     // A split run's start is built while the GPUs open (and NCCL connects).
-    let job = simulations::split::decomposition::launch_rank_from_env().ok().flatten();
-    let mut start = if args.parts.may_split(job) { Some(StartFields::begin(&setup)?) } else { None };
+    let mut start =
+        if args.parts.may_split(launcher.job_if_read()) { Some(StartFields::begin(&setup)?) } else { None };
     let (device, variant) = args.backend.select()?;
-    let parted = args.parts.open(&device, None)?;
+    let parted = args.parts.open(&device, None, launcher)?;
     let root = parted.as_ref().is_none_or(Layout::is_root);
     simulations::timeline::mark("device open");
     // Open outputs before simulating, so an unwritable path fails now; they record the settings.
@@ -208,7 +208,7 @@ pub fn run(mut args: GrayScottArgs, given: &Given) -> Result<()> {
                 None => StartFields::begin(&setup)?,
             };
             GrayScott::new_in(&setup, layout, variant, start, |layout| {
-                let job = simulations::split::decomposition::launch_rank_from_env()?;
+                let job = launcher.job()?;
                 let overlap = matches!(layout, Layout::Ranks(_))
                     && args.parts.gray_scott_overlap(super::options::over_network(job));
                 let autotune = !args.no_autotune;

@@ -6,7 +6,7 @@ use simulations::{
     driver::{Driver, FrameDefaults, Report},
     heat::{self, Heat, HeatChoices, HeatInit, HeatSetup, HeatVariant},
     settings::Seed,
-    split::Layout,
+    split::{Layout, decomposition::Launcher},
 };
 
 use super::{
@@ -105,7 +105,7 @@ impl HeatArgs {
     }
 }
 
-pub fn run(mut args: HeatArgs, given: &Given) -> Result<()> {
+pub fn run(mut args: HeatArgs, given: &Given, launcher: &Launcher) -> Result<()> {
     if args.output.list_palettes {
         return options::list_palettes();
     }
@@ -125,7 +125,7 @@ pub fn run(mut args: HeatArgs, given: &Given) -> Result<()> {
 
     let [nx, ny, nz] = setup.n;
     let (device, variant) = args.backend.select()?;
-    let parted = args.parts.open(&device, Some(variant))?;
+    let parted = args.parts.open(&device, Some(variant), launcher)?;
     if args.parts.overlap && parted.is_none() {
         anyhow::bail!(
             "--overlap overlaps the exchange between slabs: it needs a split run (--gpus, --split or mpirun)"

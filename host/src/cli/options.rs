@@ -7,8 +7,12 @@ use std::path::PathBuf;
 use anyhow::{Result, bail};
 use clap::Args;
 use simulations::{
-    BackendChoice, Device, choice::VariantChoice, driver::FrameDefaults, render::PALETTES, split::Layout,
-    split::decomposition::LaunchRank,
+    BackendChoice, Device,
+    choice::VariantChoice,
+    driver::FrameDefaults,
+    render::PALETTES,
+    split::Layout,
+    split::decomposition::{LaunchRank, Launcher},
 };
 
 use super::{
@@ -236,20 +240,22 @@ pub enum Transport {
 }
 
 impl PartsArgs {
-    /// The parts of a split run (GPU 0 is `device`'s in one process), or `None` for a run in
-    /// one part on one GPU. Refuses a CPU run, a split of zero, more GPUs than the machine
-    /// has, and under a launcher anything that disagrees with its processes.
+    /// The parts of a split run (GPU 0 is `device`'s in one process; on the CPU, `--split`'s
+    /// parts there), or `None` for a run in one part. Refuses `--gpus` on the CPU, a split of
+    /// zero, more GPUs than the machine has, and under a launcher anything that disagrees with
+    /// its processes.
     /// `heat`: heat's variant (its `--overlap` is also taken by parts in one process, and is
     /// on by default), `None` for Gray-Scott.
     pub fn open(
         &self,
         device: &Device,
         heat: Option<simulations::heat::HeatVariant>,
+        launcher: &Launcher,
     ) -> Result<Option<Layout>> {
         // The options first, then the launcher's variables (as before the ranks' options had
         // a group of their own).
         self.ranks.check_peer_timeout()?;
-        let job = simulations::split::decomposition::launch_rank_from_env()?;
+        let job = launcher.job()?;
         if self.ranks.nccl(job)? {
             return self.open_ranks(device, job, heat).map(Some);
         }
@@ -263,7 +269,14 @@ impl PartsArgs {
             return Ok(None);
         }
         let Device::Cuda(first) = device else {
-            bail!("--gpus and --split split the grid over CUDA GPUs; this run is on the CPU");
+            return match (self.gpus, self.split) {
+                (None, Some(0)) => bail!("--split must be at least 1"),
+                (None, Some(split @ 2..)) => Ok(Some(Layout::Cpu { split })),
+                (None, _) => Ok(None),
+                (Some(_), _) => {
+                    bail!("--gpus and --split split the grid over CUDA GPUs; this run is on the CPU")
+                }
+            };
         };
         let present = simulations::cuda::device_count()?;
         let gpus = match self.gpus {

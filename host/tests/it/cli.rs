@@ -116,7 +116,6 @@ fn bad_input_is_refused_without_output() {
     refused("palette", &["--palette", "nope"], "valid palettes: cyberpunk");
     refused("image", &["--init-image", "/nonexistent/seed.png"], "cannot read /nonexistent/seed.png");
     refused("variant", &["--variant", "fused"], "--variant fused runs on a CUDA GPU");
-    refused("split-cpu", &["--split", "2"], "split the grid over CUDA GPUs; this run is on the CPU");
     refused("gpus-cpu", &["--gpus", "all"], "split the grid over CUDA GPUs; this run is on the CPU");
     refused("gpus0", &["--gpus", "0"], "must be at least 1 (or all)");
     refused("gpus-word", &["--gpus", "two"], "is not a number of GPUs");

@@ -22,3 +22,4 @@ mod serve_browser;
 mod serve_gpu;
 mod serve_protocol;
 mod settings;
+mod split_cpu;

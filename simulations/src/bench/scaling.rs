@@ -191,7 +191,7 @@ fn run_one(
         Placement::Local(list) => Layout::Local { gpus: list[..gpus as usize].to_vec(), split: gpus },
         Placement::Ranks(comm) => Layout::Ranks(comm.take().expect("the communicator is given back")),
     };
-    let first = layout.first_gpu().clone();
+    let first = layout.first_gpu().expect("the bench's parts are on GPUs").clone();
     let measured = match workload {
         Workload::GrayScott { size, variant, autotune, overlap } => {
             let (w, h) = (size, size * factor);

@@ -74,7 +74,7 @@ impl LaunchSettings {
     /// Settings for the parts of `layout` of a `width × height` grid: [`Self::for_parts`] on
     /// this process's first GPU; rank 0's where the parts are processes (their halos must
     /// agree, and each rank's tuning may choose differently). `overlap` as
-    /// [`LaunchSettings::overlap`].
+    /// [`LaunchSettings::overlap`]. Parts on the CPU take the defaults (only the halo counts).
     pub fn for_layout(
         layout: &Layout,
         variant: Variant,
@@ -83,10 +83,9 @@ impl LaunchSettings {
         autotune: bool,
         overlap: bool,
     ) -> Result<Self> {
-        let settings = Self {
-            overlap,
-            ..Self::for_parts(layout.first_gpu(), variant, width, height, layout.parts(), autotune)?
-        };
+        let Some(gpu) = layout.first_gpu() else { return Ok(Self::default()) };
+        let settings =
+            Self { overlap, ..Self::for_parts(gpu, variant, width, height, layout.parts(), autotune)? };
         let mut words = settings.to_words();
         layout.agree(&mut words)?;
         Ok(Self::from_words(words))

@@ -14,7 +14,7 @@
 use std::sync::Arc;
 
 pub use super::launch::{HALO_ROWS_VAR, LaunchSettings, MULTI_STEP_HALO, SINGLE_STEP_HALO, multi_step_halo};
-use super::{Engine, Rates, Variant, cuda::CudaGrayScott};
+use super::{Engine, Rates, Variant, cpu::CpuGrayScott, cuda::CudaGrayScott};
 use crate::{
     cuda::Gpu,
     error::{Error, Result},
@@ -36,7 +36,8 @@ pub struct GrayScottBands {
 }
 
 impl BandedModel for GrayScottBands {
-    type Device = Arc<Gpu>;
+    /// A GPU, or `None` for the CPU.
+    type Device = Option<Arc<Gpu>>;
     type Part = Piece;
 
     fn size(&self) -> (u32, u32) {
@@ -62,13 +63,20 @@ impl BandedModel for GrayScottBands {
         self.settings.halo(self.variant, thinnest.min(self.height))
     }
 
-    fn part(&self, gpu: &Arc<Gpu>, rows: PartRows, start: Vec<Vec<f32>>) -> Result<Piece> {
+    fn part(&self, gpu: &Option<Arc<Gpu>>, rows: PartRows, start: Vec<Vec<f32>>) -> Result<Piece> {
         let [u, v]: [Vec<f32>; 2] =
             start.try_into().expect("the split gives each of Gray-Scott's two fields");
-        let mut engine =
-            CudaGrayScott::new(gpu.clone(), self.variant, self.width, rows.len(), self.rates, &u, &v)?;
-        engine.set_launch_settings(&self.settings);
-        Ok(Piece { width: self.width, engine })
+        let (width, height) = (self.width, rows.len());
+        let engine: Box<dyn Engine> = match gpu {
+            Some(gpu) => {
+                let mut engine =
+                    CudaGrayScott::new(gpu.clone(), self.variant, width, height, self.rates, &u, &v)?;
+                engine.set_launch_settings(&self.settings);
+                Box::new(engine)
+            }
+            None => Box::new(CpuGrayScott::new(width, height, self.rates, u, v)),
+        };
+        Ok(Piece { width, gpu: gpu.clone(), engine })
     }
 
     /// `--overlap`: a rank's band in pieces, its edges first.
@@ -78,10 +86,11 @@ impl BandedModel for GrayScottBands {
 }
 
 /// One band (or, for an NCCL rank with `--overlap`, one piece of its band) and the engine that
-/// steps it with its halo rows: a part of the split.
+/// steps it with its halo rows, on a GPU or the CPU: a part of the split.
 pub struct Piece {
     width: u32,
-    engine: CudaGrayScott,
+    gpu: Option<Arc<Gpu>>,
+    engine: Box<dyn Engine>,
 }
 
 impl split::Part for Piece {
@@ -117,12 +126,13 @@ impl split::Part for Piece {
         self.engine.synchronize()
     }
 
+    /// A GPU piece's u and v: its halos are copied GPU to GPU.
     fn device_rows(&mut self, field: usize) -> Option<DeviceRows<'_>> {
-        Some(self.engine.device_rows(field))
+        self.engine.as_cuda().map(|engine| engine.device_rows(field))
     }
 
     fn gpu(&self) -> Option<&Arc<Gpu>> {
-        Some(self.engine.gpu())
+        self.gpu.as_ref()
     }
 }
 
@@ -135,8 +145,8 @@ pub struct PartedGrayScott {
 
 impl PartedGrayScott {
     /// Splits the `width × height` fields `u`, `v` as `layout` says (every process passes
-    /// the whole fields and keeps its band). Refuses v0 (its state lives on the host) and
-    /// parts thinner than their halo.
+    /// the whole fields and keeps its band): GPU variants on GPUs, the CPU variant on the CPU.
+    /// Refuses v0 (its state lives on the host) and parts thinner than their halo.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         layout: Layout,
@@ -148,7 +158,9 @@ impl PartedGrayScott {
         u: &[f32],
         v: &[f32],
     ) -> Result<Self> {
-        if !variant.splits() {
+        let fits =
+            if matches!(layout, Layout::Cpu { .. }) { variant == Variant::Cpu } else { variant.splits() };
+        if !fits {
             return Err(Error::InvalidInput(format!(
                 "--split and --gpus take a GPU variant whose fields live on the GPU, not {}",
                 variant.name()
@@ -248,5 +260,32 @@ impl Engine for PartedGrayScott {
             self.split.halo(),
             self.split.describe_place(),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bands(variant: Variant, height: u32) -> GrayScottBands {
+        let rates = super::super::preset("coral").expect("a preset").rates();
+        GrayScottBands { variant, width: 16, height, rates, settings: LaunchSettings::default() }
+    }
+
+    #[test]
+    fn a_band_takes_the_variants_halo_from_both_neighbours_on_the_periodic_plane() {
+        let plan = split::model::plan(&bands(Variant::Fused, 100), 4, false).unwrap();
+        // One step per launch: SINGLE_STEP_HALO rows, as many steps between exchanges.
+        assert_eq!((plan.halo, plan.steps_per_exchange), (SINGLE_STEP_HALO, SINGLE_STEP_HALO));
+        assert!(
+            plan.rows.iter().all(|r| (r.halo_before, r.halo_after) == (SINGLE_STEP_HALO, SINGLE_STEP_HALO))
+        );
+        // The first band's halo before is the plane's last rows.
+        assert_eq!(plan.rows[0].grid_rows().next(), Some(100 - SINGLE_STEP_HALO));
+        // Bands thinner than that halo get a halo of their rows: 20 rows in 6 bands of 3-4.
+        let thin = split::model::plan(&bands(Variant::Fused, 20), 6, false).unwrap();
+        assert_eq!((thin.halo, thin.steps_per_exchange), (3, 3));
+        // The CPU's bands exchange as often.
+        assert_eq!(split::model::plan(&bands(Variant::Cpu, 100), 4, false).unwrap().halo, SINGLE_STEP_HALO);
     }
 }

@@ -154,7 +154,9 @@ struct Halves {
 fn overlap_events(parts: &[Slab]) -> Result<Vec<CudaEvent>> {
     parts
         .iter()
-        .map(|p| p.engine.stream().context().new_event(None).context(|| "creating an overlap event".into()))
+        .map(|p| {
+            p.cuda_ref().stream().context().new_event(None).context(|| "creating an overlap event".into())
+        })
         .collect()
 }
 
@@ -194,7 +196,7 @@ fn round_exchange(parts: &mut [Slab], nx: u32, ny: u32) -> Result<Rounds> {
     let schedules = parts
         .iter()
         .map(|part| {
-            let march: March = part.engine.march(part.rows.band.len);
+            let march: March = part.cuda_ref().march(part.rows.band.len);
             let mut done: Vec<u32> = (0..march.columns_per_block)
                 .map(|round| rows_written_after_round(round, march.blocks, tiles_x, ny))
                 .collect();
@@ -208,7 +210,7 @@ fn round_exchange(parts: &mut [Slab], nx: u32, ny: u32) -> Result<Rounds> {
 
 impl RoundPart for Slab {
     fn written_rows(&mut self) -> DeviceRows<'_> {
-        self.engine.written_rows()
+        self.cuda().written_rows()
     }
 }
 
@@ -240,7 +242,7 @@ impl HeatOverlap {
     ) -> Result<Self> {
         if path == HaloPath::Nccl {
             for part in parts.iter_mut() {
-                part.engine.leave_sms_free(nccl_free_sms())?;
+                part.cuda().leave_sms_free(nccl_free_sms())?;
             }
         }
         let turn = match OverlapScheme::chosen(path)? {
@@ -280,7 +282,7 @@ impl Overlap<Slab> for HeatOverlap {
     /// sees the whole field.
     fn settle(&mut self, parts: &mut [Slab]) -> Result<()> {
         for (part, exchange) in parts.iter().zip(&self.streams) {
-            part.engine.stream().join(exchange).context(|| "joining the exchange".into())?;
+            part.cuda_ref().stream().join(exchange).context(|| "joining the exchange".into())?;
         }
         Ok(())
     }
@@ -340,18 +342,18 @@ fn step_edges(
     plane: u32,
 ) -> Result<()> {
     for (p, part) in parts.iter_mut().enumerate() {
-        let stream = part.engine.stream().clone();
+        let stream = part.cuda().stream().clone();
         stream.wait(&turn.halos[p]).context(|| "ordering the edges after their halos".into())?;
         let [below, middle, above] =
             edge_ranges(part.rows.halo_before, part.rows.band.len, part.rows.halo_after);
         for edge in [below, above].into_iter().filter(|r| !r.is_empty()) {
-            part.engine.step_planes(edge)?;
+            part.cuda().step_planes(edge)?;
         }
         turn.edges_done[p].record(&stream).context(|| "recording the edges".into())?;
         if !middle.is_empty() {
-            part.engine.step_planes(middle)?;
+            part.cuda().step_planes(middle)?;
         }
-        part.engine.finish_planes();
+        part.cuda().finish_planes();
     }
     for (stream, done) in streams.iter().zip(&turn.edges_done) {
         stream.wait(done).context(|| "ordering an exchange after the edges".into())?;
@@ -368,10 +370,10 @@ fn step_rounds(parts: &mut [Slab], streams: &[Arc<CudaStream>], rounds: &mut Rou
     rounds.step(parts, streams, |_, slab, launch| {
         let signals = RoundSignals { flags: launch.flags, base: launch.base, sides: launch.sides };
         let own = slab.rows.halo_before..slab.rows.halo_before + slab.rows.band.len;
-        slab.engine.step_planes_signalled(own, signals)
+        slab.cuda().step_planes_signalled(own, signals)
     })?;
     for part in parts.iter_mut() {
-        part.engine.finish_planes();
+        part.cuda().finish_planes();
     }
     Ok(())
 }
@@ -387,23 +389,23 @@ fn step_halves(
     let mut seconds = Vec::with_capacity(parts.len());
     for (p, part) in parts.iter_mut().enumerate() {
         let (half, rest) = halves(part, first);
-        let stream = part.engine.stream().clone();
+        let stream = part.cuda().stream().clone();
         // The halo on the first side came during the last step's second half; a slab too thin
         // to halve is written at once and needs both.
         stream.wait(&turn.first_halo[p]).context(|| "ordering a half after its halo".into())?;
         if rest.is_empty() {
             stream.wait(&turn.second_halo[p]).context(|| "ordering a half after its halo".into())?;
         }
-        part.engine.step_planes(half)?;
+        part.cuda().step_planes(half)?;
         turn.first_done[p].record(&stream).context(|| "recording a half".into())?;
         seconds.push(rest);
     }
     for ((p, part), rest) in parts.iter_mut().enumerate().zip(seconds) {
-        let stream = part.engine.stream().clone();
+        let stream = part.cuda().stream().clone();
         stream.wait(&turn.second_halo[p]).context(|| "ordering a half after its halo".into())?;
-        part.engine.step_planes(rest)?;
+        part.cuda().step_planes(rest)?;
         turn.second_done[p].record(&stream).context(|| "recording a half".into())?;
-        part.engine.finish_planes();
+        part.cuda().finish_planes();
     }
     // The next step writes its first half on this step's second side: that halo comes from
     // the neighbour there, whose facing edge was in its first half; then the halo on this

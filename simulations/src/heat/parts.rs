@@ -22,7 +22,7 @@ use std::sync::Arc;
 pub use super::overlap::{
     FREE_SMS_VAR, NCCL_FREE_SMS, OVERLAP_SCHEME_VAR, OverlapScheme, overlap_by_default,
 };
-use super::{HeatEngine, HeatSetup, HeatVariant, cuda::CudaHeat, overlap::HeatOverlap};
+use super::{HeatEngine, HeatSetup, HeatVariant, cpu::CpuHeat, cuda::CudaHeat, overlap::HeatOverlap};
 use crate::{
     cuda::Gpu,
     error::{Error, Result, human_bytes},
@@ -51,7 +51,8 @@ impl HeatSlabs {
 }
 
 impl BandedModel for HeatSlabs {
-    type Device = Arc<Gpu>;
+    /// A GPU, or `None` for the CPU.
+    type Device = Option<Arc<Gpu>>;
     type Part = Slab;
 
     fn size(&self) -> (u32, u32) {
@@ -81,8 +82,9 @@ impl BandedModel for HeatSlabs {
     }
 
     /// Each slab must fit the kernels; each GPU the planes of every slab it holds, halos
-    /// included.
-    fn check_device(&self, gpu: &Arc<Gpu>, held: &[(usize, PartRows)], parts: usize) -> Result<()> {
+    /// included ([`gpu_bytes`]). The CPU's slabs are checked as each is built.
+    fn check_device(&self, gpu: &Option<Arc<Gpu>>, held: &[(usize, PartRows)], parts: usize) -> Result<()> {
+        let Some(gpu) = gpu else { return Ok(()) };
         let [nx, ny, nz] = self.setup.n;
         for (p, rows) in held {
             let what = format!(
@@ -94,7 +96,7 @@ impl BandedModel for HeatSlabs {
             super::check_part(self.variant, [nx, ny, rows.len()], &what)?;
         }
         let planes: u32 = held.iter().map(|(_, rows)| rows.len()).sum();
-        let need = self.variant.bytes_per_cell() * u64::from(self.plane()) * u64::from(planes) + (64 << 20);
+        let need = gpu_bytes(self.variant, self.plane(), held);
         let (free, _) = gpu.memory()?;
         match memory::require(nx, ny * planes, need, free, "GPU") {
             Err(Error::TooBig { need, available, .. }) => Err(Error::InvalidInput(format!(
@@ -111,9 +113,13 @@ impl BandedModel for HeatSlabs {
         }
     }
 
-    fn part(&self, gpu: &Arc<Gpu>, rows: PartRows, start: Vec<Vec<f32>>) -> Result<Slab> {
+    fn part(&self, gpu: &Option<Arc<Gpu>>, rows: PartRows, start: Vec<Vec<f32>>) -> Result<Slab> {
         let local = HeatSetup { n: [self.setup.n[0], self.setup.n[1], rows.len()], ..self.setup.clone() };
-        let engine = CudaHeat::new(gpu.clone(), self.variant, &local, &start[0])?;
+        let [start]: [Vec<f32>; 1] = start.try_into().expect("the split gives heat's one field");
+        let engine = match gpu {
+            Some(gpu) => SlabEngine::Gpu(CudaHeat::new(gpu.clone(), self.variant, &local, &start)?),
+            None => SlabEngine::Cpu(CpuHeat::new(&local, start)),
+        };
         Ok(Slab { rows, plane: self.plane() as usize, variant: self.variant, engine })
     }
 
@@ -133,14 +139,52 @@ impl BandedModel for HeatSlabs {
     }
 }
 
-/// One slab with its halos (none at the domain's faces) and the engine that steps it: a part
-/// of the split.
+/// The bytes of GPU memory the slabs `held` (each with its halos) take: the variant's bytes
+/// a cell, and 64 MiB beside them.
+fn gpu_bytes(variant: HeatVariant, plane: u32, held: &[(usize, PartRows)]) -> u64 {
+    let planes: u64 = held.iter().map(|(_, rows)| u64::from(rows.len())).sum();
+    variant.bytes_per_cell() * u64::from(plane) * planes + (64 << 20)
+}
+
+/// One slab with its halos (none at the domain's faces) and the engine that steps it, on a
+/// GPU or the CPU: a part of the split.
 pub struct Slab {
     pub(super) rows: PartRows,
     /// The cells of a plane.
     plane: usize,
     variant: HeatVariant,
-    pub(super) engine: CudaHeat,
+    engine: SlabEngine,
+}
+
+enum SlabEngine {
+    Gpu(CudaHeat),
+    Cpu(CpuHeat),
+}
+
+impl Slab {
+    /// The slab's GPU engine: an overlap is built on GPU slabs only (its exchange streams
+    /// are forked from theirs).
+    pub(super) fn cuda(&mut self) -> &mut CudaHeat {
+        match &mut self.engine {
+            SlabEngine::Gpu(engine) => engine,
+            SlabEngine::Cpu(_) => unreachable!("an overlap is built on GPU slabs only"),
+        }
+    }
+
+    /// [`Slab::cuda`], to read.
+    pub(super) fn cuda_ref(&self) -> &CudaHeat {
+        match &self.engine {
+            SlabEngine::Gpu(engine) => engine,
+            SlabEngine::Cpu(_) => unreachable!("an overlap is built on GPU slabs only"),
+        }
+    }
+
+    fn engine(&mut self) -> &mut dyn HeatEngine {
+        match &mut self.engine {
+            SlabEngine::Gpu(engine) => engine,
+            SlabEngine::Cpu(engine) => engine,
+        }
+    }
 }
 
 impl split::Part for Slab {
@@ -148,11 +192,12 @@ impl split::Part for Slab {
     /// the whole slab.
     fn step(&mut self, steps: u32) -> Result<()> {
         if self.variant != HeatVariant::Single {
-            return self.engine.step(steps);
+            return self.engine().step(steps);
         }
+        let own = self.rows.halo_before..self.rows.halo_before + self.rows.band.len;
         for _ in 0..steps {
-            self.engine.step_planes(self.rows.halo_before..self.rows.halo_before + self.rows.band.len)?;
-            self.engine.finish_planes();
+            self.cuda().step_planes(own.clone())?;
+            self.cuda().finish_planes();
         }
         Ok(())
     }
@@ -160,33 +205,40 @@ impl split::Part for Slab {
     /// One plane comes down alone.
     fn rows(&mut self, _field: usize, first: u32, count: u32) -> Result<Vec<f32>> {
         if count == 1 {
-            return self.engine.slice(first);
+            return self.engine().slice(first);
         }
-        let u = self.engine.field()?;
-        Ok(u[first as usize * self.plane..(first + count) as usize * self.plane].to_vec())
+        let plane = self.plane;
+        let u = self.engine().field()?;
+        Ok(u[first as usize * plane..(first + count) as usize * plane].to_vec())
     }
 
     fn set_rows(&mut self, _field: usize, first: u32, values: &[f32]) -> Result<()> {
-        let mut u = self.engine.field()?;
         let at = first as usize * self.plane;
+        let mut u = self.engine().field()?;
         u[at..at + values.len()].copy_from_slice(values);
-        self.engine.set_field(&u)
+        self.engine().set_field(&u)
     }
 
     fn set_all(&mut self, values: &[Vec<f32>]) -> Result<()> {
-        self.engine.set_field(&values[0])
+        self.engine().set_field(&values[0])
     }
 
     fn synchronize(&mut self) -> Result<()> {
-        self.engine.synchronize()
+        self.engine().synchronize()
     }
 
     fn device_rows(&mut self, _field: usize) -> Option<DeviceRows<'_>> {
-        Some(self.engine.device_rows())
+        match &mut self.engine {
+            SlabEngine::Gpu(engine) => Some(engine.device_rows()),
+            SlabEngine::Cpu(_) => None,
+        }
     }
 
     fn gpu(&self) -> Option<&Arc<Gpu>> {
-        Some(self.engine.gpu())
+        match &self.engine {
+            SlabEngine::Gpu(engine) => Some(engine.gpu()),
+            SlabEngine::Cpu(_) => None,
+        }
     }
 }
 
@@ -197,10 +249,17 @@ pub struct PartedHeat {
 
 impl PartedHeat {
     /// Splits the box of `setup` into slabs as `layout` says, each starting from its share of
-    /// [`super::initial_field`] (built slab by slab: a process holds only its own). Refuses
-    /// slabs thinner than the halo, slabs the kernels cannot index and GPUs without the
-    /// memory for their slabs. `overlap`: see [`super::overlap`] (single only).
+    /// [`super::initial_field`] (built slab by slab: a process holds only its own): GPU
+    /// variants on GPUs, the CPU variant on the CPU. Refuses slabs thinner than the halo,
+    /// slabs the kernels cannot index and GPUs without the memory for their slabs.
+    /// `overlap`: see [`super::overlap`] (single only).
     pub fn new(layout: Layout, variant: HeatVariant, setup: &HeatSetup, overlap: bool) -> Result<Self> {
+        if matches!(layout, Layout::Cpu { .. }) != (variant == HeatVariant::Cpu) {
+            return Err(Error::InvalidInput(match variant {
+                HeatVariant::Cpu => "--split and --gpus take a GPU variant, not cpu".into(),
+                _ => format!("a split on the CPU takes the cpu variant, not {}", variant.name()),
+            }));
+        }
         if overlap && variant != HeatVariant::Single {
             return Err(Error::InvalidInput(format!(
                 "--overlap writes a slab in halves, each half's edge exchanged while the other is written, which \
@@ -267,5 +326,52 @@ impl HeatEngine for PartedHeat {
             bands.iter().map(|b| b.len).max().unwrap_or(0),
             self.split.describe_place(),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{heat::HeatInit, split::decomposition::Band};
+
+    fn slabs(n: [u32; 3]) -> HeatSlabs {
+        let mut setup = HeatSetup::cube(n[0], HeatInit::Blobs);
+        setup.n = n;
+        HeatSlabs { variant: HeatVariant::Single, setup, overlap: false }
+    }
+
+    #[test]
+    fn slabs_take_four_planes_from_each_neighbour_and_exchange_every_step() {
+        let plan = split::model::plan(&slabs([7, 5, 40]), 3, false).unwrap();
+        assert_eq!((plan.halo, plan.steps_per_exchange), (HALO, 1));
+        let sides: Vec<(u32, u32, u32, u32)> =
+            plan.rows.iter().map(|r| (r.band.start, r.band.len, r.halo_before, r.halo_after)).collect();
+        // No halo beyond the box's faces: the axis is bounded.
+        assert_eq!(sides, [(0, 14, 0, 4), (14, 13, 4, 4), (27, 13, 4, 0)]);
+        // One rank alone has none either.
+        assert_eq!(split::model::plan(&slabs([7, 5, 40]), 1, true).unwrap().halo, 0);
+        // A slab thinner than the halo is refused, in planes.
+        let e = split::model::plan(&slabs([7, 5, 40]), 11, false).unwrap_err().to_string();
+        assert!(e.contains("3 z planes") && e.contains("halo of 4 z planes"), "{e}");
+    }
+
+    #[test]
+    fn a_gpu_holds_the_planes_of_every_slab_on_it_halos_included() {
+        let rows = |start, len, halo_before, halo_after| PartRows {
+            band: Band { start, len },
+            halo_before,
+            halo_after,
+            grid_rows: 100,
+        };
+        let held = [(0, rows(0, 34, 0, 4)), (1, rows(34, 33, 4, 4)), (2, rows(67, 33, 4, 0))];
+        let per_cell = HeatVariant::Single.bytes_per_cell();
+        let beside = 64 << 20;
+        // A plane of 10x10 cells; 38 + 41 + 37 planes.
+        assert_eq!(gpu_bytes(HeatVariant::Single, 100, &held), per_cell * 100 * 116 + beside);
+        assert_eq!(gpu_bytes(HeatVariant::Single, 100, &held[1..2]), per_cell * 100 * 41 + beside);
+        assert_eq!(
+            gpu_bytes(HeatVariant::Naive, 1, &held[..1]),
+            HeatVariant::Naive.bytes_per_cell() * 38 + beside
+        );
     }
 }

@@ -72,9 +72,6 @@ impl Heat {
         overlap: bool,
     ) -> Result<Self> {
         setup.validate()?;
-        if variant == HeatVariant::Cpu {
-            return Err(Error::InvalidInput("--split and --gpus take a GPU variant, not cpu".into()));
-        }
         let engine = parts::PartedHeat::new(layout, variant, setup, overlap)?;
         Ok(Self { engine: Box::new(engine), setup: setup.clone(), steps_done: 0, frame_range: None })
     }

@@ -17,7 +17,7 @@
 
 use std::sync::OnceLock;
 
-use super::decomposition::{LaunchRank, launch_rank_from_env};
+use super::decomposition::{LaunchRank, Launcher};
 
 /// The variable that keeps the launcher's binding as it is (`1`).
 pub const KEEP_VAR: &str = "RUST_GPU_SIM_KEEP_BINDING";
@@ -198,9 +198,9 @@ static AT_START: OnceLock<Binding> = OnceLock::new();
 /// Looks at the binding of this process and widens it where [`decide`] says, once; call it
 /// first thing in `main`, before any thread starts (a thread keeps the affinity it was
 /// started with). Later calls return the first call's outcome.
-pub fn widen_at_start() -> &'static Binding {
+pub fn widen_at_start(launcher: &Launcher) -> &'static Binding {
     AT_START.get_or_init(|| {
-        let job = launch_rank_from_env().ok().flatten();
+        let job = launcher.job_if_read();
         let keep = std::env::var(KEEP_VAR).as_deref() == Ok("1");
         apply(job, keep)
     })

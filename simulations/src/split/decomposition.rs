@@ -136,10 +136,41 @@ pub fn launch_rank(var: impl Fn(&str) -> Option<String>) -> Result<Option<Launch
     launch_rank_with(var)
 }
 
-/// [`launch_rank`] from this process's environment. A variable whose value is not UTF-8 is
-/// read as it is, its odd bytes as U+FFFD, so it is refused as not a number (naming it)
-/// instead of ignored, which would run the job's processes each as a whole job.
-pub fn launch_rank_from_env() -> Result<Option<LaunchRank>> {
+/// What a launcher's variables say of this process, read once when it starts
+/// ([`Launcher::from_env`]) and passed down to whatever needs the job: its place in a job,
+/// or why the variables were refused. A refusal is reported where the job is first needed
+/// (after the command line's own checks), each time as the same error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Launcher(std::result::Result<Option<LaunchRank>, String>);
+
+impl Launcher {
+    /// This process's environment, read now ([`launch_rank_from_env`]).
+    pub fn from_env() -> Self {
+        Self(launch_rank_from_env().map_err(|e| e.to_string()))
+    }
+
+    /// A process that `job` says it is (`None`: no launcher), for tests and library callers.
+    pub fn of(job: Option<LaunchRank>) -> Self {
+        Self(Ok(job))
+    }
+
+    /// The job, or the refusal of the variables.
+    pub fn job(&self) -> Result<Option<LaunchRank>> {
+        self.0.clone().map_err(Error::InvalidInput)
+    }
+
+    /// The job where the variables were read, `None` where they were refused (for what runs
+    /// before the refusal is reported, and what reports it differently).
+    pub fn job_if_read(&self) -> Option<LaunchRank> {
+        self.0.clone().ok().flatten()
+    }
+}
+
+/// [`launch_rank`] from this process's environment (read through [`Launcher::from_env`] only,
+/// once). A variable whose value is not UTF-8 is read as it is, its odd bytes as U+FFFD, so it
+/// is refused as not a number (naming it) instead of ignored, which would run the job's
+/// processes each as a whole job.
+fn launch_rank_from_env() -> Result<Option<LaunchRank>> {
     launch_rank_with(|name| std::env::var_os(name).map(|value| value.to_string_lossy().into_owned()))
 }
 
@@ -217,6 +248,19 @@ pub fn gpu_for_rank(job: &LaunchRank, devices: usize, visible_set: bool) -> Resu
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_launcher_read_once_gives_its_job_or_the_same_refusal_each_time() {
+        let job = LaunchRank { rank: 1, size: 2, local: None, launcher: "Open MPI" };
+        assert_eq!(Launcher::of(Some(job)).job().unwrap(), Some(job));
+        assert_eq!(Launcher::of(Some(job)).job_if_read(), Some(job));
+        assert_eq!(Launcher::of(None).job().unwrap(), None);
+        let refused = Launcher(Err("Open MPI: OMPI_COMM_WORLD_RANK=\"x\" is not a number".into()));
+        let (first, again) = (refused.job().unwrap_err().to_string(), refused.job().unwrap_err().to_string());
+        assert_eq!(first, again);
+        assert!(first.contains("is not a number"), "{first}");
+        assert_eq!(refused.job_if_read(), None);
+    }
 
     #[test]
     fn bands_cover_the_rows_unevenly_in_order() {

@@ -166,20 +166,24 @@ impl<M: BandedModel> Split<M> {
         Self::build(model, plan, Place::Ranked(comm, device), &start)
     }
 
-    /// `model` in the parts of `layout` (this process's GPUs, or this rank's part of an NCCL
-    /// job), each part built from `start` (a process builds only its own parts' values):
-    /// otherwise as [`Split::new`] and [`Split::new_ranked`], whose refusals it keeps. Every
-    /// part steps from this thread: a model on this crate's GPUs queues its steps on its
-    /// streams.
+    /// `model` in the parts of `layout` (this process's GPUs or the CPU, or this rank's part
+    /// of an NCCL job), each part built from `start` (a process builds only its own parts'
+    /// values): otherwise as [`Split::new`] and [`Split::new_ranked`], whose refusals it
+    /// keeps. Every part steps from this thread: a model on this crate's GPUs queues its
+    /// steps on its streams, and its CPU parts use every core by themselves.
     pub fn in_layout(model: M, layout: Layout, start: Start<'_>) -> Result<Self>
     where
-        M: BandedModel<Device = Arc<Gpu>>,
+        M: BandedModel<Device = Option<Arc<Gpu>>>,
     {
         let plan = plan(&model, layout.parts(), matches!(layout, Layout::Ranks(_)))?;
         match layout {
-            Layout::Local { gpus, .. } => Self::build(model, plan, Place::Local(&gpus), start),
+            Layout::Local { gpus, .. } => {
+                let devices: Vec<Option<Arc<Gpu>>> = gpus.into_iter().map(Some).collect();
+                Self::build(model, plan, Place::Local(&devices), start)
+            }
+            Layout::Cpu { .. } => Self::build(model, plan, Place::Local(&[None]), start),
             Layout::Ranks(comm) => {
-                let gpu = comm.gpu().clone();
+                let gpu = Some(comm.gpu().clone());
                 Self::build(model, plan, Place::Ranked(comm, &gpu), start)
             }
         }
@@ -825,6 +829,86 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// An overlap hook that steps the parts and refreshes the halos through the host, as the
+    /// split would, and records what the step loop hands it.
+    struct Recording {
+        rows: Vec<PartRows>,
+        periodic: bool,
+        rounds: std::sync::Arc<std::sync::Mutex<Vec<u32>>>,
+        settled: std::sync::Arc<std::sync::atomic::AtomicU32>,
+    }
+
+    impl Overlap<DiffusionPart> for Recording {
+        fn round(&mut self, parts: &mut [DiffusionPart], _: &mut Transport, steps: u32) -> Result<()> {
+            self.rounds.lock().unwrap().push(steps);
+            parts.iter_mut().try_for_each(|part| part.step(steps))?;
+            let mut writes = Vec::new();
+            for halo in halos(&self.rows, self.periodic) {
+                for field in 0..2 {
+                    writes.push((halo, field, parts[halo.from].rows(field, halo.from_row, halo.rows)?));
+                }
+            }
+            for (halo, field, values) in writes {
+                parts[halo.to].set_rows(field, halo.to_row, &values)?;
+            }
+            Ok(())
+        }
+
+        fn settle(&mut self, _: &mut [DiffusionPart]) -> Result<()> {
+            self.settled.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Ok(())
+        }
+
+        fn describe(&self) -> String {
+            "recorded".into()
+        }
+    }
+
+    #[test]
+    fn an_overlap_hook_gets_rounds_of_at_most_the_steps_per_exchange_and_settles_once_a_call() {
+        let model = Diffusion { width: 13, height: 43, periodic: true };
+        let schedule = [3, 7, 1, 12, 5, 16];
+        let whole = run(&model, 1, 1, &schedule);
+        let mut split = Split::new(model.clone(), 3, &[0], start(13, 43)).unwrap();
+        let (rounds, settled) = (Default::default(), std::sync::Arc::new(Default::default()));
+        let hook = Recording {
+            rows: split.part_rows(),
+            periodic: true,
+            rounds: std::sync::Arc::clone(&rounds),
+            settled: std::sync::Arc::clone(&settled),
+        };
+        split.overlap = Some(Box::new(hook));
+        for steps in schedule {
+            split.step(steps).unwrap();
+        }
+        // Each call in rounds of 8 steps and what is left; the hook's exchange after every
+        // round keeps the bits of one part.
+        assert_eq!(*rounds.lock().unwrap(), [3, 7, 1, 8, 4, 5, 8, 8]);
+        assert_eq!(settled.load(std::sync::atomic::Ordering::SeqCst), schedule.len() as u32);
+        assert!(bits(&split.fields().unwrap()) == whole);
+        assert!(split.describe_place().ends_with(", recorded"), "{}", split.describe_place());
+    }
+
+    #[test]
+    fn one_rank_of_a_periodic_grid_is_its_own_neighbour_and_a_bounded_one_has_no_halo() {
+        let periodic = Diffusion { width: 4, height: 30, periodic: true };
+        let ranked = plan(&periodic, 1, true).unwrap();
+        assert_eq!((ranked.halo, ranked.steps_per_exchange), (STEPS_PER_EXCHANGE, STEPS_PER_EXCHANGE));
+        assert_eq!((ranked.rows[0].halo_before, ranked.rows[0].halo_after), (8, 8));
+        assert_eq!(
+            ranked.rows[0].grid_rows().take(9).collect::<Vec<_>>(),
+            [22, 23, 24, 25, 26, 27, 28, 29, 0]
+        );
+        // In one process one part has no halo, and neither has one bounded rank.
+        assert_eq!(plan(&periodic, 1, false).unwrap().halo, 0);
+        let bounded = Diffusion { width: 4, height: 30, periodic: false };
+        assert_eq!(plan(&bounded, 1, true).unwrap().halo, 0);
+        // A rank its own neighbour needs the rows its halo takes.
+        let short = Diffusion { width: 4, height: 7, periodic: true };
+        let e = plan(&short, 1, true).unwrap_err().to_string();
+        assert!(e.contains("7 rows") && e.contains("halo of 8 rows"), "{e}");
     }
 
     #[test]

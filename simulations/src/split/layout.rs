@@ -1,5 +1,6 @@
 //! Where the parts of a split run live and how their halos travel: all in this process
-//! (device-to-device or peer copies between its GPUs), or one part per process, each a rank
+//! (device-to-device or peer copies between its GPUs, or through the host between parts on
+//! the CPU), or one part per process, each a rank
 //! of an NCCL job ([`super::nccl`]).
 
 use std::sync::Arc;
@@ -10,6 +11,8 @@ use crate::{cuda::Gpu, split::nccl::Communicator};
 pub enum Layout {
     /// `split` parts spread over `gpus`, all in this process.
     Local { gpus: Vec<Arc<Gpu>>, split: u32 },
+    /// `split` parts on the CPU, in this process (the CPU variant's reference of a split).
+    Cpu { split: u32 },
     /// One part per process: this process holds part `rank` of `size` on the communicator's
     /// GPU; rank 0 gathers the fields and writes every output.
     Ranks(Communicator),
@@ -19,23 +22,26 @@ impl Layout {
     /// The number of parts in the whole run.
     pub fn parts(&self) -> u32 {
         match self {
-            Layout::Local { split, .. } => *split,
+            Layout::Local { split, .. } | Layout::Cpu { split } => *split,
             Layout::Ranks(comm) => comm.size() as u32,
         }
     }
 
-    /// The GPU this process tunes launch settings on (its first).
-    pub fn first_gpu(&self) -> &Arc<Gpu> {
+    /// The GPU this process tunes launch settings on (its first); none on the CPU.
+    pub fn first_gpu(&self) -> Option<&Arc<Gpu>> {
         match self {
-            Layout::Local { gpus, .. } => &gpus[0],
-            Layout::Ranks(comm) => comm.gpu(),
+            Layout::Local { gpus, .. } => gpus.first(),
+            Layout::Cpu { .. } => None,
+            Layout::Ranks(comm) => Some(comm.gpu()),
         }
     }
 
-    /// The GPUs the whole run spans: this process's (its parts may share them), or one per rank.
+    /// The GPUs the whole run spans: this process's (its parts may share them), or one per
+    /// rank; 0 on the CPU.
     pub fn gpus(&self) -> usize {
         match self {
             Layout::Local { gpus, .. } => gpus.len(),
+            Layout::Cpu { .. } => 0,
             Layout::Ranks(comm) => comm.size(),
         }
     }
@@ -43,7 +49,7 @@ impl Layout {
     /// Whether this process writes the outputs (every process but NCCL ranks other than 0).
     pub fn is_root(&self) -> bool {
         match self {
-            Layout::Local { .. } => true,
+            Layout::Local { .. } | Layout::Cpu { .. } => true,
             Layout::Ranks(comm) => comm.is_root(),
         }
     }
@@ -52,7 +58,7 @@ impl Layout {
     /// nothing to do in one process.
     pub fn agree(&self, values: &mut [u32]) -> crate::Result<()> {
         match self {
-            Layout::Local { .. } => Ok(()),
+            Layout::Local { .. } | Layout::Cpu { .. } => Ok(()),
             Layout::Ranks(comm) => comm.broadcast_u32s(values),
         }
     }

@@ -130,7 +130,8 @@ pub fn plan<M: BandedModel>(model: &M, parts: u32, ranked: bool) -> Result<Plan>
     let own_neighbour = ranked && model.periodic();
     if own_neighbour && count == 1 && height < halo {
         return Err(Error::InvalidInput(format!(
-            "the grid's {height} {noun} are fewer than the {halo}-{noun} halo one NCCL rank exchanges with itself",
+            "the grid's {height} {noun} are fewer than the halo of {halo} {noun} that one NCCL rank, its own \
+             neighbour, exchanges with itself",
             noun = model.row_noun()
         )));
     }

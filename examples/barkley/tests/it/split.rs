@@ -66,6 +66,22 @@ fn three_parts_give_every_output_of_one_bit_for_bit() {
 }
 
 #[test]
+fn five_parts_of_a_taller_grid_give_the_bits_of_one() {
+    // 53 rows in 5 bands of 10-11, each above the halo's 8 rows; 37 steps.
+    let dir = tempfile::tempdir().unwrap();
+    let run = |tag: &str, extra: &[&str]| {
+        let save = format!("{tag}.npz");
+        let mut args = vec!["--steps", "37", "--save", save.as_str()];
+        args.extend(extra);
+        let (ok, out) = common::barkley_cpu(dir.path(), (40, 53), &args);
+        assert!(ok, "{out}");
+        saved(&dir.path().join(save))
+    };
+    let one = run("one", &[]);
+    assert!(run("five", &["--split", "5"]) == one, "--split 5: the saves differ");
+}
+
+#[test]
 fn checkpoints_move_between_split_and_unsplit_runs() {
     let dir = tempfile::tempdir().unwrap();
     let run = |args: &[&str]| {
