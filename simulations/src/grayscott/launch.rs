@@ -1,44 +1,13 @@
 //! The launch settings of the GPU variants ([`LaunchSettings`]), with the halo of a split run
-//! they make (the steps between its exchanges), and a CUDA Gray-Scott built with them: tuned
-//! for its GPU and size, or given. The only place outside the engine that sets them, so no
-//! caller reaches into the engine.
+//! they make (the steps between its exchanges): tuned for a GPU and size, or given. A CUDA
+//! Gray-Scott is built with them by [`super::GrayScott::new_tuned`] and
+//! [`super::GrayScott::with_settings`].
 
 use super::{
-    GrayScott, Setup, Variant,
+    Variant,
     cuda::{FusedShape, StreamShape, schemes::TuneTarget},
 };
-use crate::{Device, cuda::Gpu, error::Result, split::Layout};
-
-impl GrayScott {
-    /// [`GrayScott::new`] with the variant's launch setting (`fused`, `temporal` and
-    /// `streaming` have one) tuned for this GPU and grid (timed once per GPU and size, then
-    /// cached), or its default without `autotune`.
-    pub fn new_tuned(setup: &Setup, device: &Device, variant: Variant, autotune: bool) -> Result<Self> {
-        let mut sim = Self::new(setup, device, variant)?;
-        let (Device::Cuda(gpu), Some(scheme)) = (device, variant.scheme()) else { return Ok(sim) };
-        let mut settings = LaunchSettings::default();
-        scheme
-            .tune(&TuneTarget { gpu, width: setup.width, height: setup.height, autotune }, &mut settings)?;
-        if let Some(engine) = sim.cuda_engine() {
-            engine.set_launch_settings(&settings);
-        }
-        Ok(sim)
-    }
-
-    /// [`GrayScott::new`] with `settings` (as a split run's parts would take them).
-    pub fn with_settings(
-        setup: &Setup,
-        device: &Device,
-        variant: Variant,
-        settings: &LaunchSettings,
-    ) -> Result<Self> {
-        let mut sim = Self::new(setup, device, variant)?;
-        if let Some(engine) = sim.cuda_engine() {
-            engine.set_launch_settings(settings);
-        }
-        Ok(sim)
-    }
-}
+use crate::{cuda::Gpu, error::Result, split::Layout};
 
 /// The launch settings of the GPU variants that have them, each read and tuned by its
 /// variant's scheme alone (`cuda/schemes/`); every part of a split run runs with the same (tuned for a

@@ -3,7 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Engine, Rates, Setup, Variant, cpu, cuda, disc_cells, init, initial_fields, parts};
+use super::{
+    Engine, Rates, Setup, Variant, cpu, cuda, cuda::schemes::TuneTarget, disc_cells, init, initial_fields,
+    parts, parts::LaunchSettings,
+};
 use crate::{
     Device,
     checkpoint::{self, Checkpoint, Simulation},
@@ -52,6 +55,35 @@ impl StartFields {
 }
 
 impl GrayScott {
+    /// [`GrayScott::new`] with the variant's launch setting (`fused`, `temporal` and
+    /// `streaming` have one) tuned for this GPU and grid (timed once per GPU and size, then
+    /// cached), or its default without `autotune`.
+    pub fn new_tuned(setup: &Setup, device: &Device, variant: Variant, autotune: bool) -> Result<Self> {
+        let mut sim = Self::new(setup, device, variant)?;
+        let (Device::Cuda(gpu), Some(scheme)) = (device, variant.scheme()) else { return Ok(sim) };
+        let mut settings = LaunchSettings::default();
+        scheme
+            .tune(&TuneTarget { gpu, width: setup.width, height: setup.height, autotune }, &mut settings)?;
+        if let Some(engine) = sim.cuda_engine() {
+            engine.set_launch_settings(&settings);
+        }
+        Ok(sim)
+    }
+
+    /// [`GrayScott::new`] with `settings` (as a split run's parts would take them).
+    pub fn with_settings(
+        setup: &Setup,
+        device: &Device,
+        variant: Variant,
+        settings: &LaunchSettings,
+    ) -> Result<Self> {
+        let mut sim = Self::new(setup, device, variant)?;
+        if let Some(engine) = sim.cuda_engine() {
+            engine.set_launch_settings(settings);
+        }
+        Ok(sim)
+    }
+
     /// Builds the initial state and uploads it to `device`, stepping with `variant`. Checks
     /// the setup first, and refuses a grid that would not fit in the device's memory, or a GPU
     /// variant on the CPU.

@@ -18,6 +18,7 @@ pub mod parts;
 mod settings;
 mod setup;
 mod simulation;
+mod slab;
 mod variant;
 
 pub use driven::HeatFrames;

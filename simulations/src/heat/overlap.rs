@@ -27,7 +27,7 @@ use kernels::heat::{RoundSignals, SINGLE_OUT_W, rows_written_after_round};
 use super::{
     HeatVariant,
     cuda::March,
-    parts::{HALO, Slab},
+    slab::{HALO, Slab},
 };
 use crate::{
     error::{CudaContext as _, Error, Result},

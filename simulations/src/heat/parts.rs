@@ -22,19 +22,22 @@ use std::sync::Arc;
 pub use super::overlap::{
     FREE_SMS_VAR, NCCL_FREE_SMS, OVERLAP_SCHEME_VAR, OverlapScheme, overlap_by_default,
 };
-use super::{HeatEngine, HeatSetup, HeatVariant, cpu::CpuHeat, cuda::CudaHeat, overlap::HeatOverlap};
+pub use super::slab::HALO;
+use super::{
+    HeatEngine, HeatSetup, HeatVariant,
+    cpu::CpuHeat,
+    cuda::CudaHeat,
+    overlap::HeatOverlap,
+    slab::{Slab, SlabEngine},
+};
 use crate::{
     cuda::Gpu,
     error::{Error, Result, human_bytes},
     memory,
     split::{
-        self, BandedModel, DeviceRows, HaloPath, Layout, Overlap, OverlapPlan, PartRows, PeerCopy, Split,
-        nccl::Communicator,
+        BandedModel, HaloPath, Layout, Overlap, OverlapPlan, PartRows, PeerCopy, Split, nccl::Communicator,
     },
 };
-
-/// Planes of halo per side per RK4 step: one per stage.
-pub const HALO: u32 = 4;
 
 /// Heat's box as the split sees it: its xy planes are the rows.
 pub struct HeatSlabs {
@@ -120,7 +123,7 @@ impl BandedModel for HeatSlabs {
             Some(gpu) => SlabEngine::Gpu(CudaHeat::new(gpu.clone(), self.variant, &local, &start)?),
             None => SlabEngine::Cpu(CpuHeat::new(&local, start)),
         };
-        Ok(Slab { rows, plane: self.plane() as usize, variant: self.variant, engine })
+        Ok(Slab::new(rows, self.plane() as usize, self.variant, engine))
     }
 
     /// Beside a half that fills every SM, halos go by the copy engines, which take none (a
@@ -144,102 +147,6 @@ impl BandedModel for HeatSlabs {
 fn gpu_bytes(variant: HeatVariant, plane: u32, held: &[(usize, PartRows)]) -> u64 {
     let planes: u64 = held.iter().map(|(_, rows)| u64::from(rows.len())).sum();
     variant.bytes_per_cell() * u64::from(plane) * planes + (64 << 20)
-}
-
-/// One slab with its halos (none at the domain's faces) and the engine that steps it, on a
-/// GPU or the CPU: a part of the split.
-pub struct Slab {
-    pub(super) rows: PartRows,
-    /// The cells of a plane.
-    plane: usize,
-    variant: HeatVariant,
-    engine: SlabEngine,
-}
-
-enum SlabEngine {
-    Gpu(CudaHeat),
-    Cpu(CpuHeat),
-}
-
-impl Slab {
-    /// The slab's GPU engine: an overlap is built on GPU slabs only (its exchange streams
-    /// are forked from theirs).
-    pub(super) fn cuda(&mut self) -> &mut CudaHeat {
-        match &mut self.engine {
-            SlabEngine::Gpu(engine) => engine,
-            SlabEngine::Cpu(_) => unreachable!("an overlap is built on GPU slabs only"),
-        }
-    }
-
-    /// [`Slab::cuda`], to read.
-    pub(super) fn cuda_ref(&self) -> &CudaHeat {
-        match &self.engine {
-            SlabEngine::Gpu(engine) => engine,
-            SlabEngine::Cpu(_) => unreachable!("an overlap is built on GPU slabs only"),
-        }
-    }
-
-    fn engine(&mut self) -> &mut dyn HeatEngine {
-        match &mut self.engine {
-            SlabEngine::Gpu(engine) => engine,
-            SlabEngine::Cpu(engine) => engine,
-        }
-    }
-}
-
-impl split::Part for Slab {
-    /// RK4 steps with no exchange: `single` writes the slab's own planes, the other variants
-    /// the whole slab.
-    fn step(&mut self, steps: u32) -> Result<()> {
-        if self.variant != HeatVariant::Single {
-            return self.engine().step(steps);
-        }
-        let own = self.rows.halo_before..self.rows.halo_before + self.rows.band.len;
-        for _ in 0..steps {
-            self.cuda().step_planes(own.clone())?;
-            self.cuda().finish_planes();
-        }
-        Ok(())
-    }
-
-    /// One plane comes down alone.
-    fn rows(&mut self, _field: usize, first: u32, count: u32) -> Result<Vec<f32>> {
-        if count == 1 {
-            return self.engine().slice(first);
-        }
-        let plane = self.plane;
-        let u = self.engine().field()?;
-        Ok(u[first as usize * plane..(first + count) as usize * plane].to_vec())
-    }
-
-    fn set_rows(&mut self, _field: usize, first: u32, values: &[f32]) -> Result<()> {
-        let at = first as usize * self.plane;
-        let mut u = self.engine().field()?;
-        u[at..at + values.len()].copy_from_slice(values);
-        self.engine().set_field(&u)
-    }
-
-    fn set_all(&mut self, values: &[Vec<f32>]) -> Result<()> {
-        self.engine().set_field(&values[0])
-    }
-
-    fn synchronize(&mut self) -> Result<()> {
-        self.engine().synchronize()
-    }
-
-    fn device_rows(&mut self, _field: usize) -> Option<DeviceRows<'_>> {
-        match &mut self.engine {
-            SlabEngine::Gpu(engine) => Some(engine.device_rows()),
-            SlabEngine::Cpu(_) => None,
-        }
-    }
-
-    fn gpu(&self) -> Option<&Arc<Gpu>> {
-        match &self.engine {
-            SlabEngine::Gpu(engine) => Some(engine.gpu()),
-            SlabEngine::Cpu(_) => None,
-        }
-    }
 }
 
 /// Heat in slabs along z, on GPUs of this process or one slab per process.
@@ -342,16 +249,16 @@ mod tests {
 
     #[test]
     fn slabs_take_four_planes_from_each_neighbour_and_exchange_every_step() {
-        let plan = split::model::plan(&slabs([7, 5, 40]), 3, false).unwrap();
+        let plan = crate::split::model::plan(&slabs([7, 5, 40]), 3, false).unwrap();
         assert_eq!((plan.halo, plan.steps_per_exchange), (HALO, 1));
         let sides: Vec<(u32, u32, u32, u32)> =
             plan.rows.iter().map(|r| (r.band.start, r.band.len, r.halo_before, r.halo_after)).collect();
         // No halo beyond the box's faces: the axis is bounded.
         assert_eq!(sides, [(0, 14, 0, 4), (14, 13, 4, 4), (27, 13, 4, 0)]);
         // One rank alone has none either.
-        assert_eq!(split::model::plan(&slabs([7, 5, 40]), 1, true).unwrap().halo, 0);
+        assert_eq!(crate::split::model::plan(&slabs([7, 5, 40]), 1, true).unwrap().halo, 0);
         // A slab thinner than the halo is refused, in planes.
-        let e = split::model::plan(&slabs([7, 5, 40]), 11, false).unwrap_err().to_string();
+        let e = crate::split::model::plan(&slabs([7, 5, 40]), 11, false).unwrap_err().to_string();
         assert!(e.contains("3 z planes") && e.contains("halo of 4 z planes"), "{e}");
     }
 

@@ -107,6 +107,10 @@ impl PhysarumEngine for CpuPhysarum {
     fn describe(&self) -> String {
         format!("cpu ({} threads)", rayon::current_num_threads())
     }
+
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
 }
 
 #[cfg(test)]

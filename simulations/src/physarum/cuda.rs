@@ -375,8 +375,8 @@ impl PhysarumEngine for CudaPhysarum {
         format!("cuda {} ({})", self.variant.name(), self.gpu.name())
     }
 
-    fn as_cuda(&mut self) -> Option<&mut CudaPhysarum> {
-        Some(self)
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
     }
 }
 

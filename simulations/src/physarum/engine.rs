@@ -1,6 +1,6 @@
 //! What a Physarum backend provides ([`PhysarumEngine`]).
 
-use super::{Agents, Params, cuda};
+use super::{Agents, Params};
 use crate::error::Result;
 
 /// What a Physarum backend provides.
@@ -24,8 +24,7 @@ pub trait PhysarumEngine {
         Ok(())
     }
     fn describe(&self) -> String;
-    /// The CUDA engine, for GPU-side comparisons.
-    fn as_cuda(&mut self) -> Option<&mut cuda::CudaPhysarum> {
-        None
-    }
+    /// The engine itself, for a caller that knows its kind (GPU-side comparisons downcast to
+    /// [`super::cuda::CudaPhysarum`]).
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
 }

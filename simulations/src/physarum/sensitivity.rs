@@ -11,7 +11,7 @@
 
 use cudarc::driver::CudaSlice;
 
-use super::{Physarum, PhysarumSetup, PhysarumVariant, initial_agents, initial_trail};
+use super::{Physarum, PhysarumSetup, PhysarumVariant, cuda::CudaPhysarum, initial_agents, initial_trail};
 use crate::{
     Device,
     error::{CudaContext as _, Error, Result},
@@ -124,8 +124,19 @@ pub fn run(
             for s in 0..steps as usize {
                 reference.step(1)?;
                 perturbed.step(1)?;
-                let a = reference.engine().as_cuda().expect("a CUDA engine").device_trail().clone();
-                let b = perturbed.engine().as_cuda().expect("a CUDA engine").device_trail();
+                let a = reference
+                    .engine()
+                    .as_any_mut()
+                    .downcast_mut::<CudaPhysarum>()
+                    .expect("a CUDA engine")
+                    .device_trail()
+                    .clone();
+                let b = perturbed
+                    .engine()
+                    .as_any_mut()
+                    .downcast_mut::<CudaPhysarum>()
+                    .expect("a CUDA engine")
+                    .device_trail();
                 super::cuda::launch_distance(gpu, &a, b, &mut sums.slice_mut(s..s + 1))?;
                 tick();
             }

@@ -1,0 +1,115 @@
+//! One slab of heat's split ([`Slab`]): its planes with their halos and the engine that steps
+//! them, on a GPU or the CPU; a part of the split ([`crate::split::Part`]).
+
+use std::sync::Arc;
+
+use super::{HeatEngine, HeatVariant, cpu::CpuHeat, cuda::CudaHeat};
+use crate::{
+    cuda::Gpu,
+    error::Result,
+    split::{self, DeviceRows, PartRows},
+};
+
+/// Planes of halo per side per RK4 step: one per stage.
+pub const HALO: u32 = 4;
+
+/// One slab with its halos (none at the domain's faces) and the engine that steps it, on a
+/// GPU or the CPU: a part of the split.
+pub struct Slab {
+    pub(super) rows: PartRows,
+    /// The cells of a plane.
+    plane: usize,
+    variant: HeatVariant,
+    engine: SlabEngine,
+}
+
+/// Where a slab steps.
+pub(super) enum SlabEngine {
+    Gpu(CudaHeat),
+    Cpu(CpuHeat),
+}
+
+impl Slab {
+    pub(super) fn new(rows: PartRows, plane: usize, variant: HeatVariant, engine: SlabEngine) -> Self {
+        Self { rows, plane, variant, engine }
+    }
+
+    /// The slab's GPU engine: an overlap is built on GPU slabs only (its exchange streams
+    /// are forked from theirs).
+    pub(super) fn cuda(&mut self) -> &mut CudaHeat {
+        match &mut self.engine {
+            SlabEngine::Gpu(engine) => engine,
+            SlabEngine::Cpu(_) => unreachable!("an overlap is built on GPU slabs only"),
+        }
+    }
+
+    /// [`Slab::cuda`], to read.
+    pub(super) fn cuda_ref(&self) -> &CudaHeat {
+        match &self.engine {
+            SlabEngine::Gpu(engine) => engine,
+            SlabEngine::Cpu(_) => unreachable!("an overlap is built on GPU slabs only"),
+        }
+    }
+
+    fn engine(&mut self) -> &mut dyn HeatEngine {
+        match &mut self.engine {
+            SlabEngine::Gpu(engine) => engine,
+            SlabEngine::Cpu(engine) => engine,
+        }
+    }
+}
+
+impl split::Part for Slab {
+    /// RK4 steps with no exchange: `single` writes the slab's own planes, the other variants
+    /// the whole slab.
+    fn step(&mut self, steps: u32) -> Result<()> {
+        if self.variant != HeatVariant::Single {
+            return self.engine().step(steps);
+        }
+        let own = self.rows.halo_before..self.rows.halo_before + self.rows.band.len;
+        for _ in 0..steps {
+            self.cuda().step_planes(own.clone())?;
+            self.cuda().finish_planes();
+        }
+        Ok(())
+    }
+
+    /// One plane comes down alone.
+    fn rows(&mut self, _field: usize, first: u32, count: u32) -> Result<Vec<f32>> {
+        if count == 1 {
+            return self.engine().slice(first);
+        }
+        let plane = self.plane;
+        let u = self.engine().field()?;
+        Ok(u[first as usize * plane..(first + count) as usize * plane].to_vec())
+    }
+
+    fn set_rows(&mut self, _field: usize, first: u32, values: &[f32]) -> Result<()> {
+        let at = first as usize * self.plane;
+        let mut u = self.engine().field()?;
+        u[at..at + values.len()].copy_from_slice(values);
+        self.engine().set_field(&u)
+    }
+
+    fn set_all(&mut self, values: &[Vec<f32>]) -> Result<()> {
+        self.engine().set_field(&values[0])
+    }
+
+    fn synchronize(&mut self) -> Result<()> {
+        self.engine().synchronize()
+    }
+
+    fn device_rows(&mut self, _field: usize) -> Option<DeviceRows<'_>> {
+        match &mut self.engine {
+            SlabEngine::Gpu(engine) => Some(engine.device_rows()),
+            SlabEngine::Cpu(_) => None,
+        }
+    }
+
+    fn gpu(&self) -> Option<&Arc<Gpu>> {
+        match &self.engine {
+            SlabEngine::Gpu(engine) => Some(engine.gpu()),
+            SlabEngine::Cpu(_) => None,
+        }
+    }
+}
