@@ -13,16 +13,17 @@
 //! Each part holds its band ([`decomposition::bands`]) plus `halo` rows of each neighbour on
 //! each side that has one: on a periodic axis the first and last bands are neighbours; on a
 //! bounded one the outer edge of the first and last band is the domain's own boundary, which
-//! the part treats as the whole model does. Every part is stepped up to
-//! [`STEPS_PER_EXCHANGE`] steps at a time, the halo being that many steps' worth of rows, and
-//! then every halo is refreshed from the neighbours' bands.
+//! the part treats as the whole model does. Every part is stepped up to the model's steps per
+//! exchange at a time ([`BandedModel::steps_per_exchange`], [`STEPS_PER_EXCHANGE`] by default),
+//! the halo being that many steps' worth of rows, and then every halo is refreshed from the
+//! neighbours' bands.
 //!
 //! **Why the result is bit-identical to one part.** A part computes each of its cells with
 //! the model's own per-cell math, on the same inputs the whole grid's cell has, as long as
 //! every cell it reads is right. The cells that are not right are those next to a cut edge (a
 //! part's edge that is not the domain's boundary, where the part's stencil sees its own edge
 //! treatment instead of the neighbour's rows): one step spoils `rows_per_step` rows inward, `k`
-//! steps `k · rows_per_step`. The halo is [`STEPS_PER_EXCHANGE`] steps' worth of rows and the
+//! steps `k · rows_per_step`. The halo is the steps per exchange's worth of rows and the
 //! halos are refreshed before more steps than that run, so the spoiled rows never reach the
 //! band; after the refresh the halo rows equal the neighbours' (exact) band rows again. So
 //! every band cell goes through the same operations on the same values, whatever the number of
@@ -49,6 +50,8 @@ use std::sync::Arc;
 
 use cudarc::driver::CudaStream;
 
+#[cfg(doc)]
+use super::STEPS_PER_EXCHANGE;
 use super::{
     Layout,
     decomposition::{self, Band},
@@ -432,22 +435,11 @@ impl<M: BandedModel> Split<M> {
         }
     }
 
-    /// Bytes one exchange moves into this process's parts' halos (every field).
+    /// Bytes one exchange writes into this process's parts' halos (every field; a rank's
+    /// pieces' halos among themselves included).
     pub fn exchange_bytes(&self) -> u64 {
-        let halo_rows: u64 = self.part_rows_here().map(|r| u64::from(r.halo_before + r.halo_after)).sum();
+        let halo_rows: u64 = self.rows.iter().map(|r| u64::from(r.halo_before + r.halo_after)).sum();
         halo_rows * u64::from(self.model.size().0) * self.model.fields().len() as u64 * 4
-    }
-
-    /// The rows of this process's bands with their halos: its parts', or this rank's band
-    /// (its pieces' halos among themselves are not an exchange).
-    fn part_rows_here(&self) -> impl Iterator<Item = PartRows> + '_ {
-        let rank = self.communicator().map(Communicator::rank);
-        let all = self.part_rows();
-        let here: Vec<PartRows> = match rank {
-            Some(rank) => vec![all[rank]],
-            None => all,
-        };
-        here.into_iter()
     }
 
     /// This rank's communicator, where the parts are NCCL ranks.
@@ -467,9 +459,11 @@ impl<M: BandedModel> Split<M> {
         self.transport.is_root()
     }
 
-    /// Runs `steps` steps: every part as many at a time as its halos still cover, the halos
-    /// refreshed in between; with an overlap hook, rounds of at most the steps per exchange,
-    /// each with the exchange that ends it hidden behind the steps as the hook does it.
+    /// Runs `steps` steps in rounds of at most the steps per exchange: each round as many
+    /// steps as are left, the halos refreshed before it where they cover fewer (a call of 16
+    /// steps with 28-step halos is one round of 16, after an exchange where the last call left
+    /// fewer than 16 covered); with an overlap hook, each round with the exchange that ends
+    /// it hidden behind the steps as the hook does it.
     pub fn step(&mut self, steps: u32) -> Result<()> {
         if self.halo == 0 {
             return self.step_parts(steps);
@@ -484,7 +478,11 @@ impl<M: BandedModel> Split<M> {
                 hook.round(&mut self.parts, &mut self.transport, now)?;
                 now
             } else {
-                if self.covered == 0 {
+                // A round is as many steps as this call still has, up to the steps per
+                // exchange: where the halos cover fewer, they are refreshed first, so that a
+                // call's steps are never cut into rounds smaller than need be (a round is the
+                // model's launches, whole: Gray-Scott's are T steps each).
+                if self.covered < left.min(self.steps_per_exchange) {
                     self.exchange()?;
                     self.covered = self.steps_per_exchange;
                 }
@@ -704,6 +702,8 @@ mod tests {
         height: u32,
         periodic: bool,
         fields: [Vec<f32>; 2],
+        /// The steps of each call of `step`, in order.
+        rounds: Vec<u32>,
     }
 
     /// Which device a part was built for, to check the placement.
@@ -736,12 +736,14 @@ mod tests {
                 height: rows.len(),
                 periodic: self.periodic,
                 fields: [u, v],
+                rounds: Vec::new(),
             })
         }
     }
 
     impl Part for DiffusionPart {
         fn step(&mut self, steps: u32) -> Result<()> {
+            self.rounds.push(steps);
             let (w, h) = (self.width as usize, self.height as usize);
             for _ in 0..steps {
                 let [u, v] = &self.fields;
@@ -889,6 +891,20 @@ mod tests {
         assert_eq!(settled.load(std::sync::atomic::Ordering::SeqCst), schedule.len() as u32);
         assert!(bits(&split.fields().unwrap()) == whole);
         assert!(split.describe_place().ends_with(", recorded"), "{}", split.describe_place());
+    }
+
+    #[test]
+    fn a_calls_steps_are_one_round_where_they_fit_the_halo_refreshed_first_where_needed() {
+        let model = Diffusion { width: 13, height: 43, periodic: false };
+        let mut split = Split::new(model, 3, &[0], start(13, 43)).unwrap();
+        for steps in [3, 7, 1, 12, 5, 16] {
+            split.step(steps).unwrap();
+        }
+        // 8 steps a halo: 3 (5 left covered); 7 > 5: refreshed, 7; 1; 12: refreshed, 8, then
+        // refreshed, 4; 5 > 4: refreshed, 5; 16: refreshed, 8, refreshed, 8.
+        for part in &split.parts {
+            assert_eq!(part.rounds, [3, 7, 1, 8, 4, 5, 8, 8]);
+        }
     }
 
     #[test]
