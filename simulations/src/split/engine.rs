@@ -28,7 +28,7 @@
 //! band; after the refresh the halo rows equal the neighbours' (exact) band rows again. So
 //! every band cell goes through the same operations on the same values, whatever the number of
 //! parts, the bands' sizes (uneven where `P` does not divide the rows) or the steps asked for
-//! at a time (the split remembers how many steps its halos still cover). A model whose per-cell
+//! at a time (every round of steps is followed by an exchange). A model whose per-cell
 //! math depends on the cell's position gets its rows' place in the whole grid ([`PartRows`]).
 //!
 //! **How the halos travel** ([`Split::halo_travel`] says which way a split's do, and Barkley's
@@ -103,8 +103,6 @@ pub struct Split<M: BandedModel> {
     /// Rows of each halo at a cut edge (0: no part has a halo), and the steps they cover.
     halo: u32,
     steps_per_exchange: u32,
-    /// Steps the halos still cover before the next exchange.
-    covered: u32,
     /// How many devices the parts run on (the first of those given).
     devices: usize,
     /// Steps the parts of each device on a thread of their own ([`Split::new`], whose parts
@@ -304,7 +302,6 @@ impl<M: BandedModel> Split<M> {
                 split
             }
         };
-        split.covered = split.steps_per_exchange;
         Ok(split)
     }
 
@@ -328,7 +325,6 @@ impl<M: BandedModel> Split<M> {
             device_of,
             halo,
             steps_per_exchange,
-            covered: steps_per_exchange,
             devices: 1,
             threads: None,
             stream: None,
@@ -459,11 +455,10 @@ impl<M: BandedModel> Split<M> {
         self.transport.is_root()
     }
 
-    /// Runs `steps` steps in rounds of at most the steps per exchange: each round as many
-    /// steps as are left, the halos refreshed before it where they cover fewer (a call of 16
-    /// steps with 28-step halos is one round of 16, after an exchange where the last call left
-    /// fewer than 16 covered); with an overlap hook, each round with the exchange that ends
-    /// it hidden behind the steps as the hook does it.
+    /// Runs `steps` steps in rounds of at most the steps per exchange, each round followed by
+    /// the exchange that refreshes every halo (so the host queues it while the parts' steps
+    /// run, and the halos are whole again for the next call); with an overlap hook, each
+    /// round with its exchange hidden behind the steps as the hook does it.
     pub fn step(&mut self, steps: u32) -> Result<()> {
         if self.halo == 0 {
             return self.step_parts(steps);
@@ -473,24 +468,14 @@ impl<M: BandedModel> Split<M> {
         let watch = self.transport.watch("the halo exchange");
         let mut left = steps;
         while left > 0 {
-            let now = if let Some(hook) = &mut self.overlap {
-                let now = left.min(self.steps_per_exchange);
-                hook.round(&mut self.parts, &mut self.transport, now)?;
-                now
-            } else {
-                // A round is as many steps as this call still has, up to the steps per
-                // exchange: where the halos cover fewer, they are refreshed first, so that a
-                // call's steps are never cut into rounds smaller than need be (a round is the
-                // model's launches, whole: Gray-Scott's are T steps each).
-                if self.covered < left.min(self.steps_per_exchange) {
+            let now = left.min(self.steps_per_exchange);
+            match &mut self.overlap {
+                Some(hook) => hook.round(&mut self.parts, &mut self.transport, now)?,
+                None => {
+                    self.step_parts(now)?;
                     self.exchange()?;
-                    self.covered = self.steps_per_exchange;
                 }
-                let now = left.min(self.covered);
-                self.step_parts(now)?;
-                self.covered -= now;
-                now
-            };
+            }
             left -= now;
             if let Some(watch) = &watch {
                 watch.progress();
@@ -512,7 +497,6 @@ impl<M: BandedModel> Split<M> {
             self.step_parts(now)?;
             left -= now;
         }
-        self.covered = 0;
         Ok(())
     }
 
@@ -601,7 +585,6 @@ impl<M: BandedModel> Split<M> {
             let values: Vec<Vec<f32>> = fields.iter().map(|values| cut(values, width, rows)).collect();
             part.set_all(&values)?;
         }
-        self.covered = self.steps_per_exchange;
         Ok(())
     }
 }
@@ -894,14 +877,14 @@ mod tests {
     }
 
     #[test]
-    fn a_calls_steps_are_one_round_where_they_fit_the_halo_refreshed_first_where_needed() {
+    fn a_calls_steps_are_rounds_of_at_most_the_steps_per_exchange() {
         let model = Diffusion { width: 13, height: 43, periodic: false };
         let mut split = Split::new(model, 3, &[0], start(13, 43)).unwrap();
         for steps in [3, 7, 1, 12, 5, 16] {
             split.step(steps).unwrap();
         }
-        // 8 steps a halo: 3 (5 left covered); 7 > 5: refreshed, 7; 1; 12: refreshed, 8, then
-        // refreshed, 4; 5 > 4: refreshed, 5; 16: refreshed, 8, refreshed, 8.
+        // 8 steps a halo: every call in rounds of 8 and what is left, each round followed by
+        // an exchange.
         for part in &split.parts {
             assert_eq!(part.rounds, [3, 7, 1, 8, 4, 5, 8, 8]);
         }
