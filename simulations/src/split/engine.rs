@@ -194,7 +194,7 @@ impl<M: BandedModel> Split<M> {
         let Plan { halo, steps_per_exchange, rows: all_rows } = plan;
         let (width, fields, periodic) = (model.size().0, model.fields().len(), model.periodic());
         let overlap_plan = if halo > 0 { model.overlap() } else { OverlapPlan::None };
-        let mut split = match place {
+        let split = match place {
             Place::Local(devices) => {
                 let placement = decomposition::placement(all_rows.len(), devices.len());
                 let used = placement.iter().max().map_or(1, |&d| d + 1);
