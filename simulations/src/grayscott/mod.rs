@@ -25,6 +25,7 @@ pub mod init;
 mod launch;
 pub mod map;
 pub mod parts;
+mod piece;
 mod presets;
 mod settings;
 mod setup;

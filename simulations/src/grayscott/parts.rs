@@ -14,14 +14,13 @@
 use std::sync::Arc;
 
 pub use super::launch::{HALO_ROWS_VAR, LaunchSettings, MULTI_STEP_HALO, SINGLE_STEP_HALO, multi_step_halo};
-use super::{Engine, Rates, Variant, cpu::CpuGrayScott, cuda::CudaGrayScott};
+use super::{Engine, Rates, Variant, cpu::CpuGrayScott, cuda::CudaGrayScott, piece::Piece};
 use crate::{
     cuda::Gpu,
     error::{Error, Result},
     render::colormap,
     split::{
-        self, BandedModel, DeviceRows, Layout, OverlapPlan, PartRows, Split, decomposition::Band,
-        nccl::Communicator,
+        self, BandedModel, Layout, OverlapPlan, PartRows, Split, decomposition::Band, nccl::Communicator,
     },
 };
 
@@ -76,63 +75,12 @@ impl BandedModel for GrayScottBands {
             }
             None => Box::new(CpuGrayScott::new(width, height, self.rates, u, v)),
         };
-        Ok(Piece { width, gpu: gpu.clone(), engine })
+        Ok(Piece::new(width, gpu.clone(), engine))
     }
 
     /// `--overlap`: a rank's band in pieces, its edges first.
     fn overlap(&self) -> OverlapPlan {
         if self.settings.overlap { OverlapPlan::Pieces } else { OverlapPlan::None }
-    }
-}
-
-/// One band (or, for an NCCL rank with `--overlap`, one piece of its band) and the engine that
-/// steps it with its halo rows, on a GPU or the CPU: a part of the split.
-pub struct Piece {
-    width: u32,
-    gpu: Option<Arc<Gpu>>,
-    engine: Box<dyn Engine>,
-}
-
-impl split::Part for Piece {
-    fn step(&mut self, steps: u32) -> Result<()> {
-        self.engine.step(steps)
-    }
-
-    fn rows(&mut self, field: usize, first: u32, count: u32) -> Result<Vec<f32>> {
-        Ok(self.rows_of(&[field], first, count)?.pop().expect("one field"))
-    }
-
-    /// U and V come down together.
-    fn rows_of(&mut self, fields: &[usize], first: u32, count: u32) -> Result<Vec<Vec<f32>>> {
-        let (u, v) = self.engine.fields()?;
-        let at = first as usize * self.width as usize..(first + count) as usize * self.width as usize;
-        Ok(fields.iter().map(|&f| if f == 0 { &u } else { &v }[at.clone()].to_vec()).collect())
-    }
-
-    fn set_rows(&mut self, field: usize, first: u32, values: &[f32]) -> Result<()> {
-        let (mut u, mut v) = self.engine.fields()?;
-        let at = first as usize * self.width as usize;
-        let target = if field == 0 { &mut u } else { &mut v };
-        target[at..at + values.len()].copy_from_slice(values);
-        self.engine.set_fields(&u, &v)
-    }
-
-    /// U and V go up together.
-    fn set_all(&mut self, values: &[Vec<f32>]) -> Result<()> {
-        self.engine.set_fields(&values[0], &values[1])
-    }
-
-    fn synchronize(&mut self) -> Result<()> {
-        self.engine.synchronize()
-    }
-
-    /// A GPU piece's u and v: its halos are copied GPU to GPU.
-    fn device_rows(&mut self, field: usize) -> Option<DeviceRows<'_>> {
-        self.engine.as_cuda().map(|engine| engine.device_rows(field))
-    }
-
-    fn gpu(&self) -> Option<&Arc<Gpu>> {
-        self.gpu.as_ref()
     }
 }
 
@@ -264,28 +212,5 @@ impl Engine for PartedGrayScott {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn bands(variant: Variant, height: u32) -> GrayScottBands {
-        let rates = super::super::preset("coral").expect("a preset").rates();
-        GrayScottBands { variant, width: 16, height, rates, settings: LaunchSettings::default() }
-    }
-
-    #[test]
-    fn a_band_takes_the_variants_halo_from_both_neighbours_on_the_periodic_plane() {
-        let plan = split::model::plan(&bands(Variant::Fused, 100), 4, false).unwrap();
-        // One step per launch: SINGLE_STEP_HALO rows, as many steps between exchanges.
-        assert_eq!((plan.halo, plan.steps_per_exchange), (SINGLE_STEP_HALO, SINGLE_STEP_HALO));
-        assert!(
-            plan.rows.iter().all(|r| (r.halo_before, r.halo_after) == (SINGLE_STEP_HALO, SINGLE_STEP_HALO))
-        );
-        // The first band's halo before is the plane's last rows.
-        assert_eq!(plan.rows[0].grid_rows().next(), Some(100 - SINGLE_STEP_HALO));
-        // Bands thinner than that halo get a halo of their rows: 20 rows in 6 bands of 3-4.
-        let thin = split::model::plan(&bands(Variant::Fused, 20), 6, false).unwrap();
-        assert_eq!((thin.halo, thin.steps_per_exchange), (3, 3));
-        // The CPU's bands exchange as often.
-        assert_eq!(split::model::plan(&bands(Variant::Cpu, 100), 4, false).unwrap().halo, SINGLE_STEP_HALO);
-    }
-}
+#[path = "parts_tests.rs"]
+mod tests;

@@ -1,5 +1,11 @@
 //! One slab of heat's split ([`Slab`]): its planes with their halos and the engine that steps
 //! them, on a GPU or the CPU; a part of the split ([`crate::split::Part`]).
+//!
+//! Why four planes: the kernels hold a slab's outer planes fixed, as faces, and give every
+//! stage 0 there. The four stages of an RK4 step each apply the Laplacian once (k1..k4 for
+//! `naive`/`reuse`, the powers Lu..L⁴u of the Laplacian L for `fused`/`tiled`/`single`), so a wrong value at
+//! the slab's edge reaches one plane further per stage: after one step the first four planes
+//! are wrong and the fifth is right. Every variant needs the same four planes per side.
 
 use std::sync::Arc;
 
