@@ -16,4 +16,4 @@ pub mod settings;
 
 pub use model::{Control, ControlKind, Demand, LiveModel, ParameterMapImage, PresetInfo, Recorded, Start};
 pub use registry::Registry;
-pub use server::run;
+pub use server::{CONNECTIONS, CONNECTIONS_PER_CLIENT, run};

@@ -4,6 +4,12 @@
 //! non-loopback address always has one), and checks of the `Host` and `Origin` headers
 //! against DNS rebinding and cross-site WebSockets. Each session is a thread of its own
 //! ([`super::session`]) that owns its simulation, of any model of the server's [`Registry`].
+//!
+//! Connections ([`accept`]): a request whose headers have not all come within
+//! `--idle-timeout`, and a connection not taken over by a WebSocket after that long, is
+//! closed; a client holds at most [`CONNECTIONS_PER_CLIENT`] connections in their request at
+//! once and all clients [`CONNECTIONS`] (beyond that a connection is closed at once), so
+//! unfinished requests can neither exhaust the descriptors nor keep `/status` from answering.
 
 use std::{
     collections::HashMap,
@@ -47,6 +53,11 @@ const APP_JS: &str = include_str!("page/app.js");
 /// about 60), and the count at which the connection is closed.
 const MESSAGES_PER_SECOND: u32 = 200;
 const FLOOD: u32 = 2_000;
+
+/// Connections one client address may hold in their request phase at once (a browser opens
+/// about 6), and all clients together, well under a default descriptor limit of 1,024.
+pub const CONNECTIONS_PER_CLIENT: usize = 32;
+pub const CONNECTIONS: usize = 256;
 
 /// What every request handler shares.
 struct Shared {
@@ -171,10 +182,78 @@ async fn serve(
         .route("/ws", get(websocket))
         .route("/status", get(status))
         .layer(middleware::from_fn_with_state(shared.clone(), guard))
-        .with_state(shared);
-    axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
-        .await
-        .context("the server stopped")
+        .with_state(shared.clone());
+    let idle = shared.options.idle_timeout;
+    accept(listener, app, idle).await
+}
+
+/// The connections in their request phase, by client and in all ([`accept`]).
+#[derive(Default)]
+struct Connections {
+    by_client: Mutex<HashMap<IpAddr, usize>>,
+}
+
+/// One connection's place among [`Connections`], given back when dropped.
+struct Slot {
+    connections: Arc<Connections>,
+    client: IpAddr,
+}
+
+impl Connections {
+    /// A place for a connection from `client`, or `None` where it or all clients hold the most.
+    fn admit(self: &Arc<Self>, client: IpAddr) -> Option<Slot> {
+        let mut by_client = self.by_client.lock().unwrap_or_else(|p| p.into_inner());
+        let all: usize = by_client.values().sum();
+        let mine = by_client.entry(client).or_insert(0);
+        if *mine >= CONNECTIONS_PER_CLIENT || all >= CONNECTIONS {
+            return None;
+        }
+        *mine += 1;
+        Some(Slot { connections: self.clone(), client })
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut by_client = self.connections.by_client.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(count) = by_client.get_mut(&self.client) {
+            *count -= 1;
+            if *count == 0 {
+                by_client.remove(&self.client);
+            }
+        }
+    }
+}
+
+/// Serves `app` to every connection `listener` accepts (HTTP/1.1): each request's headers
+/// within `idle`, and the connection closed `idle` after it was accepted unless a WebSocket
+/// took it over (its session is timed by its own pings), within the connection limits
+/// ([`Connections`]). A failed accept (descriptors run out) is retried after
+/// a pause, never ends the server.
+async fn accept(listener: tokio::net::TcpListener, app: Router, idle: Duration) -> Result<()> {
+    let connections = Arc::new(Connections::default());
+    loop {
+        let (stream, peer) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            Err(_) => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let Some(slot) = connections.admit(peer.ip()) else { continue };
+        let service = hyper_util::service::TowerToHyperService::new(
+            app.clone().layer(axum::Extension(ConnectInfo(peer))),
+        );
+        tokio::spawn(async move {
+            let _slot = slot;
+            let connection = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(idle)
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                .with_upgrades();
+            let _ = tokio::time::timeout(idle, connection).await;
+        });
+    }
 }
 
 /// A plain-text refusal.

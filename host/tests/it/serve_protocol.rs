@@ -255,6 +255,59 @@ fn half_open_and_silent_connections_are_closed() {
     server.stop();
 }
 
+/// Whether the server closes `stream` (end of file or a reset, after anything it sends) within
+/// `limit`.
+fn closed_within(stream: &mut TcpStream, limit: Duration) -> bool {
+    use std::io::{ErrorKind, Read};
+    let deadline = Instant::now() + limit;
+    let mut buffer = [0u8; 512];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return false;
+        }
+        stream.set_read_timeout(Some(left)).unwrap();
+        match stream.read(&mut buffer) {
+            Ok(0) => return true,
+            Ok(_) => continue,
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => return false,
+            Err(_) => return true,
+        }
+    }
+}
+
+#[test]
+fn unfinished_requests_are_closed_and_counted_so_others_are_served() {
+    let server = Server::start(&["--idle-timeout", "2"]);
+    let before = server.descriptors();
+    // Three times as many half requests as one client may hold: those beyond its share are
+    // closed at once, the server keeps no more than its share open.
+    let per_client = host::serve::CONNECTIONS_PER_CLIENT;
+    let mut half: Vec<TcpStream> = (0..3 * per_client)
+        .map(|_| {
+            let mut stream = TcpStream::connect(&server.address).unwrap();
+            let _ = stream.write_all(b"GET /status HTTP/1.1\r\nHost: 127.0.0.1");
+            stream
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let held = server.descriptors().saturating_sub(before);
+    assert!(held <= per_client + 2, "{held} descriptors held for {} half requests", half.len());
+    let refused = half[per_client..].iter_mut().map(|s| closed_within(s, Duration::from_secs(1))).filter(|&c| c).count();
+    assert_eq!(refused, 2 * per_client, "connections beyond a client's share are closed at once");
+    // The ones admitted are closed once the idle timeout has passed without their headers.
+    let start = Instant::now();
+    for stream in &mut half[..per_client] {
+        assert!(closed_within(stream, Duration::from_secs(10)), "a half request still open");
+    }
+    assert!(start.elapsed() < Duration::from_secs(10));
+    // And the server answers again.
+    let (status, _, body) = server.get("/status", &[]);
+    assert_eq!(status, 200, "{body}");
+    assert!(server.descriptors() <= before + 2);
+    server.stop();
+}
+
 #[test]
 fn the_token_is_required_everywhere() {
     let token = "0123456789abcdef_test";

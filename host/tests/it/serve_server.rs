@@ -75,6 +75,11 @@ impl Server {
         Server { child, address: address.to_owned(), token, stderr: Some(stderr) }
     }
 
+    /// The server's open file descriptors (its sockets among them).
+    pub fn descriptors(&self) -> usize {
+        std::fs::read_dir(format!("/proc/{}/fd", self.child.id())).map_or(0, |dir| dir.count())
+    }
+
     /// A WebSocket session (with the token if there is one); reads time out after 20 s.
     pub fn connect(&self) -> Socket {
         self.try_connect(self.token.as_deref()).expect("WebSocket handshake")
@@ -160,7 +165,13 @@ pub enum Received {
 /// The next message (pings answered by tungstenite); panics on a closed socket.
 pub fn receive(socket: &mut Socket) -> Received {
     loop {
-        match socket.read().expect("a message from the server") {
+        // A signal to the test process (a child's end, say) interrupts a blocking read: read
+        // again (tungstenite keeps what it had read).
+        let message = match socket.read() {
+            Err(tungstenite::Error::Io(e)) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            read => read.expect("a message from the server"),
+        };
+        match message {
             Message::Text(text) => return Received::Json(serde_json::from_str(text.as_str()).unwrap()),
             Message::Binary(bytes) if bytes.starts_with(b"FRM1") => {
                 let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap());

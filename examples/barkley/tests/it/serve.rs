@@ -91,7 +91,13 @@ enum Received {
 
 fn receive(socket: &mut Socket) -> Received {
     loop {
-        match socket.read().expect("a message from the server") {
+        // A signal to the test process (a child's end, say) interrupts a blocking read: read
+        // again (tungstenite keeps what it had read).
+        let message = match socket.read() {
+            Err(tungstenite::Error::Io(e)) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            read => read.expect("a message from the server"),
+        };
+        match message {
             Message::Text(text) => return Received::Json(serde_json::from_str(text.as_str()).unwrap()),
             Message::Binary(bytes) if bytes.starts_with(b"FRM1") => {
                 let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap());
