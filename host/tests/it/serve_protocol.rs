@@ -293,7 +293,11 @@ fn unfinished_requests_are_closed_and_counted_so_others_are_served() {
     std::thread::sleep(Duration::from_millis(500));
     let held = server.descriptors().saturating_sub(before);
     assert!(held <= per_client + 2, "{held} descriptors held for {} half requests", half.len());
-    let refused = half[per_client..].iter_mut().map(|s| closed_within(s, Duration::from_secs(1))).filter(|&c| c).count();
+    let refused = half[per_client..]
+        .iter_mut()
+        .map(|s| closed_within(s, Duration::from_secs(1)))
+        .filter(|&c| c)
+        .count();
     assert_eq!(refused, 2 * per_client, "connections beyond a client's share are closed at once");
     // The ones admitted are closed once the idle timeout has passed without their headers.
     let start = Instant::now();
