@@ -78,10 +78,11 @@ pub enum Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// `text` safe to print on one line of a terminal: control characters (a newline, a carriage
-/// return, an escape sequence's ESC, ...) written as escapes (`\n`, `\u{1b}`), everything else
-/// as it is. Messages quote text from files (a preset, a path, a checkpoint's names): through
+/// return, an escape sequence's ESC, ...) written as escapes (`\n`, `\u{1b}`), an I/O
+/// error's ` (os error N)` left out ([`without_os_error`]), everything else as it is. Messages quote text from files (a preset, a path, a checkpoint's names): through
 /// this, such text can neither forge another `error:` line nor drive the terminal.
 pub fn printable(text: &str) -> String {
+    let text = without_os_error(text);
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         if c.is_control() {
@@ -91,6 +92,25 @@ pub fn printable(text: &str) -> String {
         }
     }
     out
+}
+
+/// `text` without the ` (os error N)` an I/O error's text carries, wherever a library quoted
+/// it (the MP4 muxer's errors wrap the I/O error's own text).
+pub fn without_os_error(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(" (os error ") {
+        let after = &rest[at + " (os error ".len()..];
+        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 && after[digits..].starts_with(')') {
+            out.push_str(&rest[..at]);
+            rest = &after[digits + 1..];
+        } else {
+            out.push_str(&rest[..at + 1]);
+            rest = &rest[at + 1..];
+        }
+    }
+    out + rest
 }
 
 /// `1.5 GiB`, `300.0 MiB`, `12 B`.
@@ -233,6 +253,21 @@ pub fn at_most(option: &str, value: f64, max: f64, why: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_os_error_number_is_left_out_wherever_it_is_quoted() {
+        assert_eq!(without_os_error("Illegal seek (os error 29)"), "Illegal seek");
+        assert_eq!(
+            without_os_error("mp4: Illegal seek (os error 29) while muxing"),
+            "mp4: Illegal seek while muxing"
+        );
+        assert_eq!(without_os_error("a (os error 5) b (os error 61)"), "a b");
+        // Not an errno: kept as written.
+        assert_eq!(without_os_error("x (os error ) y (os error 7"), "x (os error ) y (os error 7");
+        // Every line printed: the MP4 muxer's errors quote the I/O error's text.
+        let e = Error::Output { path: "v.mp4".into(), reason: "Illegal seek (os error 29)".into() };
+        assert!(!printable(&e.to_string()).contains("os error"), "{e}");
+    }
 
     /// Control characters become escapes; quotes, backslashes and other scripts stay.
     #[test]

@@ -174,13 +174,7 @@ pub fn describe_io(e: &std::io::Error) -> String {
         ErrorKind::ReadOnlyFilesystem => "the file system is read-only".into(),
         ErrorKind::NotADirectory => "a component of the path is not a directory".into(),
         ErrorKind::QuotaExceeded => "the disk quota is exceeded".into(),
-        _ => {
-            let text = e.to_string();
-            match text.find(" (os error") {
-                Some(end) => text[..end].to_owned(),
-                None => text,
-            }
-        }
+        _ => crate::error::without_os_error(&e.to_string()),
     }
 }
 
