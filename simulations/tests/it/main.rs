@@ -11,6 +11,7 @@ mod gpu_helpers;
 mod cpu_grayscott;
 mod cpu_heat;
 mod cubin;
+mod docs_tables;
 mod faults_autotune_cache;
 mod frame_writer;
 mod map;

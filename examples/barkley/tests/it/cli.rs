@@ -322,3 +322,25 @@ fn an_address_space_limit_refuses_the_run_instead_of_aborting_it() {
     assert!(stderr.contains(says) && stderr.contains("use a smaller --width or --height"), "{stderr}");
     assert!(files_in(dir.path()).is_empty(), "wrote {:?}", files_in(dir.path()));
 }
+
+/// The model's defaults are the README's (`with a = 0.75, b = 0.02, ε = 0.02, D = 1 on a grid of
+/// spacing 0.5, explicit Euler steps of 0.02`), read from its text, not restated here.
+#[test]
+fn the_default_model_is_the_readmes() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let text = readme.split_whitespace().collect::<Vec<_>>().join(" ");
+    // The number after `before` in the README.
+    let value = |before: &str| -> f32 {
+        let at = text.find(before).unwrap_or_else(|| panic!("the README has no {before:?}"));
+        let rest = &text[at + before.len()..];
+        let number: String = rest.chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+        number.parse().unwrap_or_else(|_| panic!("{before}{rest:.20}"))
+    };
+    let model = barkley::Model::default();
+    assert_eq!(value("with a = "), model.a);
+    assert_eq!(value(", b = "), model.b);
+    assert_eq!(value(", ε = "), model.epsilon);
+    assert_eq!(value(", D = "), model.diffusion);
+    assert_eq!(value("grid of spacing "), model.spacing);
+    assert_eq!(value("Euler steps of "), model.dt);
+}
