@@ -14,6 +14,7 @@ mod cubin;
 mod docs_tables;
 mod faults_autotune_cache;
 mod frame_writer;
+mod golden_runs;
 mod initial_conditions;
 mod map;
 mod outputs_checkpoint;
