@@ -17,6 +17,7 @@ mod faults_gpu;
 mod hostile;
 mod outfile_no_proc;
 mod outfile_sigkill;
+mod outputs_readback;
 mod png_dir_sigkill;
 mod serve_browser;
 mod serve_gpu;
