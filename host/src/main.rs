@@ -10,6 +10,8 @@ use host::{
 use simulations::split::decomposition::Launcher;
 
 fn main() -> ExitCode {
+    // Under `ulimit -v`, one allocator arena: others reserve address space the limit counts.
+    simulations::memory::one_arena_under_address_limit();
     // The launcher's variables, read once here and passed down.
     let launcher = Launcher::from_env();
     // Before any thread starts: threads keep the CPU affinity they start with.

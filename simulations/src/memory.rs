@@ -63,6 +63,26 @@ pub fn host_room() -> Option<HostRoom> {
     bounds.into_iter().flatten().min_by_key(|room| room.bytes)
 }
 
+/// Under an address-space limit (`ulimit -v`), keeps glibc's allocator to one arena: each
+/// further arena reserves 64 MiB of address space up front (a thread's first allocation), which
+/// the limit counts as taken; a few threads' arenas then left the grid's own allocation
+/// without room (a failed allocation and an abort, or a refusal for lack of room that was only
+/// reserved). Call it first thing in `main`, before any thread starts; without a limit, or
+/// off glibc, it does nothing.
+pub fn one_arena_under_address_limit() {
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: `limit` is a valid out-pointer for getrlimit.
+    if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut limit) } != 0 || limit.rlim_cur == libc::RLIM_INFINITY {
+        return;
+    }
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets an allocator parameter; no allocation is in flight on another
+    // thread (none has started).
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 1);
+    }
+}
+
 /// The address space left under `RLIMIT_AS` (its soft limit less this process's `VmSize`);
 /// `None` without a limit.
 fn address_space_room() -> Option<u64> {

@@ -99,6 +99,8 @@ struct Args {
 
 fn main() -> ExitCode {
     // Before any thread starts: threads keep the CPU affinity they start with.
+    // Under `ulimit -v`, one allocator arena: others reserve address space the limit counts.
+    simulations::memory::one_arena_under_address_limit();
     // The launcher's variables, read once here and passed down.
     let launcher = Launcher::from_env();
     simulations::split::binding::widen_at_start(&launcher);
