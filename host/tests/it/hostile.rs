@@ -1129,3 +1129,53 @@ fn an_address_space_limit_refuses_the_run_instead_of_aborting_it() {
         assert!(snapshot(&dir).is_empty(), "{line} wrote {:?}", snapshot(&dir));
     }
 }
+
+/// Under a descriptor limit (`ulimit -n`) too low for a run's outputs, every model's run ends
+/// with one line and exit 1 and leaves nothing, at every limit from too low to start up to
+/// enough (item 2 of issue 57: `RLIMIT_NOFILE`). A run that gets its descriptors writes all its
+/// outputs.
+#[test]
+fn a_descriptor_limit_ends_the_run_with_one_line_and_nothing_written() {
+    let dir = scratch("descriptors");
+    let lines = [
+        (
+            "grayscott --backend cpu --size 48 --steps 10 --frame-every 5 --gif o.gif --mp4 o.mp4 --save s.npz --png-dir f",
+            &["o.gif", "o.mp4", "s.npz", "f"][..],
+        ),
+        ("heat --backend cpu --size 16 --steps 2 --save h.vti --gif h.gif", &["h.vti", "h.gif"]),
+        (
+            "physarum --backend cpu --size 48 --agents 500 --steps 4 --gif p.gif --checkpoint p.ck",
+            &["p.gif", "p.ck"],
+        ),
+    ];
+    for (line, outputs) in lines {
+        let mut ran = false;
+        // From 4: under 3 the dynamic loader itself cannot open the libraries.
+        for limit in 4..=24 {
+            let script = format!("ulimit -n {limit} && exec \"$0\" {line}");
+            let out = Command::new("sh")
+                .args(["-c", &script, env!("CARGO_BIN_EXE_rust-gpu-sim")])
+                .env("RUST_BACKTRACE", "0")
+                .current_dir(&dir)
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            if out.status.success() {
+                let missing: Vec<_> = outputs.iter().filter(|name| !dir.join(name).exists()).collect();
+                assert!(missing.is_empty(), "{line} under {limit}: {missing:?} missing");
+                ran = true;
+                std::fs::remove_dir_all(&dir).unwrap();
+                std::fs::create_dir_all(&dir).unwrap();
+                continue;
+            }
+            assert_eq!(out.status.code(), Some(1), "{line} under {limit}: {:?} {stderr}", out.status);
+            assert_eq!(stderr.lines().count(), 1, "{line} under {limit}: {stderr}");
+            assert!(
+                stderr.starts_with("error: ") && !stderr.contains("panicked"),
+                "{line} under {limit}: {stderr}"
+            );
+            assert!(snapshot(&dir).is_empty(), "{line} under {limit} left {:?}", snapshot(&dir));
+        }
+        assert!(ran, "{line}: no limit up to 24 descriptors let it run");
+    }
+}
