@@ -54,5 +54,9 @@ mod tests {
         assert_eq!(levels[1], (255.0f32 * (1.0 / (1.0 + 4.0 / 3.0))).round() as u8);
         assert!(levels[2] > 128);
         assert_eq!(trail_levels(&[0.0; 4]), vec![0; 4]);
+        // Levels are rounded, not cut: the mean is 255/2 = 127.5, level 128; 1/(1 + 3/2) of
+        // 255 is 102 exactly, and 2/(2 + 3/2) of it 145.71..., level 146.
+        assert_eq!(trail_levels(&[1.0, 1.0]), [128, 128]);
+        assert_eq!(trail_levels(&[1.0, 2.0]), [102, 146]);
     }
 }
