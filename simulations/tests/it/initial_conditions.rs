@@ -139,3 +139,36 @@ fn physarums_disc_heads_outward_and_its_ring_inward_at_their_radii() {
     );
     assert!(ring.iter().all(|a| outward(a) < 0.0), "the ring's agents head inward");
 }
+
+#[test]
+fn physarums_brush_drops_agents_inside_the_grid_within_its_radius_across_the_edges() {
+    use simulations::{
+        Device,
+        physarum::{Physarum, PhysarumVariant},
+    };
+    // A grid wider than tall, the brush at its corner: its disc wraps over both edges.
+    let (width, height) = (96u32, 40u32);
+    let setup = PhysarumSetup { width, height, agents: 1_000, ..PhysarumSetup::default() };
+    let mut sim = Physarum::new(&setup, &Device::Cpu, PhysarumVariant::Cpu).unwrap();
+    let before = sim.agents().unwrap();
+    let (cx, cy, radius) = (95.0f32, 39.0f32, 6.0f32);
+    sim.drop_agents(cx, cy, radius, 200).unwrap();
+    let after = sim.agents().unwrap();
+    // The distance on the torus: each axis the shorter way round.
+    let across = |a: f32, b: f32, n: f32| (a - b).abs().min(n - (a - b).abs());
+    let mut moved = 0;
+    for i in 0..after.len() {
+        if (after.x[i], after.y[i]) == (before.x[i], before.y[i]) {
+            continue;
+        }
+        moved += 1;
+        let (x, y) = (after.x[i], after.y[i]);
+        assert!(
+            (0.0..width as f32).contains(&x) && (0.0..height as f32).contains(&y),
+            "agent {i} at ({x}, {y})"
+        );
+        let d = across(x, cx, width as f32).hypot(across(y, cy, height as f32));
+        assert!(d <= radius + 1e-3, "agent {i} at ({x}, {y}), {d} from the brush");
+    }
+    assert_eq!(moved, 200, "the brush moves the agents it drops");
+}
