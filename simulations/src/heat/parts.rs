@@ -2,13 +2,13 @@
 //! adaptor on the one split engine ([`crate::split::Split`]), in the shape of Barkley's. To the
 //! split a "row" is an xy plane ([`HeatSlabs`]: one field, rows of `nx × ny` cells, a bounded
 //! axis). Each part (`Slab`) is a CUDA engine of its own over its slab plus [`HALO`] planes
-//! from each neighbour (none beyond the domain's own faces, [`super::slab`] says why four),
+//! from each neighbour (none beyond the domain's own faces, `heat/slab.rs` says why four),
 //! stepped one RK4 step per exchange.
 //! Results are bit-identical to the run in one part.
 //!
 //! What this adaptor decides: the memory plan (every slab must fit the kernels' indexing, and
 //! each GPU the slabs it holds), each slab's start (built slab by slab: a process holds only its
-//! own), and `--overlap`, whose schemes are heat's overlap hook ([`super::overlap`]). `single`
+//! own), and `--overlap`, whose schemes are heat's overlap hook (`heat/overlap.rs`). `single`
 //! writes a slab's own planes only (its halos come from the exchange); the other variants
 //! step the whole slab, halos included.
 
@@ -80,7 +80,7 @@ impl BandedModel for HeatSlabs {
     }
 
     /// Each slab must fit the kernels; each GPU the planes of every slab it holds, halos
-    /// included ([`gpu_bytes`]). The CPU's slabs are checked as each is built.
+    /// included (`gpu_bytes`). The CPU's slabs are checked as each is built.
     fn check_device(&self, gpu: &Option<Arc<Gpu>>, held: &[(usize, PartRows)], parts: usize) -> Result<()> {
         let Some(gpu) = gpu else { return Ok(()) };
         let [nx, ny, nz] = self.setup.n;
@@ -154,7 +154,7 @@ impl PartedHeat {
     /// [`super::initial_field`] (built slab by slab: a process holds only its own): GPU
     /// variants on GPUs, the CPU variant on the CPU. Refuses slabs thinner than the halo,
     /// slabs the kernels cannot index and GPUs without the memory for their slabs.
-    /// `overlap`: see [`super::overlap`] (single only).
+    /// `overlap`: see `heat/overlap.rs` (single only).
     pub fn new(layout: Layout, variant: HeatVariant, setup: &HeatSetup, overlap: bool) -> Result<Self> {
         if matches!(layout, Layout::Cpu { .. }) != (variant == HeatVariant::Cpu) {
             return Err(Error::InvalidInput(match variant {

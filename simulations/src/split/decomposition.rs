@@ -144,7 +144,7 @@ pub fn launch_rank(var: impl Fn(&str) -> Option<String>) -> Result<Option<Launch
 pub struct Launcher(std::result::Result<Option<LaunchRank>, String>);
 
 impl Launcher {
-    /// This process's environment, read now ([`launch_rank_from_env`]).
+    /// This process's environment, read now (the launchers' variables [`launch_rank`] names).
     pub fn from_env() -> Self {
         Self(launch_rank_from_env().map_err(|e| e.to_string()))
     }

@@ -32,7 +32,7 @@ pub trait Part {
     }
     /// The part's GPU, opened with this crate's kernels ([`crate::cuda`]), for a part that
     /// offers [`Part::device_rows`]: its halos from another GPU are then read by a kernel
-    /// through peer access where the model prefers it ([`BandedModel::peer_copy`]); `None`
+    /// through peer access where the model prefers it ([`super::BandedModel::peer_copy`]); `None`
     /// (the default): by the copy engines.
     fn gpu(&self) -> Option<&Arc<Gpu>> {
         None
