@@ -78,6 +78,8 @@ use std::{
     process::Command,
 };
 
+pub mod resources;
+
 /// The target triple of rustc's NVPTX backend.
 pub const TARGET: &str = "nvptx64-nvidia-cuda";
 
@@ -336,7 +338,11 @@ impl PtxBuilder {
             vec![Vec::new(); modules.len()]
         } else {
             match self.find_ptxas() {
-                Some(ptxas) => self.assemble(&ptxas, &ptx_files, settings.line_info)?,
+                Some(ptxas) => {
+                    let images = self.assemble(&ptxas, &ptx_files, settings.line_info)?;
+                    report_resources(&out_dir.join(format!("{stem}.resources.txt")), &images)?;
+                    images
+                }
                 None => {
                     println!(
                         "cargo::warning=ptxas not found ($PTXAS, {:?}, PATH): embedding PTX only, which the driver \
@@ -424,7 +430,9 @@ impl PtxBuilder {
                             scope.spawn(move || {
                                 let cubin = ptx.with_extension(format!("{arch}.cubin"));
                                 let stamp = ptx.with_extension(format!("{arch}.cubin.stamp"));
+                                let used = cubin.with_extension("resources");
                                 if cubin.is_file()
+                                    && used.is_file()
                                     && fs::read_to_string(&stamp).is_ok_and(|s| s == stamp_text)
                                 {
                                     return Ok((number, cubin));
@@ -432,6 +440,7 @@ impl PtxBuilder {
                                 let _ = fs::remove_file(&stamp);
                                 let output = Command::new(ptxas)
                                     .arg(format!("-arch={arch}"))
+                                    .arg("-v")
                                     .args(extra)
                                     .arg("-o")
                                     .arg(&cubin)
@@ -446,6 +455,15 @@ impl PtxBuilder {
                                         String::from_utf8_lossy(&output.stderr)
                                     )));
                                 }
+                                // What each kernel takes, from ptxas's report (`-v`).
+                                let bounds = resources::launch_bounds(text);
+                                let kernels = resources::parse(
+                                    &String::from_utf8_lossy(&output.stderr),
+                                    number,
+                                    &bounds,
+                                );
+                                let lines: String = kernels.iter().map(|k| k.line() + "\n").collect();
+                                fs::write(&used, lines).map_err(|e| BuildError::Io(used.clone(), e))?;
                                 fs::write(&stamp, &stamp_text)
                                     .map_err(|e| BuildError::Io(stamp.clone(), e))?;
                                 Ok((number, cubin))
@@ -1005,6 +1023,30 @@ pub fn cubin_table(images: &[(u32, PathBuf)]) -> String {
     }
     out.push_str("]\n");
     out
+}
+
+/// Writes every kernel's resources of `images` (each module's cubins, whose `.resources`
+/// files the assembly wrote) into `report`, one line per kernel and architecture, and makes
+/// each kernel that spills a build warning (`cargo::warning`) naming its spills.
+fn report_resources(report: &Path, images: &[Vec<(u32, PathBuf)>]) -> Result<(), BuildError> {
+    let mut text = String::from(
+        "# What each kernel takes (ptxas -v): registers, stack, spills, static shared memory, and the\n\
+         # occupancy at its launch bounds (docs/kernel-authors.md, section 6, says how to read them).\n",
+    );
+    for (_, cubin) in images.iter().flatten() {
+        let used = cubin.with_extension("resources");
+        let lines = fs::read_to_string(&used).map_err(|e| BuildError::Io(used.clone(), e))?;
+        for line in lines.lines() {
+            if !line.contains(" 0 B spill stores, 0 B spill loads") {
+                println!(
+                    "cargo::warning=ptxas spilled registers: {line} (all kernels: {})",
+                    report.display()
+                );
+            }
+        }
+        text.push_str(&lines);
+    }
+    write_if_changed(report, &text)
 }
 
 /// Writes `text` unless the file already holds it (keeps its time stamp for cargo).
