@@ -40,8 +40,9 @@
 //! they call survive, inlined, with NVVMReflect's `__CUDA_FTZ` = 0 (IEEE denormals) and
 //! `__CUDA_PREC_SQRT` = 1 (IEEE `sqrtf`), nvcc's defaults. The builder looks for it in
 //! `$PTXKIT_LIBDEVICE` (the file or its directory), then `$CUDA_HOME` / `$CUDA_PATH`
-//! (`nvvm/libdevice`), the [`PtxBuilder::libdevice`] candidates, beside each
-//! [`PtxBuilder::ptxas`] candidate (`<toolkit>/bin/ptxas` → `<toolkit>/nvvm/libdevice`), the
+//! (`nvvm/libdevice`), the [`PtxBuilder::libdevice`] candidates, beside `$PTXAS`, each
+//! [`PtxBuilder::ptxas`] candidate and the `ptxas` on the PATH (`<toolkit>/bin/ptxas` →
+//! `<toolkit>/nvvm/libdevice`, a link followed to its toolkit), the
 //! copy `scripts/setup.sh` installs (`.tools/cuda-nvcc/...`, in the calling package or a
 //! directory above it), and `/usr/local/cuda`. Kernels that call none of it are linked as
 //! before, byte for byte; kernels that do, without a libdevice, fail the build with a message
@@ -523,7 +524,8 @@ impl PtxBuilder {
 
     /// `$PTXKIT_LIBDEVICE` (a file, or a directory holding `libdevice.10.bc`); else the first
     /// that exists of `$CUDA_HOME` / `$CUDA_PATH`'s `nvvm/libdevice`, the [`libdevice`]
-    /// candidates, the `nvvm/libdevice` beside each [`ptxas`] candidate, the `.tools` copy of
+    /// candidates, the `nvvm/libdevice` beside `$PTXAS`, each [`ptxas`] candidate and the
+    /// `ptxas` on the PATH (links followed), the `.tools` copy of
     /// `scripts/setup.sh` in the calling package or a directory above it, and
     /// `/usr/local/cuda`.
     ///
@@ -550,12 +552,11 @@ impl PtxBuilder {
             }
         }
         candidates.extend(self.libdevice.iter().cloned().map(in_dir));
-        for ptxas in &self.ptxas {
-            // <toolkit>/bin/ptxas -> <toolkit>/nvvm/libdevice
-            if let Some(toolkit) = ptxas.parent().and_then(Path::parent) {
-                candidates.push(toolkit.join("nvvm/libdevice").join(LIBDEVICE_FILE));
-            }
-        }
+        // Beside the ptxas the build may use: `$PTXAS`, the candidates, the one on the PATH.
+        let on_path = which(Path::new("ptxas"));
+        let from_env = env::var_os("PTXAS").filter(|p| !p.is_empty()).map(PathBuf::from);
+        let assemblers = from_env.iter().chain(&self.ptxas).chain(on_path.is_absolute().then_some(&on_path));
+        candidates.extend(assemblers.filter_map(|ptxas| libdevice_beside(ptxas)));
         let package = env::var_os("CARGO_MANIFEST_DIR").map_or_else(|| PathBuf::from("."), PathBuf::from);
         candidates.extend(package.ancestors().map(|dir| dir.join(SETUP_LIBDEVICE)));
         candidates.push(Path::new("/usr/local/cuda/nvvm/libdevice").join(LIBDEVICE_FILE));
@@ -833,6 +834,14 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 }
 
 /// Where the PATH finds `program` (itself if it names a directory or is found nowhere).
+/// The libdevice of the CUDA toolkit a `ptxas` belongs to: `<toolkit>/bin/ptxas` →
+/// `<toolkit>/nvvm/libdevice/libdevice.10.bc` (a link followed to the toolkit it is in).
+fn libdevice_beside(ptxas: &Path) -> Option<PathBuf> {
+    let ptxas = fs::canonicalize(ptxas).unwrap_or_else(|_| ptxas.to_path_buf());
+    let toolkit = ptxas.parent().and_then(Path::parent)?;
+    Some(toolkit.join("nvvm/libdevice").join(LIBDEVICE_FILE))
+}
+
 fn which(program: &Path) -> PathBuf {
     if program.components().count() == 1
         && let Some(path) = env::var_os("PATH")
@@ -1102,6 +1111,23 @@ fn package_name(manifest: &Path) -> String {
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn libdevice_is_looked_for_in_the_toolkit_of_a_ptxas_link_included() {
+        let dir = std::env::temp_dir().join(format!("ptxkit-libdevice-{}", std::process::id()));
+        let toolkit = dir.join("cuda-12");
+        fs::create_dir_all(toolkit.join("bin")).unwrap();
+        fs::write(toolkit.join("bin/ptxas"), "").unwrap();
+        let found = libdevice_beside(&toolkit.join("bin/ptxas")).unwrap();
+        assert_eq!(found, fs::canonicalize(&toolkit).unwrap().join("nvvm/libdevice/libdevice.10.bc"));
+        // A link elsewhere (a `bin` of links, as distributions make) leads to the toolkit.
+        fs::create_dir_all(dir.join("links")).unwrap();
+        let link = dir.join("links/ptxas");
+        let _ = fs::remove_file(&link);
+        std::os::unix::fs::symlink(toolkit.join("bin/ptxas"), &link).unwrap();
+        assert_eq!(libdevice_beside(&link).unwrap(), found);
+        fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn dep_info_lists_the_sources_of_the_first_rule() {
