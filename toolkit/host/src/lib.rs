@@ -510,9 +510,44 @@ pub fn grid_1d(n: u32, block: u32) -> LaunchConfig {
     LaunchConfig { grid_dim: (n.div_ceil(block), 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 }
 }
 
+/// Launch shape for a 3-D grid of `nx × ny × nz` cells, one thread per cell, in blocks of
+/// `block` (`dim3 grid((nx + bx - 1) / bx, ...)` in CUDA C).
+pub fn grid_3d(nx: u32, ny: u32, nz: u32, block: (u32, u32, u32)) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (nx.div_ceil(block.0), ny.div_ceil(block.1), nz.div_ceil(block.2)),
+        block_dim: block,
+        shared_mem_bytes: 0,
+    }
+}
+
+/// Launch shape of one block of `threads` threads per row of `rows` (a softmax's or a
+/// reduction's rows: `kernel<<<rows, threads>>>`), with `shared_mem_bytes` of dynamic shared
+/// memory a block.
+pub fn block_per_row(rows: u32, threads: u32, shared_mem_bytes: u32) -> LaunchConfig {
+    LaunchConfig { grid_dim: (rows, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes }
+}
+
+/// Launch shape of exactly `blocks` blocks of `threads` threads, whatever the work (a
+/// grid-stride loop's, a persistent kernel's: `kernel<<<blocks, threads>>>`).
+pub fn fixed_grid(blocks: u32, threads: u32) -> LaunchConfig {
+    LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn launch_shapes_cover_their_work_as_cuda_c_writes_them() {
+        let shape = |c: LaunchConfig| (c.grid_dim, c.block_dim, c.shared_mem_bytes);
+        // Ceiling division on every axis: 37 cells in blocks of 8 take 5.
+        assert_eq!(shape(grid_3d(37, 16, 9, (8, 8, 4))), ((5, 2, 3), (8, 8, 4), 0));
+        assert_eq!(shape(grid_3d(1, 1, 1, (32, 4, 2))), ((1, 1, 1), (32, 4, 2), 0));
+        assert_eq!(shape(block_per_row(1000, 256, 1024)), ((1000, 1, 1), (256, 1, 1), 1024));
+        assert_eq!(shape(fixed_grid(132, 512)), ((132, 1, 1), (512, 1, 1), 0));
+        assert_eq!(shape(grid_1d(1025, 256)), ((5, 1, 1), (256, 1, 1), 0));
+        assert_eq!(shape(grid_2d(33, 8, (32, 8))), ((2, 1, 1), (32, 8, 1), 0));
+    }
 
     /// `?` turns cudarc's errors into this crate's (the device crate's doc example relies
     /// on it).
