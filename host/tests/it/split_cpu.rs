@@ -59,7 +59,8 @@ fn every_split_gives_the_bits_of_one(model: &str, common: &[&str], steps: &str, 
     assert!(!one.is_empty());
     for parts in ["2", "3", "5"] {
         let out = with(parts, steps, &["--split", parts]);
-        assert!(out.contains(&format!("in {parts} {parts_said}")), "{out}");
+        assert!(out.contains(&format!("on cpu in {parts} {parts_said}")), "{out}");
+        assert!(out.contains("on the CPU, halos through the host") && !out.contains("GPU"), "{out}");
         assert!(
             arrays(&dir.join(format!("{parts}.npz"))) == one,
             "{model} --split {parts}: the arrays differ"

@@ -200,10 +200,11 @@ impl Engine for PartedGrayScott {
         let bands = self.split.bands();
         let (thinnest, thickest) =
             (bands.iter().map(|b| b.len).min().unwrap_or(0), bands.iter().map(|b| b.len).max().unwrap_or(0));
-        let model = self.split.model();
+        let variant = self.split.model().variant;
+        let engine =
+            if variant == Variant::Cpu { "cpu".to_owned() } else { format!("cuda {}", variant.name()) };
         format!(
-            "cuda {} in {} parts of {thinnest}-{thickest} rows (halo {}) {}",
-            model.variant.name(),
+            "{engine} in {} parts of {thinnest}-{thickest} rows (halo {}) {}",
             bands.len(),
             self.split.halo(),
             self.split.describe_place(),

@@ -220,9 +220,11 @@ impl HeatEngine for PartedHeat {
 
     fn describe(&self) -> String {
         let bands = self.split.bands();
+        let variant = self.split.model().variant;
+        let engine =
+            if variant == HeatVariant::Cpu { "cpu".to_owned() } else { format!("cuda {}", variant.name()) };
         format!(
-            "cuda {} in {} z slabs of {}-{} planes (halo {HALO}) {}",
-            self.split.model().variant.name(),
+            "{engine} in {} z slabs of {}-{} planes (halo {HALO}) {}",
             bands.len(),
             bands.iter().map(|b| b.len).min().unwrap_or(0),
             bands.iter().map(|b| b.len).max().unwrap_or(0),

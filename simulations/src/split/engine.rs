@@ -359,14 +359,19 @@ impl<M: BandedModel> Split<M> {
     }
 
     /// Where the parts are and how their halos travel, for run summaries: `on 1 GPU`, `on 4
-    /// GPUs, halos by peer reads`, `one per process over NCCL, 2 processes`, ..., and the
+    /// GPUs, halos by peer reads`, `on the CPU, halos through the host`, `one per process over NCCL, 2 processes`, ..., and the
     /// overlap hook's words where there is one.
     pub fn describe_place(&self) -> String {
         let place = match &*self.transport {
-            Transport::Peer(halos) => peer::describe(
-                self.parts.iter().filter_map(|p| p.gpu().map(|gpu| gpu.ordinal())),
-                halos.how(),
-            ),
+            Transport::Peer(halos) => {
+                let ordinals: Vec<usize> =
+                    self.parts.iter().filter_map(|p| p.gpu().map(|gpu| gpu.ordinal())).collect();
+                if ordinals.is_empty() {
+                    format!("on the CPU, {}", self.halo_travel().describe())
+                } else {
+                    peer::describe(ordinals, halos.how())
+                }
+            }
             Transport::Ranks { ranks, .. } => {
                 let n = ranks.comm().size();
                 match (ranks.by_ipc(), &self.ipc_refused) {
