@@ -38,6 +38,11 @@ impl CpuGrayScott {
         }
     }
 
+    /// Field `field` (0: U, 1: V), in place: a split's host halos are written into it.
+    pub(crate) fn field_mut(&mut self, field: usize) -> &mut [f32] {
+        if field == 0 { &mut self.u } else { &mut self.v }
+    }
+
     /// One Euler step of the whole grid.
     pub fn step_once(&mut self) {
         let (w, h) = (self.width as usize, self.height as usize);

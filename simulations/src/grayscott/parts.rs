@@ -14,7 +14,12 @@
 use std::sync::Arc;
 
 pub use super::launch::{HALO_ROWS_VAR, LaunchSettings, MULTI_STEP_HALO, SINGLE_STEP_HALO, multi_step_halo};
-use super::{Engine, Rates, Variant, cpu::CpuGrayScott, cuda::CudaGrayScott, piece::Piece};
+use super::{
+    Engine, Rates, Variant,
+    cpu::CpuGrayScott,
+    cuda::CudaGrayScott,
+    piece::{Piece, PieceEngine},
+};
 use crate::{
     cuda::Gpu,
     error::{Error, Result},
@@ -66,16 +71,16 @@ impl BandedModel for GrayScottBands {
         let [u, v]: [Vec<f32>; 2] =
             start.try_into().expect("the split gives each of Gray-Scott's two fields");
         let (width, height) = (self.width, rows.len());
-        let engine: Box<dyn Engine> = match gpu {
+        let engine = match gpu {
             Some(gpu) => {
                 let mut engine =
                     CudaGrayScott::new(gpu.clone(), self.variant, width, height, self.rates, &u, &v)?;
                 engine.set_launch_settings(&self.settings);
-                Box::new(engine)
+                PieceEngine::Gpu(Box::new(engine))
             }
-            None => Box::new(CpuGrayScott::new(width, height, self.rates, u, v)),
+            None => PieceEngine::Cpu(CpuGrayScott::new(width, height, self.rates, u, v)),
         };
-        Ok(Piece::new(width, gpu.clone(), engine))
+        Ok(Piece::new(width, engine))
     }
 
     /// `--overlap`: a rank's band in pieces, its edges first.
@@ -192,7 +197,7 @@ impl Engine for PartedGrayScott {
 
     fn set_rates(&mut self, rates: Rates) {
         for part in self.split.parts_mut() {
-            part.engine.set_rates(rates);
+            part.engine().set_rates(rates);
         }
     }
 

@@ -54,6 +54,11 @@ impl CpuHeat {
         }
     }
 
+    /// The field, in place: a split's host halos are written into it.
+    pub(crate) fn values_mut(&mut self) -> &mut [f32] {
+        &mut self.u
+    }
+
     /// One classic RK4 step.
     pub fn step_once(&mut self) {
         let (n, a, dt) = (self.n, self.a, self.dt);

@@ -81,19 +81,27 @@ impl split::Part for Slab {
     }
 
     /// One plane comes down alone.
+    /// On the CPU, the planes themselves; from a GPU, one plane alone or the field.
     fn rows(&mut self, _field: usize, first: u32, count: u32) -> Result<Vec<f32>> {
+        let at = first as usize * self.plane..(first + count) as usize * self.plane;
+        if let SlabEngine::Cpu(engine) = &mut self.engine {
+            return Ok(engine.values_mut()[at].to_vec());
+        }
         if count == 1 {
             return self.engine().slice(first);
         }
-        let plane = self.plane;
-        let u = self.engine().field()?;
-        Ok(u[first as usize * plane..(first + count) as usize * plane].to_vec())
+        Ok(self.engine().field()?[at].to_vec())
     }
 
+    /// On the CPU, in place (the host halos of an exchange); on a GPU, the field round trips.
     fn set_rows(&mut self, _field: usize, first: u32, values: &[f32]) -> Result<()> {
-        let at = first as usize * self.plane;
+        let at = first as usize * self.plane..first as usize * self.plane + values.len();
+        if let SlabEngine::Cpu(engine) = &mut self.engine {
+            engine.values_mut()[at].copy_from_slice(values);
+            return Ok(());
+        }
         let mut u = self.engine().field()?;
-        u[at..at + values.len()].copy_from_slice(values);
+        u[at].copy_from_slice(values);
         self.engine().set_field(&u)
     }
 

@@ -144,6 +144,11 @@ impl CudaGrayScott {
         self.gpu.ordinal()
     }
 
+    /// The GPU the simulation runs on.
+    pub(crate) fn gpu(&self) -> &Arc<Gpu> {
+        &self.gpu
+    }
+
     /// Steps one launch advances with the settings held (at least 1).
     fn steps_per_launch(&self) -> u32 {
         self.scheme.steps_per_launch(&self.settings).max(1)
