@@ -70,9 +70,7 @@ pub fn host_room() -> Option<HostRoom> {
 /// reserved). Call it first thing in `main`, before any thread starts; without a limit, or
 /// off glibc, it does nothing.
 pub fn one_arena_under_address_limit() {
-    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-    // SAFETY: `limit` is a valid out-pointer for getrlimit.
-    if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut limit) } != 0 || limit.rlim_cur == libc::RLIM_INFINITY {
+    if address_space_limit().is_none() {
         return;
     }
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
@@ -86,14 +84,20 @@ pub fn one_arena_under_address_limit() {
 /// The address space left under `RLIMIT_AS` (its soft limit less this process's `VmSize`);
 /// `None` without a limit.
 fn address_space_room() -> Option<u64> {
+    let limit = address_space_limit()?;
+    let status = std::fs::read_to_string("/proc/self/status").ok();
+    let mapped = status.as_deref().and_then(|s| kib_field(s, "VmSize:")).unwrap_or(0);
+    Some(limit.saturating_sub(mapped))
+}
+
+/// This process's address-space limit (`RLIMIT_AS`'s soft limit) in bytes; `None` without one.
+fn address_space_limit() -> Option<u64> {
     let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     // SAFETY: `limit` is a valid out-pointer for getrlimit.
     if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut limit) } != 0 || limit.rlim_cur == libc::RLIM_INFINITY {
         return None;
     }
-    let status = std::fs::read_to_string("/proc/self/status").ok();
-    let mapped = status.as_deref().and_then(|s| kib_field(s, "VmSize:")).unwrap_or(0);
-    Some(limit.rlim_cur.saturating_sub(mapped))
+    Some(limit.rlim_cur)
 }
 
 /// The memory left to this process's control group (cgroup v2): `memory.max` less

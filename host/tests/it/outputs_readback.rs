@@ -17,29 +17,20 @@ fn run(dir: &Path, args: &[&str]) -> u32 {
     before.rsplit(' ').next().unwrap().parse().unwrap_or_else(|_| panic!("no frame count in {said:?}"))
 }
 
+/// A 32² Gray-Scott run on the CPU of `steps` steps, a frame every `every`, at `fps`, into
+/// `output` (`--gif g.gif`, `--mp4 v.mp4`); the frames it says.
+fn frames_at(dir: &Path, steps: u32, every: u32, fps: u32, output: [&str; 2]) -> u32 {
+    let (steps, every, fps) = (steps.to_string(), every.to_string(), fps.to_string());
+    let mut args = vec!["grayscott", "--backend", "cpu", "--size", "32", "--steps", &steps];
+    args.extend(["--frame-every", &every, "--fps", &fps, output[0], output[1]]);
+    run(dir, &args)
+}
+
 #[test]
 fn each_gif_frame_lasts_round_100_over_fps_hundredths() {
     let dir = tempfile::tempdir().unwrap();
     for (fps, delay) in [(15, 7), (9, 11), (25, 4), (50, 2), (1, 100)] {
-        let fps_text = fps.to_string();
-        let said = run(
-            dir.path(),
-            &[
-                "grayscott",
-                "--backend",
-                "cpu",
-                "--size",
-                "32",
-                "--steps",
-                "20",
-                "--frame-every",
-                "5",
-                "--fps",
-                &fps_text,
-                "--gif",
-                "g.gif",
-            ],
-        );
+        let said = frames_at(dir.path(), 20, 5, fps, ["--gif", "g.gif"]);
         let mut decoder = gif::DecodeOptions::new()
             .read_info(std::fs::File::open(dir.path().join("g.gif")).unwrap())
             .unwrap();
@@ -56,25 +47,7 @@ fn each_gif_frame_lasts_round_100_over_fps_hundredths() {
 fn the_mp4_holds_every_frame_at_the_asked_rate() {
     let dir = tempfile::tempdir().unwrap();
     for fps in [12u32, 25, 30] {
-        let fps_text = fps.to_string();
-        let said = run(
-            dir.path(),
-            &[
-                "grayscott",
-                "--backend",
-                "cpu",
-                "--size",
-                "32",
-                "--steps",
-                "30",
-                "--frame-every",
-                "3",
-                "--fps",
-                &fps_text,
-                "--mp4",
-                "v.mp4",
-            ],
-        );
+        let said = frames_at(dir.path(), 30, 3, fps, ["--mp4", "v.mp4"]);
         let path = dir.path().join("v.mp4");
         let file = std::fs::File::open(&path).unwrap();
         let size = file.metadata().unwrap().len();

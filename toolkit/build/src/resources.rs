@@ -96,8 +96,6 @@ pub fn launch_bounds(ptx: &str) -> HashMap<String, u32> {
         {
             let product = dims.split(',').map(|d| d.trim().parse::<u32>().unwrap_or(1)).product();
             bounds.insert(name.clone(), product);
-        } else if line.starts_with('{') {
-            // The body begins: its directives are over.
         }
     }
     bounds
