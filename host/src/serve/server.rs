@@ -56,8 +56,8 @@ const FLOOD: u32 = 2_000;
 
 /// Connections one client address may hold in their request phase at once (a browser opens
 /// about 6), and all clients together, well under a default descriptor limit of 1,024.
-pub const CONNECTIONS_PER_CLIENT: usize = 32;
-pub const CONNECTIONS: usize = 256;
+pub const CONNECTIONS_PER_CLIENT: u32 = 32;
+pub const CONNECTIONS: u32 = 256;
 
 /// What every request handler shares.
 struct Shared {
@@ -69,24 +69,61 @@ struct Shared {
     start: Checked,
     /// Sessions by client address: counted from the WebSocket's admission until its
     /// simulation thread has dropped the simulation (and its GPU memory).
-    sessions: Mutex<HashMap<IpAddr, u32>>,
+    sessions: Arc<PerClient>,
     /// The port actually bound (for the Host check and the cookie's name).
     port: u16,
 }
 
-/// A session's place in the limits; dropping it frees the place.
-struct Ticket {
-    shared: Arc<Shared>,
+/// Places held by client address (sessions, or connections in their request phase), each given
+/// back when its [`Place`] is dropped.
+#[derive(Default)]
+struct PerClient {
+    counts: Mutex<HashMap<IpAddr, u32>>,
+}
+
+/// Why [`PerClient::admit`] found no place.
+enum Full {
+    /// All clients together hold the most.
+    All,
+    /// This client holds the most.
+    Client,
+}
+
+/// One place of a [`PerClient`]; dropping it frees the place.
+struct Place {
+    of: Arc<PerClient>,
     client: IpAddr,
 }
 
-impl Drop for Ticket {
+impl PerClient {
+    /// A place for `client`, or which limit is reached: `all` places in all, `per_client` each.
+    fn admit(self: &Arc<Self>, client: IpAddr, all: u32, per_client: u32) -> Result<Place, Full> {
+        let mut counts = self.counts.lock().unwrap_or_else(|p| p.into_inner());
+        if counts.values().sum::<u32>() >= all {
+            return Err(Full::All);
+        }
+        let mine = counts.entry(client).or_insert(0);
+        if *mine >= per_client {
+            return Err(Full::Client);
+        }
+        *mine += 1;
+        Ok(Place { of: self.clone(), client })
+    }
+
+    /// The places held, and by how many clients.
+    fn held(&self) -> (u32, usize) {
+        let counts = self.counts.lock().unwrap_or_else(|p| p.into_inner());
+        (counts.values().sum(), counts.len())
+    }
+}
+
+impl Drop for Place {
     fn drop(&mut self) {
-        let mut sessions = self.shared.sessions.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(count) = sessions.get_mut(&self.client) {
+        let mut counts = self.of.counts.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(count) = counts.get_mut(&self.client) {
             *count -= 1;
             if *count == 0 {
-                sessions.remove(&self.client);
+                counts.remove(&self.client);
             }
         }
     }
@@ -94,24 +131,16 @@ impl Drop for Ticket {
 
 impl Shared {
     /// A place for a new session of `client`, or the reason there is none.
-    fn admit(self: &Arc<Self>, client: IpAddr) -> Result<Ticket, String> {
-        let mut sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
-        let total: u32 = sessions.values().sum();
-        if total >= self.options.max_clients {
-            return Err(format!(
-                "this server runs at most {} sessions at once (serve --max-clients); close another tab or try later",
-                self.options.max_clients
-            ));
-        }
-        let mine = sessions.entry(client).or_insert(0);
-        if *mine >= self.options.max_sessions_per_client {
-            return Err(format!(
-                "at most {} sessions per client (serve --max-sessions-per-client); close another tab",
-                self.options.max_sessions_per_client
-            ));
-        }
-        *mine += 1;
-        Ok(Ticket { shared: self.clone(), client })
+    fn admit(&self, client: IpAddr) -> Result<Place, String> {
+        let (all, mine) = (self.options.max_clients, self.options.max_sessions_per_client);
+        self.sessions.admit(client, all, mine).map_err(|full| match full {
+            Full::All => format!(
+                "this server runs at most {all} sessions at once (serve --max-clients); close another tab or try later"
+            ),
+            Full::Client => {
+                format!("at most {mine} sessions per client (serve --max-sessions-per-client); close another tab")
+            }
+        })
     }
 
     fn cookie_name(&self) -> String {
@@ -173,7 +202,7 @@ async fn serve(
         limits,
         registry,
         start,
-        sessions: Mutex::new(HashMap::new()),
+        sessions: Arc::default(),
         port: bound.port(),
     });
     let app = Router::new()
@@ -187,51 +216,13 @@ async fn serve(
     accept(listener, app, idle).await
 }
 
-/// The connections in their request phase, by client and in all ([`accept`]).
-#[derive(Default)]
-struct Connections {
-    by_client: Mutex<HashMap<IpAddr, usize>>,
-}
-
-/// One connection's place among [`Connections`], given back when dropped.
-struct Slot {
-    connections: Arc<Connections>,
-    client: IpAddr,
-}
-
-impl Connections {
-    /// A place for a connection from `client`, or `None` where it or all clients hold the most.
-    fn admit(self: &Arc<Self>, client: IpAddr) -> Option<Slot> {
-        let mut by_client = self.by_client.lock().unwrap_or_else(|p| p.into_inner());
-        let all: usize = by_client.values().sum();
-        let mine = by_client.entry(client).or_insert(0);
-        if *mine >= CONNECTIONS_PER_CLIENT || all >= CONNECTIONS {
-            return None;
-        }
-        *mine += 1;
-        Some(Slot { connections: self.clone(), client })
-    }
-}
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        let mut by_client = self.connections.by_client.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(count) = by_client.get_mut(&self.client) {
-            *count -= 1;
-            if *count == 0 {
-                by_client.remove(&self.client);
-            }
-        }
-    }
-}
-
 /// Serves `app` to every connection `listener` accepts (HTTP/1.1): each request's headers
 /// within `idle`, and the connection closed `idle` after it was accepted unless a WebSocket
 /// took it over (its session is timed by its own pings), within the connection limits
-/// ([`Connections`]). A failed accept (descriptors run out) is retried after
+/// (a [`PerClient`] count). A failed accept (descriptors run out) is retried after
 /// a pause, never ends the server.
 async fn accept(listener: tokio::net::TcpListener, app: Router, idle: Duration) -> Result<()> {
-    let connections = Arc::new(Connections::default());
+    let connections = Arc::new(PerClient::default());
     loop {
         let (stream, peer) = match listener.accept().await {
             Ok(accepted) => accepted,
@@ -240,7 +231,7 @@ async fn accept(listener: tokio::net::TcpListener, app: Router, idle: Duration) 
                 continue;
             }
         };
-        let Some(slot) = connections.admit(peer.ip()) else { continue };
+        let Ok(slot) = connections.admit(peer.ip(), CONNECTIONS, CONNECTIONS_PER_CLIENT) else { continue };
         let service = hyper_util::service::TowerToHyperService::new(
             app.clone().layer(axum::Extension(ConnectInfo(peer))),
         );
@@ -345,8 +336,7 @@ async fn script() -> Response {
 
 /// The sessions open, all clients together.
 async fn status(State(shared): State<Arc<Shared>>) -> Response {
-    let sessions: u32 = shared.sessions.lock().unwrap_or_else(|p| p.into_inner()).values().sum();
-    let clients = shared.sessions.lock().unwrap_or_else(|p| p.into_inner()).len();
+    let (sessions, clients) = shared.sessions.held();
     let body = json!({ "sessions": sessions, "clients": clients }).to_string();
     ([(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
@@ -368,7 +358,7 @@ async fn websocket(
 
 /// One session's connection: forwards the page's requests to the simulation thread, and the
 /// thread's frames (newest only) and replies to the page, until either side goes.
-async fn connection(mut socket: WebSocket, shared: Arc<Shared>, ticket: Ticket) {
+async fn connection(mut socket: WebSocket, shared: Arc<Shared>, ticket: Place) {
     let idle = shared.options.idle_timeout;
     let (frames_tx, mut frames) = watch::channel::<Option<Bytes>>(None);
     let (replies_tx, mut replies) = mpsc::channel::<Outgoing>(32);
