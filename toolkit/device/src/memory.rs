@@ -1,6 +1,17 @@
 //! Memory accesses the compiler must not restructure, or that need a particular cache path:
 //! read-only loads (`ld.global.nc`, CUDA C's `__ldg`), one-instruction vector loads and stores
-//! (`ld.global.v4.f32`), streaming forms (`.cs`), the predicated `store_if`.
+//! (`ld.global.v4.f32`), streaming forms (`.cs`), the predicated `store_if`, and the accesses
+//! of flags that other threads set: volatile (`ld.volatile.global`, [`load_volatile`]) and
+//! acquire/release at block, device and system scope (`ld.acquire.gpu.global`,
+//! `st.release.gpu.global`: [`load_acquire`], [`store_release`]; sm_70+).
+//!
+//! | CUDA C | here | PTX |
+//! | --- | --- | --- |
+//! | `__ldg(p)` | [`load_global_nc`] | `ld.global.nc` |
+//! | `*(volatile T*)p`, `*(volatile T*)p = v` | [`load_volatile`], [`store_volatile`] | `ld.volatile.global`, `st.volatile.global` |
+//! | `cuda::atomic_ref<T, thread_scope_device>(*p).load(memory_order_acquire)` | [`load_acquire`] | `ld.acquire.gpu.global` |
+//! | `cuda::atomic_ref<T, thread_scope_device>(*p).store(v, memory_order_release)` | [`store_release`] | `st.release.gpu.global` |
+//! | the same at `thread_scope_block` / `_system` | [`load_acquire_block`], [`store_release_block`], `_system` | `.cta`, `.sys` |
 //!
 //! The typed accesses take a generic pointer to global memory (a kernel's pointer parameter),
 //! which on CUDA is also its global-space address, and use it with `.global` instructions.
@@ -309,4 +320,205 @@ pub unsafe fn load_vector<V: Vector + GlobalValue>(address: *const V) -> V {
 pub unsafe fn store_vector<V: Vector + GlobalValue>(address: *mut V, value: V) {
     // SAFETY: the caller's contract.
     unsafe { V::store_with(address, value, Cache::Default) }
+}
+
+// -------------------------------------------------------------------------------------------
+// Volatile and acquire/release accesses: flags and values other blocks publish.
+// -------------------------------------------------------------------------------------------
+
+/// The scalars of the volatile and acquire/release accesses ([`load_volatile`],
+/// [`load_acquire`], [`store_release`], ...): `u32`, `i32`, `u64`, `i64`, `f32`, `f64`, each
+/// moved by one instruction of its width. Sealed.
+pub trait OrderedValue: GlobalValue {
+    /// The load of [`Order`] `order`.
+    #[doc(hidden)]
+    unsafe fn load_ordered(address: *const Self, order: Order) -> Self;
+    /// The store of [`Order`] `order`.
+    #[doc(hidden)]
+    unsafe fn store_ordered(address: *mut Self, value: Self, order: Order);
+}
+
+/// How a load or store of [`OrderedValue`] is ordered: `.volatile`, or the acquire (loads)
+/// or release (stores) semantics at a scope.
+#[doc(hidden)]
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// `ld.volatile` / `st.volatile`.
+    Volatile,
+    /// `.acquire.cta` / `.release.cta`: the thread block.
+    Block,
+    /// `.acquire.gpu` / `.release.gpu`: the GPU.
+    Device,
+    /// `.acquire.sys` / `.release.sys`: the GPU, its peers and the host.
+    System,
+}
+
+/// The `match` over [`Order`], one `asm!` per form: `ld` or `st`, then `$rest` (type and
+/// operands) after `.global`.
+#[cfg(target_arch = "nvptx64")]
+macro_rules! by_order {
+    ($order:expr, ld, $rest:expr, $($operands:tt)*) => {
+        match $order {
+            Order::Volatile => core::arch::asm!(concat!("ld.volatile.global", $rest), $($operands)*),
+            Order::Block => core::arch::asm!(concat!("ld.acquire.cta.global", $rest), $($operands)*),
+            Order::Device => core::arch::asm!(concat!("ld.acquire.gpu.global", $rest), $($operands)*),
+            Order::System => core::arch::asm!(concat!("ld.acquire.sys.global", $rest), $($operands)*),
+        }
+    };
+    ($order:expr, st, $rest:expr, $($operands:tt)*) => {
+        match $order {
+            Order::Volatile => core::arch::asm!(concat!("st.volatile.global", $rest), $($operands)*),
+            Order::Block => core::arch::asm!(concat!("st.release.cta.global", $rest), $($operands)*),
+            Order::Device => core::arch::asm!(concat!("st.release.gpu.global", $rest), $($operands)*),
+            Order::System => core::arch::asm!(concat!("st.release.sys.global", $rest), $($operands)*),
+        }
+    };
+}
+
+/// [`OrderedValue`] for scalars: (type, PTX type, register class). The `asm!` has neither
+/// `pure` nor `readonly`/`nomem`: each access happens as written, every time (a polling loop
+/// reads again), and the compiler moves no other memory access across it (an acquire's later
+/// reads stay after it, a release's earlier writes before it).
+macro_rules! ordered_scalar {
+    ($($ty:ty, $ptx:literal, $reg:ident;)*) => {$(
+        impl OrderedValue for $ty {
+            #[inline(always)]
+            unsafe fn load_ordered(address: *const Self, order: Order) -> Self {
+                on_gpu!("load_ordered", {
+                    let value: Self;
+                    // SAFETY: the public callers' contract: a valid, aligned global address.
+                    unsafe {
+                        by_order!(order, ld, concat!(".", $ptx, " {v}, [{p}];"),
+                            v = out($reg) value, p = in(reg64) address,
+                            options(nostack, preserves_flags))
+                    }
+                    value
+                })
+            }
+
+            #[inline(always)]
+            unsafe fn store_ordered(address: *mut Self, value: Self, order: Order) {
+                on_gpu!("store_ordered", {
+                    // SAFETY: the public callers' contract: a valid, aligned global address.
+                    unsafe {
+                        by_order!(order, st, concat!(".", $ptx, " [{p}], {v};"),
+                            p = in(reg64) address, v = in($reg) value,
+                            options(nostack, preserves_flags))
+                    }
+                })
+            }
+        }
+    )*};
+}
+
+ordered_scalar! {
+    u32, "u32", reg32;
+    i32, "s32", reg32;
+    f32, "f32", reg32;
+    u64, "u64", reg64;
+    i64, "s64", reg64;
+    f64, "f64", reg64;
+}
+
+/// Reads `*address` from memory every time it is called (`ld.volatile.global.u32`, ...; CUDA
+/// C's read through a `volatile` pointer): for polling a flag another thread sets, which a
+/// plain load may read once and keep. It orders nothing else: to read data published with the
+/// flag, use [`load_acquire`] (or a [`fence`](crate::fence) after this load).
+///
+/// # Safety
+/// `address` must be a valid global address (a kernel's pointer parameter, or derived from
+/// one) aligned to `size_of::<T>()`. Another thread may write it meanwhile only with
+/// [`store_volatile`], [`store_release`] or an atomic: the read sees the old value or the new
+/// one, never a mix.
+#[inline(always)]
+pub unsafe fn load_volatile<T: OrderedValue>(address: *const T) -> T {
+    // SAFETY: the caller's contract.
+    unsafe { T::load_ordered(address, Order::Volatile) }
+}
+
+/// Writes `*address` to memory every time it is called (`st.volatile.global.u32`, ...; CUDA
+/// C's write through a `volatile` pointer). It orders nothing else: to publish data with the
+/// value, use [`store_release`] (or a [`fence`](crate::fence) before this store).
+///
+/// # Safety
+/// As [`load_volatile`], for a write: valid, global, aligned; other threads' concurrent
+/// accesses are volatile, acquire/release or atomic.
+#[inline(always)]
+pub unsafe fn store_volatile<T: OrderedValue>(address: *mut T, value: T) {
+    // SAFETY: the caller's contract.
+    unsafe { T::store_ordered(address, value, Order::Volatile) }
+}
+
+/// Reads `*address` with acquire semantics at device scope (`ld.acquire.gpu.global.u32`, ...;
+/// libcu++'s `cuda::atomic_ref<T, thread_scope_device>::load(memory_order_acquire)`; sm_70+):
+/// if it reads a value that a thread of the GPU wrote with [`store_release`], this thread's
+/// later accesses see everything that thread wrote before its store. The flag-polling read
+/// of a look-back scan: `while load_acquire(flag) == 0 {}`, then read the published data.
+///
+/// # Safety
+/// As [`load_volatile`]: a valid, aligned global address; concurrent writes to it are
+/// release stores, volatile stores or atomics.
+#[inline(always)]
+pub unsafe fn load_acquire<T: OrderedValue>(address: *const T) -> T {
+    // SAFETY: the caller's contract.
+    unsafe { T::load_ordered(address, Order::Device) }
+}
+
+/// Writes `*address` with release semantics at device scope (`st.release.gpu.global.u32`,
+/// ...; `cuda::atomic_ref<T, thread_scope_device>::store(v, memory_order_release)`; sm_70+):
+/// this thread's earlier writes are seen by any thread of the GPU that reads this value with
+/// [`load_acquire`]. The publishing write of a look-back scan: write the data, then
+/// `store_release(flag, 1)`.
+///
+/// # Safety
+/// As [`store_volatile`]: a valid, aligned global address; concurrent accesses to it are
+/// acquire loads, volatile accesses or atomics.
+#[inline(always)]
+pub unsafe fn store_release<T: OrderedValue>(address: *mut T, value: T) {
+    // SAFETY: the caller's contract.
+    unsafe { T::store_ordered(address, value, Order::Device) }
+}
+
+/// [`load_acquire`] at block scope (`ld.acquire.cta.global`): synchronises only with
+/// [`store_release_block`]s of threads of the same block.
+///
+/// # Safety
+/// As [`load_acquire`].
+#[inline(always)]
+pub unsafe fn load_acquire_block<T: OrderedValue>(address: *const T) -> T {
+    // SAFETY: the caller's contract.
+    unsafe { T::load_ordered(address, Order::Block) }
+}
+
+/// [`store_release`] at block scope (`st.release.cta.global`): publishes to the threads of the
+/// same block only.
+///
+/// # Safety
+/// As [`store_release`].
+#[inline(always)]
+pub unsafe fn store_release_block<T: OrderedValue>(address: *mut T, value: T) {
+    // SAFETY: the caller's contract.
+    unsafe { T::store_ordered(address, value, Order::Block) }
+}
+
+/// [`load_acquire`] at system scope (`ld.acquire.sys.global`): also synchronises with release
+/// stores of the host and of peer GPUs (mapped or managed memory).
+///
+/// # Safety
+/// As [`load_acquire`].
+#[inline(always)]
+pub unsafe fn load_acquire_system<T: OrderedValue>(address: *const T) -> T {
+    // SAFETY: the caller's contract.
+    unsafe { T::load_ordered(address, Order::System) }
+}
+
+/// [`store_release`] at system scope (`st.release.sys.global`): publishes to the host and peer
+/// GPUs too (mapped or managed memory).
+///
+/// # Safety
+/// As [`store_release`].
+#[inline(always)]
+pub unsafe fn store_release_system<T: OrderedValue>(address: *mut T, value: T) {
+    // SAFETY: the caller's contract.
+    unsafe { T::store_ordered(address, value, Order::System) }
 }

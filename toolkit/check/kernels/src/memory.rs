@@ -730,3 +730,85 @@ pub unsafe fn mem_shared_generic_pointer(output: *mut u32) {
     // blockDim values (host).
     unsafe { *output.add(t as usize) = *tile.as_mut_ptr().add(mirror as usize) };
 }
+
+// -------------------------------------------------------------------------------------------
+// Volatile and acquire/release accesses.
+// -------------------------------------------------------------------------------------------
+
+/// Copies through every volatile and acquire/release form for one type: `out` holds `4n`
+/// values, `out[i]` = `values[i]` read by `load_volatile` and written by `store_volatile`,
+/// `out[n + i]` by `load_acquire_block` / `store_release_block`, `out[2n + i]` by
+/// `load_acquire` / `store_release`, `out[3n + i]` by `load_acquire_system` /
+/// `store_release_system`. One thread per value; bytes per thread: 8·size.
+macro_rules! ordered_copy_kernels {
+    ($($name:ident: $t:ident;)*) => {$(
+        #[doc = concat!("Copies `", stringify!($t), "` values through every volatile and \
+            acquire/release form (see the module's `ordered_copy_kernels`).")]
+        #[kernel]
+        pub unsafe fn $name(values: *const $t, n: u32, out: *mut $t) {
+            let i = thread::index_1d();
+            if i >= n {
+                return;
+            }
+            let (i, n) = (i as usize, n as usize);
+            // SAFETY: `i < n` values and `4n` outputs (host).
+            unsafe {
+                let p = values.add(i);
+                memory::store_volatile(out.add(i), memory::load_volatile(p));
+                memory::store_release_block(out.add(n + i), memory::load_acquire_block(p));
+                memory::store_release(out.add(2 * n + i), memory::load_acquire(p));
+                memory::store_release_system(out.add(3 * n + i), memory::load_acquire_system(p));
+            }
+        }
+    )*};
+}
+
+ordered_copy_kernels! {
+    mem_ordered_copy_u32: u32;
+    mem_ordered_copy_i32: i32;
+    mem_ordered_copy_f32: f32;
+    mem_ordered_copy_u64: u64;
+    mem_ordered_copy_i64: i64;
+    mem_ordered_copy_f64: f64;
+}
+
+/// A chain through the blocks, as a look-back scan passes its prefixes: thread 0 of each
+/// block takes a ticket (`tickets[0]`, zeroed by the host: the order in which blocks run, so a
+/// block waits only on one already running), sums its chunk `values[chunk·t ..][..chunk]`,
+/// waits until ticket `t − 1` has published (`load_acquire` of `flags[t − 1]`, zeroed by the
+/// host), reads that block's inclusive total with a plain load, writes `prefixes[t]` (the
+/// exclusive prefix) and `totals[t]` with plain stores and publishes them
+/// (`store_release(flags[t], 1)`). Without the acquire/release pair the plain load could read
+/// `totals[t − 1]` before it was written. Any grid; only thread 0 of a block works; bytes per
+/// block: 4·chunk + 16.
+#[kernel]
+pub unsafe fn mem_flag_chain(
+    values: *const u32,
+    chunk: u32,
+    tickets: *mut u32,
+    flags: *mut u32,
+    totals: *mut u32,
+    prefixes: *mut u32,
+) {
+    if thread::thread_idx_x() != 0 {
+        return;
+    }
+    // SAFETY: the host passes `chunk` values, a flag, a total and a prefix per block, and one
+    // ticket counter; tickets run 0 .. gridDim.
+    unsafe {
+        let t = atomic::fetch_add(tickets, 1) as usize;
+        let mut sum = 0u32;
+        for k in 0..chunk as usize {
+            sum = sum.wrapping_add(*values.add(t * chunk as usize + k));
+        }
+        let prefix = if t == 0 {
+            0
+        } else {
+            while memory::load_acquire(flags.add(t - 1)) == 0 {}
+            *totals.add(t - 1)
+        };
+        *prefixes.add(t) = prefix;
+        *totals.add(t) = prefix.wrapping_add(sum);
+        memory::store_release(flags.add(t), 1);
+    }
+}

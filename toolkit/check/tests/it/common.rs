@@ -64,7 +64,10 @@ pub fn ptxas() -> PathBuf {
 pub fn assemble(ptx: &str, arch: &str) {
     let dir = std::env::temp_dir().join(format!("ptxkit-check-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join(format!("{arch}.ptx"));
+    // One file per call: tests run in parallel, and two may assemble for the same `arch`.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let file = dir.join(format!("{arch}.{call}.ptx"));
     std::fs::write(&file, ptx).unwrap();
     let output = Command::new(ptxas())
         .args(["-arch", arch, "-o", "/dev/null"])

@@ -270,6 +270,65 @@ fn vector_types_are_their_lanes_aligned_to_their_size() {
     assert_eq!(bytemuck::bytes_of(&U32x2::new(1, 2)), [1, 0, 0, 0, 2, 0, 0, 0]);
 }
 
+/// `(kernel, PTX type)` of the volatile and acquire/release copies.
+const ORDERED_KERNELS: [(&str, &str); 6] = [
+    ("mem_ordered_copy_u32", "u32"),
+    ("mem_ordered_copy_i32", "s32"),
+    ("mem_ordered_copy_f32", "f32"),
+    ("mem_ordered_copy_u64", "u64"),
+    ("mem_ordered_copy_i64", "s64"),
+    ("mem_ordered_copy_f64", "f64"),
+];
+
+#[test]
+fn volatile_and_acquire_release_emit_their_semantics_and_scopes() {
+    for (kernel, ty) in ORDERED_KERNELS {
+        let mut needles = vec![format!("ld.volatile.global.{ty} "), format!("st.volatile.global.{ty} ")];
+        for scope in ["cta", "gpu", "sys"] {
+            needles.push(format!("ld.acquire.{scope}.global.{ty} "));
+            needles.push(format!("st.release.{scope}.global.{ty} "));
+        }
+        assert_emits(kernel, &needles.iter().map(String::as_str).collect::<Vec<_>>());
+        // Each access is its own instruction: no plain load or store of the values.
+        assert_not_emits(kernel, &["ld.global.", "st.global."]);
+    }
+}
+
+#[test]
+fn flag_chain_polls_with_acquire_and_publishes_with_release() {
+    let body = kernel_ptx("mem_flag_chain");
+    let acquire = body.find("ld.acquire.gpu.global.u32 ").expect("the acquire load of the flag");
+    let release = body.find("st.release.gpu.global.u32 ").expect("the release store of the flag");
+    // The poll reads again on every iteration: the label before the acquire load is the
+    // target of a branch after it.
+    let label_start = body[..acquire].rfind("\n$L__").expect("a label before the poll") + 1;
+    let label = &body[label_start..label_start + body[label_start..].find(':').unwrap()];
+    assert!(body[acquire..release].contains(&format!("{label};")), "the poll is no loop:\n{body}");
+    // The predecessor's total is read after the acquire; the block's results are written
+    // before the release.
+    let last_plain_load = body.rfind("ld.global.").expect("the plain load of the total");
+    assert!(acquire < last_plain_load, "the total is read before the flag:\n{body}");
+    let last_plain_store = body.rfind("st.global.").expect("the plain stores of the results");
+    assert!(last_plain_store < release, "a result is written after the flag:\n{body}");
+}
+
+#[test]
+fn ordered_accesses_assemble_for_sm_80_and_sm_90() {
+    // The header of the check kernels' PTX and these entries alone: the whole PTX may hold
+    // instructions of later architectures than sm_80.
+    let header: String = ptx()
+        .lines()
+        .filter(|line| [".version", ".target", ".address_size"].iter().any(|d| line.starts_with(d)))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    let mut kernels = ORDERED_KERNELS.map(|(kernel, _)| kernel).to_vec();
+    kernels.push("mem_flag_chain");
+    let entries: String = kernels.iter().map(|kernel| format!(".visible {}\n", kernel_ptx(kernel))).collect();
+    for arch in ["sm_80", "sm_90"] {
+        assemble(&format!("{header}{entries}"), arch);
+    }
+}
+
 #[test]
 fn memory_kernels_assemble_for_sm_90() {
     assemble(ptx(), "sm_90");
@@ -1006,4 +1065,60 @@ fn gpu_load_nc_every_scalar_type() {
         })
         .collect();
     assert_eq!(download(&gpu, &out), expected);
+}
+
+/// Runs one volatile/acquire/release copy kernel: each of its four outputs is `values`.
+fn check_ordered_copy<T, K: ptxkit_host::Kernel>(kernel: K, values: Vec<T>)
+where
+    T: DeviceRepr + ValidAsZeroBits + Default + Clone + PartialEq + Debug,
+    for<'a> (&'a CudaSlice<T>, u32, &'a mut CudaSlice<T>): ptxkit_host::KernelArgs<K::Params>,
+{
+    let gpu = gpu();
+    let n = values.len() as u32;
+    let input = upload(&gpu, &values);
+    let mut out = gpu.stream().alloc_zeros::<T>(4 * values.len()).unwrap();
+    gpu.launch(kernel, grid_1d(n, 160), (&input, n, &mut out)).unwrap();
+    let out = download(&gpu, &out);
+    for (form, copy) in ["volatile", "block", "device", "system"].iter().zip(out.chunks(values.len())) {
+        assert_eq!(copy, values, "{} {form}", K::NAME);
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_volatile_and_acquire_release_copy_every_type() {
+    let n = 1001u32;
+    check_ordered_copy(k::mem_ordered_copy_u32, (0..n).map(mix).collect());
+    check_ordered_copy(k::mem_ordered_copy_i32, (0..n).map(|i| mix(i) as i32).collect());
+    check_ordered_copy(k::mem_ordered_copy_f32, (0..n).map(|i| i as f32 * -0.5).collect());
+    check_ordered_copy(k::mem_ordered_copy_u64, (0..n).map(mix64).collect());
+    check_ordered_copy(k::mem_ordered_copy_i64, (0..n).map(|i| mix64(i) as i64).collect());
+    check_ordered_copy(k::mem_ordered_copy_f64, (0..n).map(|i| f64::from(i) * 1e-3 - 0.25).collect());
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_flag_chain_passes_every_prefix() {
+    let gpu = gpu();
+    // More blocks than an H100 or H200 keeps resident at once, so blocks wait on blocks that
+    // ran earlier, as in a look-back scan.
+    let (blocks, chunk) = (5000u32, 37u32);
+    let values: Vec<u32> = (0..blocks * chunk).map(mix).collect();
+    let input = upload(&gpu, &values);
+    let mut tickets = gpu.stream().alloc_zeros::<u32>(1).unwrap();
+    let mut flags = gpu.stream().alloc_zeros::<u32>(blocks as usize).unwrap();
+    let mut totals = gpu.stream().alloc_zeros::<u32>(blocks as usize).unwrap();
+    let mut prefixes = gpu.stream().alloc_zeros::<u32>(blocks as usize).unwrap();
+    let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (64, 1, 1), shared_mem_bytes: 0 };
+    gpu.launch(k::mem_flag_chain, cfg, (&input, chunk, &mut tickets, &mut flags, &mut totals, &mut prefixes))
+        .unwrap();
+    let mut expected = Vec::new();
+    let mut running = 0u32;
+    for block in values.chunks(chunk as usize) {
+        expected.push(running);
+        running = block.iter().fold(running, |sum, &v| sum.wrapping_add(v));
+    }
+    assert_eq!(download(&gpu, &prefixes), expected);
+    assert_eq!(download(&gpu, &totals).last(), Some(&running));
+    assert_eq!(download(&gpu, &flags), vec![1; blocks as usize]);
 }
