@@ -9,6 +9,20 @@
 //! variable; without one its type is inferred as in a `for` loop. The variable may be `_`.
 //! An unlabeled `break` or `continue` in the body (outside a loop of its own) is rejected: it
 //! would leave or restart a loop around the macro.
+//!
+//! `unroll!(N, for i in start..end { body })` (`N` an integer literal, the bounds any
+//! expressions, evaluated once, in order) is CUDA C's `#pragma unroll N`: a loop whose
+//! iteration runs the body `N` times (`let i = base;`, `let i = base + 1;`, ...) while at
+//! least `N` iterations are left, then the rest:
+//! ```text
+//! { let mut base = (start); let end = (end);
+//!   while base < end && end - base >= N { { let i = base; body } ... { let i = base + (N - 1); body } base += N; }
+//!   if base < end { { let i = base; body } if end - base > 1 { ... if end - base > N - 2 { ... } } } }
+//! ```
+//! The remainder, fewer than `N` iterations, is written out too, each copy under its own test
+//! (a loop there LLVM would unroll again, not knowing that it runs fewer than `N` times): the
+//! body appears 2N − 1 times, so `N` is at most 64. `base` and `end` are hygienic (the body
+//! cannot see them). The range is half-open; its type is the bounds' integer type.
 
 use proc_macro::{Delimiter, Group, Ident, Literal, Punct, Spacing, Span, TokenStream, TokenTree};
 
@@ -17,9 +31,16 @@ use crate::Failure;
 /// The most copies `unroll!` writes out.
 const MAX_ITERATIONS: i128 = 1024;
 
-/// Expands `for i in A..B { body }` (integer literals) into one block per iteration.
+/// The largest factor of `unroll!(N, ...)`: it writes the body out 2N − 1 times.
+const MAX_FACTOR: i128 = 64;
+
+/// Expands `for i in A..B { body }` (integer literals) into one block per iteration, or
+/// `N, for i in start..end { body }` into a loop unrolled by `N` and its remainder loop.
 pub(crate) fn expand(input: TokenStream) -> Result<TokenStream, Failure> {
     let tokens: Vec<TokenTree> = input.into_iter().collect();
+    if matches!(tokens.get(1), Some(TokenTree::Punct(p)) if p.as_char() == ',') {
+        return expand_by(&tokens);
+    }
     let usage = "unroll!: expected `for <name> in <integer literal>..<integer literal> { ... }` \
                  (or `..=`)";
     let mut at = 0;
@@ -208,4 +229,130 @@ fn reject_break_continue(body: TokenStream) -> Result<(), Failure> {
 
 fn span_of(token: Option<&TokenTree>) -> Span {
     token.map_or_else(Span::call_site, TokenTree::span)
+}
+
+/// `N, for <name> in <start>..<end> { body }`: the loop unrolled by `N` (see the module
+/// documentation).
+fn expand_by(tokens: &[TokenTree]) -> Result<TokenStream, Failure> {
+    let usage = "unroll!: expected `N, for <name> in <start>..<end> { ... }` (N an integer literal)";
+    let factor = match &tokens[0] {
+        TokenTree::Literal(literal) => match parse_integer(&literal.to_string()) {
+            Some((value, _)) if (1..=MAX_FACTOR).contains(&value) => value,
+            _ => {
+                return Err((
+                    literal.span(),
+                    format!("unroll!: the factor must be an integer literal from 1 to {MAX_FACTOR}"),
+                ));
+            }
+        },
+        other => return Err((other.span(), usage.into())),
+    };
+    match tokens.get(2) {
+        Some(TokenTree::Ident(i)) if i.to_string() == "for" => {}
+        other => return Err((span_of(other), format!("{usage}: `for` after the factor"))),
+    }
+    let variable = match tokens.get(3) {
+        Some(TokenTree::Ident(i)) if i.to_string() != "in" => TokenTree::Ident(i.clone()),
+        other => return Err((span_of(other), format!("{usage}: a name or `_` after `for`"))),
+    };
+    match tokens.get(4) {
+        Some(TokenTree::Ident(i)) if i.to_string() == "in" => {}
+        other => return Err((span_of(other), format!("{usage}: `in` after the name"))),
+    }
+    let body = match tokens.last() {
+        Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Brace && tokens.len() > 5 => g.clone(),
+        other => return Err((span_of(other), format!("{usage}: the loop's body in braces, last"))),
+    };
+    // The range: the tokens between `in` and the body, split at the first `..` outside groups.
+    let range = &tokens[5..tokens.len() - 1];
+    let dots = range.windows(2).position(|pair| {
+        matches!(pair, [TokenTree::Punct(a), TokenTree::Punct(b)]
+            if a.as_char() == '.' && b.as_char() == '.' && a.spacing() == Spacing::Joint)
+    });
+    let Some(dots) = dots else {
+        return Err((span_of(range.first()), format!("{usage}: a range `start..end`")));
+    };
+    let (start, end) = (&range[..dots], &range[dots + 2..]);
+    if matches!(end.first(), Some(TokenTree::Punct(p)) if p.as_char() == '=') {
+        return Err((
+            end[0].span(),
+            "unroll!: with a factor the range is half-open, `start..end` (write `start..end + 1`)".into(),
+        ));
+    }
+    if start.is_empty() || end.is_empty() {
+        return Err((span_of(range.first()), format!("{usage}: both bounds of the range")));
+    }
+    reject_break_continue(body.stream())?;
+
+    // Hygienic names: the body's tokens (call-site spans) cannot name them.
+    let base = || TokenTree::Ident(Ident::new("base", Span::mixed_site()));
+    let limit = || TokenTree::Ident(Ident::new("end", Span::mixed_site()));
+    let group = |delimiter, tokens: Vec<TokenTree>| {
+        TokenTree::Group(Group::new(delimiter, tokens.into_iter().collect()))
+    };
+    let punct = |c| TokenTree::Punct(Punct::new(c, Spacing::Alone));
+    let word = |w: &str| TokenTree::Ident(Ident::new(w, Span::mixed_site()));
+    let number = |value: i128| TokenTree::Literal(Literal::i128_unsuffixed(value));
+    // `{ let <variable> = base + k; let _ = &<variable>; body }`.
+    let copy = |k: i128| {
+        let mut copy = vec![TokenTree::Ident(Ident::new("let", body.span())), variable.clone(), punct('=')];
+        copy.push(base());
+        if k > 0 {
+            copy.extend([punct('+'), number(k)]);
+        }
+        copy.push(punct(';'));
+        if variable.to_string() != "_" {
+            copy.extend(quote_allow_unused(&variable));
+        }
+        copy.extend(body.stream());
+        group(Delimiter::Brace, copy)
+    };
+    // `base += k;`
+    let advance = |k: i128| {
+        vec![base(), TokenTree::Punct(Punct::new('+', Spacing::Joint)), punct('='), number(k), punct(';')]
+    };
+    // `base < end`
+    let left = || vec![base(), punct('<'), limit()];
+
+    let mut out: Vec<TokenTree> = vec![word("let"), word("mut"), base(), punct('=')];
+    out.push(group(Delimiter::Parenthesis, start.to_vec()));
+    out.push(punct(';'));
+    out.extend([word("let"), limit(), punct('=')]);
+    out.push(group(Delimiter::Parenthesis, end.to_vec()));
+    out.push(punct(';'));
+    // while base < end && end - base >= N { copies; base += N; }
+    let mut condition = left();
+    condition.extend([TokenTree::Punct(Punct::new('&', Spacing::Joint)), punct('&')]);
+    condition.extend([
+        limit(),
+        punct('-'),
+        base(),
+        TokenTree::Punct(Punct::new('>', Spacing::Joint)),
+        punct('='),
+    ]);
+    condition.push(number(factor));
+    let mut main: Vec<TokenTree> = (0..factor).map(copy).collect();
+    main.extend(advance(factor));
+    out.push(word("while"));
+    out.extend(condition);
+    out.push(group(Delimiter::Brace, main));
+    // The remainder, at most N − 1 iterations, written out too (a loop would be unrolled
+    // again by LLVM, which cannot see that it runs fewer than N times):
+    // if base < end { copy 0; if end - base > 1 { copy 1; ... } } (no overflow: inside
+    // `base < end`, and `base + k < end` where copy k runs).
+    let mut rest: Vec<TokenTree> = Vec::new();
+    for k in (0..factor - 1).rev() {
+        let mut then = vec![copy(k)];
+        then.extend(rest);
+        let mut guard = vec![word("if")];
+        if k > 0 {
+            guard.extend([limit(), punct('-'), base(), punct('>'), number(k)]);
+        } else {
+            guard.extend(left());
+        }
+        guard.push(group(Delimiter::Brace, then));
+        rest = guard;
+    }
+    out.extend(rest);
+    Ok([group(Delimiter::Brace, out)].into_iter().collect())
 }

@@ -282,3 +282,25 @@ pub unsafe fn check_unroll(x: *const f32, out: *mut f32, n: u32) {
         unsafe { *out.add(i as usize) = sum };
     }
 }
+
+/// `unroll!` by 4 with a run-time trip count: out[i] = Σ_{k<len} x[len·i + k] · (k + 1),
+/// summed in order of k, the loop over k run 4 iterations at a time and the last `len % 4`
+/// written out one at a time under a test each. Thread mapping: one thread per output, 1-D
+/// grid. Bytes per output: 4·len + 4.
+#[kernel]
+pub unsafe fn check_unroll_by_4(x: *const f32, out: *mut f32, n: u32, len: u32) {
+    let i = thread::index_1d();
+    if i < n {
+        let row = i as usize * len as usize;
+        let mut sum = 0.0f32;
+        ptxkit_device::unroll!(
+            4,
+            for k in 0..len as usize {
+                // SAFETY: row + k < len·n, the length of x (the caller's promise).
+                sum += unsafe { *x.add(row + k) } * (k + 1) as f32;
+            }
+        );
+        // SAFETY: i < n, the length of out (the caller's promise).
+        unsafe { *out.add(i as usize) = sum };
+    }
+}

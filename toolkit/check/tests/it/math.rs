@@ -9,7 +9,7 @@ use ptxkit_check_kernels::math::half::{
 };
 use ptxkit_check_kernels::math::{
     F32_FUNCTIONS, F64_FUNCTIONS, check_half_conversions, check_half2_arithmetic, check_math_f32,
-    check_math_f64, check_unroll,
+    check_math_f64, check_unroll, check_unroll_by_4,
 };
 use ptxkit_host::grid_1d;
 
@@ -84,6 +84,33 @@ fn math_unroll_leaves_no_loop() {
         let defined = lines.iter().position(|l| l.trim_start().starts_with(&label)).expect("a branch target");
         assert!(defined > at, "a backward branch (a loop) to {label}:\n{body}");
     }
+}
+
+/// The loops of a kernel's PTX: for each backward branch, the lines from its target label to
+/// the branch.
+fn loops(body: &str) -> Vec<Vec<&str>> {
+    let lines: Vec<&str> = body.lines().collect();
+    let mut loops = Vec::new();
+    for (at, line) in lines.iter().enumerate() {
+        let Some(target) = line.split("bra").nth(1).filter(|_| line.contains("bra")) else { continue };
+        let label = format!("{}:", target.trim().trim_end_matches(';').trim_start_matches(".uni").trim());
+        let defined = lines.iter().position(|l| l.trim_start().starts_with(&label)).expect("a branch target");
+        if defined <= at {
+            loops.push(lines[defined..=at].to_vec());
+        }
+    }
+    loops
+}
+
+#[test]
+fn math_unroll_by_4_is_one_loop_of_four_bodies_and_three_after() {
+    let body = kernel_ptx("check_unroll_by_4");
+    let loops = loops(body);
+    assert_eq!(loops.len(), 1, "one loop (the remainder written out):\n{body}");
+    let loads = |lines: &[&str]| lines.iter().filter(|l| l.contains("ld.global")).count();
+    assert_eq!(loads(&loops[0]), 4, "four bodies in the loop:\n{body}");
+    // The remainder: at most three iterations, each written out once.
+    assert_eq!(body.matches("ld.global").count(), 4 + 3, "four in the loop, three after:\n{body}");
 }
 
 /// Every finite, positive f16 (and +0), ascending, as (bits, value).
@@ -634,5 +661,30 @@ fn gpu_math_unroll_sums_in_order() {
         // The same operations in the same order (Rust contracts nothing into an fma).
         let expected = (0..32).fold(0.0f32, |sum, k| sum + x[32 * i + k] * (k + 1) as f32);
         assert_eq!(value.to_bits(), expected.to_bits(), "out[{i}]: {value} against {expected}");
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_math_unroll_by_4_sums_in_order_for_every_remainder() {
+    let gpu = gpu();
+    let stream = gpu.stream();
+    // 300 outputs in blocks of 96: a partial last block.
+    let n = 300;
+    for len in [0usize, 1, 2, 3, 4, 5, 6, 7, 8, 13, 64] {
+        let x: Vec<f32> = (0..len * n).map(|i| ((i as f32) * 0.377).sin()).collect();
+        let d_x = stream.clone_htod(&x).unwrap();
+        let mut d_out = stream.alloc_zeros::<f32>(n).unwrap();
+        gpu.launch(check_unroll_by_4, grid_1d(n as u32, 96), (&d_x, &mut d_out, n as u32, len as u32))
+            .unwrap();
+        let out = stream.clone_dtoh(&d_out).unwrap();
+        for (i, value) in out.iter().enumerate() {
+            let expected = (0..len).fold(0.0f32, |sum, k| sum + x[len * i + k] * (k + 1) as f32);
+            assert_eq!(
+                value.to_bits(),
+                expected.to_bits(),
+                "len {len}, out[{i}]: {value} against {expected}"
+            );
+        }
     }
 }
