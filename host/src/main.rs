@@ -24,6 +24,10 @@ fn main() -> ExitCode {
     if let Err(e) = cli::handle_signals() {
         return cli::finish(Err(e), &launcher);
     }
+    // Under `ulimit -v`, the worker threads now: the memory checks then count their stacks.
+    if let Err(e) = simulations::memory::start_workers_under_address_limit() {
+        return cli::finish(Err(e.into()), &launcher);
+    }
     if let Err(e) = cli::one_process_only(&cli.command, &launcher) {
         return cli::finish(Err(e), &launcher);
     }

@@ -4,6 +4,17 @@
 //! (`ulimit -v`, `RLIMIT_AS`, as batch schedulers set) and its control group's memory limit
 //! (`memory.max`), whichever is least ([`host_room`]). A model written on the library feeds
 //! its bytes to [`check_host_need`].
+//!
+//! Under a hard limit (the address space or the control group: an allocation past it fails,
+//! and the program aborts), a grid's check counts, besides its fields, what the run takes
+//! after it: the buffers its outputs' encoders have promised ([`promise`], sized by
+//! [`buffer_budget`] to fit), a copy of the state where `--save` or `--checkpoint` writes one
+//! ([`promise_state_copy`]), the stacks of the threads started after the check and the
+//! allocator's slack. Under an address-space limit the worker threads are started before any
+//! check ([`start_workers_under_address_limit`]), so the space their stacks map is counted as
+//! taken.
+
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::{
     error::{Error, Result, human_bytes},
@@ -31,23 +42,46 @@ pub struct HostRoom {
 }
 
 impl HostRoom {
-    /// The refusal of `what` (`a 8192x8192 grid`) needing `need` bytes, with `fix` (`use a
-    /// smaller --size`).
-    fn refusal(&self, what: &str, need: u64, fix: &str) -> Error {
-        let (need, room) = (human_bytes(need), human_bytes(self.bytes));
+    /// The refusal of `what` (`a 8192x8192 grid`) needing `need` bytes, and `later` more for
+    /// what the run takes after its check ([`after_check`]), with `fix` (`use a smaller
+    /// --size`).
+    fn refusal(&self, what: &str, need: u64, later: u64, fix: &str) -> Error {
+        let room = human_bytes(self.bytes);
+        let need = match later {
+            0 => format!("{} of host memory", human_bytes(need)),
+            later => format!(
+                "{} of host memory, and its outputs and threads {} more",
+                human_bytes(need),
+                human_bytes(later)
+            ),
+        };
         Error::InvalidInput(match self.bound {
-            HostBound::Available => {
-                format!("{what} needs {need} of host memory, but only {room} is free; {fix}")
-            }
+            HostBound::Available => format!("{what} needs {need}, but only {room} is free; {fix}"),
             HostBound::AddressSpace => format!(
-                "{what} needs {need} of host memory, but this process's address-space limit (ulimit -v) leaves \
-                 it only {room}; {fix}, or raise the limit"
+                "{what} needs {need}, but this process's address-space limit (ulimit -v) leaves it only {room}; \
+                 {fix}, or raise the limit"
             ),
             HostBound::ControlGroup => format!(
-                "{what} needs {need} of host memory, but its control group's memory limit (memory.max) leaves \
-                 only {room}; {fix}, or raise the limit"
+                "{what} needs {need}, but its control group's memory limit (memory.max) leaves only {room}; \
+                 {fix}, or raise the limit"
             ),
         })
+    }
+
+    /// Refuses `what` needing `need` bytes of fields where they do not fit; under a hard
+    /// limit, with what the run takes after its check ([`after_check`]).
+    fn check(&self, what: &str, need: u64, fix: &str) -> Result<()> {
+        let later = if self.is_hard() { after_check(need) } else { 0 };
+        match need.saturating_add(later) > self.bytes {
+            true => Err(self.refusal(what, need, later, fix)),
+            false => Ok(()),
+        }
+    }
+
+    /// Whether an allocation past this bound fails (the address space, the control group),
+    /// rather than the machine merely running short (`MemAvailable`).
+    fn is_hard(&self) -> bool {
+        self.bound != HostBound::Available
     }
 }
 
@@ -78,6 +112,119 @@ pub fn one_arena_under_address_limit() {
     // thread (none has started).
     unsafe {
         libc::mallopt(libc::M_ARENA_MAX, 1);
+    }
+}
+
+/// Under an address-space limit, starts rayon's worker threads now, so that the stacks they
+/// map are in this process's size when a grid's check reads it (started later, by the first
+/// parallel loop, they took room the check had found free) and so that a limit too low for
+/// them is one line instead of a panic in rayon's pool. Call it early in `main`, after
+/// [`one_arena_under_address_limit`]; without a limit it does nothing (the pool starts when
+/// first used).
+pub fn start_workers_under_address_limit() -> Result<()> {
+    if address_space_limit().is_none() {
+        return Ok(());
+    }
+    rayon::ThreadPoolBuilder::new().build_global().map_err(|e| {
+        let room = address_space_room().map_or_else(String::new, |room| format!(" {}", human_bytes(room)));
+        Error::InvalidInput(format!(
+            "cannot start the worker threads ({e}): this process's address-space limit (ulimit -v) leaves it \
+             only{room}; raise the limit"
+        ))
+    })
+}
+
+/// The words for a thread that could not start (`spawn`'s error): under an address-space limit
+/// they say how much room the limit leaves, since a thread's stack is mapped whole when it
+/// starts.
+pub fn thread_start_failure(error: &std::io::Error) -> String {
+    match address_space_room() {
+        Some(room) => format!(
+            "{error}: this process's address-space limit (ulimit -v) leaves it only {}; raise the limit",
+            human_bytes(room)
+        ),
+        None => error.to_string(),
+    }
+}
+
+/// Bytes promised by what has been set up to hold later (outputs' queues and encoders):
+/// counted by every host check under a hard limit ([`promise`]).
+static PROMISED: AtomicU64 = AtomicU64::new(0);
+
+/// Checks under way that will write a copy of the state (`--save`, `--checkpoint`).
+static STATE_COPIES: AtomicU64 = AtomicU64::new(0);
+
+/// Bytes an output will hold at most, beyond what it holds now (its queue of frames, the
+/// buffers of its encoders and the stacks of the threads it starts later), counted by every
+/// grid's check while it lives. Dropped when the output is done.
+#[derive(Debug)]
+#[must_use = "the promise lasts as long as the value"]
+pub struct Promise(u64);
+
+impl Drop for Promise {
+    fn drop(&mut self) {
+        PROMISED.fetch_sub(self.0, Ordering::Relaxed);
+    }
+}
+
+/// Promises `bytes`: the host checks count them until the [`Promise`] is dropped.
+pub fn promise(bytes: u64) -> Promise {
+    PROMISED.fetch_add(bytes, Ordering::Relaxed);
+    Promise(bytes)
+}
+
+/// A run's promise to write a copy of its state (`--save`, `--checkpoint`): while it lives,
+/// a grid's check under a hard limit counts the fields twice (the state a model copies out is
+/// never larger than what it holds).
+#[derive(Debug)]
+#[must_use = "the promise lasts as long as the value"]
+pub struct StateCopy(());
+
+impl Drop for StateCopy {
+    fn drop(&mut self) {
+        STATE_COPIES.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// See [`StateCopy`].
+pub fn promise_state_copy() -> StateCopy {
+    STATE_COPIES.fetch_add(1, Ordering::Relaxed);
+    StateCopy(())
+}
+
+/// The stack a thread maps when it starts (Rust's and rayon's: `RUST_MIN_STACK`'s size, else
+/// 2 MiB), with its guard page.
+pub fn thread_stack_bytes() -> u64 {
+    let stack = std::env::var("RUST_MIN_STACK").ok().and_then(|s| s.trim().parse::<u64>().ok());
+    stack.unwrap_or(2 << 20) + 4096
+}
+
+/// Threads a run may start after its grid's check: Gray-Scott's start's builder, then the
+/// outputs' finishing (glibc gives the second the first's cached stack), and one for
+/// headroom. The outputs' own threads start before the check, and are in the size it reads.
+const LATER_THREADS: u64 = 2;
+
+/// What the allocator, the libraries and the run's small buffers take beyond what is counted
+/// (seen at 1-2 MiB for Gray-Scott with no output, besides its start's thread).
+const SLACK: u64 = 4 << 20;
+
+/// What a run takes after a grid's check of `fields` bytes, under a hard limit: its outputs'
+/// promises, a copy of the fields where the state is written, later threads and slack.
+fn after_check(fields: u64) -> u64 {
+    let copy = if STATE_COPIES.load(Ordering::Relaxed) > 0 { fields } else { 0 };
+    PROMISED.load(Ordering::Relaxed) + copy + LATER_THREADS * thread_stack_bytes() + SLACK
+}
+
+/// The bytes of buffers an output may hold: `wanted` without a hard limit, and under one at
+/// most an eighth of the room it leaves after what is promised, so that a run's outputs never
+/// take most of it (a queue of frames then holds fewer frames, and the simulation waits for
+/// its encoder sooner).
+pub fn buffer_budget(wanted: u64) -> u64 {
+    match host_room() {
+        Some(room) if room.is_hard() => {
+            wanted.min(room.bytes.saturating_sub(PROMISED.load(Ordering::Relaxed)) / 8)
+        }
+        _ => wanted,
     }
 }
 
@@ -130,14 +277,14 @@ pub fn check_host(width: u32, height: u32, need: u64) -> Result<()> {
 pub fn check_host_box(n: [u32; 3], need: u64) -> Result<()> {
     match host_room() {
         Some(HostRoom { bytes, bound: HostBound::Available }) => require_box(n, need, bytes, "host"),
-        Some(room) if need > room.bytes => {
+        Some(room) => {
             let grid = match n {
                 [width, height, 1] => format!("a {width}x{height} grid"),
                 [width, height, depth] => format!("a {width}x{height}x{depth} grid"),
             };
-            Err(room.refusal(&grid, need, "use a smaller --size"))
+            room.check(&grid, need, "use a smaller --size")
         }
-        _ => Ok(()),
+        None => Ok(()),
     }
 }
 
@@ -147,8 +294,8 @@ pub fn check_host_box(n: [u32; 3], need: u64) -> Result<()> {
 /// `fix` (`use a smaller --width or --height`): one line, before any of it is allocated.
 pub fn check_host_need(what: &str, need: u64, fix: &str) -> Result<()> {
     match host_room() {
-        Some(room) if need > room.bytes => Err(room.refusal(what, need, fix)),
-        _ => Ok(()),
+        Some(room) => room.check(what, need, fix),
+        None => Ok(()),
     }
 }
 
@@ -165,12 +312,12 @@ pub fn check_host_agents(
         Some(HostRoom { bytes, bound: HostBound::Available }) => {
             require_agents(width, height, agents, agent_bytes, grid_bytes, bytes, "host")
         }
-        Some(room) if agent_bytes.saturating_add(grid_bytes) > room.bytes => Err(room.refusal(
+        Some(room) => room.check(
             &format!("a {width}x{height} grid with {agents} agents"),
             agent_bytes.saturating_add(grid_bytes),
             if agent_bytes > grid_bytes { "use fewer --agents" } else { "use a smaller --size" },
-        )),
-        _ => Ok(()),
+        ),
+        None => Ok(()),
     }
 }
 
@@ -240,6 +387,21 @@ mod tests {
         );
         let message = require_box([3000, 3000, 3000], 3 << 30, 512 << 20, "GPU").unwrap_err().to_string();
         assert!(message.starts_with("a 3000x3000x3000 grid needs 3.0 GiB"), "{message}");
+    }
+
+    #[test]
+    fn a_refusal_under_a_hard_limit_names_what_the_outputs_and_threads_take() {
+        let room = HostRoom { bytes: 3 << 20, bound: HostBound::AddressSpace };
+        assert_eq!(
+            room.refusal("a 256x256 grid", 1 << 20, 20 << 20, "use a smaller --size").to_string(),
+            "a 256x256 grid needs 1.0 MiB of host memory, and its outputs and threads 20.0 MiB more, but this \
+             process's address-space limit (ulimit -v) leaves it only 3.0 MiB; use a smaller --size, or raise \
+             the limit"
+        );
+        // Fields that fit alone are refused with what comes after the check.
+        assert!(room.check("a 256x256 grid", 1 << 20, "use a smaller --size").is_err());
+        let free = HostRoom { bytes: 3 << 20, bound: HostBound::Available };
+        assert!(free.check("a 256x256 grid", 1 << 20, "use a smaller --size").is_ok());
     }
 
     #[test]

@@ -109,10 +109,13 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(exit) => return exit,
     };
-    let result = launcher.job().map_err(Into::into).and_then(|job| match cli.command {
-        Some(Command::Serve(args)) => serve(args, job),
-        None => run(&cli.run, job),
-    });
+    // Under `ulimit -v`, the worker threads now: the memory checks then count their stacks.
+    let workers = simulations::memory::start_workers_under_address_limit();
+    let result =
+        workers.and_then(|()| launcher.job()).map_err(Into::into).and_then(|job| match cli.command {
+            Some(Command::Serve(args)) => serve(args, job),
+            None => run(&cli.run, job),
+        });
     // A signal being handled ends the process with its own status and line.
     simulations::driver::await_signal_exit();
     match result {

@@ -1179,3 +1179,64 @@ fn a_descriptor_limit_ends_the_run_with_one_line_and_nothing_written() {
         assert!(ran, "{line}: no limit up to 24 descriptors let it run");
     }
 }
+
+/// Under an address-space limit anywhere from the least the program starts under to well
+/// above what a run needs, a run with frame outputs (`--gif --mp4`) and `--save` is either
+/// refused before it starts, in one `error:` line with exit 1 and nothing written, or
+/// completes with every output: never a signal (SIGABRT from a failed allocation, SIGSEGV), a
+/// panic (rayon's pool, a thread's start) or an encoder's error after the check (issue 57's
+/// defect 5: the check counted the fields, not the encoders' buffers, the state's copy and the
+/// threads).
+#[test]
+fn an_address_space_limit_refuses_or_completes_runs_with_outputs() {
+    let dir = scratch("address-sweep");
+    let under = |limit_kib: u64, line: &str| {
+        let script = format!("ulimit -v {limit_kib} && exec \"$0\" {line}");
+        Command::new("sh")
+            .args(["-c", &script, env!("CARGO_BIN_EXE_rust-gpu-sim")])
+            .env("RUST_BACKTRACE", "0")
+            .current_dir(&dir)
+            .output()
+            .unwrap()
+    };
+    // The least limit the program starts under at all (below it the dynamic loader fails).
+    let floor = (8..200).step_by(2).map(|mb| mb * 1024).find(|&kib| under(kib, "--version").status.success());
+    let floor = floor.expect("the program starts under some limit up to 200 MiB");
+    let lines = [
+        (
+            "grayscott --backend cpu --size 256 --steps 40 --frame-every 2 --gif o.gif --mp4 o.mp4 --save s.npz",
+            &["o.gif", "o.mp4", "s.npz"][..],
+        ),
+        (
+            "grayscott --backend cpu --size 512 --steps 4 --frame-every 2 --save s.npy",
+            &["s_u.npy", "s_v.npy"],
+        ),
+    ];
+    for (line, outputs) in lines {
+        let (mut refused, mut ran) = (0, 0);
+        for limit in (floor..floor + 100 * 1024).step_by(2 * 1024) {
+            let out = under(limit, line);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let at = format!("{line} under {} MiB", limit / 1024);
+            assert!(out.status.code().is_some(), "{at}: {:?} {stderr}", out.status);
+            assert!(!stderr.contains("panicked"), "{at}: {stderr}");
+            if out.status.success() {
+                let missing: Vec<_> = outputs
+                    .iter()
+                    .filter(|name| std::fs::metadata(dir.join(name)).map_or(true, |m| m.len() == 0))
+                    .collect();
+                assert!(missing.is_empty(), "{at}: {missing:?} missing or empty; {stderr}");
+                ran += 1;
+                std::fs::remove_dir_all(&dir).unwrap();
+                std::fs::create_dir_all(&dir).unwrap();
+                continue;
+            }
+            assert_eq!(out.status.code(), Some(1), "{at}: {stderr}");
+            assert_eq!(stderr.lines().count(), 1, "{at}: {stderr}");
+            assert!(stderr.starts_with("error: "), "{at}: {stderr}");
+            assert!(snapshot(&dir).is_empty(), "{at} left {:?}", snapshot(&dir));
+            refused += 1;
+        }
+        assert!(refused > 0 && ran > 0, "{line}: {refused} refused and {ran} run; the sweep missed the edge");
+    }
+}

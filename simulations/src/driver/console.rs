@@ -46,7 +46,7 @@ pub fn handle_signals() -> Result<()> {
                 std::process::exit(128 + signal);
             }
         })
-        .map_err(|e| invalid!("cannot watch for signals: {e}"))?;
+        .map_err(|e| invalid!("cannot watch for signals: {}", crate::memory::thread_start_failure(&e)))?;
     Ok(())
 }
 

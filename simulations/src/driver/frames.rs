@@ -301,11 +301,21 @@ impl Frames {
     /// 13 runs). Returns what [`Frames::finish`] returns.
     pub fn finish_while(self, release: impl FnOnce()) -> Result<Vec<PathBuf>> {
         let (done, finished) = std::sync::mpsc::channel();
-        let finishing = std::thread::spawn(move || {
-            let written = self.finish();
+        let frames = std::sync::Arc::new(std::sync::Mutex::new(Some(self)));
+        let handed = frames.clone();
+        let spawned = std::thread::Builder::new().name("outputs-finishing".into()).spawn(move || {
+            let frames = handed.lock().unwrap_or_else(|p| p.into_inner()).take();
+            let written = frames.map(Frames::finish);
             let _ = done.send(());
             written
         });
+        let Ok(finishing) = spawned else {
+            // No thread to be had (an address-space limit): finish here, then release.
+            let frames = frames.lock().unwrap_or_else(|p| p.into_inner()).take();
+            let written = frames.map_or_else(|| Ok(Vec::new()), Frames::finish);
+            release();
+            return written;
+        };
         if finished.recv_timeout(std::time::Duration::from_millis(2)).is_ok() {
             // Nothing left to overlap: the simulation and its context are left to process
             // exit (which the caller's return leads to).
@@ -313,7 +323,11 @@ impl Frames {
         } else {
             release();
         }
-        finishing.join().unwrap_or_else(|_| Err(invalid!("the output encoder panicked")))
+        match finishing.join() {
+            Ok(Some(written)) => written,
+            Ok(None) => Ok(Vec::new()),
+            Err(_) => Err(invalid!("the output encoder panicked")),
+        }
     }
 
     /// Finishes every output (the video first: it is the slower) and returns the paths

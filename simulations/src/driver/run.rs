@@ -38,6 +38,9 @@ pub struct Driver<F: FrameDefaults> {
     resume: Option<Checkpoint>,
     root: bool,
     started: Instant,
+    /// Where the state is written (`--save`, `--checkpoint`): the copy it takes is counted by
+    /// the host memory checks of the simulation built meanwhile.
+    _state_copy: Option<crate::memory::StateCopy>,
 }
 
 impl<F: FrameDefaults> Driver<F> {
@@ -59,7 +62,9 @@ impl<F: FrameDefaults> Driver<F> {
         check_targets(&all)?;
         state.check(formats)?;
         let resume = state.prepare()?;
+        let copies = state.save.is_some() || state.checkpoint.is_some();
         Ok(Self {
+            _state_copy: copies.then(crate::memory::promise_state_copy),
             output,
             state,
             palette,

@@ -43,7 +43,9 @@ impl StartFields {
             Ok(fields)
         };
         let thread = std::thread::Builder::new().name("initial-fields".into()).spawn(build);
-        thread.map(Self).map_err(|e| Error::InvalidInput(format!("cannot start a thread: {e}")))
+        thread.map(Self).map_err(|e| {
+            Error::InvalidInput(format!("cannot start a thread: {}", memory::thread_start_failure(&e)))
+        })
     }
 
     /// The fields, once built.

@@ -284,6 +284,8 @@ pub struct Mp4Encoder {
     pending: Option<Pending>,
     /// Frames written to the muxer (or lengthening a picture there).
     frames: u64,
+    /// What its groups and encoders may hold, counted by the host memory checks meanwhile.
+    _promise: crate::memory::Promise,
 }
 
 /// The length of a group of pictures (key frame to key frame), in seconds of video.
@@ -297,6 +299,32 @@ pub fn frames_per_group(fps: u32) -> usize {
 
 /// Frames held for parallel encoding: at most about 512 MiB of them.
 const QUEUE_BYTES: usize = 512 << 20;
+
+/// What one running OpenH264 encoder holds for frames of `pixels` (coded size): its
+/// pictures (source, reconstruction, reference, each 1.5 bytes a pixel and padded), its
+/// per-macroblock state and the frame's YUV; measured at about 2.3 MiB at 256² (`VmPeak` of
+/// a Gray-Scott CPU run with two encoders, less its other parts), counted with headroom.
+fn encoder_bytes(pixels: u64) -> u64 {
+    (2 << 20) + 10 * pixels
+}
+
+/// Groups of pictures in flight at most (`parallel`, lowered under a hard memory limit to fit
+/// [`crate::memory::buffer_budget`], down to one) and the bytes the encoder may hold with
+/// them: up to `parallel + 1` groups, gathered or dispatched (the oldest is waited for as a
+/// group is dispatched beyond `parallel`), of frames of `pixels` palette levels (an RGB frame,
+/// [`Mp4Writer::push_rgb`], holds three times that), and an OpenH264 encoder for each group
+/// being encoded. The bytes are promised ([`crate::memory::promise`]) to the host memory
+/// checks.
+fn groups_in_flight(parallel: usize, gop: usize, pixels: u64) -> (usize, u64) {
+    let group = gop as u64 * pixels;
+    let held = |parallel: usize| {
+        let encoding = (parallel + 1).min(rayon::current_num_threads().max(1)) as u64;
+        (parallel as u64 + 1) * group + encoding * encoder_bytes(pixels)
+    };
+    let budget = crate::memory::buffer_budget(held(parallel));
+    let parallel = (1..=parallel).rev().find(|&p| held(p) <= budget).unwrap_or(1);
+    (parallel, held(parallel))
+}
 
 impl Mp4Encoder {
     /// Creates the temporary file beside `dest` now (so a missing directory fails before any
@@ -343,6 +371,7 @@ impl Mp4Encoder {
         // Frames are queued as levels (1 byte a pixel) or RGB (3): count 3.
         let group_bytes = gop * 3 * width as usize * height as usize;
         let parallel = rayon::current_num_threads().min(QUEUE_BYTES / group_bytes.max(1)).max(1);
+        let (parallel, held) = groups_in_flight(parallel, gop, (cw * ch) as u64);
         let file = AtomicFile::create(dest)?;
         let mp4_config = mp4::Mp4Config {
             major_brand: fourcc(b"isom"),
@@ -365,6 +394,7 @@ impl Mp4Encoder {
             parameter_sets: None,
             pending: None,
             frames: 0,
+            _promise: crate::memory::promise(held),
         })
     }
 
@@ -552,18 +582,29 @@ fn run(mut encoder: Mp4Encoder, receiver: Receiver<Message>) -> Result<Option<Pa
 pub struct Mp4Writer {
     sender: Option<SyncSender<Message>>,
     worker: Option<JoinHandle<Result<Option<PathBuf>>>>,
+    /// What its queue of frames may hold, counted by the host memory checks meanwhile.
+    _promise: crate::memory::Promise,
 }
 
 impl Mp4Writer {
     /// Opens the output now (a missing directory fails here) and starts the encoder thread.
     pub fn create(dest: &Path, width: u32, height: u32, fps: u32, palette: &Palette) -> Result<Self> {
         let encoder = Mp4Encoder::create(dest, width, height, fps, palette)?;
-        let (sender, receiver) = sync_channel(queue_frames(width, height));
+        // Palette levels, a byte a pixel (RGB frames take three).
+        let frame = u64::from(width) * u64::from(height);
+        let queue = queue_frames(width, height);
+        let budget = crate::memory::buffer_budget(queue as u64 * frame);
+        let queue = queue.min((budget / frame.max(1)) as usize).max(1);
+        let (sender, receiver) = sync_channel(queue);
         let worker = std::thread::Builder::new()
             .name("mp4-encoder".into())
             .spawn(move || run(encoder, receiver))
-            .map_err(|e| output_error(dest, format!("cannot start the encoder thread: {e}")))?;
-        Ok(Self { sender: Some(sender), worker: Some(worker) })
+            .map_err(|e| {
+                let why = crate::memory::thread_start_failure(&e);
+                output_error(dest, format!("cannot start the encoder thread: {why}"))
+            })?;
+        let promise = crate::memory::promise(queue as u64 * frame);
+        Ok(Self { sender: Some(sender), worker: Some(worker), _promise: promise })
     }
 
     /// Queues a frame of palette levels (`width × height` bytes).

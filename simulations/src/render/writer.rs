@@ -57,8 +57,32 @@ impl Outputs {
 
 /// Frames queued ahead of the encoder before `push` waits: up to 64, and at most about
 /// 256 MiB of them.
-fn queue_frames(width: u32, height: u32) -> usize {
-    (256 << 20) / (width as usize * height as usize).max(1)
+fn queue_frames(frame: u64) -> usize {
+    ((256u64 << 20) / frame.max(1)).min(usize::MAX as u64) as usize
+}
+
+/// The encoder's pipeline for `frame`-byte frames: frames queued ahead of it, frames encoded
+/// at once, and the bytes it may hold besides what it holds when it starts (its promise,
+/// [`crate::memory::promise`]). Each frame of a batch is held up to `per_batch` times (the
+/// levels, the GIF's rectangle and its LZW code; a PNG's pixels and deflated bytes), and the
+/// previous frame once. Under a hard memory limit both shrink to fit an eighth of the room
+/// ([`crate::memory::buffer_budget`]), down to one frame each.
+fn pipeline(frame: u64, gif: bool, png: bool) -> (usize, usize, u64) {
+    let per_batch = 1 + 2 * u64::from(gif) + 3 * u64::from(png);
+    let (queue, batch) = (queue_frames(frame).clamp(2, 64), 2 * rayon::current_num_threads().max(1));
+    let held = |queue: usize, batch: usize| (queue as u64 + per_batch * batch as u64 + 1) * frame;
+    let budget = crate::memory::buffer_budget(held(queue, batch));
+    let (queue, batch) = match budget < held(queue, batch) {
+        true => {
+            let units = (budget / frame.max(1)).saturating_sub(1);
+            let batch = (units / (2 * per_batch)).clamp(1, batch as u64) as usize;
+            let queue = units.saturating_sub(per_batch * batch as u64).clamp(1, queue as u64) as usize;
+            (queue, batch)
+        }
+        false => (queue, batch),
+    };
+    // The LZW tables and the GIF's and PNG's small buffers.
+    (queue, batch, held(queue, batch) + (1 << 20))
 }
 
 /// What the encoder thread receives.
@@ -73,6 +97,8 @@ enum Message {
 pub struct FrameWriter {
     sender: Option<SyncSender<Message>>,
     worker: Option<JoinHandle<Result<Vec<PathBuf>>>>,
+    /// What its queue and encoder may hold, counted by the host memory checks meanwhile.
+    _promise: crate::memory::Promise,
 }
 
 impl FrameWriter {
@@ -100,16 +126,31 @@ impl FrameWriter {
             Some(dir) => Some(PngDir::prepare(dir)?),
             None => None,
         };
-        let (sender, receiver) = sync_channel(queue_frames(width, height).clamp(2, 64));
+        let frame = u64::from(width) * u64::from(height);
+        let (queue, batch_size, held) = pipeline(frame, gif.is_some(), png_dir.is_some());
+        let (sender, receiver) = sync_channel(queue);
         let delay = gif_delay(outputs.fps);
         let text = text.map(|t| (t.software.to_owned(), t.settings.to_owned()));
-        let encoder =
-            Encoder { width, height, palette, text, gif, delay, png_dir, frames: 0, previous: None };
+        let encoder = Encoder {
+            width,
+            height,
+            palette,
+            text,
+            gif,
+            delay,
+            png_dir,
+            frames: 0,
+            previous: None,
+            batch_size,
+        };
         let worker = std::thread::Builder::new()
             .name("frame-encoder".into())
             .spawn(move || encoder.run(receiver))
-            .map_err(|e| Error::Output { path: PathBuf::from("<encoder thread>"), reason: e.to_string() })?;
-        Ok(Self { sender: Some(sender), worker: Some(worker) })
+            .map_err(|e| {
+                let why = crate::memory::thread_start_failure(&e);
+                Error::InvalidInput(format!("cannot start the frame encoder's thread: {why}"))
+            })?;
+        Ok(Self { sender: Some(sender), worker: Some(worker), _promise: crate::memory::promise(held) })
     }
 
     /// Queues one frame (`width × height` palette levels). Waits only if the encoder is more
@@ -166,11 +207,13 @@ struct Encoder {
     frames: usize,
     /// The last frame sent to the GIF, as GIF indices.
     previous: Option<Vec<u8>>,
+    /// Frames encoded at once, at most.
+    batch_size: usize,
 }
 
 impl Encoder {
     fn run(mut self, receiver: Receiver<Message>) -> Result<Vec<PathBuf>> {
-        let batch_size = 2 * rayon::current_num_threads().max(1);
+        let batch_size = self.batch_size;
         let mut finished = false;
         while !finished {
             let mut batch = Vec::new();
