@@ -62,6 +62,14 @@
 //!   constant expression visible in the kernel's module); the host launches with at least
 //!   that much and raises the kernel's limit past 48 KiB when needed.
 //!
+//! - `instantiate(name_f32 = f32, name_f64 = f64)`: the instances of a generic kernel
+//!   (`pub unsafe fn name<T: ...>(...)` or a safe `pub fn name<T>`), each a PTX entry point
+//!   `name_f32` calling `name::<f32>` and a host handle `name_f32` whose `Params` has `T`
+//!   replaced by `f32` (also in `dynamic_shared`). Several generic parameters, const ones
+//!   included, take a list in order: `name_f32_4 = (f32, 4)`. The generic function itself
+//!   stays, in both builds (`#[inline(always)]` on the GPU unless it says otherwise), so its
+//!   body is checked on the host as any kernel's.
+//!
 //! This mirrors rust-cuda's `#[kernel]` from `cuda_std`, without that crate's nightly-2021
 //! dependencies. It uses only `proc_macro`, so the device build needs no extra crates. The
 //! generated code names `::ptxkit_device`, so a crate that uses the attribute depends on
@@ -98,6 +106,15 @@ type Failure = (Span, String);
 struct Options {
     launch_bounds: Option<(u32, u32)>,
     dynamic_shared: Option<TokenStream>,
+    /// `instantiate(name = Type, ...)`: each entry point's name and its generic arguments.
+    instances: Vec<Instance>,
+}
+
+/// One instantiation of a generic kernel: the entry point's name and the generic arguments,
+/// one token stream per generic parameter, in order.
+struct Instance {
+    name: Ident,
+    arguments: Vec<TokenStream>,
 }
 
 /// One parameter: its name and its type's tokens.
@@ -119,53 +136,47 @@ fn expand(attr: TokenStream, item: TokenStream) -> Result<TokenStream, Failure> 
         return Err((tokens[fn_pos].span(), "expected the kernel's name after `fn`".into()));
     };
     let name_str = name.to_string();
-    let params_group = tokens[fn_pos + 2..].iter().find_map(|t| match t {
-        TokenTree::Group(g) if g.delimiter() == Delimiter::Parenthesis => Some(g.clone()),
-        _ => None,
-    });
-    let Some(params_group) = params_group else {
-        return Err((name.span(), "expected the kernel's parameter list".into()));
+    // `<...>` after the name: a generic kernel, entered through its instantiations.
+    let (generics, after_generics) = match tokens.get(fn_pos + 2) {
+        Some(TokenTree::Punct(p)) if p.as_char() == '<' => {
+            let (generics, end) = parse_generics(&tokens, fn_pos + 2)?;
+            (Some(generics), end)
+        }
+        _ => (None, fn_pos + 2),
     };
-    if let Some(TokenTree::Punct(p)) = tokens.get(fn_pos + 2)
-        && p.as_char() == '<'
-    {
-        return Err((p.span(), "a #[kernel] cannot be generic: PTX entry points have one signature".into()));
-    }
+    let params_group = match tokens.get(after_generics) {
+        Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis => g.clone(),
+        _ => return Err((name.span(), "expected the kernel's parameter list".into())),
+    };
     let params = parse_params(&params_group)?;
+    match (generics, options.instances.is_empty()) {
+        (Some(generics), false) => {
+            return expand_generic(&options, &tokens, fn_pos, is_safe, &generics, &params);
+        }
+        (Some(_), true) => {
+            return Err((
+                name.span(),
+                "a generic #[kernel] needs its instances, each a PTX entry point of one signature: \
+                 `#[kernel(instantiate(name_f32 = f32, name_f64 = f64))]`"
+                    .into(),
+            ));
+        }
+        (None, false) => {
+            return Err((
+                options.instances[0].name.span(),
+                "`instantiate(...)` names the instances of a generic kernel; this one has no generic parameters"
+                    .into(),
+            ));
+        }
+        (None, true) => {}
+    }
     let kinds = if is_safe {
         params.iter().map(|p| safe_param_kind(&p.ty)).collect::<Result<Vec<_>, _>>()?
     } else {
         params.iter().map(|_| SafeParam::Value).collect()
     };
 
-    // Visibility: the tokens before `unsafe`/`fn` that are not attributes (`pub`, `pub(crate)`).
-    let mut visibility: Vec<TokenTree> = Vec::new();
-    let mut docs: Vec<TokenTree> = Vec::new();
-    let mut i = 0;
-    while i < fn_pos {
-        match &tokens[i] {
-            TokenTree::Punct(p) if p.as_char() == '#' => {
-                if let Some(TokenTree::Group(g)) = tokens.get(i + 1) {
-                    if g.stream().into_iter().next().is_some_and(|t| is_ident(&t, "doc")) {
-                        docs.extend(tokens[i..i + 2].iter().cloned());
-                    }
-                    i += 2;
-                    continue;
-                }
-            }
-            TokenTree::Ident(id) if id.to_string() == "pub" => {
-                visibility.push(tokens[i].clone());
-                if let Some(TokenTree::Group(g)) = tokens.get(i + 1)
-                    && g.delimiter() == Delimiter::Parenthesis
-                {
-                    visibility.push(tokens[i + 1].clone());
-                    i += 1;
-                }
-            }
-            _ => {}
-        }
-        i += 1;
-    }
+    let (visibility, docs) = visibility_and_docs(&tokens[..fn_pos]);
 
     let mut out: Vec<TokenTree> = Vec::new();
     // Device build: the entry point itself, and the marker for the PTX builder.
@@ -173,68 +184,17 @@ fn expand(attr: TokenStream, item: TokenStream) -> Result<TokenStream, Failure> 
     out.extend(attribute("unsafe(no_mangle)"));
     out.extend(tokens[..fn_pos].iter().cloned());
     if is_safe {
-        out.extend(safe_entry(name, &params, &kinds, &tokens[fn_pos + 2..]));
+        out.extend(safe_entry(name, &params, &kinds, EntryBody::Inner(&tokens[fn_pos + 2..])));
     } else {
         out.push(Ident::new("extern", Span::call_site()).into());
         out.push(Literal::string("ptx-kernel").into());
         out.extend(tokens[fn_pos..].iter().cloned());
     }
-
-    let bounds = options.launch_bounds.map(|(t, b)| format!(" launch_bounds {t} {b}")).unwrap_or_default();
-    out.extend(parse(&format!(
-        "#[cfg(target_arch = \"nvptx64\")] ::core::arch::global_asm!(::core::concat!(\"// kernel-abi: \", \
-         ::core::module_path!(), \"::{name_str}{bounds}\"));"
-    )));
+    out.extend(marker(&name_str, options.launch_bounds));
 
     // Host build: the typed handle.
-    out.extend(attribute("cfg(not(target_arch = \"nvptx64\"))"));
-    out.extend(docs);
-    out.extend(parse(&format!(
-        "#[doc = \"\"] #[doc = \"Host handle: launch with `gpu.launch({name_str}, config, (arguments...))`; \
-         the argument tuple is checked against the parameters at compile time.\"]"
-    )));
-    out.extend(attribute("allow(non_camel_case_types)"));
-    out.extend(attribute("derive(Clone, Copy, Debug, Default, PartialEq, Eq)"));
-    out.extend(visibility);
-    out.extend(parse("struct"));
-    out.push(TokenTree::Ident(name.clone()));
-    out.extend(parse(";"));
-
-    let mut param_types = TokenStream::new();
-    let mut layouts = TokenStream::new();
-    for (p, kind) in params.iter().zip(&kinds) {
-        param_types.extend(kind.host_type(&p.ty));
-        param_types.extend(parse(","));
-        for (suffix, ty) in kind.abi_params(&p.ty) {
-            layouts.extend(parse("::ptxkit_device::Param::of::<"));
-            layouts.extend(ty);
-            layouts.extend(parse(&format!(">({:?}),", format!("{}{suffix}", p.name))));
-        }
-    }
-    let launch_bounds = match options.launch_bounds {
-        Some((t, b)) => {
-            format!(
-                "::core::option::Option::Some(::ptxkit_device::LaunchBounds {{ max_threads: {t}, min_blocks: {b} }})"
-            )
-        }
-        None => "::core::option::Option::None".into(),
-    };
-    let dynamic_shared = options.dynamic_shared.unwrap_or_else(|| parse("0"));
-    let mut body = TokenStream::new();
-    body.extend(parse(&format!("const NAME: &'static str = {name_str:?}; type Params = ")));
-    body.extend([TokenTree::Group(Group::new(Delimiter::Parenthesis, param_types))]);
-    body.extend(parse("; const PARAMS: &'static [::ptxkit_device::Param] = &"));
-    body.extend([TokenTree::Group(Group::new(Delimiter::Bracket, layouts))]);
-    body.extend(parse(&format!(
-        "; const LAUNCH_BOUNDS: ::core::option::Option<::ptxkit_device::LaunchBounds> = {launch_bounds}; \
-         const DYNAMIC_SHARED_BYTES: u32 = "
-    )));
-    body.extend([TokenTree::Group(Group::new(Delimiter::Parenthesis, dynamic_shared))]);
-    body.extend(parse(";"));
-    out.extend(attribute("cfg(not(target_arch = \"nvptx64\"))"));
-    out.extend(parse("impl ::ptxkit_device::Kernel for"));
-    out.push(TokenTree::Ident(name.clone()));
-    out.push(TokenTree::Group(Group::new(Delimiter::Brace, body)));
+    let dynamic_shared = options.dynamic_shared.clone().unwrap_or_else(|| parse("0"));
+    out.extend(host_handle(name, docs, &visibility, &params, &kinds, options.launch_bounds, dynamic_shared));
 
     // Host build: the kernel's body too, as a private function never called, so that
     // `cargo check`, clippy and rust-analyzer check it with the host's tools (the device API
@@ -264,6 +224,111 @@ fn expand(attr: TokenStream, item: TokenStream) -> Result<TokenStream, Failure> 
     out.push(TokenTree::Ident(name.clone()));
     out.push(TokenTree::Group(Group::new(Delimiter::Brace, block)));
     Ok(out.into_iter().collect())
+}
+
+/// The visibility (`pub`, `pub(crate)`) and the doc attributes among the tokens before `fn`.
+fn visibility_and_docs(before_fn: &[TokenTree]) -> (Vec<TokenTree>, Vec<TokenTree>) {
+    let mut visibility: Vec<TokenTree> = Vec::new();
+    let mut docs: Vec<TokenTree> = Vec::new();
+    let mut i = 0;
+    while i < before_fn.len() {
+        match &before_fn[i] {
+            TokenTree::Punct(p) if p.as_char() == '#' => {
+                if let Some(TokenTree::Group(g)) = before_fn.get(i + 1) {
+                    if g.stream().into_iter().next().is_some_and(|t| is_ident(&t, "doc")) {
+                        docs.extend(before_fn[i..i + 2].iter().cloned());
+                    }
+                    i += 2;
+                    continue;
+                }
+            }
+            TokenTree::Ident(id) if id.to_string() == "pub" => {
+                visibility.push(before_fn[i].clone());
+                if let Some(TokenTree::Group(g)) = before_fn.get(i + 1)
+                    && g.delimiter() == Delimiter::Parenthesis
+                {
+                    visibility.push(before_fn[i + 1].clone());
+                    i += 1;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    (visibility, docs)
+}
+
+/// The device build's marker for the PTX builder: `// kernel-abi: <module>::<entry>` and the
+/// launch bounds.
+fn marker(entry: &str, launch_bounds: Option<(u32, u32)>) -> TokenStream {
+    let bounds = launch_bounds.map(|(t, b)| format!(" launch_bounds {t} {b}")).unwrap_or_default();
+    parse(&format!(
+        "#[cfg(target_arch = \"nvptx64\")] ::core::arch::global_asm!(::core::concat!(\"// kernel-abi: \", \
+         ::core::module_path!(), \"::{entry}{bounds}\"));"
+    ))
+}
+
+/// The host build's handle of the entry point `name`: a unit struct carrying `docs` and
+/// implementing `Kernel` with the parameters' types and layouts.
+fn host_handle(
+    name: &Ident,
+    docs: Vec<TokenTree>,
+    visibility: &[TokenTree],
+    params: &[Param],
+    kinds: &[SafeParam],
+    launch_bounds: Option<(u32, u32)>,
+    dynamic_shared: TokenStream,
+) -> TokenStream {
+    let name_str = name.to_string();
+    let mut out: Vec<TokenTree> = Vec::new();
+    out.extend(attribute("cfg(not(target_arch = \"nvptx64\"))"));
+    out.extend(docs);
+    out.extend(parse(&format!(
+        "#[doc = \"\"] #[doc = \"Host handle: launch with `gpu.launch({name_str}, config, (arguments...))`; \
+         the argument tuple is checked against the parameters at compile time.\"]"
+    )));
+    out.extend(attribute("allow(non_camel_case_types)"));
+    out.extend(attribute("derive(Clone, Copy, Debug, Default, PartialEq, Eq)"));
+    out.extend(visibility.iter().cloned());
+    out.extend(parse("struct"));
+    out.push(TokenTree::Ident(name.clone()));
+    out.extend(parse(";"));
+
+    let mut param_types = TokenStream::new();
+    let mut layouts = TokenStream::new();
+    for (p, kind) in params.iter().zip(kinds) {
+        param_types.extend(kind.host_type(&p.ty));
+        param_types.extend(parse(","));
+        for (suffix, ty) in kind.abi_params(&p.ty) {
+            layouts.extend(parse("::ptxkit_device::Param::of::<"));
+            layouts.extend(ty);
+            layouts.extend(parse(&format!(">({:?}),", format!("{}{suffix}", p.name))));
+        }
+    }
+    let launch_bounds = match launch_bounds {
+        Some((t, b)) => {
+            format!(
+                "::core::option::Option::Some(::ptxkit_device::LaunchBounds {{ max_threads: {t}, min_blocks: {b} }})"
+            )
+        }
+        None => "::core::option::Option::None".into(),
+    };
+    let mut body = TokenStream::new();
+    body.extend(parse(&format!("const NAME: &'static str = {name_str:?}; type Params = ")));
+    body.extend([TokenTree::Group(Group::new(Delimiter::Parenthesis, param_types))]);
+    body.extend(parse("; const PARAMS: &'static [::ptxkit_device::Param] = &"));
+    body.extend([TokenTree::Group(Group::new(Delimiter::Bracket, layouts))]);
+    body.extend(parse(&format!(
+        "; const LAUNCH_BOUNDS: ::core::option::Option<::ptxkit_device::LaunchBounds> = {launch_bounds}; \
+         const DYNAMIC_SHARED_BYTES: u32 = "
+    )));
+    body.extend([TokenTree::Group(Group::new(Delimiter::Parenthesis, dynamic_shared))]);
+    body.extend(parse(";"));
+    out.extend(attribute("cfg(not(target_arch = \"nvptx64\"))"));
+    out.extend(parse("impl ::ptxkit_device::Kernel for"));
+    out.push(TokenTree::Ident(name.clone()));
+    out.push(TokenTree::Group(Group::new(Delimiter::Brace, body)));
+    out.into_iter().collect()
 }
 
 /// How a safe kernel's parameter reaches it.
@@ -381,11 +446,219 @@ fn safe_param_kind(ty: &TokenStream) -> Result<SafeParam, Failure> {
     })
 }
 
+/// What a safe kernel's entry point runs.
+enum EntryBody<'a> {
+    /// The author's function (parameter list, return type and body after its name), held as
+    /// an inner function `body`.
+    Inner(&'a [TokenTree]),
+    /// A function outside, by path: a generic kernel's instance (`name::<f32>`).
+    Call(TokenStream),
+}
+
+/// A generic kernel: the function as written, in both builds (`#[inline(always)]` on the
+/// GPU unless it says otherwise), and for each instance `name = Type` an entry point
+/// `name` calling it with those generic arguments, its marker and its host handle, each with
+/// the parameter types substituted.
+fn expand_generic(
+    options: &Options,
+    tokens: &[TokenTree],
+    fn_pos: usize,
+    is_safe: bool,
+    generics: &[Ident],
+    params: &[Param],
+) -> Result<TokenStream, Failure> {
+    let kernel = match &tokens[fn_pos + 1] {
+        TokenTree::Ident(name) => name.clone(),
+        other => return Err((other.span(), "expected the kernel's name".into())),
+    };
+    let (visibility, docs) = visibility_and_docs(&tokens[..fn_pos]);
+    let mut out: Vec<TokenTree> = Vec::new();
+    let has_inline = tokens[..fn_pos].iter().any(|t| {
+        matches!(t, TokenTree::Group(g) if g.delimiter() == Delimiter::Bracket
+            && g.stream().into_iter().next().is_some_and(|first| is_ident(&first, "inline")))
+    });
+    if !has_inline {
+        out.extend(attribute("cfg_attr(target_arch = \"nvptx64\", inline(always))"));
+    }
+    out.extend(tokens.iter().cloned());
+
+    let mut seen: Vec<String> = Vec::new();
+    for instance in &options.instances {
+        let entry = instance.name.to_string();
+        if entry == kernel.to_string() || seen.contains(&entry) {
+            return Err((
+                instance.name.span(),
+                format!(
+                    "instance `{entry}` named twice (an instance needs a name of its own, not the kernel's)"
+                ),
+            ));
+        }
+        seen.push(entry.clone());
+        if instance.arguments.len() != generics.len() {
+            return Err((
+                instance.name.span(),
+                format!(
+                    "`{entry}` gives {} generic argument(s) for {} parameter(s) ({}); write `{entry} = Type` for \
+                     one, `{entry} = (A, B, ...)` for several",
+                    instance.arguments.len(),
+                    generics.len(),
+                    generics.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+                ),
+            ));
+        }
+        let substitute = |tokens: &TokenStream| substitute(tokens.clone(), generics, &instance.arguments);
+        let params: Vec<Param> =
+            params.iter().map(|p| Param { name: p.name.clone(), ty: substitute(&p.ty) }).collect();
+        let kinds = if is_safe {
+            params.iter().map(|p| safe_param_kind(&p.ty)).collect::<Result<Vec<_>, _>>()?
+        } else {
+            params.iter().map(|_| SafeParam::Value).collect()
+        };
+        // `kernel::<arguments>`
+        let mut callee: Vec<TokenTree> = vec![TokenTree::Ident(kernel.clone())];
+        callee.extend(parse("::<"));
+        for argument in &instance.arguments {
+            callee.push(TokenTree::Group(Group::new(Delimiter::None, argument.clone())));
+            callee.extend(parse(","));
+        }
+        callee.extend(parse(">"));
+        let callee: TokenStream = callee.into_iter().collect();
+
+        // Device build: the entry point.
+        out.extend(attribute("cfg(target_arch = \"nvptx64\")"));
+        out.extend(attribute("unsafe(no_mangle)"));
+        out.extend(visibility.iter().cloned());
+        if is_safe {
+            out.extend(safe_entry(&instance.name, &params, &kinds, EntryBody::Call(callee)));
+        } else {
+            let mut abi_params = TokenStream::new();
+            let mut arguments = TokenStream::new();
+            for (i, p) in params.iter().enumerate() {
+                abi_params.extend(parse(&format!("__ptxkit_param_{i}: ")));
+                abi_params.extend(p.ty.clone());
+                abi_params.extend(parse(","));
+                arguments.extend(parse(&format!("__ptxkit_param_{i},")));
+            }
+            out.extend(parse("unsafe extern \"ptx-kernel\" fn"));
+            out.push(TokenTree::Ident(instance.name.clone()));
+            out.push(TokenTree::Group(Group::new(Delimiter::Parenthesis, abi_params)));
+            // The kernel's own contract is the caller's (the launch's), as for any kernel.
+            let mut call: Vec<TokenTree> = parse("unsafe").into_iter().collect();
+            let mut inner: Vec<TokenTree> = callee.into_iter().collect();
+            inner.push(TokenTree::Group(Group::new(Delimiter::Parenthesis, arguments)));
+            call.push(TokenTree::Group(Group::new(Delimiter::Brace, inner.into_iter().collect())));
+            out.push(TokenTree::Group(Group::new(Delimiter::Brace, call.into_iter().collect())));
+        }
+        out.extend(marker(&entry, options.launch_bounds));
+
+        // Host build: the handle.
+        let arguments: Vec<String> = instance.arguments.iter().map(ToString::to_string).collect();
+        let mut instance_docs = docs.clone();
+        instance_docs.extend(parse(&format!(
+            "#[doc = \"\"] #[doc = {:?}]",
+            format!("The instance `{kernel}::<{}>` of the generic kernel `{kernel}`.", arguments.join(", "))
+        )));
+        let dynamic_shared = options.dynamic_shared.as_ref().map_or_else(|| parse("0"), substitute);
+        out.extend(host_handle(
+            &instance.name,
+            instance_docs,
+            &visibility,
+            &params,
+            &kinds,
+            options.launch_bounds,
+            dynamic_shared,
+        ));
+    }
+    Ok(out.into_iter().collect())
+}
+
+/// The names of a generic parameter list starting at `tokens[open]` (`<`), and the position
+/// after its `>`. Lifetimes are refused (an entry point's parameters have no lifetimes to
+/// instantiate); `const N: usize` names `N`.
+fn parse_generics(tokens: &[TokenTree], open: usize) -> Result<(Vec<Ident>, usize), Failure> {
+    let mut depth = 0i32;
+    let mut close = None;
+    for (at, token) in tokens.iter().enumerate().skip(open) {
+        if let TokenTree::Punct(p) = token {
+            let arrow = p.as_char() == '>'
+                && matches!(tokens.get(at - 1), Some(TokenTree::Punct(q)) if q.as_char() == '-' && q.spacing() == Spacing::Joint);
+            match p.as_char() {
+                '<' => depth += 1,
+                '>' if !arrow => {
+                    depth -= 1;
+                    if depth == 0 {
+                        close = Some(at);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let Some(close) = close else {
+        return Err((tokens[open].span(), "unclosed generic parameter list".into()));
+    };
+    let mut names = Vec::new();
+    for piece in split_commas(tokens[open + 1..close].to_vec()) {
+        match piece.as_slice() {
+            [TokenTree::Punct(q), ..] if q.as_char() == '\'' => {
+                return Err((
+                    q.span(),
+                    "a generic #[kernel] takes type and const parameters, not lifetimes".into(),
+                ));
+            }
+            [first, TokenTree::Ident(name), ..] if is_ident(first, "const") => names.push(name.clone()),
+            [TokenTree::Ident(name), ..] => names.push(name.clone()),
+            _ => return Err((piece[0].span(), "expected a generic parameter's name".into())),
+        }
+    }
+    Ok((names, close + 1))
+}
+
+/// `tokens` with each identifier of `names` (not after `::` or `.`) replaced by the matching
+/// argument, in groups too. An argument of several tokens goes in an invisible group, so it
+/// stays one type or expression.
+fn substitute(tokens: TokenStream, names: &[Ident], arguments: &[TokenStream]) -> TokenStream {
+    let mut out: Vec<TokenTree> = Vec::new();
+    for token in tokens {
+        let after_path = match out.as_slice() {
+            [.., TokenTree::Punct(a), TokenTree::Punct(b)] if a.as_char() == ':' && b.as_char() == ':' => {
+                true
+            }
+            [.., TokenTree::Punct(dot)] => dot.as_char() == '.',
+            _ => false,
+        };
+        match token {
+            TokenTree::Ident(ident) if !after_path => {
+                match names.iter().position(|n| *n.to_string() == ident.to_string()) {
+                    Some(k) => {
+                        let argument: Vec<TokenTree> = arguments[k].clone().into_iter().collect();
+                        match argument.as_slice() {
+                            [single] => out.push(single.clone()),
+                            _ => {
+                                out.push(TokenTree::Group(Group::new(Delimiter::None, arguments[k].clone())))
+                            }
+                        }
+                    }
+                    None => out.push(TokenTree::Ident(ident)),
+                }
+            }
+            TokenTree::Group(group) => {
+                let mut new = Group::new(group.delimiter(), substitute(group.stream(), names, arguments));
+                new.set_span(group.span());
+                out.push(TokenTree::Group(new));
+            }
+            other => out.push(other),
+        }
+    }
+    out.into_iter().collect()
+}
+
 /// The device entry point of a safe kernel: `unsafe extern "ptx-kernel" fn name(<ABI
 /// parameters>)` that holds the author's function, as written, under the name `body`, and calls
 /// it with the slices rebuilt from the parameters. `after_name` is the author's parameter
 /// list, return type and body.
-fn safe_entry(name: &Ident, params: &[Param], kinds: &[SafeParam], after_name: &[TokenTree]) -> TokenStream {
+fn safe_entry(name: &Ident, params: &[Param], kinds: &[SafeParam], body: EntryBody) -> TokenStream {
     let mut abi_params = TokenStream::new();
     let mut call_args = TokenStream::new();
     let nul_name = format!("{:?}", format!("{name}\0"));
@@ -417,15 +690,20 @@ fn safe_entry(name: &Ident, params: &[Param], kinds: &[SafeParam], after_name: &
         TokenTree::Group(Group::new(Delimiter::Parenthesis, abi_params)),
     ]);
     let mut inner = TokenStream::new();
-    inner.extend(attribute("inline(always)"));
-    inner.extend(parse("fn body"));
-    inner.extend(after_name.iter().cloned());
+    let mut call = match body {
+        EntryBody::Inner(after_name) => {
+            inner.extend(attribute("inline(always)"));
+            inner.extend(parse("fn body"));
+            inner.extend(after_name.iter().cloned());
+            parse("body")
+        }
+        EntryBody::Call(callee) => callee,
+    };
     // The `unsafe` block's justification (generated code carries no comments): the typed
     // launch (`ptxkit-host`) passes for each input a `&CudaSlice`'s pointer and length (valid,
     // aligned, non-null, not written during the launch) and for each output its own
     // `&mut CudaSlice`'s (reached by no other parameter); each output is made once per thread.
     inner.extend(parse("unsafe"));
-    let mut call = parse("body");
     call.extend([TokenTree::Group(Group::new(Delimiter::Parenthesis, call_args))]);
     inner.extend([TokenTree::Group(Group::new(Delimiter::Brace, call))]);
     out.extend([TokenTree::Group(Group::new(Delimiter::Brace, inner))]);
@@ -437,7 +715,10 @@ fn parse_options(attr: TokenStream) -> Result<Options, Failure> {
     let mut options = Options::default();
     for arg in split_commas(attr.into_iter().collect()) {
         let Some(TokenTree::Ident(key)) = arg.first() else {
-            return Err((arg[0].span(), "expected `launch_bounds(...)` or `dynamic_shared = ...`".into()));
+            return Err((
+                arg[0].span(),
+                "expected `launch_bounds(...)`, `dynamic_shared = ...` or `instantiate(...)`".into(),
+            ));
         };
         match key.to_string().as_str() {
             "launch_bounds" => {
@@ -505,6 +786,48 @@ fn parse_options(attr: TokenStream) -> Result<Options, Failure> {
                 }
                 options.launch_bounds = Some((threads, blocks));
             }
+            "instantiate" => {
+                let group = match (arg.get(1), arg.len()) {
+                    (Some(TokenTree::Group(g)), 2) if g.delimiter() == Delimiter::Parenthesis => g,
+                    _ => {
+                        return Err((
+                            key.span(),
+                            "write `instantiate(name_f32 = f32, name_f64 = f64)`".into(),
+                        ));
+                    }
+                };
+                for piece in split_commas(group.stream().into_iter().collect()) {
+                    let (name, arguments) = match piece.as_slice() {
+                        [TokenTree::Ident(name), TokenTree::Punct(eq), rest @ ..]
+                            if eq.as_char() == '=' && !rest.is_empty() =>
+                        {
+                            // `(A, B)`: one argument per generic parameter; anything else: one.
+                            let arguments = match rest {
+                                [TokenTree::Group(g)] if g.delimiter() == Delimiter::Parenthesis => {
+                                    split_commas(g.stream().into_iter().collect())
+                                        .into_iter()
+                                        .map(|a| a.into_iter().collect())
+                                        .collect()
+                                }
+                                _ => vec![rest.iter().cloned().collect()],
+                            };
+                            (name.clone(), arguments)
+                        }
+                        _ => {
+                            return Err((
+                                piece[0].span(),
+                                "each instance is `entry_name = Type` (or `entry_name = (A, B)` for several \
+                                 generic parameters)"
+                                    .into(),
+                            ));
+                        }
+                    };
+                    options.instances.push(Instance { name, arguments });
+                }
+                if options.instances.is_empty() {
+                    return Err((key.span(), "`instantiate()` names no instance".into()));
+                }
+            }
             "dynamic_shared" => {
                 let is_eq = matches!(arg.get(1), Some(TokenTree::Punct(p)) if p.as_char() == '=');
                 if !is_eq || arg.len() < 3 {
@@ -519,7 +842,7 @@ fn parse_options(attr: TokenStream) -> Result<Options, Failure> {
                 return Err((
                     key.span(),
                     format!(
-                        "unknown #[kernel] argument `{other}`: expected `launch_bounds(...)` or `dynamic_shared = ...`"
+                        "unknown #[kernel] argument `{other}`: expected `launch_bounds(...)`, `dynamic_shared = ...` or `instantiate(...)`"
                     ),
                 ));
             }

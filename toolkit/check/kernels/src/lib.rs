@@ -7,6 +7,7 @@
 
 pub mod constant;
 pub mod debug;
+pub mod generic;
 pub mod host_api;
 pub mod math;
 pub mod memory;

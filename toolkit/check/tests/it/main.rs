@@ -7,6 +7,7 @@ mod common;
 
 mod constant;
 mod debug;
+mod generic;
 mod host_api;
 mod math;
 mod memory;
