@@ -145,3 +145,38 @@ pub fn jacobi_5pt(input: &[f32], width: usize, height: usize) -> Vec<f32> {
     }
     out
 }
+
+/// `a · bᵀ` (`a` is `m × k`, `b` is `n × k`, row-major: the half-precision GEMM's "NT" layout)
+/// from values that are exact halves, in `f64`, each entry with the bound on a tensor-core
+/// result's error: the products of two halves are exact in `f32`, and the tensor cores' f32
+/// sums may truncate instead of rounding (up to 2u each, Fasi et al., "Numerical behavior of
+/// NVIDIA tensor cores", 2021), so `2·k·u·Σ|a_ip·b_jp|` (×1.01, as [`sum`]).
+pub fn gemm_nt(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<(f64, f64)> {
+    assert_eq!((a.len(), b.len()), (m * k, n * k));
+    (0..m * n)
+        .map(|i| {
+            let (row, col) = (i / n, i % n);
+            let (mut exact, mut magnitude) = (0.0f64, 0.0f64);
+            for p in 0..k {
+                let product = a[row * k + p] as f64 * b[col * k + p] as f64;
+                exact += product;
+                magnitude += product.abs();
+            }
+            (exact, 2.02 * k as f64 * F32_UNIT_ROUNDOFF * magnitude)
+        })
+        .collect()
+}
+
+/// `a·x`, one rounding per element (as the bulk-copy kernel computes it).
+pub fn scale(a: f32, x: &[f32]) -> Vec<f32> {
+    x.iter().map(|&v| a * v).collect()
+}
+
+/// How many of `values` fall in each of 1024 bins (`v % 1024`).
+pub fn histogram_1024(values: &[u32]) -> Vec<u32> {
+    let mut bins = vec![0u32; 1024];
+    for &v in values {
+        bins[(v % 1024) as usize] += 1;
+    }
+    bins
+}

@@ -351,3 +351,95 @@ pub fn jacobi_5pt(gpu: &Gpu, flavour: Flavour, input: &[f32], width: u32, height
     jacobi_launch(gpu, flavour, &d_input, &mut output, width, height)?;
     download(gpu, &output)
 }
+
+// ---- 10. half-precision GEMM on the tensor cores -----------------------------------------------
+
+/// The half-precision GEMM's grid: one block of [`k::HGEMM_BLOCK`] threads per 64 × 64 tile of C.
+pub fn hgemm_config(m: u32, n: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (n.div_ceil(k::HGEMM_TILE), m.div_ceil(k::HGEMM_TILE), 1),
+        block_dim: (k::HGEMM_BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// The inputs of the half-precision GEMM: f16 or bf16.
+pub trait HalfInput: ptxkit_host::cudarc::driver::DeviceRepr + Copy {
+    /// The value nearest `x` (round to nearest even).
+    fn from_f32(x: f32) -> Self;
+    /// The value as an `f32` (exact).
+    fn to_f32(self) -> f32;
+    /// Queues `c ← a·bᵀ` on the GPU with this input type's kernel.
+    fn launch(
+        gpu: &Gpu,
+        a: &CudaSlice<Self>,
+        b: &CudaSlice<Self>,
+        c: &mut CudaSlice<f32>,
+        dims: [u32; 3],
+    ) -> Result<()>;
+}
+
+impl HalfInput for k::F16 {
+    fn from_f32(x: f32) -> Self {
+        Self::from_f32(x)
+    }
+    fn to_f32(self) -> f32 {
+        self.to_f32()
+    }
+    fn launch(
+        gpu: &Gpu,
+        a: &CudaSlice<Self>,
+        b: &CudaSlice<Self>,
+        c: &mut CudaSlice<f32>,
+        [m, n, kd]: [u32; 3],
+    ) -> Result<()> {
+        gpu.launch(k::hgemm_f16, hgemm_config(m, n), (a, b, c, m, n, kd))
+    }
+}
+
+impl HalfInput for k::BF16 {
+    fn from_f32(x: f32) -> Self {
+        Self::from_f32(x)
+    }
+    fn to_f32(self) -> f32 {
+        self.to_f32()
+    }
+    fn launch(
+        gpu: &Gpu,
+        a: &CudaSlice<Self>,
+        b: &CudaSlice<Self>,
+        c: &mut CudaSlice<f32>,
+        [m, n, kd]: [u32; 3],
+    ) -> Result<()> {
+        gpu.launch(k::hgemm_bf16, hgemm_config(m, n), (a, b, c, m, n, kd))
+    }
+}
+
+/// Queues `c ← a·bᵀ` (`a` `m × k`, `b` `n × k`, `c` `m × n`, row-major), `k` a multiple of 8.
+pub fn hgemm_launch<H: HalfInput>(
+    gpu: &Gpu,
+    a: &CudaSlice<H>,
+    b: &CudaSlice<H>,
+    c: &mut CudaSlice<f32>,
+    m: u32,
+    n: u32,
+    kd: u32,
+) -> Result<()> {
+    if !kd.is_multiple_of(8) {
+        return Err(Error::InvalidLaunch(format!(
+            "hgemm: k = {kd} is not a multiple of 8 (the kernel copies rows in 16-byte chunks)"
+        )));
+    }
+    check_len(a.len(), m as usize * kd as usize, "hgemm a")?;
+    check_len(b.len(), n as usize * kd as usize, "hgemm b")?;
+    check_len(c.len(), m as usize * n as usize, "hgemm c")?;
+    H::launch(gpu, a, b, c, [m, n, kd])
+}
+
+/// `a·bᵀ` on the GPU's tensor cores, from halves.
+pub fn hgemm<H: HalfInput>(gpu: &Gpu, a: &[H], b: &[H], m: u32, n: u32, kd: u32) -> Result<Vec<f32>> {
+    let (d_a, d_b) = (upload(gpu, a)?, upload(gpu, b)?);
+    let mut c = zeros::<f32>(gpu, m as usize * n as usize)?;
+    hgemm_launch(gpu, &d_a, &d_b, &mut c, m, n, kd)?;
+    download(gpu, &c)
+}

@@ -330,3 +330,7 @@ impl core::ops::Mul for F16x2 {
         self.mul_rn(other)
     }
 }
+
+// A host allocates `CudaSlice<F16>` and `CudaSlice<BF16>` (feature `host`), as it does the
+// vector types.
+crate::vector::host_device_repr!(F16, BF16);

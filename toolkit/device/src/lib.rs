@@ -89,7 +89,12 @@
 //!     host sets with `Gpu::set_constant`;
 //!   - [`debug`]: [`gpu_print!`]/[`gpu_println!`], clocks, `%globaltimer`, `nanosleep`,
 //!     [`device_assert!`]; [`unroll!`]: CUDA C's `#pragma unroll`;
-//!   - [`safe`]: `DisjointSlice`, `ThreadIndex` and the safe kernel's parameter types.
+//!   - [`safe`]: `DisjointSlice`, `ThreadIndex` and the safe kernel's parameter types;
+//!   - asynchronous copies and tensor cores: [`async_copy`] (`cp.async`, sm_80+),
+//!     [`mbarrier`] (split arrive/wait barriers, transaction counts on sm_90), [`tma`]
+//!     (Hopper's bulk and tensor copies, [`tma::TensorMap`]), [`mma`] (`mma.sync` m16n8k16
+//!     f16/bf16 with f32 accumulation, `ldmatrix`), [`cluster`] (sm_90 thread-block clusters
+//!     and distributed shared memory).
 //!
 //!   It exists in host builds too, as rust-cuda's `#[gpu_only]` functions do: there every
 //!   device function panics if called, so that kernel bodies, which `#[kernel]` also compiles
@@ -108,18 +113,23 @@ mod abi;
 #[cfg(not(target_arch = "nvptx64"))]
 mod host;
 
+pub mod async_copy;
 pub mod atomic;
 pub mod block;
+pub mod cluster;
 pub mod constant;
 pub mod debug;
 pub mod fence;
 pub mod grid;
 pub mod half;
 pub mod math;
+pub mod mbarrier;
 pub mod memory;
+pub mod mma;
 pub mod safe;
 mod shared;
 pub mod thread;
+pub mod tma;
 mod unroll;
 pub mod vector;
 pub mod warp;

@@ -67,10 +67,55 @@ pub trait KernelArg<P> {
     fn stage<'s>(&'s mut self, stream: &'s CudaStream) -> Self::Staged<'s>;
 }
 
+/// Where staged arguments push their `.param`s: cudarc's launch builder, or the raw parameter
+/// list of a launch cudarc does not make ([`Gpu::launch_cluster`](crate::Gpu::launch_cluster),
+/// `cuLaunchKernelEx`).
+pub trait ParamSink<'a> {
+    /// Pushes one `.param`: a pointer to its bytes, valid for `'a`.
+    fn param<T: DeviceRepr>(&mut self, value: &'a T);
+}
+
+impl<'a> ParamSink<'a> for LaunchArgs<'a> {
+    fn param<T: DeviceRepr>(&mut self, value: &'a T) {
+        self.arg(value);
+    }
+}
+
+/// The `kernelParams` array of `cuLaunchKernel`/`cuLaunchKernelEx`: a pointer to each
+/// `.param`'s bytes, in order.
+pub struct RawParams<'a> {
+    pointers: Vec<*mut std::ffi::c_void>,
+    values: std::marker::PhantomData<&'a ()>,
+}
+
+impl RawParams<'_> {
+    /// An empty list.
+    pub fn new() -> Self {
+        Self { pointers: Vec::new(), values: std::marker::PhantomData }
+    }
+
+    /// The array for the driver (valid while the staged arguments it was pushed from live).
+    pub fn as_mut_ptr(&mut self) -> *mut *mut std::ffi::c_void {
+        self.pointers.as_mut_ptr()
+    }
+}
+
+impl Default for RawParams<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<'a> ParamSink<'a> for RawParams<'a> {
+    fn param<T: DeviceRepr>(&mut self, value: &'a T) {
+        self.pointers.push(value as *const T as *mut std::ffi::c_void);
+    }
+}
+
 /// A staged kernel argument: pushes its `.param`s onto a launch.
 pub trait StagedArg {
     /// Pushes the `.param`s (pointers to their bytes, valid for `'a`).
-    fn push<'a>(&'a mut self, launch: &mut LaunchArgs<'a>);
+    fn push<'a, L: ParamSink<'a>>(&'a mut self, launch: &mut L);
 }
 
 /// A staged buffer: `N` 64-bit `.param`s (a device pointer, then lengths), and cudarc's
@@ -89,9 +134,9 @@ impl<'s, const N: usize> StagedBuffer<'s, N> {
 }
 
 impl<const N: usize> StagedArg for StagedBuffer<'_, N> {
-    fn push<'a>(&'a mut self, launch: &mut LaunchArgs<'a>) {
+    fn push<'a, L: ParamSink<'a>>(&'a mut self, launch: &mut L) {
         for word in &self.words {
-            launch.arg(word);
+            launch.param(word);
         }
     }
 }
@@ -100,13 +145,16 @@ impl<const N: usize> StagedArg for StagedBuffer<'_, N> {
 pub struct StagedValue<'s, T>(&'s T);
 
 impl<T: Pod> StagedArg for StagedValue<'_, T> {
-    fn push<'a>(&'a mut self, launch: &mut LaunchArgs<'a>) {
-        launch.arg(ByValue::wrap_ref(self.0));
+    fn push<'a, L: ParamSink<'a>>(&'a mut self, launch: &mut L) {
+        launch.param(ByValue::wrap_ref(self.0));
     }
 }
 
 /// A buffer read by the kernel: its device pointer, the stream waiting for earlier writes.
-fn stage_read<'s, T>(buffer: &'s impl DevicePtr<T>, stream: &'s CudaStream) -> (u64, usize, SyncOnDrop<'s>) {
+pub(crate) fn stage_read<'s, T>(
+    buffer: &'s impl DevicePtr<T>,
+    stream: &'s CudaStream,
+) -> (u64, usize, SyncOnDrop<'s>) {
     let (pointer, sync) = buffer.device_ptr(stream);
     (pointer, buffer.len(), sync)
 }
@@ -294,7 +342,7 @@ pub trait KernelArgs<P> {
 /// Staged arguments: push every `.param`, in order.
 pub trait StagedArgs {
     /// Pushes every argument's `.param`s (pointers valid for `'a`).
-    fn push_all<'a>(&'a mut self, launch: &mut LaunchArgs<'a>);
+    fn push_all<'a, L: ParamSink<'a>>(&'a mut self, launch: &mut L);
 }
 
 /// Refuses a launch with more dimensions than a safe kernel's outputs allow: 1 (one block
@@ -345,7 +393,7 @@ macro_rules! tuple_args {
         }
 
         impl<$($A: StagedArg),*> StagedArgs for ($($A,)*) {
-            fn push_all<'a>(&'a mut self, launch: &mut LaunchArgs<'a>) {
+            fn push_all<'a, L: ParamSink<'a>>(&'a mut self, launch: &mut L) {
                 $(self.$i.push(launch);)*
             }
         }

@@ -43,6 +43,7 @@
 //! a `*mut f32`: a borrow error too) or `1000i32` for the `u32` do not compile.
 
 mod borrowed;
+mod cluster;
 mod constant;
 mod cooperative;
 mod event;
@@ -51,19 +52,23 @@ mod launch;
 mod module;
 mod pinned;
 mod stream;
+mod tensor_map;
 
 pub use borrowed::{BorrowedRows, BorrowedSlice, BorrowedSliceMut};
+pub use cluster::{MAX_PORTABLE_CLUSTER_BLOCKS, check_cluster};
 pub use cooperative::check_cooperative_grid;
 /// The `cudarc` this crate is built on (buffers, streams and events are its types).
 pub use cudarc;
 pub use event::{Event, Timer};
 pub use graph::Graph;
 pub use launch::{
-    KernelArg, KernelArgs, RowsMut, StagedArg, StagedArgs, StagedBuffer, StagedValue, last_launched,
+    KernelArg, KernelArgs, ParamSink, RawParams, RowsMut, StagedArg, StagedArgs, StagedBuffer, StagedValue,
+    last_launched,
 };
 pub use module::{ModuleImage, RuntimeKernel, RuntimeModule};
 pub use ptxkit_device::constant::{ConstantArray, ConstantElement};
 pub use ptxkit_device::{Kernel, KernelInfo, LaunchBounds, Param};
+pub use tensor_map::{DeviceTensorMap, TensorMapSpec, TmaElement};
 
 use std::{
     collections::HashMap,

@@ -183,3 +183,42 @@ fn launch_shapes_cover_the_data() {
     assert_eq!(gpu::softmax_config(17).grid_dim.0, 3);
     assert_eq!(gpu::jacobi_config(33, 9).grid_dim, (2, 2, 1));
 }
+
+#[test]
+fn gemm_nt_reference_is_exact_on_small_integers_and_reads_b_by_rows() {
+    // A = [1 2; 3 4], B (n × k) = [5 6; 7 8]: A·Bᵀ = [1·5+2·6 1·7+2·8; 3·5+4·6 3·7+4·8].
+    let c = cpu::gemm_nt(&[1.0, 2.0, 3.0, 4.0], &[5.0, 6.0, 7.0, 8.0], 2, 2, 2);
+    assert_eq!(c.iter().map(|e| e.0).collect::<Vec<_>>(), [17.0, 23.0, 39.0, 53.0]);
+    // The bound: twice the rounded sum's, for tensor cores that truncate.
+    assert_eq!(c[0].1, 2.02 * 2.0 * cpu::F32_UNIT_ROUNDOFF * 17.0);
+    // A truncating f32 sum (each partial sum rounded toward zero) stays inside it.
+    let (m, n, k) = (3, 4, 256);
+    let mut r = random();
+    let (a, b) = (r.floats(m * k, -1.0, 1.0), r.floats(n * k, -1.0, 1.0));
+    let truncate = |x: f64| {
+        let f = x as f32;
+        if (f as f64).abs() > x.abs() { f32::from_bits(f.to_bits() - 1) } else { f }
+    };
+    for (i, (exact, bound)) in cpu::gemm_nt(&a, &b, m, n, k).into_iter().enumerate() {
+        let (row, col) = (i / n, i % n);
+        let mut sum = 0.0f32;
+        for p in 0..k {
+            sum = truncate(sum as f64 + a[row * k + p] as f64 * b[col * k + p] as f64);
+        }
+        assert!((sum as f64 - exact).abs() <= bound, "({row}, {col}): {sum} vs {exact} ± {bound}");
+    }
+}
+
+#[test]
+fn histogram_1024_counts_each_value_modulo_1024_and_scale_rounds_once() {
+    let bins = cpu::histogram_1024(&[0, 1024, 1023, 5, 2053]);
+    assert_eq!((bins[0], bins[1023], bins[5], bins[1]), (2, 1, 2, 0));
+    assert_eq!(bins.iter().sum::<u32>(), 5);
+    assert_eq!(cpu::scale(3.0, &[0.1, -2.0]), [3.0 * 0.1f32, -6.0]);
+}
+
+#[test]
+fn hgemm_grid_has_a_block_per_64_by_64_tile_of_c() {
+    assert_eq!(gpu::hgemm_config(65, 129).grid_dim, (3, 2, 1));
+    assert_eq!(gpu::hgemm_config(64, 64).grid_dim, (1, 1, 1));
+}

@@ -161,6 +161,34 @@ fn gpu_jacobi_safe_and_raw_equal_cpu_bit_for_bit() {
     }
 }
 
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_hgemm_f16_and_bf16_are_within_the_tensor_core_bound() {
+    let (gpu, mut r) = (open(), fresh());
+    fn check<H: gpu::HalfInput>(gpu: &Gpu, r: &mut Random, (m, n, k): (usize, usize, usize), what: &str) {
+        // Inputs rounded to halves first: the reference multiplies the same values.
+        let a: Vec<H> = r.floats(m * k, -1.0, 1.0).into_iter().map(H::from_f32).collect();
+        let b: Vec<H> = r.floats(n * k, -1.0, 1.0).into_iter().map(H::from_f32).collect();
+        let got = gpu::hgemm(gpu, &a, &b, m as u32, n as u32, k as u32).unwrap();
+        let widen = |v: &[H]| v.iter().map(|h| h.to_f32()).collect::<Vec<f32>>();
+        let expected = cpu::gemm_nt(&widen(&a), &widen(&b), m, n, k);
+        for (i, (&g, &(exact, bound))) in got.iter().zip(&expected).enumerate() {
+            assert!(
+                (g as f64 - exact).abs() <= bound,
+                "{what} {m}x{n}x{k} ({}, {}): {g} vs {exact} ± {bound}",
+                i / n,
+                i % n
+            );
+        }
+    }
+    for shape in [(1, 1, 8), (64, 64, 32), (67, 45, 72), (130, 257, 264), (512, 384, 1024)] {
+        check::<cookbook_kernels::F16>(&gpu, &mut r, shape, "f16");
+        check::<cookbook_kernels::BF16>(&gpu, &mut r, shape, "bf16");
+    }
+    let error = gpu::hgemm::<cookbook_kernels::F16>(&gpu, &[], &[], 0, 0, 12).unwrap_err().to_string();
+    assert!(error.contains("not a multiple of 8"), "{error}");
+}
+
 fn bits_equal(a: &[f32], b: &[f32]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
 }

@@ -6,4 +6,5 @@
 mod cli;
 mod cpu;
 mod gpu;
+mod hopper;
 mod ptx;

@@ -118,3 +118,86 @@ fn safe_kernels_check_their_bounds_and_raw_twins_do_not() {
     assert!(!entry("saxpy_raw").contains("panic"));
     assert!(!entry("jacobi_5pt_raw").contains("panic"));
 }
+
+#[test]
+fn hgemm_copies_asynchronously_and_multiplies_on_the_tensor_cores() {
+    for (name, mma) in [
+        ("hgemm_f16", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"),
+        ("hgemm_bf16", "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"),
+    ] {
+        assert_emits(
+            name,
+            &[
+                ".maxntid 128",
+                "cp.async.ca.shared.global",
+                "cp.async.commit_group",
+                "cp.async.wait_group 1",
+                "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+                mma,
+            ],
+        );
+        // 2 × 4 tiles of m16n8, two k16 steps per stage: 16 products, unrolled.
+        assert_eq!(entry(name).matches("mma.sync").count(), 16, "{name}");
+        assert!(!entry(name).contains(".local"), "{name} spills to local memory");
+    }
+}
+
+/// The PTX of Hopper kernel `name`'s entry (the sm_90 module), up to the next entry.
+fn hopper_entry(name: &str) -> &'static str {
+    let ptx = cookbook::HOPPER_IMAGES
+        .modules
+        .iter()
+        .map(|m| m.ptx)
+        .find(|ptx| ptx.contains(&format!(".entry {name}(")));
+    let ptx = ptx.unwrap_or_else(|| panic!("no entry {name} in the cookbook's Hopper PTX"));
+    let start = ptx.find(&format!(".entry {name}(")).expect("found above");
+    let end = ptx[start + 1..].find(".entry ").map_or(ptx.len(), |e| start + 1 + e);
+    &ptx[start..end]
+}
+
+#[test]
+fn hopper_kernels_are_sm_90_ptx_with_tma_mbarriers_and_clusters() {
+    for module in cookbook::HOPPER_IMAGES.modules {
+        assert!(module.ptx.contains(".target sm_90"), "the Hopper module targets sm_90");
+        assert!(module.ptx.contains(".version 8.3"), "the Hopper module is PTX ISA 8.3");
+    }
+    for name in ["tma_transpose_f32", "bulk_scale_f32", "cluster_histogram_1024"] {
+        assert!(IMAGES.kernels.iter().all(|k| k.name != name), "{name} is in the sm_80 module too");
+        assert!(
+            cookbook::HOPPER_IMAGES.kernels.iter().any(|k| k.name == name),
+            "{name} missing from the table"
+        );
+    }
+    let transpose = hopper_entry("tma_transpose_f32");
+    for instruction in [
+        "mbarrier.init.shared.b64",
+        "fence.mbarrier_init.release.cluster",
+        "fence.proxy.tensormap::generic.acquire.sys",
+        "mbarrier.arrive.expect_tx.shared::cta.b64",
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+        "mbarrier.try_wait.parity.shared::cta.b64",
+        "fence.proxy.async.shared::cta",
+        "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group",
+        "cp.async.bulk.commit_group",
+        "cp.async.bulk.wait_group.read 0",
+    ] {
+        assert!(transpose.contains(instruction), "tma_transpose_f32: no `{instruction}`:\n{transpose}");
+    }
+    let bulk = hopper_entry("bulk_scale_f32");
+    for instruction in [
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes",
+        "cp.async.bulk.global.shared::cta.bulk_group",
+    ] {
+        assert!(bulk.contains(instruction), "bulk_scale_f32: no `{instruction}`");
+    }
+    let histogram = hopper_entry("cluster_histogram_1024");
+    for instruction in [
+        "barrier.cluster.arrive.release",
+        "barrier.cluster.wait.acquire",
+        "mapa.shared::cluster.u32",
+        "atom.shared::cluster.add.u32",
+        "%cluster_ctarank",
+    ] {
+        assert!(histogram.contains(instruction), "cluster_histogram_1024: no `{instruction}`");
+    }
+}

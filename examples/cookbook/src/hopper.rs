@@ -1,0 +1,72 @@
+//! Host functions for the Hopper kernels (`kernels/src/hopper.rs`, sm_90 only): each opens
+//! nothing itself; pass a `Gpu` opened with [`HOPPER_IMAGES`](crate::HOPPER_IMAGES).
+
+use cookbook_kernels as k;
+use ptxkit_host::{Error, Gpu, Result, TensorMapSpec, cudarc::driver::LaunchConfig};
+
+use crate::gpu::{download, upload, zeros};
+
+/// `input` (`height` rows of `width`) transposed through TMA boxes of 32 × 32. TMA needs rows
+/// of a multiple of 16 bytes: `width` and `height` multiples of 4 (refused otherwise).
+pub fn tma_transpose(gpu: &Gpu, input: &[f32], width: u32, height: u32) -> Result<Vec<f32>> {
+    if input.len() != width as usize * height as usize {
+        return Err(Error::InvalidLaunch(format!(
+            "tma_transpose: {} elements, expected {width} × {height}",
+            input.len()
+        )));
+    }
+    let d_input = upload(gpu, input)?;
+    let output = zeros::<f32>(gpu, input.len())?;
+    let tile = k::TMA_TILE;
+    let input_map =
+        gpu.tensor_map(&d_input, TensorMapSpec::packed([width.into(), height.into()], [tile, tile]))?;
+    let output_map =
+        gpu.tensor_map(&output, TensorMapSpec::packed([height.into(), width.into()], [tile, tile]))?;
+    let config = LaunchConfig {
+        grid_dim: (width.div_ceil(tile), height.div_ceil(tile), 1),
+        block_dim: (k::TMA_BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    gpu.launch(k::tma_transpose_f32, config, (&input_map, &output_map))?;
+    drop((input_map, output_map));
+    download(gpu, &output)
+}
+
+/// `a·x` through TMA bulk copies of 2048 elements.
+pub fn bulk_scale(gpu: &Gpu, a: f32, x: &[f32]) -> Result<Vec<f32>> {
+    let n = u32::try_from(x.len())
+        .map_err(|_| Error::InvalidLaunch("bulk_scale: more than u32 elements".into()))?;
+    let d_x = upload(gpu, x)?;
+    let mut y = zeros::<f32>(gpu, x.len())?;
+    if n > 0 {
+        let config = LaunchConfig {
+            grid_dim: (n.div_ceil(k::BULK_CHUNK), 1, 1),
+            block_dim: (k::TMA_BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        gpu.launch(k::bulk_scale_f32, config, (&d_x, &mut y, n, a))?;
+    }
+    download(gpu, &y)
+}
+
+/// The 1024-bin histogram (`v % 1024`) of `values`, by clusters of
+/// [`k::HISTOGRAM_CLUSTER`] blocks sharing their bins through distributed shared memory;
+/// `clusters` clusters in the grid.
+pub fn cluster_histogram(gpu: &Gpu, values: &[u32], clusters: u32) -> Result<Vec<u32>> {
+    let n = u32::try_from(values.len())
+        .map_err(|_| Error::InvalidLaunch("cluster_histogram: more than u32 values".into()))?;
+    let d_values = upload(gpu, values)?;
+    let mut bins = zeros::<u32>(gpu, k::CLUSTER_BINS as usize)?;
+    let config = LaunchConfig {
+        grid_dim: (clusters * k::HISTOGRAM_CLUSTER, 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    gpu.launch_cluster(
+        k::cluster_histogram_1024,
+        config,
+        (k::HISTOGRAM_CLUSTER, 1, 1),
+        (&d_values, n, &mut bins),
+    )?;
+    download(gpu, &bins)
+}

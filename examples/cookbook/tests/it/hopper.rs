@@ -1,0 +1,61 @@
+//! The Hopper kernels (TMA, `mbarrier` transactions, clusters) on an sm_90 GPU, on fresh random
+//! inputs of odd sizes (partial tiles, partial chunks), against the CPU reference, bit for bit.
+
+use std::sync::Arc;
+
+use cookbook::{HOPPER_IMAGES, cpu, hopper, random::Random};
+use ptxkit_host::Gpu;
+
+fn open() -> Arc<Gpu> {
+    let gpu = Gpu::open(0, &HOPPER_IMAGES).expect("a CUDA GPU");
+    println!("{} ({})", gpu.name(), gpu.image());
+    gpu
+}
+
+fn fresh() -> Random {
+    let (random, seed) = Random::from_clock();
+    println!("seed {seed:#x}");
+    random
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_tma_transpose_equals_cpu() {
+    let (gpu, mut r) = (open(), fresh());
+    for (width, height) in [(4, 4), (36, 100), (1000, 996), (260, 68)] {
+        let x = r.floats(width * height, -1.0, 1.0);
+        let got = hopper::tma_transpose(&gpu, &x, width as u32, height as u32).unwrap();
+        assert_eq!(got, cpu::transpose(&x, width, height), "{width}x{height}");
+    }
+    // A row TMA cannot address (not a multiple of 16 bytes) is refused in words.
+    let error = hopper::tma_transpose(&gpu, &[0.0; 33 * 4], 33, 4).unwrap_err().to_string();
+    assert!(error.contains("multiple of 16"), "{error}");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_bulk_scale_equals_cpu() {
+    let (gpu, mut r) = (open(), fresh());
+    for n in [1, 3, 4, 2047, 2048, 2049, 100_003] {
+        let x = r.floats(n, -4.0, 4.0);
+        let a = r.uniform(-2.0, 2.0);
+        assert_eq!(hopper::bulk_scale(&gpu, a, &x).unwrap(), cpu::scale(a, &x), "n = {n}");
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_cluster_histogram_equals_cpu() {
+    let (gpu, mut r) = (open(), fresh());
+    for (n, clusters) in [(1, 1), (1023, 3), (1_000_003, 33)] {
+        let values = r.words(n);
+        assert_eq!(
+            hopper::cluster_histogram(&gpu, &values, clusters).unwrap(),
+            cpu::histogram_1024(&values),
+            "n = {n}"
+        );
+    }
+    // One hot bin: every thread of every block adds into one remote bin.
+    let same = vec![777u32; 200_001];
+    assert_eq!(hopper::cluster_histogram(&gpu, &same, 8).unwrap(), cpu::histogram_1024(&same));
+}
