@@ -80,7 +80,8 @@
 //!     access); the older [`shared_array!`], [`shared_f32!`], [`dynamic_shared_f32!`] and
 //!     [`SharedF32`] stay;
 //!   - [`memory`]: 8- and 16-byte vector loads and stores, read-only (`ld.global.nc`) and
-//!     streaming loads of any plain type, the predicated `store_if`; [`vector`]: `F32x4` and
+//!     streaming loads of any plain type, the predicated `store_if`, volatile and
+//!     acquire/release loads and stores (flags between blocks); [`vector`]: `F32x4` and
 //!     the other vector types, which a host can allocate (`CudaSlice<F32x4>`, feature `host`);
 //!   - [`math`]: libdevice's functions for f32 and f64 (`expf`, `sinf`, `powf`, `erff`, ...,
 //!     `fmaf`) and [`math::fast`]'s approximate forms (`__expf`, `__fdividef`, `rsqrt.approx`);
