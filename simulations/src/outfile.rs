@@ -406,7 +406,14 @@ impl AtomicFile {
 pub fn commit_all(files: Vec<AtomicFile>) -> Result<Vec<PathBuf>> {
     let written = files.into_iter().map(AtomicFile::finish).collect::<Result<Vec<_>>>()?;
     let mut list = registry();
-    written.into_iter().map(|file| file.put(&mut list)).collect()
+    written
+        .into_iter()
+        .map(|file| {
+            let named = file.put(&mut list);
+            hold_after_naming_for_tests();
+            named
+        })
+        .collect()
 }
 
 /// Set to a number of milliseconds to hold the outputs' registry that long after each file is

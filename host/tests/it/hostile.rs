@@ -1240,3 +1240,97 @@ fn an_address_space_limit_refuses_or_completes_runs_with_outputs() {
         assert!(refused > 0 && ran > 0, "{line}: {refused} refused and {ran} run; the sweep missed the edge");
     }
 }
+
+/// A signal between the two files of `--save s.npy` (`s_u.npy` named, `s_v.npy` not yet:
+/// the test-only hold after each name keeps the run there) ends the run with its line and
+/// status only once both are named, so this run's `s_u.npy` never stands beside an earlier
+/// run's `s_v.npy` (issue 57's defect 2; item 2's "a signal between two files").
+#[test]
+fn a_signal_between_two_files_leaves_both_or_neither() {
+    let dir = scratch("signal-between-files");
+    std::fs::write(dir.join("s_u.npy"), b"earlier run's u").unwrap();
+    std::fs::write(dir.join("s_v.npy"), b"earlier run's v").unwrap();
+    let mut child = host_command(
+        &dir,
+        &["grayscott", "--backend", "cpu", "--size", "16", "--steps", "2", "--save", "s.npy"],
+    )
+    .env(simulations::outfile::HOLD_AFTER_NAMING_VAR, "1500")
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let renamed = |name: &str| std::fs::metadata(dir.join(name)).is_ok_and(|m| m.len() > 100);
+    wait_for(|| renamed("s_u.npy"));
+    let sent = Command::new("kill").arg("-TERM").arg(child.id().to_string()).status().unwrap();
+    assert!(sent.success());
+    let exit = child.wait().unwrap();
+    let mut stderr = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    assert_eq!(exit.code(), Some(143), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(renamed("s_u.npy") && renamed("s_v.npy"), "this run's s_u.npy beside: {:?}", snapshot(&dir));
+}
+
+/// Output paths that are not UTF-8 are written under the names given, byte for byte, the
+/// names derived from them too (`s\xff_u.npy`, `c\xff_00000002.npz`): never under a name the
+/// user did not give (`state_u.npy`, issue 57's defect 3); into a missing directory such a
+/// path is refused in one line (item 2's "a non-UTF-8 path").
+#[test]
+fn output_paths_that_are_not_utf8_are_kept_as_given() {
+    use std::{ffi::OsStr, os::unix::ffi::OsStrExt};
+    let dir = scratch("not-utf8");
+    let name = |bytes: &[u8]| OsStr::from_bytes(bytes).to_owned();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_rust-gpu-sim"));
+    command.current_dir(&dir).args(["grayscott", "--backend", "cpu", "--size", "32", "--steps", "4"]);
+    command.arg("--gif").arg(name(b"g\xff.gif")).arg("--png").arg(name(b"p\xff.png"));
+    command.arg("--mp4").arg(name(b"m\xff.mp4")).arg("--save").arg(name(b"s\xff.npy"));
+    command.arg("--checkpoint").arg(name(b"c\xff.ck"));
+    let out = command.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut names: Vec<Vec<u8>> =
+        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().as_bytes().to_vec()).collect();
+    names.sort();
+    let expected: Vec<&[u8]> =
+        vec![b"c\xff.ck", b"g\xff.gif", b"m\xff.mp4", b"p\xff.png", b"s\xff_u.npy", b"s\xff_v.npy"];
+    assert_eq!(names, expected, "{:?}", snapshot(&dir));
+    for name in &names {
+        assert!(std::fs::metadata(dir.join(OsStr::from_bytes(name))).unwrap().len() > 0);
+    }
+    // A series: the stem stays as given before the step number.
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_rust-gpu-sim"))
+        .current_dir(&dir)
+        .args([
+            "grayscott",
+            "--backend",
+            "cpu",
+            "--size",
+            "32",
+            "--steps",
+            "4",
+            "--save-every",
+            "2",
+            "--save",
+        ])
+        .arg(name(b"c\xff.npz"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for series in [&b"c\xff_00000002.npz"[..], b"c\xff_00000004.npz", b"c\xff.npz"] {
+        assert!(dir.join(OsStr::from_bytes(series)).exists(), "{:?} missing: {:?}", series, snapshot(&dir));
+    }
+    // Into a missing directory: one line, nothing written.
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_rust-gpu-sim"))
+        .current_dir(&dir)
+        .args(["grayscott", "--backend", "cpu", "--size", "32", "--steps", "4", "--gif"])
+        .arg(name(b"missing\xff/g.gif"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.lines().count() == 1 && stderr.starts_with("error: "), "{stderr}");
+    assert!(snapshot(&dir).is_empty(), "{:?}", snapshot(&dir));
+}
