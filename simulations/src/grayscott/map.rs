@@ -271,9 +271,15 @@ impl ParameterMap {
     /// tiles colour-mapped with `palette` (V normalised over the whole map, so tiles compare),
     /// k along x and F up, ticks and labels, and the presets in range marked.
     pub fn render(&mut self, palette: &Palette, path: &Path) -> Result<()> {
-        let (u, v) = self.fields()?;
-        let map = compose(&self.setup, &u, &v, palette);
+        let map = self.picture(palette)?;
         draw(&self.setup, self.steps_done, &map, path)
+    }
+
+    /// The tiles as one RGB image, as [`ParameterMap::render`] draws them inside its axes: k
+    /// growing to the right, F upwards (the lowest F's tiles are the bottom row).
+    pub fn picture(&mut self, palette: &Palette) -> Result<RgbImage> {
+        let (u, v) = self.fields()?;
+        Ok(compose(&self.setup, &u, &v, palette))
     }
 }
 
