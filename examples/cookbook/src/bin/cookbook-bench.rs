@@ -5,6 +5,10 @@
 //! reference, whole or sampled, within the derived bound for float sums), and prints
 //! one Markdown row per kernel: `kernel | size | rust ms | nvcc ms | ratio rust/nvcc | rate`
 //! (medians). The device-to-device copy bandwidth is measured first, in the same run.
+//!
+//! The Hopper kernels (`tma_transpose`, `bulk_scale`, `cluster_histogram`: `cuda/tma.cu`) run
+//! on a GPU of compute capability 9.0 or later only, from their own module
+//! ([`cookbook::HOPPER_IMAGES`]); on an older GPU their rows say they were skipped.
 
 use std::{path::PathBuf, process::ExitCode};
 
@@ -25,12 +29,15 @@ macro_rules! say_err {
 }
 
 use cookbook::{
-    IMAGES, cpu,
-    gpu::{self, F32x4, Flavour, download, upload, zeros},
+    HOPPER_IMAGES, IMAGES, cpu,
+    gpu::{self, F32x4, Flavour, HalfInput, download, upload, zeros},
     random::Random,
 };
 use cookbook_kernels as k;
-use ptxkit_host::{Error, Gpu, Result, RuntimeKernel, Timer};
+use ptxkit_host::{
+    Error, Gpu, Kernel, Result, RuntimeKernel, TensorMapSpec, Timer,
+    cudarc::driver::{LaunchConfig, sys},
+};
 
 /// What the command line asks for.
 struct Options {
@@ -39,9 +46,25 @@ struct Options {
     only: Option<String>,
 }
 
-/// The kernels `--only` may name, in the order they run.
-const KERNELS: [&str; 9] =
-    ["reduce", "transpose", "histogram", "scan", "sgemm", "nbody", "softmax", "saxpy", "jacobi"];
+/// The kernels `--only` may name, in the order they run (the last three on sm_90+ only).
+const KERNELS: [&str; 13] = [
+    "reduce",
+    "transpose",
+    "histogram",
+    "scan",
+    "sgemm",
+    "nbody",
+    "softmax",
+    "saxpy",
+    "jacobi",
+    "hgemm",
+    "tma_transpose",
+    "bulk_scale",
+    "cluster_histogram",
+];
+
+/// The kernels of [`KERNELS`] that need compute capability 9.0 ([`HOPPER_IMAGES`], `tma.cu`).
+const HOPPER_KERNELS: [&str; 3] = ["tma_transpose", "bulk_scale", "cluster_histogram"];
 
 /// The fewest and most timed runs a kernel gets (`--repeats`).
 const REPEATS: std::ops::RangeInclusive<usize> = 21..=10_000;
@@ -123,17 +146,21 @@ fn race(
     Ok((median(&mut rust_ms), median(&mut nvcc_ms)))
 }
 
-/// A throughput: bytes moved or floating-point operations, per run.
+/// A throughput: bytes moved or floating-point operations, per run (tensor-core FLOPs are
+/// given in TFLOP/s).
 enum Work {
     Bytes(f64),
     Flops(f64),
+    TensorFlops(f64),
 }
 
 impl Work {
     fn rate(&self, ms: f32) -> String {
+        let seconds = ms as f64 * 1e-3;
         match self {
-            Work::Bytes(bytes) => format!("{:.0} GB/s", bytes / (ms as f64 * 1e-3) / 1e9),
-            Work::Flops(flops) => format!("{:.0} GFLOP/s", flops / (ms as f64 * 1e-3) / 1e9),
+            Work::Bytes(bytes) => format!("{:.0} GB/s", bytes / seconds / 1e9),
+            Work::Flops(flops) => format!("{:.0} GFLOP/s", flops / seconds / 1e9),
+            Work::TensorFlops(flops) => format!("{:.1} TFLOP/s", flops / seconds / 1e12),
         }
     }
 }
@@ -235,7 +262,7 @@ fn run(options: &Options) -> Result<bool> {
         );
     }
     say!();
-    say!("| kernel | size | rust ms | nvcc ms | ratio rust/nvcc | GB/s or GFLOP/s |");
+    say!("| kernel | size | rust ms | nvcc ms | ratio rust/nvcc | GB/s, GFLOP/s or TFLOP/s |");
     say!("| --- | --- | --- | --- | --- | --- |");
     let mut all_ok = true;
 
@@ -526,6 +553,203 @@ fn run(options: &Options) -> Result<bool> {
             let name = if flavour == Flavour::Safe { "jacobi_5pt (safe)" } else { "jacobi_5pt_raw (unsafe)" };
             all_ok &= row(name, &format!("{width}x{height}"), times, Work::Bytes(8.0 * cells as f64), check);
         }
+    }
+
+    if wanted("hgemm") {
+        all_ok &= hgemm_row::<k::F16, _>(&gpu, &twins, &mut random, repeats, k::hgemm_f16)?;
+        all_ok &= hgemm_row::<k::BF16, _>(&gpu, &twins, &mut random, repeats, k::hgemm_bf16)?;
+    }
+
+    if HOPPER_KERNELS.iter().any(|name| wanted(name)) {
+        let major = gpu
+            .context()
+            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
+            .map_err(Error::driver("querying the compute capability"))?;
+        if major >= 9 {
+            let hopper = Gpu::open(0, &HOPPER_IMAGES)?;
+            let twins = Twins { gpu: &hopper, dir: options.cubin_dir.clone() };
+            all_ok &= run_hopper(&hopper, &twins, &mut random, repeats, &wanted)?;
+        } else {
+            for name in HOPPER_KERNELS.iter().filter(|name| wanted(name)) {
+                say!(
+                    "| {name} | skipped: needs compute capability 9.0 (Hopper); this GPU is {major}.x | | | | |"
+                );
+            }
+        }
+    }
+    Ok(all_ok)
+}
+
+/// The half-precision GEMM of `H` (`like`: the Rust kernel, `hgemm_f16` or `hgemm_bf16`, whose
+/// nvcc twin in `hgemm.cu` has its name and parameters) on 4096 × 4096 × 4096: both results
+/// bit for bit against each other (the same `mma.sync` sequence into each accumulator), and
+/// eight sampled rows of C against the CPU within the tensor cores' bound. One row; whether it
+/// passed.
+fn hgemm_row<H, K>(gpu: &Gpu, twins: &Twins, random: &mut Random, repeats: usize, like: K) -> Result<bool>
+where
+    H: HalfInput,
+    K: Kernel<Params = (*const H, *const H, *mut f32, u32, u32, u32)>,
+{
+    let (m, n, kd) = (4096usize, 4096usize, 4096usize);
+    // Inputs rounded to halves first: the reference multiplies the same values.
+    let ha: Vec<H> = random.floats(m * kd, -1.0, 1.0).into_iter().map(H::from_f32).collect();
+    let hb: Vec<H> = random.floats(n * kd, -1.0, 1.0).into_iter().map(H::from_f32).collect();
+    let (a, b) = (upload(gpu, &ha)?, upload(gpu, &hb)?);
+    let (mut rust_c, mut nvcc_c) = (zeros::<f32>(gpu, m * n)?, zeros::<f32>(gpu, m * n)?);
+    let twin = twins.kernel("hgemm", K::NAME)?;
+    let shape = (m as u32, n as u32, kd as u32);
+    let config = gpu::hgemm_config(shape.0, shape.1);
+    let mut rust = || gpu::hgemm_launch(gpu, &a, &b, &mut rust_c, shape.0, shape.1, shape.2);
+    // SAFETY: hgemm.cu's hgemm_f16 / hgemm_bf16(const half*, const half*, float*, unsigned × 3):
+    // `like`'s parameters; the buffers hold m·k, n·k and m·n elements; k is a multiple of 8.
+    let mut nvcc = || unsafe {
+        twin.launch_as(like, gpu.stream(), config, (&a, &b, &mut nvcc_c, shape.0, shape.1, shape.2))
+    };
+    let times = race(gpu, repeats, &mut rust, &mut nvcc)?;
+    let (r, t) = (download(gpu, &rust_c)?, download(gpu, &nvcc_c)?);
+    let wide_b: Vec<f32> = hb.iter().map(|h| h.to_f32()).collect();
+    let check = same("rust vs nvcc", &bits(&r), &bits(&t)).and_then(|()| {
+        (0..8).map(|s| s * (m / 8) + s * 13 % 64).try_for_each(|row| {
+            let wide_a: Vec<f32> = ha[row * kd..(row + 1) * kd].iter().map(|h| h.to_f32()).collect();
+            let expected = cpu::gemm_nt(&wide_a, &wide_b, 1, n, kd);
+            match expected
+                .iter()
+                .enumerate()
+                .find(|&(col, &(exact, bound))| (r[row * n + col] as f64 - exact).abs() > bound)
+            {
+                Some((col, &(exact, bound))) => Err(format!(
+                    "rust vs cpu at ({row}, {col}): {} vs {exact} ± {bound:.3e}",
+                    r[row * n + col]
+                )),
+                None => Ok(()),
+            }
+        })
+    });
+    let flops = 2.0 * (m * n * kd) as f64;
+    Ok(row(K::NAME, &format!("{m}x{n}x{kd}"), times, Work::TensorFlops(flops), check))
+}
+
+/// The Hopper kernels' rows (`tma.cu`'s twins), on a `Gpu` opened with [`HOPPER_IMAGES`]
+/// (sm_90+); returns whether every check passed.
+fn run_hopper(
+    gpu: &Gpu,
+    twins: &Twins,
+    random: &mut Random,
+    repeats: usize,
+    wanted: &dyn Fn(&str) -> bool,
+) -> Result<bool> {
+    let mut all_ok = true;
+
+    if wanted("tma_transpose") {
+        let (width, height) = (8192u32, 8192u32);
+        let cells = (width * height) as usize;
+        let host = random.floats(cells, -1.0, 1.0);
+        let input = upload(gpu, &host)?;
+        let (rust_out, nvcc_out) = (zeros::<f32>(gpu, cells)?, zeros::<f32>(gpu, cells)?);
+        let tile = k::TMA_TILE;
+        let input_spec = TensorMapSpec::packed([width.into(), height.into()], [tile, tile]);
+        let output_spec = TensorMapSpec::packed([height.into(), width.into()], [tile, tile]);
+        let input_map = gpu.tensor_map(&input, input_spec)?;
+        let (rust_map, nvcc_map) =
+            (gpu.tensor_map(&rust_out, output_spec)?, gpu.tensor_map(&nvcc_out, output_spec)?);
+        let twin = twins.kernel("tma", "tma_transpose_f32")?;
+        // As cookbook::hopper::tma_transpose launches it: one block per 32 × 32 box.
+        let config = LaunchConfig {
+            grid_dim: (width.div_ceil(tile), height.div_ceil(tile), 1),
+            block_dim: (k::TMA_BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut rust = || gpu.launch(k::tma_transpose_f32, config, (&input_map, &rust_map));
+        // SAFETY: tma.cu's tma_transpose_f32(const CUtensorMap*, const CUtensorMap*): the maps
+        // (in device memory) describe the input (width × height) and this output (height ×
+        // width), boxes of 32 × 32 f32, as for the Rust kernel.
+        let mut nvcc =
+            || unsafe { twin.launch_as(k::tma_transpose_f32, gpu.stream(), config, (&input_map, &nvcc_map)) };
+        let times = race(gpu, repeats, &mut rust, &mut nvcc)?;
+        drop((input_map, rust_map, nvcc_map));
+        let (r, t) = (download(gpu, &rust_out)?, download(gpu, &nvcc_out)?);
+        let check = same("rust vs nvcc", &bits(&r), &bits(&t)).and_then(|()| {
+            same("rust vs cpu", &bits(&r), &bits(&cpu::transpose(&host, width as usize, height as usize)))
+        });
+        all_ok &= row(
+            "tma_transpose_f32",
+            &format!("{width}x{height}"),
+            times,
+            Work::Bytes(8.0 * cells as f64),
+            check,
+        );
+    }
+
+    if wanted("bulk_scale") {
+        let n = 1usize << 26;
+        let host = random.floats(n, -4.0, 4.0);
+        let a = 1.5f32;
+        let x = upload(gpu, &host)?;
+        let (mut rust_y, mut nvcc_y) = (zeros::<f32>(gpu, n)?, zeros::<f32>(gpu, n)?);
+        let twin = twins.kernel("tma", "bulk_scale_f32")?;
+        // As cookbook::hopper::bulk_scale launches it: one block per chunk of 2048.
+        let config = LaunchConfig {
+            grid_dim: ((n as u32).div_ceil(k::BULK_CHUNK), 1, 1),
+            block_dim: (k::TMA_BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut rust = || gpu.launch(k::bulk_scale_f32, config, (&x, &mut rust_y, n as u32, a));
+        // SAFETY: tma.cu's bulk_scale_f32(const float*, float*, unsigned, float); both buffers
+        // hold n floats (16-byte aligned allocations).
+        let mut nvcc = || unsafe {
+            twin.launch_as(k::bulk_scale_f32, gpu.stream(), config, (&x, &mut nvcc_y, n as u32, a))
+        };
+        let times = race(gpu, repeats, &mut rust, &mut nvcc)?;
+        let (r, t) = (bits(&download(gpu, &rust_y)?), bits(&download(gpu, &nvcc_y)?));
+        let check =
+            same("rust vs nvcc", &r, &t).and_then(|()| same("rust vs cpu", &r, &bits(&cpu::scale(a, &host))));
+        all_ok &= row("bulk_scale_f32", &format!("{n}"), times, Work::Bytes(8.0 * n as f64), check);
+    }
+
+    if wanted("cluster_histogram") {
+        let n = 1usize << 26;
+        let host = random.words(n);
+        let values = upload(gpu, &host)?;
+        let bins_len = k::CLUSTER_BINS as usize;
+        let (mut rust_bins, mut nvcc_bins) = (zeros::<u32>(gpu, bins_len)?, zeros::<u32>(gpu, bins_len)?);
+        let twin = twins.kernel("tma", "cluster_histogram_1024")?;
+        // 256 clusters of 4 blocks of 256 threads (1024 blocks, as histogram_256's most): a
+        // grid-stride loop of 256 values per thread.
+        let cluster = (k::HISTOGRAM_CLUSTER, 1, 1);
+        let config = LaunchConfig {
+            grid_dim: (256 * k::HISTOGRAM_CLUSTER, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut rust = || {
+            gpu.stream().memset_zeros(&mut rust_bins).map_err(Error::driver("zeroing"))?;
+            gpu.launch_cluster(
+                k::cluster_histogram_1024,
+                config,
+                cluster,
+                (&values, n as u32, &mut rust_bins),
+            )
+        };
+        let mut nvcc = || {
+            gpu.stream().memset_zeros(&mut nvcc_bins).map_err(Error::driver("zeroing"))?;
+            // SAFETY: tma.cu's cluster_histogram_1024(const unsigned*, unsigned, unsigned*),
+            // compiled with __cluster_dims__(4, 1, 1): a plain launch runs it in the Rust
+            // launch's clusters (the grid a multiple of 4); values holds n words, bins 1024.
+            unsafe {
+                twin.launch_as(
+                    k::cluster_histogram_1024,
+                    gpu.stream(),
+                    config,
+                    (&values, n as u32, &mut nvcc_bins),
+                )
+            }
+        };
+        let times = race(gpu, repeats, &mut rust, &mut nvcc)?;
+        let (r, t) = (download(gpu, &rust_bins)?, download(gpu, &nvcc_bins)?);
+        let check =
+            same("rust vs nvcc", &r, &t).and_then(|()| same("rust vs cpu", &r, &cpu::histogram_1024(&host)));
+        all_ok &=
+            row("cluster_histogram_1024", &format!("{n} words"), times, Work::Bytes(4.0 * n as f64), check);
     }
     Ok(all_ok)
 }
