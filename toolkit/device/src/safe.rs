@@ -1,4 +1,5 @@
-//! Safe kernels: read-only inputs as slices, outputs one element per thread.
+//! Safe kernels: read-only inputs as slices, outputs one element per thread, block or warp,
+//! shared-memory tiles, and launch contracts that remove bounds checks.
 //!
 //! A `#[kernel]` declared `pub fn` (no `unsafe`) takes read-only inputs as `&[T]`, outputs as
 //! [`DisjointSlice<T>`] (or [`DisjointSlice2d<T>`] for a row-major grid) and anything else by
@@ -42,16 +43,118 @@
 //!   chosen by each thread, (5, 0) at width 100 and (0, 1) at width 5 would both be cell 5).
 //! - A thread cannot hand its output or index to another thread: [`DisjointSlice`],
 //!   [`ThreadIndex`] and their 2-D forms are neither `Copy`, `Clone`, `Send` nor `Sync`, and
-//!   safe code has no memory shared between threads to put them in (shared memory is raw
-//!   pointers, `unsafe` to use). `get_mut` borrows the slice mutably, so one thread holds at most
-//!   one `&mut` element at a time.
+//!   safe code has no memory shared between threads to put them in (a [`SharedTile`] holds
+//!   only numbers; other shared memory is raw pointers, `unsafe` to use). `get_mut` borrows
+//!   the slice mutably, so one thread holds at most one `&mut` element at a time.
 //! - Each output comes from its own `&mut CudaSlice`/`&mut CudaViewMut` on the host, so two
 //!   outputs, or an output and an input, never overlap.
 //!
 //! So the `&mut T` each thread gets is the only reference to that element anywhere in the launch.
 //!
-//! One element per thread is all this covers (as cuda-oxide's `DisjointSlice`): a grid-stride
-//! loop, shared-memory tiles or atomics stay `unsafe fn` kernels over raw pointers.
+//! # Tiles, block and warp outputs, launch contracts
+//!
+//! Beyond one element per thread, a safe kernel has:
+//!
+//! - a **shared-memory tile**, [`SharedTile<T, N>`] (`T` a 32- or 64-bit number): written by
+//!   the block, then a barrier, then read by any thread at any index.
+//!   `shared_tile!(name: [T; N])` waits at a block barrier and gives the tile to write;
+//!   [`write`](SharedTile::write) stores this thread's slot (its index in the block),
+//!   [`write_per_warp`](SharedTile::write_per_warp) lane 0's slot of each warp,
+//!   [`fill`](SharedTile::fill) every slot (slot *s* by thread *s* mod the block's size); the
+//!   [`WrittenTile`] it returns has only [`sync`](WrittenTile::sync), the barrier, which returns
+//!   the [`TileView`] to read ([`get`](TileView::get) → `Option<T>`, [`at`](TileView::at)),
+//!   bounds-checked against the slots written;
+//! - **block and warp outputs**, [`BlockSlice<T>`] and [`WarpSlice<T>`]: one element per block
+//!   or per warp (the block and the warp as index spaces), written only through the
+//!   [`BlockIndex`] that [`BlockIndex::leader`] gives the block's thread 0, or the
+//!   [`WarpIndex`] that [`WarpIndex::leader`] gives lane 0 of each warp;
+//! - **launch contracts**: [`GridSlice<T>`] (one element per thread), and [`BlockSlice`] and
+//!   [`WarpSlice`] too, are passed as a bare pointer; the typed launch checks, once, that the
+//!   buffer has an element for every thread (a 1-D launch), block or warp of the launch
+//!   (`KernelArg::check_launch` in `ptxkit-host`; a short buffer is `Error::InvalidLaunch`), so
+//!   indexing them (`y[i] = v`, `sums[block] = total`) emits no compare: the PTX is the raw
+//!   kernel's store.
+//!
+//! ```ignore
+//! #[kernel(launch_bounds(1024))]
+//! pub fn block_sum(x: &[f32], mut sums: BlockSlice<f32>) {
+//!     let i = ThreadIndex::global_1d();
+//!     let value = warp_sum(x.get(i.get()).copied().unwrap_or(0.0));        // shuffles
+//!     let partials = shared_tile!(warps: [f32; 32]).write_per_warp(value).sync();
+//!     if warp::warp_id() == 0 {
+//!         let total = warp_sum(partials.get(warp::lane() as usize).unwrap_or(0.0));
+//!         if let Some(block) = BlockIndex::leader() {
+//!             sums[block] = total;
+//!         }
+//!     }
+//! }
+//! // host: sums has one element per block (checked): gpu.launch(block_sum, cfg, (&x, &mut sums))?
+//! ```
+//!
+//! ## Why tiles are sound
+//!
+//! - **No access outside the tile.** Each `shared_tile!` declares its own `.shared` array of
+//!   `N` `T`s; every store is at a slot below `N` (checked where the slot comes from the
+//!   thread's index), every load below the slots written (≤ `N`).
+//! - **No data race, whatever the threads do.** Every tile access is one `ld`/`st.relaxed.cta.shared`
+//!   of `T`'s width: a strong (relaxed, CTA-scope) operation, so two of them on one slot are
+//!   never a data race in PTX's memory model, nor in Rust's (they are what relaxed atomics
+//!   compile to). `T` is valid for every bit pattern (`TileElement`: `u32`, `i32`, `f32`,
+//!   `u64`, `i64`, `f64`), so any value a load returns, even of a slot not yet written this
+//!   phase, is a valid `T`. No reference into shared memory is ever handed out.
+//! - **The values are the right ones where CUDA C's would be.** The write phase gives each
+//!   thread its own slots (index in the block `thread::linear_idx()`, unique in the block;
+//!   warp *w*'s lane 0; slots ≡ *t* mod the block's size), so no two threads write one slot;
+//!   `sync()` is the barrier after every write, and `shared_tile!`'s own barrier comes after
+//!   every read of the tile's previous use (a loop's previous iteration), as a CUDA C loop's
+//!   second `__syncthreads()` does. A [`TileView`] exists only after `sync()` (the
+//!   [`WrittenTile`] has no read), and neither handle is `Copy`, `Clone`, `Send` or `Sync`.
+//!   A thread that reaches `sync()` has written its slots (the write consumes the tile), so
+//!   when the whole block reaches it, [`TileView::len`] slots are written.
+//!
+//! **The remaining hazard: a barrier that not every thread reaches.** CUDA C's rule for
+//! `__syncthreads()` holds for `shared_tile!` and `sync()`: every thread of the block reaches
+//! each of them, in the same order (no tile under a branch that differs between threads of a
+//! block, no early `return` before it, no tile in a loop whose trip count differs between
+//! threads). Rust's types cannot see control flow, so this is the boundary of what the types
+//! prove. Breaking it is not undefined behaviour: the barrier is `barrier.sync 0`, not
+//! `bar.sync`'s `.aligned` form, so it is defined when the threads of a warp reach it apart,
+//! and arrivals are counted per thread. What can happen is a hang (threads wait for others
+//! that never arrive: the launch never completes) or wrong numbers (two barriers of
+//! different tiles paired, so a read sees a slot of another phase or one not written: still
+//! a valid `T`, by the point above). Write the tile's code straight-line at the kernel's top
+//! level, guard work inside it rather than skip it (`x.get(i).unwrap_or(0.0)` for a thread
+//! past the data, as the examples do), and the results are CUDA C's.
+//!
+//! ## Why block and warp outputs are sound
+//!
+//! - [`BlockIndex`] holds `blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z)`,
+//!   unique to the block in a grid of any shape, and only the block's thread (0, 0, 0) gets
+//!   one ([`BlockIndex::leader`] is `None` elsewhere). [`WarpIndex`] holds the block's index
+//!   times the warps per block plus the warp's index in the block, unique to the warp, and only
+//!   lane 0 (`linear_idx() % 32 == 0`) gets one. So each element has one writer in the launch.
+//!   Both are made only there (private fields), and are neither `Copy`, `Clone`, `Send` nor
+//!   `Sync`, as [`ThreadIndex`] is.
+//! - The output comes from its own `&mut` buffer on the host (no overlap with another
+//!   parameter), and the launch checked it has an element per block (grid x · y · z) or per
+//!   warp (blocks · ⌈threads per block / 32⌉): every index is in bounds, with no check on the
+//!   GPU.
+//!
+//! ## Why launch contracts are sound
+//!
+//! The host is the only maker of the launch: `gpu.launch` (and the cooperative, cluster and
+//! module launches, through `KernelArgs::stage`) checks each contract against the launch's
+//! own `LaunchConfig` before it is submitted, and refuses otherwise. In the kernel, the
+//! indices ([`ThreadIndex`], [`BlockIndex`], [`WarpIndex`]) come only from the hardware
+//! registers of that launch, so they are below what was checked. A contract output cannot be
+//! made in the kernel (private fields) nor passed a buffer the host did not check (no other
+//! `KernelArg` implementation makes one). Where the contract proves nothing (an input `&[T]`,
+//! a [`DisjointSlice`]), the bounds check stays: the PTX test
+//! `ptx_contract_drops_the_check_the_launch_proved_and_keeps_the_others` shows both in one
+//! kernel.
+//!
+//! A grid-stride loop, a scatter (writes at computed indices) or atomics stay `unsafe fn`
+//! kernels over raw pointers.
 //!
 //! # Bounds failures
 //!
@@ -65,6 +168,14 @@
 
 use core::marker::PhantomData;
 use core::ops::{Index, IndexMut};
+
+mod contract;
+mod group;
+mod tile;
+
+pub use contract::GridSlice;
+pub use group::{BlockIndex, BlockSlice, WarpIndex, WarpSlice};
+pub use tile::{SharedTile, TileElement, TileView, WrittenTile};
 
 #[cfg(target_arch = "nvptx64")]
 use crate::thread::{block_dim_x, block_dim_y, block_idx_x, block_idx_y, thread_idx_x, thread_idx_y};
@@ -305,6 +416,15 @@ fn out_of_grid(kernel: &'static str, x: usize, y: usize, width: usize, height: u
         height
     );
     stop(kernel)
+}
+
+/// [`out_of_bounds`] for a [`TileView`] (which knows no kernel name): the index and the
+/// number of slots written.
+#[cold]
+#[inline(never)]
+fn tile_out_of_bounds(index: usize, len: usize) -> ! {
+    crate::gpu_print!("shared tile index %lu out of bounds of %lu written slots\n", index, len);
+    stop("a safe kernel\0")
 }
 
 /// Stops the kernel through `__assertfail`, naming it.

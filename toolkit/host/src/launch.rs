@@ -13,12 +13,17 @@
 //! | `&[T]` (safe kernel) | `&CudaSlice<T>`, `&CudaView<T>`: pointer and length |
 //! | `DisjointSlice<T>` (safe kernel) | `&mut CudaSlice<T>`, `&mut CudaViewMut<T>`: pointer and length |
 //! | `DisjointSlice2d<T>` (safe kernel) | [`RowsMut<T>`]: pointer, row width, height |
+//! | `GridSlice<T>` (safe kernel) | `&mut CudaSlice<T>`, `&mut CudaViewMut<T>` of ≥ one element per thread: pointer |
+//! | `BlockSlice<T>` (safe kernel) | `&mut CudaSlice<T>`, `&mut CudaViewMut<T>` of ≥ one element per block: pointer |
+//! | `WarpSlice<T>` (safe kernel) | `&mut CudaSlice<T>`, `&mut CudaViewMut<T>` of ≥ one element per warp: pointer |
 //!
 //! So a wrong count, element type, mutability (a shared borrow for a `*mut` or a
 //! `DisjointSlice`) or scalar type is a compile error, not memory corruption. A safe kernel's
 //! slices carry their lengths, so its accesses are checked; a kernel with a `DisjointSlice`
 //! output is refused a launch that is not 1-D (a `DisjointSlice2d`: not 2-D), where two threads
-//! would get the same index. For raw-pointer kernels, what the types cannot see (buffer lengths
+//! would get the same index. The launch contracts of `GridSlice`, `BlockSlice` and `WarpSlice`
+//! (a buffer with an element for every thread, block or warp of the launch) are checked here,
+//! once per launch ([`KernelArg::check_launch`]), so the kernel indexes them with no check. For raw-pointer kernels, what the types cannot see (buffer lengths
 //! against the launch shape, aliasing between arguments) stays each launcher's contract.
 
 use crate::{Context as _, Error, Gpu, Kernel, Result};
@@ -27,7 +32,7 @@ use cudarc::driver::{
     CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceRepr, LaunchArgs,
     LaunchConfig, PushKernelArg, SyncOnDrop,
 };
-use ptxkit_device::safe::{Input, Output, Output2d};
+use ptxkit_device::safe::{BlockSlice, GridSlice, Input, Output, Output2d, WarpSlice};
 use std::sync::Mutex;
 
 /// The kernel launched last by this process, on any GPU and thread.
@@ -65,6 +70,14 @@ pub trait KernelArg<P> {
     const LAUNCH_DIMS: u32 = 3;
     /// Takes what the launch on `stream` needs from the value.
     fn stage<'s>(&'s mut self, stream: &'s CudaStream) -> Self::Staged<'s>;
+    /// Checks what the parameter needs of the launch `cfg` beyond its dimensions: for a safe
+    /// kernel's `GridSlice`, `BlockSlice` or `WarpSlice`, an element for every thread, block or
+    /// warp (the launch contract that lets the kernel index it with no bounds check). Called
+    /// by [`KernelArgs::stage`] before any argument is staged; `Err` says what is missing.
+    fn check_launch(&self, cfg: &LaunchConfig) -> std::result::Result<(), String> {
+        let _ = cfg;
+        Ok(())
+    }
 }
 
 /// Where staged arguments push their `.param`s: cudarc's launch builder, or the raw parameter
@@ -220,6 +233,77 @@ buffer_arg!(Input<T>, &CudaView<'_, T>, read, 2, 3, |p, l| [slice_pointer::<T>(p
 buffer_arg!(Output<T>, &mut CudaSlice<T>, write, 2, 1, |p, l| [slice_pointer::<T>(p, l), l as u64]);
 buffer_arg!(Output<T>, &mut CudaViewMut<'_, T>, write, 2, 1, |p, l| [slice_pointer::<T>(p, l), l as u64]);
 
+/// What a launch contract counts: the launch's threads (1-D), blocks or warps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Contract {
+    Threads,
+    Blocks,
+    Warps,
+}
+
+impl Contract {
+    /// How many elements the launch `cfg` needs: one per thread (`grid.x × block.x`, in a
+    /// launch the 1-D check has passed), per block (`grid.x × grid.y × grid.z`) or per warp
+    /// (blocks × ⌈threads per block / 32⌉).
+    pub(crate) fn needs(self, cfg: &LaunchConfig) -> u64 {
+        let (grid, block) = (cfg.grid_dim, cfg.block_dim);
+        let blocks = u64::from(grid.0) * u64::from(grid.1) * u64::from(grid.2);
+        let threads_per_block = u64::from(block.0) * u64::from(block.1) * u64::from(block.2);
+        match self {
+            Contract::Threads => u64::from(grid.0) * u64::from(block.0),
+            Contract::Blocks => blocks,
+            Contract::Warps => blocks * threads_per_block.div_ceil(32),
+        }
+    }
+
+    /// `Ok` when a buffer of `len` elements has one for every thread, block or warp of `cfg`.
+    pub(crate) fn check(self, len: usize, cfg: &LaunchConfig) -> std::result::Result<(), String> {
+        let needs = self.needs(cfg);
+        if len as u64 >= needs {
+            return Ok(());
+        }
+        let (output, per) = match self {
+            Contract::Threads => ("GridSlice", "thread"),
+            Contract::Blocks => ("BlockSlice", "block"),
+            Contract::Warps => ("WarpSlice", "warp"),
+        };
+        Err(format!(
+            "a {output} output of {len} elements, but the launch (grid {:?} × block {:?}) has {needs} {per}s: \
+             it needs an element per {per}",
+            cfg.grid_dim, cfg.block_dim
+        ))
+    }
+}
+
+/// Implements `KernelArg` for a launch-contract output `$param` from `$arg`: the device
+/// pointer, one `.param`, after [`Contract::check`].
+macro_rules! contract_arg {
+    ($param:ty, $arg:ty, $contract:expr, $dims:literal) => {
+        impl<T> KernelArg<$param> for $arg {
+            type Staged<'s>
+                = StagedBuffer<'s, 1>
+            where
+                Self: 's;
+            const LAUNCH_DIMS: u32 = $dims;
+            fn stage<'s>(&'s mut self, stream: &'s CudaStream) -> Self::Staged<'s> {
+                let (pointer, len, sync) = stage_write(&mut **self, stream);
+                StagedBuffer { words: [slice_pointer::<T>(pointer, len)], _sync: sync }
+            }
+            fn check_launch(&self, cfg: &LaunchConfig) -> std::result::Result<(), String> {
+                $contract.check(self.len(), cfg)
+            }
+        }
+    };
+}
+
+// Safe kernels' launch contracts: the pointer alone, the length checked against the launch.
+contract_arg!(GridSlice<T>, &mut CudaSlice<T>, Contract::Threads, 1);
+contract_arg!(GridSlice<T>, &mut CudaViewMut<'_, T>, Contract::Threads, 1);
+contract_arg!(BlockSlice<T>, &mut CudaSlice<T>, Contract::Blocks, 3);
+contract_arg!(BlockSlice<T>, &mut CudaViewMut<'_, T>, Contract::Blocks, 3);
+contract_arg!(WarpSlice<T>, &mut CudaSlice<T>, Contract::Warps, 3);
+contract_arg!(WarpSlice<T>, &mut CudaViewMut<'_, T>, Contract::Warps, 3);
+
 impl<T, const N: usize> KernelArg<*const [T; N]> for &CudaSlice<T> {
     type Staged<'s>
         = StagedBuffer<'s, 1>
@@ -328,7 +412,8 @@ pub trait KernelArgs<P> {
     /// The most launch dimensions the parameters allow (the least of [`KernelArg::LAUNCH_DIMS`]).
     const LAUNCH_DIMS: u32;
     /// Checks that `cfg` has at most [`KernelArgs::LAUNCH_DIMS`] dimensions (a kernel with a
-    /// `DisjointSlice` output needs a 1-D launch for its threads' indices to be unique), then
+    /// `DisjointSlice` output needs a 1-D launch for its threads' indices to be unique) and
+    /// meets every argument's [`KernelArg::check_launch`] (the launch contracts), then
     /// stages every argument for a launch of `kernel` on `stream`. Keep the result until the
     /// launch has been submitted: dropping it records the buffers' use on the stream.
     fn stage<'s>(
@@ -359,7 +444,7 @@ fn check_launch_dims(kernel: &str, cfg: &LaunchConfig, dims: u32) -> Result<()> 
         return Ok(());
     }
     let output = if dims == 1 {
-        "a DisjointSlice output needs a 1-D launch"
+        "a DisjointSlice or GridSlice output needs a 1-D launch"
     } else {
         "a DisjointSlice2d output needs a 2-D launch"
     };
@@ -388,6 +473,7 @@ macro_rules! tuple_args {
             const LAUNCH_DIMS: u32 = least(&[$($A::LAUNCH_DIMS),*]);
             fn stage<'s>(&'s mut self, stream: &'s CudaStream, kernel: &str, cfg: &LaunchConfig) -> Result<Self::Staged<'s>> {
                 check_launch_dims(kernel, cfg, Self::LAUNCH_DIMS)?;
+                $(self.$i.check_launch(cfg).map_err(|problem| Error::InvalidLaunch(format!("{kernel}: {problem}")))?;)*
                 Ok(($(self.$i.stage(stream),)*))
             }
         }
@@ -503,6 +589,47 @@ mod tests {
         assert!(check_launch_dims("k", &shape((9, 7, 2), (32, 8, 1)), 2).is_err());
         assert!(check_launch_dims("k", &shape((9, 7, 1), (32, 4, 2)), 2).is_err());
         assert!(check_launch_dims("k", &shape((9, 7, 5), (8, 4, 2)), 3).is_ok());
+    }
+
+    /// The launch contracts count threads (1-D), blocks (any shape) and warps (a partial warp
+    /// counts) in 64 bits.
+    #[test]
+    fn contracts_count_threads_blocks_and_warps() {
+        let cfg = shape((9, 1, 1), (100, 1, 1));
+        assert_eq!(Contract::Threads.needs(&cfg), 900);
+        assert_eq!(Contract::Blocks.needs(&cfg), 9);
+        assert_eq!(Contract::Warps.needs(&cfg), 9 * 4);
+        let cfg = shape((5, 3, 2), (8, 4, 3));
+        assert_eq!(Contract::Blocks.needs(&cfg), 30);
+        assert_eq!(Contract::Warps.needs(&cfg), 30 * 3);
+        let big = shape((u32::MAX, 1, 1), (1024, 1, 1));
+        assert_eq!(Contract::Threads.needs(&big), u64::from(u32::MAX) * 1024);
+    }
+
+    #[test]
+    fn contracts_refuse_short_outputs() {
+        let cfg = shape((9, 1, 1), (100, 1, 1));
+        assert!(Contract::Threads.check(900, &cfg).is_ok());
+        assert!(Contract::Threads.check(1000, &cfg).is_ok());
+        let error = Contract::Threads.check(899, &cfg).unwrap_err();
+        assert!(
+            error.contains("GridSlice") && error.contains("899") && error.contains("900 threads"),
+            "{error}"
+        );
+        assert!(Contract::Blocks.check(9, &cfg).is_ok());
+        assert!(Contract::Blocks.check(8, &cfg).unwrap_err().contains("9 blocks"));
+        assert!(Contract::Warps.check(36, &cfg).is_ok());
+        assert!(Contract::Warps.check(35, &cfg).unwrap_err().contains("36 warps"));
+    }
+
+    /// A `GridSlice` makes a kernel 1-D; `BlockSlice` and `WarpSlice` allow any shape.
+    #[test]
+    fn contract_outputs_launch_dims() {
+        type Grid<'a> = (&'a CudaSlice<f32>, &'a mut CudaSlice<f32>, f32);
+        assert_eq!(<Grid as KernelArgs<(Input<f32>, GridSlice<f32>, f32)>>::LAUNCH_DIMS, 1);
+        type Block<'a> = (&'a CudaSlice<f32>, &'a mut CudaViewMut<'a, f32>);
+        assert_eq!(<Block as KernelArgs<(Input<f32>, BlockSlice<f32>)>>::LAUNCH_DIMS, 3);
+        assert_eq!(<Block as KernelArgs<(Input<f32>, WarpSlice<f32>)>>::LAUNCH_DIMS, 3);
     }
 
     /// An empty buffer's pointer may be null: a safe kernel's slice gets an aligned dangling one.

@@ -68,3 +68,87 @@ pub fn safe_write_index(mut out: DisjointSlice<u64>) {
         *slot = index;
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Safe kernels that tile: a shared tile, block- and warp-level outputs, a launch contract.
+
+use ptxkit_device::safe::{BlockIndex, BlockSlice, GridSlice, WarpIndex, WarpSlice};
+use ptxkit_device::{shared_tile, warp};
+
+/// The sum of `value` over the warp, in every lane (a butterfly of `shfl.sync.bfly`).
+#[inline(always)]
+fn warp_sum(mut value: f32) -> f32 {
+    let mut offset = warp::SIZE / 2;
+    while offset > 0 {
+        value += warp::shfl_xor(warp::FULL_MASK, value, offset, warp::SIZE);
+        offset /= 2;
+    }
+    value
+}
+
+/// sums[b] ← the sum of block b's elements of `x`, safe: each warp sums its 32 values with
+/// shuffles, lane 0 of each warp puts the warp's sum in a shared tile (one slot per warp),
+/// and after the barrier warp 0 sums the tile and the block's leader writes the block's
+/// element (`sums` has one element per block: the launch checks it). Thread mapping: one
+/// thread per element, 1-D launch, blocks of a multiple of 32 threads, at most 1024. Bytes per
+/// element: 4.
+#[kernel(launch_bounds(1024))]
+pub fn safe_block_sum(x: &[f32], mut sums: BlockSlice<f32>) {
+    let i = ThreadIndex::global_1d();
+    let value = warp_sum(x.get(i.get()).copied().unwrap_or(0.0));
+    let partials = shared_tile!(safe_block_sum_warps: [f32; 32]).write_per_warp(value).sync();
+    if warp::warp_id() == 0 {
+        let total = warp_sum(partials.get(warp::lane() as usize).unwrap_or(0.0));
+        if let Some(block) = BlockIndex::leader() {
+            sums[block] = total;
+        }
+    }
+}
+
+/// sums[w] ← the sum of warp w's 32 elements of `x`, safe: lane 0 of each warp writes the
+/// warp's element (`sums` has one element per warp: the launch checks it). Thread mapping:
+/// one thread per element, 1-D blocks whose size is a multiple of 32. Bytes per element: 4.
+#[kernel]
+pub fn safe_warp_sum(x: &[f32], mut sums: WarpSlice<f32>) {
+    let i = ThreadIndex::global_1d();
+    let total = warp_sum(x.get(i.get()).copied().unwrap_or(0.0));
+    if let Some(warp) = WarpIndex::leader() {
+        sums[warp] = total;
+    }
+}
+
+/// out[i] ← the mean of x[i - R ..= i + R] (zero outside `x`), R = 4, safe: each block fills
+/// a shared tile with its 256 + 2R inputs (every slot, from the block's threads in turn),
+/// then each thread reads its window from the tile. Thread mapping: one thread per element,
+/// blocks of 256 threads. Bytes per element: 8.
+#[kernel(launch_bounds(256))]
+pub fn safe_box_filter(x: &[f32], mut out: DisjointSlice<f32>) {
+    const RADIUS: usize = 4;
+    const BLOCK: usize = 256;
+    let block_start = ptxkit_device::thread::block_idx_x() as usize * BLOCK;
+    let window = shared_tile!(safe_box_filter_window: [f32; BLOCK + 2 * RADIUS])
+        .fill(|slot| {
+            // Slot s holds x[block_start + s - R].
+            (block_start + slot).checked_sub(RADIUS).and_then(|at| x.get(at)).copied().unwrap_or(0.0)
+        })
+        .sync();
+    let i = ThreadIndex::global_1d();
+    let local = ptxkit_device::thread::thread_idx_x() as usize;
+    let mut sum = 0.0;
+    for k in 0..=2 * RADIUS {
+        sum += window.get(local + k).unwrap_or(0.0);
+    }
+    if let Some(slot) = out.get_mut(i) {
+        *slot = sum / (2 * RADIUS + 1) as f32;
+    }
+}
+
+/// y ← a·x + y with the launch contract on `y`: the host proved `y` has an element for every
+/// thread, so `y[i]` has no bounds check; `x` has no contract, so `x.get(i)` keeps its one.
+/// Thread mapping: one thread per element of `y` (1-D launch). Bytes per element: 12.
+#[kernel]
+pub fn contract_saxpy(x: &[f32], mut y: GridSlice<f32>, a: f32) {
+    let i = ThreadIndex::global_1d();
+    let xi = x.get(i.get()).copied().unwrap_or(0.0);
+    y[i] += a * xi;
+}

@@ -118,6 +118,70 @@ fn ptx_safe_stencil_checks_the_grid_and_stores_once() {
 }
 
 #[test]
+fn ptx_contract_drops_the_check_the_launch_proved_and_keeps_the_others() {
+    // `y` is a GridSlice: the host checked one element per thread, so `y[i]` has no compare;
+    // `x` has no contract, so `x.get(i)` keeps its one. `safe_saxpy` (the same work with a
+    // DisjointSlice `y`) has two.
+    assert_eq!(count("contract_saxpy", "setp."), 1, "{}", common::kernel_ptx("contract_saxpy"));
+    assert_eq!(count("safe_saxpy", "setp."), 2);
+    // The one compare is against x's length (param 1); y has no length to compare with.
+    let setp = instructions("contract_saxpy").into_iter().find(|i| i.starts_with("setp.")).unwrap();
+    let x_len = instructions("contract_saxpy")
+        .into_iter()
+        .find(|i| i.contains("contract_saxpy_param_1"))
+        .and_then(|i| i.split_whitespace().nth(1))
+        .map(|reg| reg.trim_end_matches(','))
+        .expect("x's length loaded");
+    assert!(setp.contains(x_len), "the compare `{setp}` is against x's length {x_len}");
+    common::assert_emits(
+        "contract_saxpy",
+        &[".param .u64 .ptr .align 1 contract_saxpy_param_2", "ld.global.b32", "st.global.b32"],
+    );
+    assert_entry_lacks("contract_saxpy", &["trap", "call", "contract_saxpy_param_4"]);
+    let names: Vec<&str> = kernels::contract_saxpy::PARAMS.iter().map(|p| p.name).collect();
+    assert_eq!(names, ["x", "x.len", "y", "a"]);
+}
+
+#[test]
+fn ptx_block_and_warp_outputs_are_a_global_pointer_with_no_length() {
+    for (kernel, output) in [("safe_block_sum", "sums"), ("safe_warp_sum", "sums")] {
+        let params = match kernel {
+            "safe_block_sum" => kernels::safe_block_sum::PARAMS,
+            _ => kernels::safe_warp_sum::PARAMS,
+        };
+        let names: Vec<&str> = params.iter().map(|p| p.name).collect();
+        assert_eq!(names, ["x", "x.len", output], "{kernel}");
+        common::assert_emits(kernel, &[&format!(".param .u64 .ptr .align 1 {kernel}_param_2")]);
+        // One store, to global memory, by the leader; nothing reports or traps.
+        assert_eq!(count(kernel, "st.global"), 1, "{}", common::kernel_ptx(kernel));
+        assert_entry_lacks(kernel, &["trap", "call", "st.b32"]);
+    }
+    // The warp's index: lane 0 of each warp, warps numbered through the linear block index.
+    common::assert_emits("safe_warp_sum", &["%nctaid.x", "%nctaid.y", "%ctaid.z", "%ntid.z"]);
+}
+
+#[test]
+fn ptx_shared_tile_is_write_barrier_read_in_the_shared_space() {
+    // The block sum: the tile's barrier (the end of earlier reads), lane 0's store, the
+    // barrier of `sync()`, warp 0's load: relaxed CTA-scope shared accesses (a race is no data
+    // race) and the non-`.aligned` barrier.
+    let kernel = "safe_block_sum";
+    common::assert_emits(kernel, &[".shared .align 16 .b8 safe_block_sum_warps[128]"]);
+    assert_eq!(count(kernel, "barrier.sync 0"), 2, "{}", common::kernel_ptx(kernel));
+    assert_eq!(count(kernel, "st.relaxed.cta.shared.b32"), 1);
+    assert_eq!(count(kernel, "ld.relaxed.cta.shared.b32"), 1);
+    assert_entry_lacks(kernel, &["bar.sync", "ld.shared", "st.shared", "ld.global.nc"]);
+    // The box filter fills its 264 slots in a loop and reads 9 per thread, bounds-checked
+    // against the slots written (no report: `get` gives `None`).
+    let kernel = "safe_box_filter";
+    common::assert_emits(kernel, &[".shared .align 16 .b8 safe_box_filter_window[1056]"]);
+    assert_eq!(count(kernel, "barrier.sync 0"), 2, "{}", common::kernel_ptx(kernel));
+    assert!(count(kernel, "ld.relaxed.cta.shared.b32") >= 1);
+    assert!(count(kernel, "st.relaxed.cta.shared.b32") >= 1);
+    assert_entry_lacks(kernel, &["trap"]);
+}
+
+#[test]
 fn ptx_safe_kernels_assemble() {
     for arch in ["sm_80", "sm_90"] {
         common::assemble(common::ptx(), arch);
@@ -245,6 +309,137 @@ fn gpu_safe_stencil_matches_host_on_333x517() {
         let want = expected.get(i).copied().unwrap_or(sentinel);
         assert_eq!(value, want, "cell {i} (x {}, y {})", i % width, i / width);
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Safe kernels that tile: CPU references, their tests, and GPU tests against them.
+
+/// Block b's sum of `x` in blocks of `block` elements (the last block partial), as
+/// `safe_block_sum` computes it: per warp of 32, then over the warps (f64, so the order of the
+/// GPU's additions is within the tolerance).
+fn block_sums_on_host(x: &[f32], block: usize) -> Vec<f64> {
+    x.chunks(block).map(|chunk| chunk.iter().map(|&v| f64::from(v)).sum()).collect()
+}
+
+/// Warp w's sum of `x` (32 elements per warp, the last partial).
+fn warp_sums_on_host(x: &[f32]) -> Vec<f64> {
+    block_sums_on_host(x, 32)
+}
+
+/// `safe_box_filter` on the host: the mean of x[i - 4 ..= i + 4], 0 outside `x`.
+fn box_filter_on_host(x: &[f32]) -> Vec<f32> {
+    let at = |i: isize| if i < 0 { 0.0 } else { x.get(i as usize).copied().unwrap_or(0.0) };
+    (0..x.len() as isize).map(|i| (-4..=4).map(|k| at(i + k)).sum::<f32>() / 9.0).collect()
+}
+
+#[test]
+fn cpu_references_of_the_tiling_kernels() {
+    let x: Vec<f32> = (1..=70).map(|v| v as f32).collect();
+    // Blocks of 32: 1..=32, 33..=64, 65..=70.
+    assert_eq!(block_sums_on_host(&x, 32), [528.0, 1552.0, 405.0]);
+    assert_eq!(warp_sums_on_host(&x), block_sums_on_host(&x, 32));
+    assert_eq!(block_sums_on_host(&x, 64), [2080.0, 405.0]);
+    let filtered = box_filter_on_host(&x);
+    assert_eq!(filtered.len(), 70);
+    assert_eq!(filtered[0], (1.0 + 2.0 + 3.0 + 4.0 + 5.0) / 9.0); // x[-4..=-1] are 0
+    assert_eq!(filtered[10], 11.0); // the mean of 7..=15
+    assert_eq!(filtered[69], (66.0 + 67.0 + 68.0 + 69.0 + 70.0) / 9.0); // x[70..] are 0
+}
+
+/// Asserts that `got` matches `expected` within float rounding of sums of `terms` values of
+/// magnitude ≤ 1.
+#[track_caller]
+fn assert_sums(got: &[f32], expected: &[f64], terms: usize, what: &str) {
+    assert_eq!(got.len(), expected.len(), "{what}: lengths");
+    let tolerance = 1e-6 * terms as f64 + 1e-6;
+    for (i, (&g, &e)) in got.iter().zip(expected).enumerate() {
+        assert!((f64::from(g) - e).abs() <= tolerance, "{what}[{i}]: {g} against {e}");
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_safe_block_sum_matches_host_on_odd_lengths() {
+    let gpu = common::gpu();
+    for (n, block) in [(1_000_003usize, 256u32), (77_777, 1024), (4_099, 96), (31, 32)] {
+        let host_x = values(n, 11);
+        let x = gpu.stream().clone_htod(&host_x).unwrap();
+        let cfg = grid_1d(n as u32, block);
+        let blocks = cfg.grid_dim.0 as usize;
+        // Exactly one element per block: the launch contract.
+        let mut sums = gpu.stream().alloc_zeros::<f32>(blocks).unwrap();
+        gpu.launch(kernels::safe_block_sum, cfg, (&x, &mut sums)).unwrap();
+        let got = gpu.stream().clone_dtoh(&sums).unwrap();
+        assert_sums(&got, &block_sums_on_host(&host_x, block as usize), block as usize, "block sums");
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_safe_warp_sum_matches_host_on_odd_length() {
+    let gpu = common::gpu();
+    let n = 1_000_003usize;
+    let host_x = values(n, 12);
+    let x = gpu.stream().clone_htod(&host_x).unwrap();
+    let cfg = grid_1d(n as u32, 128);
+    let warps = cfg.grid_dim.0 as usize * 4;
+    let mut sums = gpu.stream().clone_htod(&vec![f32::NAN; warps]).unwrap();
+    gpu.launch(kernels::safe_warp_sum, cfg, (&x, &mut sums)).unwrap();
+    let got = gpu.stream().clone_dtoh(&sums).unwrap();
+    // Warps past the data sum zeros.
+    let mut expected = warp_sums_on_host(&host_x);
+    expected.resize(warps, 0.0);
+    assert_sums(&got, &expected, 32, "warp sums");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_safe_box_filter_matches_host_on_odd_length() {
+    let gpu = common::gpu();
+    let n = 100_003usize;
+    let host_x = values(n, 13);
+    let x = gpu.stream().clone_htod(&host_x).unwrap();
+    let mut out = gpu.stream().alloc_zeros::<f32>(n).unwrap();
+    gpu.launch(kernels::safe_box_filter, grid_1d(n as u32, 256), (&x, &mut out)).unwrap();
+    let got = gpu.stream().clone_dtoh(&out).unwrap();
+    let expected = box_filter_on_host(&host_x);
+    for (i, (&g, &e)) in got.iter().zip(&expected).enumerate() {
+        assert!((g - e).abs() <= 1e-6, "out[{i}]: {g} against {e}");
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_contract_saxpy_matches_host_and_refuses_short_outputs() {
+    let gpu = common::gpu();
+    let (n, a) = (1_000_003usize, 1.75f32);
+    let cfg = grid_1d(n as u32, 256);
+    let threads = (cfg.grid_dim.0 * cfg.block_dim.0) as usize;
+    let (host_x, host_y) = (values(n, 14), values(threads, 15));
+    let x = gpu.stream().clone_htod(&host_x).unwrap();
+    // One element per thread: the contract holds.
+    let mut y = gpu.stream().clone_htod(&host_y).unwrap();
+    gpu.launch(kernels::contract_saxpy, cfg, (&x, &mut y, a)).unwrap();
+    let got = gpu.stream().clone_dtoh(&y).unwrap();
+    for i in 0..threads {
+        let expected = host_y[i] + a * host_x.get(i).copied().unwrap_or(0.0);
+        assert_eq!(got[i], expected, "y[{i}]");
+    }
+    // A y of n elements, short of the 1 000 192 threads: refused before the launch.
+    let mut short = gpu.stream().alloc_zeros::<f32>(n).unwrap();
+    let refused = gpu.launch(kernels::contract_saxpy, cfg, (&x, &mut short, a));
+    assert!(
+        matches!(refused, Err(Error::InvalidLaunch(ref m)) if m.contains("contract_saxpy") && m.contains("GridSlice")),
+        "{refused:?}"
+    );
+    // A block output one short of the blocks, a warp output one short of the warps.
+    let mut sums = gpu.stream().alloc_zeros::<f32>(cfg.grid_dim.0 as usize - 1).unwrap();
+    let refused = gpu.launch(kernels::safe_block_sum, cfg, (&x, &mut sums));
+    assert!(matches!(refused, Err(Error::InvalidLaunch(ref m)) if m.contains("BlockSlice")), "{refused:?}");
+    let mut sums = gpu.stream().alloc_zeros::<f32>(cfg.grid_dim.0 as usize * 8 - 1).unwrap();
+    let refused = gpu.launch(kernels::safe_warp_sum, cfg, (&x, &mut sums));
+    assert!(matches!(refused, Err(Error::InvalidLaunch(ref m)) if m.contains("WarpSlice")), "{refused:?}");
+    gpu.synchronize().unwrap();
 }
 
 #[test]
