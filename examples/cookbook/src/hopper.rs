@@ -70,3 +70,30 @@ pub fn cluster_histogram(gpu: &Gpu, values: &[u32], clusters: u32) -> Result<Vec
     )?;
     download(gpu, &bins)
 }
+
+/// `a·bᵀ` (`a` `m × k`, `b` `n × k`, row-major bf16) on Hopper's warpgroup MMA, `k` a multiple
+/// of 8 (refused otherwise).
+pub fn wgmma_gemm(gpu: &Gpu, a: &[k::BF16], b: &[k::BF16], m: u32, n: u32, kd: u32) -> Result<Vec<f32>> {
+    if !kd.is_multiple_of(8) {
+        return Err(Error::InvalidLaunch(format!(
+            "wgmma_gemm: k = {kd} is not a multiple of 8 (the kernel copies rows in 16-byte chunks)"
+        )));
+    }
+    let (rows_a, rows_b) = (m as usize * kd as usize, n as usize * kd as usize);
+    if a.len() != rows_a || b.len() != rows_b {
+        return Err(Error::InvalidLaunch(format!(
+            "wgmma_gemm: a has {} and b {} elements, expected {rows_a} and {rows_b}",
+            a.len(),
+            b.len()
+        )));
+    }
+    let (d_a, d_b) = (upload(gpu, a)?, upload(gpu, b)?);
+    let mut c = zeros::<f32>(gpu, m as usize * n as usize)?;
+    let config = LaunchConfig {
+        grid_dim: (n.div_ceil(k::WGMMA_TILE), m.div_ceil(k::WGMMA_TILE), 1),
+        block_dim: (k::WGMMA_BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    gpu.launch(k::wgmma_gemm_bf16, config, (&d_a, &d_b, &mut c, m, n, kd))?;
+    download(gpu, &c)
+}

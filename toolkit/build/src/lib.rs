@@ -183,7 +183,8 @@ impl PtxBuilder {
         self
     }
 
-    /// Also assemble machine code for these architectures (`sm_80`, `sm_90`, ...).
+    /// Also assemble machine code for these architectures (`sm_80`, `sm_90`, ...; `sm_90a` for
+    /// a module using Hopper's architecture-specific `wgmma`, built with `.arch("sm_90a")`).
     pub fn cubins<S: Into<String>>(mut self, archs: impl IntoIterator<Item = S>) -> Self {
         self.cubins = archs.into_iter().map(Into::into).collect();
         self
@@ -403,8 +404,8 @@ impl PtxBuilder {
         let extra: &[&str] = if line_info { &["-lineinfo"] } else { &[] };
         let mut archs = Vec::new();
         for arch in &self.cubins {
-            let number: u32 = arch.trim_start_matches("sm_").parse().map_err(|_| {
-                BuildError::Compile(format!("cubin architecture {arch:?} is not of the form sm_XX"))
+            let number = arch_number(arch).ok_or_else(|| {
+                BuildError::Compile(format!("cubin architecture {arch:?} is not of the form sm_XX or sm_XXa"))
             })?;
             archs.push((arch.as_str(), number));
         }
@@ -972,6 +973,18 @@ if grep -E '^\.extern \.func' "$out" | sed -E 's/^\.extern \.func +(\([^)]*\) *)
 fi
 "#;
 
+/// The number of a cubin architecture: 90 for `sm_90` and for `sm_90a` (Hopper's
+/// architecture-specific features, `wgmma` and `setmaxnreg`: its cubin runs on compute
+/// capability 9.0 only, which is where the host's choice of image by number puts it).
+pub fn arch_number(arch: &str) -> Option<u32> {
+    let digits = arch.strip_prefix("sm_")?;
+    let digits = digits.strip_suffix('a').unwrap_or(digits);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
 /// The comment line `#[kernel]` emits for each kernel (`ptxkit_device::PTX_MARKER`).
 const MARKER: &str = "// kernel-abi: ";
 
@@ -1145,6 +1158,14 @@ mod tests {
         assert_eq!(parse(None), Ok(None));
         assert_eq!(parse(Some("none")), Ok(Some(vec![])));
         assert_eq!(parse(Some(" sm_90, sm_80 ,")), Ok(Some(vec!["sm_90".into(), "sm_80".into()])));
+        assert_eq!(
+            (arch_number("sm_90"), arch_number("sm_90a"), arch_number("sm_86")),
+            (Some(90), Some(90), Some(86))
+        );
+        assert_eq!(
+            (arch_number("sm_"), arch_number("sm_a"), arch_number("90"), arch_number("sm_9x")),
+            (None, None, None, None)
+        );
         for bad in ["sm_60", "90", "sm_x", "compute_90"] {
             let message = parse(Some(bad)).unwrap_err();
             assert!(message.starts_with("CUBINS: ") && message.contains(bad), "{message}");

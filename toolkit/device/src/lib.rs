@@ -94,8 +94,9 @@
 //!   - asynchronous copies and tensor cores: [`async_copy`] (`cp.async`, sm_80+),
 //!     [`mbarrier`] (split arrive/wait barriers, transaction counts on sm_90), [`tma`]
 //!     (Hopper's bulk and tensor copies, [`tma::TensorMap`]), [`mma`] (`mma.sync` m16n8k16
-//!     f16/bf16 with f32 accumulation, `ldmatrix`), [`cluster`] (sm_90 thread-block clusters
-//!     and distributed shared memory).
+//!     f16/bf16 with f32 accumulation, `ldmatrix`), [`wgmma`] (Hopper's warpgroup MMA from
+//!     shared-memory descriptors, sm_90a), [`cluster`] (sm_90 thread-block clusters and
+//!     distributed shared memory).
 //!
 //!   It exists in host builds too, as rust-cuda's `#[gpu_only]` functions do: there every
 //!   device function panics if called, so that kernel bodies, which `#[kernel]` also compiles
@@ -134,6 +135,7 @@ pub mod tma;
 mod unroll;
 pub mod vector;
 pub mod warp;
+pub mod wgmma;
 
 pub use abi::{Kernel, KernelInfo, LaunchBounds, PTX_MARKER, Param};
 pub use debug::assert_fail;

@@ -1,10 +1,14 @@
-//! 11-13. Hopper (sm_90) kernels: TMA tensor and bulk copies completing on an `mbarrier`, and
-//! a histogram over a thread-block cluster's distributed shared memory. Built for `sm_90` only
-//! (the `hopper` feature; `../build.rs` builds it as its own PTX module).
+//! 11-14. Hopper (sm_90a) kernels: TMA tensor and bulk copies completing on an `mbarrier`, a
+//! histogram over a thread-block cluster's distributed shared memory, and a GEMM on `wgmma`.
+//! Built for `sm_90a` only (the `hopper` feature; `../build.rs` builds it as its own PTX
+//! module).
 
+use ptxkit_device::half::BF16;
 use ptxkit_device::mbarrier::{self, Mbarrier};
 use ptxkit_device::tma::{self, TensorMap};
-use ptxkit_device::{atomic, cluster, kernel, shared, thread, tma_shared};
+use ptxkit_device::vector::U32x4;
+use ptxkit_device::wgmma::{self, SharedDescriptor};
+use ptxkit_device::{async_copy, atomic, cluster, kernel, shared, thread, tma_shared, unroll, warp};
 
 /// The TMA transpose's tile side: a block moves a 32 × 32 box.
 pub const TMA_TILE: u32 = 32;
@@ -16,6 +20,16 @@ pub const BULK_CHUNK: u32 = 2048;
 pub const HISTOGRAM_CLUSTER: u32 = 4;
 /// Bins of [`cluster_histogram_1024`]: 256 in each block of the cluster.
 pub const CLUSTER_BINS: u32 = 1024;
+/// The tile of C one block of [`wgmma_gemm_bf16`] computes: 64 × 64.
+pub const WGMMA_TILE: u32 = 64;
+/// Threads per block of [`wgmma_gemm_bf16`]: one warpgroup.
+pub const WGMMA_BLOCK: u32 = 128;
+/// The K depth of one stage of [`wgmma_gemm_bf16`].
+const WGMMA_DEPTH: u32 = 64;
+/// Bytes between core matrices (8 rows × 16 bytes) next to each other along K in a stage.
+const WGMMA_LEADING: u32 = 128;
+/// Bytes between core matrices next to each other along M (or N): the 8 of a row group's K.
+const WGMMA_STRIDE: u32 = 1024;
 
 /// `output` (`width` rows of `height`) = `input` (`height` rows of `width`) transposed, both
 /// through TMA: each block's thread 0 loads a 32 × 32 box with `cp.async.bulk.tensor.2d`
@@ -161,4 +175,96 @@ pub unsafe fn cluster_histogram_1024(values: *const u32, n: u32, bins: *mut u32)
         // SAFETY: rank · 256 + tid < 1024 = the bins' length.
         unsafe { atomic::add(bins.add((cluster::block_rank() * 256 + tid) as usize), count) };
     }
+}
+
+/// Starts copying stage `k0` of a `rows × k` row-major bf16 operand (rows `row0..row0 + 64`,
+/// columns `k0..k0 + 64`) into `tile` in `wgmma`'s K-major core-matrix layout (element
+/// (r, k) at byte `(r / 8)·1024 + (k / 8)·128 + (r % 8)·16 + (k % 8)·2`): 512 chunks of 16 bytes,
+/// four per thread, zero-filled past the operand's rows or depth.
+///
+/// # Safety
+/// `operand` holds `rows × k` halves, `k` a multiple of 8; `tile` holds 512 chunks.
+#[inline(always)]
+unsafe fn load_wgmma_stage(
+    tile: ptxkit_device::SharedArray<U32x4>,
+    operand: *const U32x4,
+    rows: u32,
+    k: u32,
+    row0: u32,
+    k0: u32,
+) {
+    let mut i = 0;
+    while i < 4 {
+        let chunk = thread::thread_idx_x() + i * WGMMA_BLOCK;
+        let (row, column) = (chunk / 8, chunk % 8);
+        let (global_row, global_k) = (row0 + row, k0 + column * 8);
+        let inside = global_row < rows && global_k < k;
+        let offset = if inside { (global_row as usize * k as usize + global_k as usize) / 8 } else { 0 };
+        let slot = (row / 8) * (WGMMA_STRIDE / 16) + column * (WGMMA_LEADING / 16) + row % 8;
+        // SAFETY: `offset` is a chunk of the operand (or 0 with nothing read); `slot` < 512.
+        unsafe { async_copy::copy_zero_fill(tile, slot, operand.add(offset), if inside { 16 } else { 0 }) };
+        i += 1;
+    }
+}
+
+/// C (`m × n`, f32, row-major) = A (`m × k`, bf16, row-major) · Bᵀ (B `n × k`, bf16,
+/// row-major), `k` a multiple of 8, on Hopper's warpgroup MMA.
+///
+/// Thread mapping: one warpgroup (128 threads) per 64 × 64 tile of C; per stage of 64 along
+/// K, the threads copy A's and B's 64 × 64 tiles into shared memory in `wgmma`'s core-matrix
+/// layout (`cp.async`, zero-filled past the edges), then four `wgmma.mma_async` m64n64k16 read
+/// them through descriptors into 32 f32 accumulators a thread. Single-buffered: the example of
+/// the instruction, not a tuned GEMM. Bytes per element of C: as [`hgemm_f16`](crate::hgemm_f16).
+/// Shows: `wgmma`, `SharedDescriptor::k_major`, `tma::fence_async_shared` before the async proxy
+/// reads what `cp.async` wrote.
+#[kernel(launch_bounds(128))]
+pub unsafe fn wgmma_gemm_bf16(a: *const BF16, b: *const BF16, c: *mut f32, m: u32, n: u32, k: u32) {
+    let a_tile = tma_shared!(wgmma_a: [U32x4; 512]);
+    let b_tile = tma_shared!(wgmma_b: [U32x4; 512]);
+    let (row0, col0) = (thread::block_idx_y() * WGMMA_TILE, thread::block_idx_x() * WGMMA_TILE);
+    let (a, b) = (a.cast::<U32x4>(), b.cast::<U32x4>());
+    let mut acc = [0.0f32; 32];
+    let mut k0 = 0;
+    while k0 < k {
+        // SAFETY: the operands hold m × k and n × k halves (the launcher's contract); the tiles
+        // were last read by the products waited for before the previous barrier.
+        unsafe {
+            load_wgmma_stage(a_tile, a, m, k, row0, k0);
+            load_wgmma_stage(b_tile, b, n, k, col0, k0);
+        }
+        async_copy::commit();
+        async_copy::wait::<0>();
+        // The copies wrote through the generic proxy; the products read through the async one.
+        tma::fence_async_shared();
+        thread::sync_threads();
+        wgmma::fence();
+        let mut kk = 0;
+        while kk < WGMMA_DEPTH / 16 {
+            // Each k16 step starts two core matrices (256 bytes) further along K.
+            let step = kk * 2 * WGMMA_LEADING;
+            let da = SharedDescriptor::k_major(a_tile.shared_address() + step, WGMMA_LEADING, WGMMA_STRIDE);
+            let db = SharedDescriptor::k_major(b_tile.shared_address() + step, WGMMA_LEADING, WGMMA_STRIDE);
+            // SAFETY: the whole warpgroup (the block) runs it; the tiles were written, fenced
+            // and barriered above; `acc` is untouched until the wait below.
+            unsafe { wgmma::mma_m64n64k16_bf16(&mut acc, da, db, k0 > 0 || kk > 0) };
+            kk += 1;
+        }
+        wgmma::commit();
+        wgmma::wait::<0>();
+        thread::sync_threads();
+        k0 += WGMMA_DEPTH;
+    }
+    let (lane, warp) = (warp::lane(), warp::warp_id());
+    let (g, t) = (lane / 4, lane % 4);
+    // Unrolled: the accumulators stay in registers (an indexed array would go to local memory,
+    // and the products' registers with it).
+    unroll!(for e in 0..32 {
+        let (j, h) = (e as u32 / 4, e as u32 % 4);
+        let row = row0 + warp * 16 + g + (h / 2) * 8;
+        let col = col0 + j * 8 + 2 * t + h % 2;
+        if row < m && col < n {
+            // SAFETY: (row, col) is inside C.
+            unsafe { *c.add(row as usize * n as usize + col as usize) = acc[e] };
+        }
+    });
 }

@@ -41,8 +41,8 @@ pub use hgemm::{HGEMM_BLOCK, HGEMM_TILE, hgemm_bf16, hgemm_f16};
 pub use histogram::{HISTOGRAM_BLOCK, histogram_256};
 #[cfg(feature = "hopper")]
 pub use hopper::{
-    BULK_CHUNK, CLUSTER_BINS, HISTOGRAM_CLUSTER, TMA_BLOCK, TMA_TILE, bulk_scale_f32, cluster_histogram_1024,
-    tma_transpose_f32,
+    BULK_CHUNK, CLUSTER_BINS, HISTOGRAM_CLUSTER, TMA_BLOCK, TMA_TILE, WGMMA_BLOCK, WGMMA_TILE,
+    bulk_scale_f32, cluster_histogram_1024, tma_transpose_f32, wgmma_gemm_bf16,
 };
 #[cfg(feature = "classic")]
 pub use nbody::{NBODY_BLOCK, nbody_accelerations};

@@ -158,10 +158,10 @@ fn hopper_entry(name: &str) -> &'static str {
 #[test]
 fn hopper_kernels_are_sm_90_ptx_with_tma_mbarriers_and_clusters() {
     for module in cookbook::HOPPER_IMAGES.modules {
-        assert!(module.ptx.contains(".target sm_90"), "the Hopper module targets sm_90");
+        assert!(module.ptx.contains(".target sm_90a"), "the Hopper module targets sm_90a");
         assert!(module.ptx.contains(".version 8.3"), "the Hopper module is PTX ISA 8.3");
     }
-    for name in ["tma_transpose_f32", "bulk_scale_f32", "cluster_histogram_1024"] {
+    for name in ["tma_transpose_f32", "bulk_scale_f32", "cluster_histogram_1024", "wgmma_gemm_bf16"] {
         assert!(IMAGES.kernels.iter().all(|k| k.name != name), "{name} is in the sm_80 module too");
         assert!(
             cookbook::HOPPER_IMAGES.kernels.iter().any(|k| k.name == name),
@@ -200,4 +200,24 @@ fn hopper_kernels_are_sm_90_ptx_with_tma_mbarriers_and_clusters() {
     ] {
         assert!(histogram.contains(instruction), "cluster_histogram_1024: no `{instruction}`");
     }
+}
+
+#[test]
+fn wgmma_gemm_issues_four_warpgroup_products_a_stage_between_fence_commit_and_wait() {
+    let gemm = hopper_entry("wgmma_gemm_bf16");
+    for instruction in [
+        ".maxntid 128",
+        "cp.async.ca.shared.global",
+        "fence.proxy.async.shared::cta",
+        "wgmma.fence.sync.aligned",
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16",
+        "wgmma.commit_group.sync.aligned",
+        "wgmma.wait_group.sync.aligned 0",
+    ] {
+        assert!(gemm.contains(instruction), "wgmma_gemm_bf16: no `{instruction}`");
+    }
+    assert_eq!(gemm.matches("wgmma.mma_async").count(), 4, "four k16 products per stage of 64");
+    // The accumulators never leave the registers (an indexed array would put them in local
+    // memory, and every product's registers with them).
+    assert!(!gemm.contains(".local"), "wgmma_gemm_bf16 uses local memory");
 }
