@@ -1,11 +1,15 @@
 //! The constants the docs give, read from the docs' own tables and compared with the code's:
 //! a change to either side, not made to the other, fails here (issue 57: a preset's k or
-//! sensor distance changed in the code passed every test).
+//! sensor distance, or a palette's anchor, changed in the code passed every test).
 
 use simulations::{
     Choice as _,
     grayscott::PRESETS,
     physarum::{PHYSARUM_PRESETS, PhysarumPreset},
+    render::{
+        PALETTES,
+        palette::{Colors, Palette},
+    },
 };
 
 /// The rows of the first Markdown table of `doc` whose header row starts with `header`: its
@@ -70,4 +74,120 @@ fn physarum_presets_are_docs_physarum_mds_table() {
         assert_eq!(number(&row[6]), decay, "{name}: decay");
     }
     assert!(rows[0][0].contains("(default)"), "the first preset is the default");
+}
+
+/// A colour as the docs write it in 8 bits: `#rrggbb`.
+fn hex([r, g, b]: [u8; 3]) -> String {
+    format!("#{r:02x}{g:02x}{b:02x}")
+}
+
+/// An anchor's colour in 8 bits, as the palette's table rounds it.
+fn bytes(anchor: [f32; 3]) -> [u8; 3] {
+    anchor.map(|c| (c * 255.0).round() as u8)
+}
+
+/// `levels A–B` as the inclusive range of levels.
+fn levels(cell: &str) -> std::ops::RangeInclusive<usize> {
+    let range = cell.strip_prefix("levels ").unwrap_or_else(|| panic!("{cell:?} is not `levels A–B`"));
+    let (first, last) = range.split_once('–').unwrap_or_else(|| panic!("{cell:?} is not `levels A–B`"));
+    first.parse().unwrap()..=last.parse().unwrap()
+}
+
+/// docs/outputs.md's table of palettes: every palette of the code, in order, and each
+/// anchor's place, its RGB in [0, 1] and its 8-bit colour; for a discrete palette, the levels
+/// each anchor's flat band covers, checked against the palette's own 256 colours.
+#[test]
+fn palettes_are_docs_outputs_mds_table() {
+    let doc = read("docs/outputs.md");
+    let rows = table(&doc, "| palette | anchor at |");
+    let expected = palette_table();
+    if !doc.contains(&expected) {
+        eprintln!("docs/outputs.md's palette table differs from the code's:\n{expected}");
+    }
+    // The rows of each palette: its name is on the first of them only.
+    let mut documented: Vec<(&str, Vec<&Vec<String>>)> = Vec::new();
+    for row in &rows {
+        if row[0].is_empty() {
+            documented.last_mut().expect("a first row naming its palette").1.push(row);
+        } else {
+            documented.push((name(&row[0]), vec![row]));
+        }
+    }
+    let names: Vec<&str> = PALETTES.iter().map(|p| p.name).collect();
+    let documented_names: Vec<&str> = documented.iter().map(|(name, _)| *name).collect();
+    assert_eq!(documented_names, names, "the palettes, in order");
+    for ((_, rows), palette) in documented.iter().zip(PALETTES) {
+        let Palette { name, colors, discrete, .. } = *palette;
+        assert_eq!(rows[0][0].contains("(discrete)"), discrete, "{name}: said discrete or not");
+        let anchors = match colors {
+            Colors::Table(table) => {
+                assert_eq!(rows.len(), 1, "{name}: a table has one row");
+                let ends = format!("{} to {}", hex(bytes_of(table[0])), hex(bytes_of(table[255])));
+                assert_eq!(rows[0][1], "levels 0–255", "{name}: a table's levels");
+                assert_eq!(rows[0][3], ends, "{name}: the table's first and last colours");
+                continue;
+            }
+            Colors::Anchors(anchors) => anchors,
+        };
+        assert_eq!(rows.len(), anchors.len(), "{name}: the number of anchors");
+        let lut = palette.lut();
+        let mut next_level = 0;
+        for (k, (row, &anchor)) in rows.iter().zip(anchors).enumerate() {
+            let rgb: Vec<f32> = row[2].split(',').map(|c| number(c.trim())).collect();
+            assert_eq!(rgb, anchor, "{name}: anchor {k}'s RGB");
+            assert_eq!(row[3], hex(bytes(anchor)), "{name}: anchor {k}'s 8-bit colour");
+            if discrete {
+                let band = levels(&row[1]);
+                assert_eq!(
+                    *band.start(),
+                    next_level,
+                    "{name}: anchor {k}'s band starts where the last ended"
+                );
+                assert!(band.clone().all(|l| lut[l] == bytes(anchor)), "{name}: anchor {k}'s band {band:?}");
+                next_level = band.end() + 1;
+            } else {
+                let at = k as f32 / (anchors.len() - 1) as f32;
+                assert!((number(&row[1]) - at).abs() < 5e-4, "{name}: anchor {k} is at {at:.3}");
+            }
+        }
+        if discrete {
+            assert_eq!(next_level, 256, "{name}: the bands cover every level");
+        }
+    }
+}
+
+fn bytes_of(color: u32) -> [u8; 3] {
+    [(color >> 16) as u8, (color >> 8) as u8, color as u8]
+}
+
+/// The table the test above reads, as the code gives it: printed when the docs' differs, to
+/// paste into docs/outputs.md after a change to a palette.
+fn palette_table() -> String {
+    let mut lines =
+        vec!["| palette | anchor at | R, G, B | 8-bit |".to_owned(), "| --- | --- | --- | --- |".to_owned()];
+    for palette in PALETTES {
+        let mut first = format!("`{}`{}", palette.name, if palette.discrete { " (discrete)" } else { "" });
+        match palette.colors {
+            Colors::Table(table) => lines.push(format!(
+                "| {first} | levels 0–255 | matplotlib's 256 colours | {} to {} |",
+                hex(bytes_of(table[0])),
+                hex(bytes_of(table[255]))
+            )),
+            Colors::Anchors(anchors) => {
+                for (k, &anchor) in anchors.iter().enumerate() {
+                    let at = if palette.discrete {
+                        let band: Vec<usize> = (0..256).filter(|&l| l * anchors.len() / 256 == k).collect();
+                        format!("levels {}–{}", band[0], band[band.len() - 1])
+                    } else {
+                        let at = k as f32 / (anchors.len() - 1) as f32;
+                        format!("{}", (at * 1000.0).round() / 1000.0)
+                    };
+                    let rgb = anchor.map(|c| c.to_string()).join(", ");
+                    lines.push(format!("| {first} | {at} | {rgb} | {} |", hex(bytes(anchor))));
+                    first = String::new();
+                }
+            }
+        }
+    }
+    lines.join("\n")
 }
