@@ -2,7 +2,10 @@
 //! nothing itself; pass a `Gpu` opened with [`HOPPER_IMAGES`](crate::HOPPER_IMAGES).
 
 use cookbook_kernels as k;
-use ptxkit_host::{Error, Gpu, Result, TensorMapSpec, cudarc::driver::LaunchConfig};
+use ptxkit_host::{
+    Error, Gpu, Result, TensorMapSpec, TmaSwizzle,
+    cudarc::driver::{CudaSlice, LaunchConfig},
+};
 
 use crate::gpu::{download, upload, zeros};
 
@@ -95,5 +98,55 @@ pub fn wgmma_gemm(gpu: &Gpu, a: &[k::BF16], b: &[k::BF16], m: u32, n: u32, kd: u
         shared_mem_bytes: 0,
     };
     gpu.launch(k::wgmma_gemm_bf16, config, (&d_a, &d_b, &mut c, m, n, kd))?;
+    download(gpu, &c)
+}
+
+/// The TMA maps and launch of [`k::gemm_tma_wgmma_bf16`] for `c ← a·bᵀ` on device buffers
+/// (`a` `m × k`, `b` `n × k`, `c` `m × n`), queued on the GPU's stream; `k` a multiple of 8.
+pub fn gemm_tma_wgmma_launch(
+    gpu: &Gpu,
+    a: &CudaSlice<k::BF16>,
+    b: &CudaSlice<k::BF16>,
+    c: &mut CudaSlice<f32>,
+    (m, n, kd): (u32, u32, u32),
+) -> Result<()> {
+    if !kd.is_multiple_of(8) {
+        return Err(Error::InvalidLaunch(format!(
+            "gemm_tma_wgmma: k = {kd} is not a multiple of 8 (TMA needs rows of a multiple of 16 bytes)"
+        )));
+    }
+    let boxed = [k::GEMM_DEPTH, k::GEMM_TILE];
+    let a_map = gpu
+        .tensor_map(a, TensorMapSpec::packed([kd.into(), m.into()], boxed).with_swizzle(TmaSwizzle::B128))?;
+    let b_map = gpu
+        .tensor_map(b, TensorMapSpec::packed([kd.into(), n.into()], boxed).with_swizzle(TmaSwizzle::B128))?;
+    if c.len() != m as usize * n as usize {
+        return Err(Error::InvalidLaunch(format!(
+            "gemm_tma_wgmma: c has {} elements, expected {m} × {n}",
+            c.len()
+        )));
+    }
+    let config = LaunchConfig {
+        grid_dim: (n.div_ceil(k::GEMM_TILE), m.div_ceil(k::GEMM_TILE), 1),
+        block_dim: (k::GEMM_BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    gpu.launch(k::gemm_tma_wgmma_bf16, config, (&a_map, &b_map, c, m, n, kd))
+}
+
+/// `a·bᵀ` (`a` `m × k`, `b` `n × k`, row-major bf16) by the warp-specialised TMA and `wgmma`
+/// GEMM, `k` a multiple of 8 (refused otherwise).
+pub fn gemm_tma_wgmma(gpu: &Gpu, a: &[k::BF16], b: &[k::BF16], m: u32, n: u32, kd: u32) -> Result<Vec<f32>> {
+    let (rows_a, rows_b) = (m as usize * kd as usize, n as usize * kd as usize);
+    if a.len() != rows_a || b.len() != rows_b {
+        return Err(Error::InvalidLaunch(format!(
+            "gemm_tma_wgmma: a has {} and b {} elements, expected {rows_a} and {rows_b}",
+            a.len(),
+            b.len()
+        )));
+    }
+    let (d_a, d_b) = (upload(gpu, a)?, upload(gpu, b)?);
+    let mut c = zeros::<f32>(gpu, m as usize * n as usize)?;
+    gemm_tma_wgmma_launch(gpu, &d_a, &d_b, &mut c, (m, n, kd))?;
     download(gpu, &c)
 }

@@ -68,7 +68,7 @@ pub use launch::{
 pub use module::{ModuleImage, RuntimeKernel, RuntimeModule};
 pub use ptxkit_device::constant::{ConstantArray, ConstantElement};
 pub use ptxkit_device::{Kernel, KernelInfo, LaunchBounds, Param};
-pub use tensor_map::{DeviceTensorMap, TensorMapSpec, TmaElement};
+pub use tensor_map::{DeviceTensorMap, TensorMapSpec, TmaElement, TmaSwizzle};
 
 use std::{
     collections::HashMap,

@@ -45,6 +45,44 @@ tma_elements!(
     BF16 => CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
 );
 
+/// How TMA lays a box's rows out in shared memory (`CUtensorMapSwizzle`): densely, or with the
+/// 16-byte chunks of each row permuted within 32-, 64- or 128-byte spans, as `wgmma`'s swizzled
+/// layouts expect (`ptxkit_device::wgmma::SharedDescriptor::k_major_swizzle_128`), so that
+/// reading a column of the box touches different banks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum TmaSwizzle {
+    /// Rows densely packed.
+    #[default]
+    None,
+    /// 32-byte swizzle.
+    B32,
+    /// 64-byte swizzle.
+    B64,
+    /// 128-byte swizzle (rows of at most 128 bytes; the destination 1024-byte aligned).
+    B128,
+}
+
+impl TmaSwizzle {
+    /// The span the chunks are permuted within, in bytes (0: none).
+    pub const fn bytes(self) -> u64 {
+        match self {
+            Self::None => 0,
+            Self::B32 => 32,
+            Self::B64 => 64,
+            Self::B128 => 128,
+        }
+    }
+
+    fn driver(self) -> sys::CUtensorMapSwizzle {
+        match self {
+            Self::None => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
+            Self::B32 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_32B,
+            Self::B64 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B,
+            Self::B128 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+        }
+    }
+}
+
 /// A tiled tensor map's description: an array of rank `R` (1 to 5; dimension 0 innermost) and
 /// the box one copy moves. Elements outside the array read as zeros and are not written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,12 +95,20 @@ pub struct TensorMapSpec<const R: usize> {
     /// The box's size in elements along each dimension (1 to 256 each; the innermost times the
     /// element's size a multiple of 16 bytes).
     pub box_dims: [u32; R],
+    /// The box's layout in shared memory.
+    pub swizzle: TmaSwizzle,
 }
 
 impl<const R: usize> TensorMapSpec<R> {
     /// A densely packed array (`dims[0]` elements per row, rows one after another, ...).
     pub fn packed(dims: [u64; R], box_dims: [u32; R]) -> Self {
-        Self { dims, strides: None, box_dims }
+        Self { dims, strides: None, box_dims, swizzle: TmaSwizzle::None }
+    }
+
+    /// The same map with the box's rows swizzled in shared memory (the innermost box
+    /// dimension at most the swizzle's span in bytes).
+    pub fn with_swizzle(self, swizzle: TmaSwizzle) -> Self {
+        Self { swizzle, ..self }
     }
 
     /// The same array with rows (and planes, ...) `strides` bytes apart (`strides[0]`: the
@@ -111,6 +157,12 @@ impl<const R: usize> TensorMapSpec<R> {
         if !inner.is_multiple_of(16) {
             return Err(format!("the box's rows are {inner} bytes; TMA needs a multiple of 16"));
         }
+        if self.swizzle != TmaSwizzle::None && inner > self.swizzle.bytes() {
+            return Err(format!(
+                "the box's rows are {inner} bytes, more than the {}-byte swizzle's span",
+                self.swizzle.bytes()
+            ));
+        }
         let span = (0..R).try_fold(element, |end, d| {
             (self.dims[d] - 1).checked_mul(strides[d]).and_then(|extent| end.checked_add(extent))
         });
@@ -146,7 +198,7 @@ impl<T> KernelArg<*const TensorMap<T>> for &DeviceTensorMap<'_, T> {
 
 impl Gpu {
     /// Encodes a tiled tensor map of `buffer` as `spec` describes it (`cuTensorMapEncodeTiled`:
-    /// no interleave, no swizzle, L2 promotion of 128 bytes, zeros outside the array) and copies
+    /// no interleave, `spec`'s swizzle, L2 promotion of 128 bytes, zeros outside the array) and copies
     /// it to the GPU. Refused with [`Error::InvalidLaunch`] where `spec` breaks a TMA rule (the
     /// message says which) or spans more than `buffer`.
     pub fn tensor_map<'b, T: TmaElement, const R: usize>(
@@ -178,7 +230,7 @@ impl Gpu {
                 spec.box_dims.as_ptr(),
                 element_strides.as_ptr(),
                 sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
-                sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
+                spec.swizzle.driver(),
                 sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
                 sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
             )
@@ -212,5 +264,8 @@ mod tests {
         assert!(error(TensorMapSpec::packed([0, 4], [4, 4])).contains("1 to 2^32"));
         assert!(error(TensorMapSpec::packed([32, 4], [32, 4]).with_strides([8, 128])).contains("innermost"));
         assert!(TensorMapSpec::packed([], []).checked(4).unwrap_err().contains("rank 1 to 5"));
+        let swizzled = TensorMapSpec::packed([128, 64], [64, 64]).with_swizzle(TmaSwizzle::B128);
+        assert!(swizzled.checked(2).is_ok());
+        assert!(swizzled.checked(4).unwrap_err().contains("more than the 128-byte swizzle's span"));
     }
 }

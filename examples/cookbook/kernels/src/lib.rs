@@ -32,6 +32,8 @@ pub mod softmax;
 pub mod stencil;
 #[cfg(feature = "classic")]
 pub mod transpose;
+#[cfg(feature = "hopper")]
+pub mod wgmma_gemm;
 
 #[cfg(feature = "classic")]
 pub use elementwise::{ELEMENTWISE_BLOCK, saxpy, saxpy_raw};
@@ -62,3 +64,5 @@ pub use softmax::{SOFTMAX_BLOCK, softmax_rows};
 pub use stencil::{STENCIL_BLOCK, jacobi_5pt, jacobi_5pt_raw};
 #[cfg(feature = "classic")]
 pub use transpose::{TRANSPOSE_ROWS, TRANSPOSE_TILE, transpose_f32};
+#[cfg(feature = "hopper")]
+pub use wgmma_gemm::{GEMM_BLOCK, GEMM_DEPTH, GEMM_SHARED_BYTES, GEMM_STAGES, GEMM_TILE, gemm_tma_wgmma_bf16};

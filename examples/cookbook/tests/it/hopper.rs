@@ -84,3 +84,32 @@ fn gpu_wgmma_gemm_is_within_the_tensor_core_bound() {
     let error = hopper::wgmma_gemm(&gpu, &[], &[], 0, 0, 12).unwrap_err().to_string();
     assert!(error.contains("not a multiple of 8"), "{error}");
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_gemm_tma_wgmma_is_within_the_tensor_core_bound() {
+    use cookbook_kernels::BF16;
+    let (gpu, mut r) = (open(), fresh());
+    // Partial tiles in m and n, depths that are not a multiple of the 64 of a stage, and more
+    // stages than the ring has slots (the ring wraps).
+    for (m, n, k) in
+        [(1, 1, 8), (128, 128, 64), (67, 45, 72), (130, 257, 264), (384, 640, 1024), (256, 128, 2056)]
+    {
+        let a: Vec<BF16> = r.floats(m * k, -1.0, 1.0).into_iter().map(BF16::from_f32).collect();
+        let b: Vec<BF16> = r.floats(n * k, -1.0, 1.0).into_iter().map(BF16::from_f32).collect();
+        let got = hopper::gemm_tma_wgmma(&gpu, &a, &b, m as u32, n as u32, k as u32).unwrap();
+        let widen = |v: &[BF16]| v.iter().map(|h| h.to_f32()).collect::<Vec<f32>>();
+        for (i, (&g, (exact, bound))) in
+            got.iter().zip(cpu::gemm_nt(&widen(&a), &widen(&b), m, n, k)).enumerate()
+        {
+            assert!(
+                (g as f64 - exact).abs() <= bound,
+                "{m}x{n}x{k} ({}, {}): {g} vs {exact} ± {bound}",
+                i / n,
+                i % n
+            );
+        }
+    }
+    let error = hopper::gemm_tma_wgmma(&gpu, &[], &[], 0, 0, 12).unwrap_err().to_string();
+    assert!(error.contains("not a multiple of 8"), "{error}");
+}

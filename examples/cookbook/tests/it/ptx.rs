@@ -221,3 +221,24 @@ fn wgmma_gemm_issues_four_warpgroup_products_a_stage_between_fence_commit_and_wa
     // memory, and every product's registers with them).
     assert!(!gemm.contains(".local"), "wgmma_gemm_bf16 uses local memory");
 }
+
+#[test]
+fn gemm_tma_wgmma_streams_tiles_by_tma_into_wgmma_with_a_group_in_flight() {
+    let gemm = hopper_entry("gemm_tma_wgmma_bf16");
+    for instruction in [
+        ".maxntid 384",
+        "mbarrier.init.shared.b64",
+        "mbarrier.try_wait.parity.shared::cta.b64",
+        "mbarrier.arrive.expect_tx.shared::cta.b64",
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16",
+        "wgmma.wait_group.sync.aligned 1",
+        "mbarrier.arrive.shared.b64",
+    ] {
+        assert!(gemm.contains(instruction), "gemm_tma_wgmma_bf16: no `{instruction}`");
+    }
+    assert_eq!(gemm.matches("wgmma.mma_async").count(), 4, "four k16 products per stage of 64");
+    // One box of A and one of B a stage (LLVM unrolls the producer's loop: a multiple of 2).
+    assert!(gemm.matches("cp.async.bulk.tensor").count().is_multiple_of(2));
+    assert!(!gemm.contains(".local"), "gemm_tma_wgmma_bf16 uses local memory");
+}

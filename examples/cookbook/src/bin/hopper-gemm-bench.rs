@@ -1,0 +1,86 @@
+//! `hopper-gemm-bench [SIZE]`: the bf16 GEMMs of the cookbook at SIZE³ (default 8192) on one
+//! GPU, timed with CUDA events after warm-up (median of 21 runs): `hgemm_bf16` (`mma.sync`),
+//! `wgmma_gemm_bf16` (single-buffered `wgmma`) and `gemm_tma_wgmma_bf16` (TMA and `wgmma`,
+//! warp-specialised; sm_90). Prints one Markdown row each, TFLOP/s counting 2·SIZE³. No twin:
+//! `scripts/torch-matmul.py SIZE` times `torch.matmul` in bf16 beside it in the same lease.
+
+use std::process::ExitCode;
+
+use cookbook::{HOPPER_IMAGES, IMAGES, gpu, random::Random};
+use cookbook_kernels as k;
+use ptxkit_host::{Gpu, Result, Timer, cudarc::driver::LaunchConfig};
+
+fn median_ms(gpu: &Gpu, mut run: impl FnMut() -> Result<()>) -> Result<f32> {
+    for _ in 0..3 {
+        run()?;
+    }
+    let mut times = Vec::new();
+    for _ in 0..21 {
+        let timer = Timer::start(gpu)?;
+        run()?;
+        times.push(timer.stop()?);
+    }
+    times.sort_by(f32::total_cmp);
+    Ok(times[times.len() / 2])
+}
+
+fn main() -> ExitCode {
+    match bench() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn bench() -> Result<()> {
+    let size: u32 = match std::env::args().nth(1) {
+        None => 8192,
+        Some(text) => {
+            text.parse().ok().filter(|s: &u32| *s >= 128 && s.is_multiple_of(128)).ok_or_else(|| {
+                ptxkit_host::Error::InvalidLaunch(format!("SIZE {text:?}: a multiple of 128 from 128 on"))
+            })?
+        }
+    };
+    let classic = Gpu::open(0, &IMAGES)?;
+    let hopper = Gpu::open(0, &HOPPER_IMAGES)?;
+    println!("GPU: {} ({})", classic.name(), hopper.image());
+    let mut r = Random::new(0x6e44);
+    let n = size as usize * size as usize;
+    let a: Vec<k::BF16> = r.floats(n, -1.0, 1.0).into_iter().map(k::BF16::from_f32).collect();
+    let b: Vec<k::BF16> = r.floats(n, -1.0, 1.0).into_iter().map(k::BF16::from_f32).collect();
+    let flops = 2.0 * f64::from(size).powi(3);
+    let row = |name: &str, ms: f32| {
+        println!("| {name} | {size}³ | {ms:.4} | {:.1} |", flops / (f64::from(ms) * 1e-3) / 1e12)
+    };
+    println!("| kernel | size | ms | TFLOP/s |\n| --- | --- | --- | --- |");
+    {
+        let (d_a, d_b) = (gpu::upload(&classic, &a)?, gpu::upload(&classic, &b)?);
+        let mut c = gpu::zeros::<f32>(&classic, n)?;
+        row(
+            "hgemm_bf16 (mma.sync)",
+            median_ms(&classic, || gpu::hgemm_launch(&classic, &d_a, &d_b, &mut c, size, size, size))?,
+        );
+    }
+    let (d_a, d_b) = (gpu::upload(&hopper, &a)?, gpu::upload(&hopper, &b)?);
+    let mut c = gpu::zeros::<f32>(&hopper, n)?;
+    let simple = LaunchConfig {
+        grid_dim: (size / k::WGMMA_TILE, size / k::WGMMA_TILE, 1),
+        block_dim: (k::WGMMA_BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    row(
+        "wgmma_gemm_bf16 (wgmma, single-buffered)",
+        median_ms(&hopper, || {
+            hopper.launch(k::wgmma_gemm_bf16, simple, (&d_a, &d_b, &mut c, size, size, size))
+        })?,
+    );
+    row(
+        "gemm_tma_wgmma_bf16 (TMA + wgmma, warp-specialised)",
+        median_ms(&hopper, || {
+            cookbook::hopper::gemm_tma_wgmma_launch(&hopper, &d_a, &d_b, &mut c, (size, size, size))
+        })?,
+    );
+    Ok(())
+}
