@@ -180,3 +180,42 @@ pub fn histogram_1024(values: &[u32]) -> Vec<u32> {
     }
     bins
 }
+
+/// The sum of `x` in `f32` in `cluster_reduce_f32`'s order for a grid of `clusters` clusters
+/// of `cluster` blocks of `block` threads (`block` a multiple of 32, at most 32 warps; `cluster`
+/// at most 32): each thread's grid-stride sum, the warp's `shfl_xor` butterfly (offsets 16 down
+/// to 1, lane 0's value), the block's warp sums by the same butterfly (lanes past the warps
+/// 0), the cluster's block sums likewise, then the clusters' sums added in order (on the GPU
+/// the atomics' order varies: with one cluster it is this value exactly). Within [`sum`]'s
+/// bound, as every order is.
+pub fn cluster_sum_order(x: &[f32], clusters: usize, cluster: usize, block: usize) -> f32 {
+    assert!(block.is_multiple_of(32) && block / 32 <= 32 && (1..=32).contains(&cluster));
+    /// Lane 0's value after the butterfly over 32 lanes.
+    fn butterfly(mut lanes: [f32; 32]) -> f32 {
+        let mut offset = 16;
+        while offset > 0 {
+            let before = lanes;
+            for (l, lane) in lanes.iter_mut().enumerate() {
+                *lane = before[l] + before[l ^ offset];
+            }
+            offset /= 2;
+        }
+        lanes[0]
+    }
+    let stride = clusters * cluster * block;
+    let thread_sum = |g: usize| x.iter().skip(g).step_by(stride).fold(0.0f32, |acc, &v| acc + v);
+    let mut total = 0.0f32;
+    for c in 0..clusters {
+        let mut block_sums = [0.0f32; 32];
+        for (rank, block_sum) in block_sums.iter_mut().enumerate().take(cluster) {
+            let first = (c * cluster + rank) * block;
+            let mut warp_sums = [0.0f32; 32];
+            for (w, warp_sum) in warp_sums.iter_mut().enumerate().take(block / 32) {
+                *warp_sum = butterfly(std::array::from_fn(|l| thread_sum(first + w * 32 + l)));
+            }
+            *block_sum = butterfly(warp_sums);
+        }
+        total += butterfly(block_sums);
+    }
+    total
+}

@@ -150,3 +150,36 @@ pub fn gemm_tma_wgmma(gpu: &Gpu, a: &[k::BF16], b: &[k::BF16], m: u32, n: u32, k
     gemm_tma_wgmma_launch(gpu, &d_a, &d_b, &mut c, (m, n, kd))?;
     download(gpu, &c)
 }
+
+/// The clusters [`cluster_reduce`] launches for `n` elements by default: one per 8 · 4096
+/// elements (16 per thread, as `reduce_config`), 1 to 256 (2048 blocks).
+pub fn cluster_reduce_clusters(n: u32) -> u32 {
+    n.div_ceil(k::CLUSTER_REDUCE_CLUSTER * k::CLUSTER_REDUCE_BLOCK * 16).clamp(1, 256)
+}
+
+/// The launch of [`cluster_reduce`] with `clusters` clusters (and the cluster's shape).
+pub fn cluster_reduce_config(clusters: u32) -> (LaunchConfig, (u32, u32, u32)) {
+    let config = LaunchConfig {
+        grid_dim: (clusters * k::CLUSTER_REDUCE_CLUSTER, 1, 1),
+        block_dim: (k::CLUSTER_REDUCE_BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    (config, (k::CLUSTER_REDUCE_CLUSTER, 1, 1))
+}
+
+/// The sum of `x` by clusters of [`k::CLUSTER_REDUCE_CLUSTER`] blocks combining their partial
+/// sums through distributed shared memory, `clusters` clusters in the grid (one atomic each;
+/// [`cluster_reduce_clusters`] for the default). With one cluster the result is
+/// `cpu::cluster_sum_order`'s exactly.
+pub fn cluster_reduce(gpu: &Gpu, x: &[f32], clusters: u32) -> Result<f32> {
+    let n = u32::try_from(x.len())
+        .map_err(|_| Error::InvalidLaunch("cluster_reduce: more than u32 elements".into()))?;
+    if clusters == 0 {
+        return Err(Error::InvalidLaunch("cluster_reduce: no clusters".into()));
+    }
+    let d_x = upload(gpu, x)?;
+    let mut sum = zeros::<f32>(gpu, 1)?;
+    let (config, cluster) = cluster_reduce_config(clusters);
+    gpu.launch_cluster(k::cluster_reduce_f32, config, cluster, (&d_x, n, &mut sum))?;
+    Ok(download(gpu, &sum)?[0])
+}

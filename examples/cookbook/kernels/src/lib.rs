@@ -10,6 +10,8 @@
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
+#[cfg(feature = "hopper")]
+pub mod cluster_reduce;
 #[cfg(feature = "classic")]
 pub mod elementwise;
 #[cfg(feature = "classic")]
@@ -35,6 +37,8 @@ pub mod transpose;
 #[cfg(feature = "hopper")]
 pub mod wgmma_gemm;
 
+#[cfg(feature = "hopper")]
+pub use cluster_reduce::{CLUSTER_REDUCE_BLOCK, CLUSTER_REDUCE_CLUSTER, cluster_reduce_f32};
 #[cfg(feature = "classic")]
 pub use elementwise::{ELEMENTWISE_BLOCK, saxpy, saxpy_raw};
 #[cfg(feature = "classic")]

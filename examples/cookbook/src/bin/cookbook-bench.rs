@@ -6,8 +6,8 @@
 //! one Markdown row per kernel: `kernel | size | rust ms | nvcc ms | ratio rust/nvcc | rate`
 //! (medians). The device-to-device copy bandwidth is measured first, in the same run.
 //!
-//! The Hopper kernels (`tma_transpose`, `bulk_scale`, `cluster_histogram`: `cuda/tma.cu`) run
-//! on a GPU of compute capability 9.0 or later only, from their own module
+//! The Hopper kernels (`tma_transpose`, `bulk_scale`, `cluster_histogram`: `cuda/tma.cu`;
+//! `cluster_reduce`: `cuda/cluster_reduce.cu`) run on a GPU of compute capability 9.0 or later only, from their own module
 //! ([`cookbook::HOPPER_IMAGES`]); on an older GPU their rows say they were skipped.
 
 use std::{path::PathBuf, process::ExitCode};
@@ -31,6 +31,7 @@ macro_rules! say_err {
 use cookbook::{
     HOPPER_IMAGES, IMAGES, cpu,
     gpu::{self, F32x4, Flavour, HalfInput, download, upload, zeros},
+    hopper,
     random::Random,
 };
 use cookbook_kernels as k;
@@ -46,8 +47,9 @@ struct Options {
     only: Option<String>,
 }
 
-/// The kernels `--only` may name, in the order they run (the last three on sm_90+ only).
-const KERNELS: [&str; 13] = [
+/// The kernels `--only` may name, in the order they run (those of [`HOPPER_KERNELS`] on sm_90+
+/// only).
+const KERNELS: &[&str] = &[
     "reduce",
     "transpose",
     "histogram",
@@ -61,10 +63,12 @@ const KERNELS: [&str; 13] = [
     "tma_transpose",
     "bulk_scale",
     "cluster_histogram",
+    "cluster_reduce",
 ];
 
-/// The kernels of [`KERNELS`] that need compute capability 9.0 ([`HOPPER_IMAGES`], `tma.cu`).
-const HOPPER_KERNELS: [&str; 3] = ["tma_transpose", "bulk_scale", "cluster_histogram"];
+/// The kernels of [`KERNELS`] that need compute capability 9.0 ([`HOPPER_IMAGES`], `tma.cu`,
+/// `cluster_reduce.cu`).
+const HOPPER_KERNELS: &[&str] = &["tma_transpose", "bulk_scale", "cluster_histogram", "cluster_reduce"];
 
 /// The fewest and most timed runs a kernel gets (`--repeats`).
 const REPEATS: std::ops::RangeInclusive<usize> = 21..=10_000;
@@ -629,8 +633,8 @@ where
     Ok(row(K::NAME, &format!("{m}x{n}x{kd}"), times, Work::TensorFlops(flops), check))
 }
 
-/// The Hopper kernels' rows (`tma.cu`'s twins), on a `Gpu` opened with [`HOPPER_IMAGES`]
-/// (sm_90+); returns whether every check passed.
+/// The Hopper kernels' rows (the twins of `tma.cu` and `cluster_reduce.cu`), on a `Gpu` opened
+/// with [`HOPPER_IMAGES`] (sm_90+); returns whether every check passed.
 fn run_hopper(
     gpu: &Gpu,
     twins: &Twins,
@@ -750,6 +754,39 @@ fn run_hopper(
             same("rust vs nvcc", &r, &t).and_then(|()| same("rust vs cpu", &r, &cpu::histogram_1024(&host)));
         all_ok &=
             row("cluster_histogram_1024", &format!("{n} words"), times, Work::Bytes(4.0 * n as f64), check);
+    }
+
+    if wanted("cluster_reduce") {
+        let n = 1usize << 26;
+        let host = random.floats(n, -1.0, 1.0);
+        let x = upload(gpu, &host)?;
+        let (mut rust_sum, mut nvcc_sum) = (zeros::<f32>(gpu, 1)?, zeros::<f32>(gpu, 1)?);
+        let twin = twins.kernel("cluster_reduce", "cluster_reduce_f32")?;
+        // As cookbook::hopper::cluster_reduce launches it: 256 clusters of 8 blocks of 256
+        // threads (2048 blocks, as reduce_sum_f32's), 16 elements per thread.
+        let (config, cluster) = hopper::cluster_reduce_config(hopper::cluster_reduce_clusters(n as u32));
+        let mut rust = || {
+            gpu.stream().memset_zeros(&mut rust_sum).map_err(Error::driver("zeroing"))?;
+            gpu.launch_cluster(k::cluster_reduce_f32, config, cluster, (&x, n as u32, &mut rust_sum))
+        };
+        let mut nvcc = || {
+            gpu.stream().memset_zeros(&mut nvcc_sum).map_err(Error::driver("zeroing"))?;
+            // SAFETY: cluster_reduce.cu's cluster_reduce_f32(const float*, unsigned, float*),
+            // compiled with __cluster_dims__(8, 1, 1): a plain launch runs it in the Rust
+            // launch's clusters (the grid a multiple of 8); x holds n floats, sum one.
+            unsafe {
+                twin.launch_as(k::cluster_reduce_f32, gpu.stream(), config, (&x, n as u32, &mut nvcc_sum))
+            }
+        };
+        let times = race(gpu, repeats, &mut rust, &mut nvcc)?;
+        let (r, t) = (download(gpu, &rust_sum)?[0], download(gpu, &nvcc_sum)?[0]);
+        let (exact, bound) = cpu::sum(&host);
+        let check = if (r as f64 - exact).abs() > bound || (t as f64 - exact).abs() > bound {
+            Err(format!("rust {r}, nvcc {t}, exact {exact} ± {bound:.3e}"))
+        } else {
+            Ok(())
+        };
+        all_ok &= row("cluster_reduce_f32", &format!("{n}"), times, Work::Bytes(4.0 * n as f64), check);
     }
     Ok(all_ok)
 }

@@ -222,3 +222,27 @@ fn hgemm_grid_has_a_block_per_64_by_64_tile_of_c() {
     assert_eq!(gpu::hgemm_config(65, 129).grid_dim, (3, 2, 1));
     assert_eq!(gpu::hgemm_config(64, 64).grid_dim, (1, 1, 1));
 }
+
+#[test]
+fn cluster_sum_order_is_the_kernels_butterflies_and_within_the_sum_bound() {
+    // Small integers: every order is exact.
+    let ints: Vec<f32> = (1..=5000).map(|i| i as f32).collect();
+    assert_eq!(cpu::cluster_sum_order(&ints, 2, 8, 256), 12_502_500.0);
+    assert_eq!(cpu::cluster_sum_order(&ints, 3, 2, 64), 12_502_500.0);
+    assert_eq!(cpu::cluster_sum_order(&[], 1, 8, 256), 0.0);
+    // The butterfly's order, not a sequential one: lanes 1 and 3 meet first (1 + 1 = 2), then
+    // 2²⁴ + 2 is exact; a sequential sum loses both ones to rounding (2²⁴ + 1 ties to 2²⁴).
+    let order = [16_777_216.0f32, 1.0, 0.0, 1.0];
+    assert_eq!(order.iter().sum::<f32>(), 16_777_216.0);
+    assert_eq!(cpu::cluster_sum_order(&order, 1, 8, 256), 16_777_218.0);
+    // Random values, several shapes: within the bound any f32 order keeps.
+    let x = random().floats(100_003, -1.0, 1.0);
+    let (exact, bound) = cpu::sum(&x);
+    for (clusters, cluster, block) in [(1, 8, 256), (5, 8, 256), (3, 2, 64), (1, 1, 32)] {
+        let got = cpu::cluster_sum_order(&x, clusters, cluster, block);
+        assert!(
+            (got as f64 - exact).abs() <= bound,
+            "{clusters}×{cluster}×{block}: {got} vs {exact} ± {bound}"
+        );
+    }
+}

@@ -113,3 +113,30 @@ fn gpu_gemm_tma_wgmma_is_within_the_tensor_core_bound() {
     let error = hopper::gemm_tma_wgmma(&gpu, &[], &[], 0, 0, 12).unwrap_err().to_string();
     assert!(error.contains("not a multiple of 8"), "{error}");
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_cluster_reduce_is_the_kernels_order_and_within_the_sum_bound() {
+    let (gpu, mut r) = (open(), fresh());
+    let (cluster, block) = (cookbook_kernels::CLUSTER_REDUCE_CLUSTER as usize, 256);
+    for (n, clusters) in [(1, 1), (255, 1), (2049, 1), (100_003, 1), (1_000_003, 33), (5_000_011, 0)] {
+        let clusters = if clusters == 0 { hopper::cluster_reduce_clusters(n as u32) } else { clusters };
+        let x = r.floats(n, -1.0, 1.0);
+        let got = hopper::cluster_reduce(&gpu, &x, clusters).unwrap();
+        let (exact, bound) = cpu::sum(&x);
+        assert!(
+            (got as f64 - exact).abs() <= bound,
+            "n = {n}, {clusters} clusters: {got} vs {exact} ± {bound}"
+        );
+        if clusters == 1 {
+            // One cluster, one atomic: the kernel's order exactly.
+            let order = cpu::cluster_sum_order(&x, 1, cluster, block);
+            assert_eq!(got, order, "n = {n}: the kernel's order gives {order}");
+        }
+    }
+    // Small integers are exact in any order.
+    let ints: Vec<f32> = (0..4099).map(|i| (i % 7) as f32).collect();
+    let expected: f32 = ints.iter().sum();
+    assert_eq!(hopper::cluster_reduce(&gpu, &ints, 2).unwrap(), expected);
+    assert_eq!(hopper::cluster_reduce(&gpu, &[], 1).unwrap(), 0.0);
+}

@@ -242,3 +242,30 @@ fn gemm_tma_wgmma_streams_tiles_by_tma_into_wgmma_with_a_group_in_flight() {
     assert!(gemm.matches("cp.async.bulk.tensor").count().is_multiple_of(2));
     assert!(!gemm.contains(".local"), "gemm_tma_wgmma_bf16 uses local memory");
 }
+
+#[test]
+fn cluster_reduce_combines_block_sums_through_distributed_shared_memory() {
+    let name = "cluster_reduce_f32";
+    assert!(IMAGES.kernels.iter().all(|k| k.name != name), "{name} is in the sm_80 module too");
+    assert!(cookbook::HOPPER_IMAGES.kernels.iter().any(|k| k.name == name), "{name} missing from the table");
+    let reduce = hopper_entry(name);
+    for instruction in [
+        ".maxntid 256",
+        "shfl.sync.bfly.b32",
+        "st.shared.b32",
+        "bar.sync",
+        "barrier.cluster.arrive.release",
+        "barrier.cluster.wait.acquire",
+        "%cluster_ctarank",
+        "%cluster_nctarank",
+        "mapa.shared::cluster.u32",
+        "ld.shared::cluster.b32",
+        "red.relaxed.gpu.global.add.f32",
+    ] {
+        assert!(reduce.contains(instruction), "{name}: no `{instruction}`:\n{reduce}");
+    }
+    // Two cluster barriers (the partials written; every partial read before any block exits)
+    // and one atomic, by the leading block.
+    assert_eq!(reduce.matches("barrier.cluster.wait.acquire").count(), 2, "{name}");
+    assert_eq!(reduce.matches("red.relaxed.gpu.global.add.f32").count(), 1, "{name}");
+}
