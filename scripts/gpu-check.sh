@@ -550,9 +550,9 @@ if has cookbook-bench; then
   mkdir -p /tmp/cookbook-cubins
   for cu in examples/cookbook/cuda/*.cu; do
     k=$(basename "$cu" .cu)
-    # tma.cu and cluster_reduce.cu (TMA, mbarrier transactions, clusters; PTX ISA 8.3) are
-    # sm_90+ only: on an older GPU the bench skips their rows, so they are not built.
-    case $k in tma | cluster_reduce) hopper=1 ;; *) hopper=0 ;; esac
+    # tma.cu, cluster_reduce.cu and tma_stencil.cu (TMA, mbarrier transactions, clusters; PTX
+    # ISA 8.3) are sm_90+ only: on an older GPU the bench skips their rows, so they are not built.
+    case $k in tma | cluster_reduce | tma_stencil) hopper=1 ;; *) hopper=0 ;; esac
     if [ "$hopper" = 1 ] && [ "${cap:-90}" -lt 90 ]; then echo "nvcc $k: skipped on $arch (sm_90+ only)"; continue; fi
     "$NVCC" -O3 -arch=$arch -cubin -o /tmp/cookbook-cubins/$k.cubin "$cu" > "$OUT/nvcc-$k.log" 2>&1 \
       || echo "nvcc $k failed: $(head -5 "$OUT/nvcc-$k.log")"

@@ -219,3 +219,30 @@ pub fn cluster_sum_order(x: &[f32], clusters: usize, cluster: usize, block: usiz
     }
     total
 }
+
+/// One Jacobi step of Laplace's equation on an `nx × ny × nz` grid (x innermost, then y),
+/// zero outside the grid: every cell `(1/6)·(((west + east) + (south + north)) + (below +
+/// above))` in `f32`, a neighbour past a face 0, in the order `tma_stencil_7pt` uses (so equal
+/// bit for bit).
+pub fn jacobi_7pt(input: &[f32], nx: usize, ny: usize, nz: usize) -> Vec<f32> {
+    assert_eq!(input.len(), nx * ny * nz);
+    const SIXTH: f32 = 1.0 / 6.0;
+    let at = |x: usize, y: usize, z: usize, dx: isize, dy: isize, dz: isize| -> f32 {
+        let (x, y, z) = (x as isize + dx, y as isize + dy, z as isize + dz);
+        let inside =
+            (0..nx as isize).contains(&x) && (0..ny as isize).contains(&y) && (0..nz as isize).contains(&z);
+        if inside { input[(z as usize * ny + y as usize) * nx + x as usize] } else { 0.0 }
+    };
+    let mut out = vec![0.0; input.len()];
+    for z in 0..nz {
+        for y in 0..ny {
+            for x in 0..nx {
+                let (west, east) = (at(x, y, z, -1, 0, 0), at(x, y, z, 1, 0, 0));
+                let (south, north) = (at(x, y, z, 0, -1, 0), at(x, y, z, 0, 1, 0));
+                let (below, above) = (at(x, y, z, 0, 0, -1), at(x, y, z, 0, 0, 1));
+                out[(z * ny + y) * nx + x] = SIXTH * (((west + east) + (south + north)) + (below + above));
+            }
+        }
+    }
+    out
+}

@@ -183,3 +183,58 @@ pub fn cluster_reduce(gpu: &Gpu, x: &[f32], clusters: u32) -> Result<f32> {
     gpu.launch_cluster(k::cluster_reduce_f32, config, cluster, (&d_x, n, &mut sum))?;
     Ok(download(gpu, &sum)?[0])
 }
+
+/// Whether [`tma_stencil`] runs on an `nx × ny × nz` grid of `cells` values: the cells number
+/// nx·ny·nz, no size is 0, and nx is a multiple of 4 (TMA needs rows of a multiple of 16
+/// bytes); else why not, in words ([`Error::InvalidLaunch`]). Needs no GPU.
+pub fn tma_stencil_check(cells: usize, nx: u32, ny: u32, nz: u32) -> Result<()> {
+    let expected = nx as usize * ny as usize * nz as usize;
+    let why = if cells != expected {
+        format!("tma_stencil: {cells} cells, expected {nx} × {ny} × {nz} = {expected}")
+    } else if nx == 0 || ny == 0 || nz == 0 {
+        format!("tma_stencil: an empty grid ({nx} × {ny} × {nz})")
+    } else if !nx.is_multiple_of(4) {
+        format!(
+            "tma_stencil: nx = {nx} is not a multiple of 4 (TMA needs rows of a multiple of 16 bytes; \
+             pad the rows)"
+        )
+    } else {
+        return Ok(());
+    };
+    Err(Error::InvalidLaunch(why))
+}
+
+/// The tensor map [`tma_stencil`] loads through: the `nx × ny × nz` grid, boxes of the tile and
+/// its halo (36 × 10 × 10).
+pub fn tma_stencil_spec(nx: u32, ny: u32, nz: u32) -> TensorMapSpec<3> {
+    TensorMapSpec::packed(
+        [nx.into(), ny.into(), nz.into()],
+        [k::STENCIL3D_BOX_X, k::STENCIL3D_BOX_Y, k::STENCIL3D_BOX_Z],
+    )
+}
+
+/// The launch of [`tma_stencil`]: one block of 32 × 8 threads per 32 × 8 × 8 tile.
+pub fn tma_stencil_config(nx: u32, ny: u32, nz: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (
+            nx.div_ceil(k::STENCIL3D_TILE_X),
+            ny.div_ceil(k::STENCIL3D_TILE_Y),
+            nz.div_ceil(k::STENCIL3D_TILE_Z),
+        ),
+        block_dim: (k::STENCIL3D_TILE_X, k::STENCIL3D_TILE_Y, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// One Jacobi step of Laplace's equation on an `nx × ny × nz` grid (x innermost), zero outside
+/// the grid, each block's tile and halo loaded by one 3-D TMA copy: `cpu::jacobi_7pt` bit for
+/// bit. `nx` must be a multiple of 4 (refused otherwise, in words).
+pub fn tma_stencil(gpu: &Gpu, input: &[f32], nx: u32, ny: u32, nz: u32) -> Result<Vec<f32>> {
+    tma_stencil_check(input.len(), nx, ny, nz)?;
+    let d_input = upload(gpu, input)?;
+    let mut output = zeros::<f32>(gpu, input.len())?;
+    let map = gpu.tensor_map(&d_input, tma_stencil_spec(nx, ny, nz))?;
+    gpu.launch(k::tma_stencil_7pt, tma_stencil_config(nx, ny, nz), (&map, &mut output, nx, ny, nz))?;
+    drop(map);
+    download(gpu, &output)
+}

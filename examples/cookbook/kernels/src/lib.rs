@@ -32,6 +32,8 @@ pub mod sgemm;
 pub mod softmax;
 #[cfg(feature = "classic")]
 pub mod stencil;
+#[cfg(feature = "hopper")]
+pub mod tma_stencil;
 #[cfg(feature = "classic")]
 pub mod transpose;
 #[cfg(feature = "hopper")]
@@ -66,6 +68,11 @@ pub use sgemm::{SGEMM_BLOCK, SGEMM_DEPTH, SGEMM_TILE, sgemm_64x64};
 pub use softmax::{SOFTMAX_BLOCK, softmax_rows};
 #[cfg(feature = "classic")]
 pub use stencil::{STENCIL_BLOCK, jacobi_5pt, jacobi_5pt_raw};
+#[cfg(feature = "hopper")]
+pub use tma_stencil::{
+    STENCIL3D_BOX_X, STENCIL3D_BOX_Y, STENCIL3D_BOX_Z, STENCIL3D_TILE_X, STENCIL3D_TILE_Y, STENCIL3D_TILE_Z,
+    tma_stencil_7pt,
+};
 #[cfg(feature = "classic")]
 pub use transpose::{TRANSPOSE_ROWS, TRANSPOSE_TILE, transpose_f32};
 #[cfg(feature = "hopper")]

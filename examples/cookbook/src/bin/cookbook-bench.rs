@@ -7,7 +7,8 @@
 //! (medians). The device-to-device copy bandwidth is measured first, in the same run.
 //!
 //! The Hopper kernels (`tma_transpose`, `bulk_scale`, `cluster_histogram`: `cuda/tma.cu`;
-//! `cluster_reduce`: `cuda/cluster_reduce.cu`) run on a GPU of compute capability 9.0 or later only, from their own module
+//! `cluster_reduce`: `cuda/cluster_reduce.cu`; `tma_stencil`: `cuda/tma_stencil.cu`) run
+//! on a GPU of compute capability 9.0 or later only, from their own module
 //! ([`cookbook::HOPPER_IMAGES`]); on an older GPU their rows say they were skipped.
 
 use std::{path::PathBuf, process::ExitCode};
@@ -64,11 +65,13 @@ const KERNELS: &[&str] = &[
     "bulk_scale",
     "cluster_histogram",
     "cluster_reduce",
+    "tma_stencil",
 ];
 
 /// The kernels of [`KERNELS`] that need compute capability 9.0 ([`HOPPER_IMAGES`], `tma.cu`,
-/// `cluster_reduce.cu`).
-const HOPPER_KERNELS: &[&str] = &["tma_transpose", "bulk_scale", "cluster_histogram", "cluster_reduce"];
+/// `cluster_reduce.cu`, `tma_stencil.cu`).
+const HOPPER_KERNELS: &[&str] =
+    &["tma_transpose", "bulk_scale", "cluster_histogram", "cluster_reduce", "tma_stencil"];
 
 /// The fewest and most timed runs a kernel gets (`--repeats`).
 const REPEATS: std::ops::RangeInclusive<usize> = 21..=10_000;
@@ -633,8 +636,8 @@ where
     Ok(row(K::NAME, &format!("{m}x{n}x{kd}"), times, Work::TensorFlops(flops), check))
 }
 
-/// The Hopper kernels' rows (the twins of `tma.cu` and `cluster_reduce.cu`), on a `Gpu` opened
-/// with [`HOPPER_IMAGES`] (sm_90+); returns whether every check passed.
+/// The Hopper kernels' rows (the twins of `tma.cu`, `cluster_reduce.cu`, `tma_stencil.cu`), on a
+/// `Gpu` opened with [`HOPPER_IMAGES`] (sm_90+); returns whether every check passed.
 fn run_hopper(
     gpu: &Gpu,
     twins: &Twins,
@@ -787,6 +790,33 @@ fn run_hopper(
             Ok(())
         };
         all_ok &= row("cluster_reduce_f32", &format!("{n}"), times, Work::Bytes(4.0 * n as f64), check);
+    }
+
+    if wanted("tma_stencil") {
+        let (nx, ny, nz) = (512u32, 512u32, 256u32);
+        let cells = nx as usize * ny as usize * nz as usize;
+        let host = random.floats(cells, -1.0, 1.0);
+        let input = upload(gpu, &host)?;
+        let (mut rust_out, mut nvcc_out) = (zeros::<f32>(gpu, cells)?, zeros::<f32>(gpu, cells)?);
+        let map = gpu.tensor_map(&input, hopper::tma_stencil_spec(nx, ny, nz))?;
+        let twin = twins.kernel("tma_stencil", "tma_stencil_7pt")?;
+        // As cookbook::hopper::tma_stencil launches it: a block of 32 × 8 threads per 32 × 8 × 8
+        // tile.
+        let config = hopper::tma_stencil_config(nx, ny, nz);
+        let mut rust = || gpu.launch(k::tma_stencil_7pt, config, (&map, &mut rust_out, nx, ny, nz));
+        // SAFETY: tma_stencil.cu's tma_stencil_7pt(const CUtensorMap*, float*, unsigned × 3): the
+        // map (in device memory) describes the nx × ny × nz input with boxes of 36 × 10 × 10 f32,
+        // as for the Rust kernel; the output holds nx·ny·nz floats.
+        let mut nvcc = || unsafe {
+            twin.launch_as(k::tma_stencil_7pt, gpu.stream(), config, (&map, &mut nvcc_out, nx, ny, nz))
+        };
+        let times = race(gpu, repeats, &mut rust, &mut nvcc)?;
+        drop(map);
+        let (r, t) = (bits(&download(gpu, &rust_out)?), bits(&download(gpu, &nvcc_out)?));
+        let expected = bits(&cpu::jacobi_7pt(&host, nx as usize, ny as usize, nz as usize));
+        let check = same("rust vs nvcc", &r, &t).and_then(|()| same("rust vs cpu", &r, &expected));
+        all_ok &=
+            row("tma_stencil_7pt", &format!("{nx}x{ny}x{nz}"), times, Work::Bytes(8.0 * cells as f64), check);
     }
     Ok(all_ok)
 }

@@ -246,3 +246,57 @@ fn cluster_sum_order_is_the_kernels_butterflies_and_within_the_sum_bound() {
         );
     }
 }
+
+#[test]
+fn jacobi_7pt_is_zero_outside_the_grid_and_spreads_a_spike_along_each_axis() {
+    // A field of ones: each cell (1/6)·(its neighbours inside the grid).
+    let (nx, ny, nz) = (8, 3, 5);
+    let ones = cpu::jacobi_7pt(&vec![1.0; nx * ny * nz], nx, ny, nz);
+    for z in 0..nz {
+        for y in 0..ny {
+            for x in 0..nx {
+                let inside = |v: usize, n: usize| (v > 0) as u32 + (v + 1 < n) as u32;
+                let count = inside(x, nx) + inside(y, ny) + inside(z, nz);
+                let expected = (1.0f32 / 6.0) * count as f32;
+                assert_eq!(ones[(z * ny + y) * nx + x], expected, "({x}, {y}, {z})");
+            }
+        }
+    }
+    assert_eq!(ones[(2 * ny + 1) * nx + 3], 1.0, "an interior cell: six sixths");
+    // A spike at (1, 2, 3) of a 5 × 4 × 6 grid reaches its six neighbours only.
+    let (nx, ny, nz) = (5, 4, 6);
+    let index = |x: usize, y: usize, z: usize| (z * ny + y) * nx + x;
+    let mut spike = vec![0.0; nx * ny * nz];
+    spike[index(1, 2, 3)] = 1.0;
+    let out = cpu::jacobi_7pt(&spike, nx, ny, nz);
+    let neighbours =
+        [index(0, 2, 3), index(2, 2, 3), index(1, 1, 3), index(1, 3, 3), index(1, 2, 2), index(1, 2, 4)];
+    for (i, v) in out.iter().enumerate() {
+        let expected = if neighbours.contains(&i) { 1.0 / 6.0 } else { 0.0 };
+        assert_eq!(*v, expected, "cell {i}");
+    }
+}
+
+#[test]
+fn hopper_reduction_and_stencil_launches_cover_the_data_and_refuse_rows_tma_cannot_address() {
+    use cookbook::hopper;
+    assert_eq!(hopper::cluster_reduce_clusters(1), 1);
+    assert_eq!(hopper::cluster_reduce_clusters(1 << 26), 256);
+    let (config, cluster) = hopper::cluster_reduce_config(3);
+    assert_eq!((config.grid_dim, config.block_dim, cluster), ((24, 1, 1), (256, 1, 1), (8, 1, 1)));
+    let stencil = hopper::tma_stencil_config(36, 9, 17);
+    assert_eq!((stencil.grid_dim, stencil.block_dim), ((2, 2, 3), (32, 8, 1)));
+    // The box is the 32 × 8 × 8 tile and a halo of one, its rows rounded up to 16 bytes.
+    let spec = hopper::tma_stencil_spec(36, 9, 17);
+    assert_eq!((spec.dims, spec.box_dims), ([36, 9, 17], [36, 10, 10]));
+    assert!(spec.checked(4).is_ok());
+    assert!(hopper::tma_stencil_check(36 * 9 * 17, 36, 9, 17).is_ok());
+    for (cells, (nx, ny, nz), says) in [
+        (33 * 2 * 2, (33, 2, 2), "nx = 33 is not a multiple of 4"),
+        (10, (4, 2, 2), "10 cells, expected 4 × 2 × 2 = 16"),
+        (0, (4, 0, 2), "an empty grid"),
+    ] {
+        let error = hopper::tma_stencil_check(cells, nx, ny, nz).unwrap_err().to_string();
+        assert!(error.contains(says), "{error}");
+    }
+}

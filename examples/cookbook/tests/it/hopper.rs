@@ -140,3 +140,24 @@ fn gpu_cluster_reduce_is_the_kernels_order_and_within_the_sum_bound() {
     assert_eq!(hopper::cluster_reduce(&gpu, &ints, 2).unwrap(), expected);
     assert_eq!(hopper::cluster_reduce(&gpu, &[], 1).unwrap(), 0.0);
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_tma_stencil_equals_cpu() {
+    let (gpu, mut r) = (open(), fresh());
+    // Partial tiles along every axis, one-cell grids, and grids smaller than the box.
+    for (nx, ny, nz) in [(4, 1, 1), (36, 10, 9), (32, 8, 8), (100, 37, 21), (260, 67, 33), (4, 129, 3)] {
+        let x = r.floats(nx * ny * nz, -1.0, 1.0);
+        let got = hopper::tma_stencil(&gpu, &x, nx as u32, ny as u32, nz as u32).unwrap();
+        let expected = cpu::jacobi_7pt(&x, nx, ny, nz);
+        let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<u32>>();
+        assert!(
+            bits(&got) == bits(&expected),
+            "{nx}x{ny}x{nz}: {:?}",
+            got.iter().zip(&expected).position(|(a, b)| a != b)
+        );
+    }
+    // A row TMA cannot address (not a multiple of 16 bytes) is refused in words.
+    let error = hopper::tma_stencil(&gpu, &[0.0; 33 * 4 * 2], 33, 4, 2).unwrap_err().to_string();
+    assert!(error.contains("not a multiple of 4"), "{error}");
+}

@@ -269,3 +269,31 @@ fn cluster_reduce_combines_block_sums_through_distributed_shared_memory() {
     assert_eq!(reduce.matches("barrier.cluster.wait.acquire").count(), 2, "{name}");
     assert_eq!(reduce.matches("red.relaxed.gpu.global.add.f32").count(), 1, "{name}");
 }
+
+#[test]
+fn tma_stencil_loads_its_tile_and_halo_with_one_3d_tensor_copy() {
+    let name = "tma_stencil_7pt";
+    assert!(IMAGES.kernels.iter().all(|k| k.name != name), "{name} is in the sm_80 module too");
+    assert!(cookbook::HOPPER_IMAGES.kernels.iter().any(|k| k.name == name), "{name} missing from the table");
+    let stencil = hopper_entry(name);
+    for instruction in [
+        ".maxntid 256",
+        ".shared .align 128 .b8 tma_stencil_tile[14400]",
+        "mbarrier.init.shared.b64",
+        "fence.mbarrier_init.release.cluster",
+        "fence.proxy.tensormap::generic.acquire.sys",
+        "mbarrier.arrive.expect_tx.shared::cta.b64",
+        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+        "mbarrier.try_wait.parity.shared::cta.b64",
+        "ld.shared.b32",
+        "st.global.b32",
+    ] {
+        assert!(stencil.contains(instruction), "{name}: no `{instruction}`:\n{stencil}");
+    }
+    // One copy of the whole box (36 × 10 × 10 floats), and six neighbours from shared memory
+    // per cell with no fused multiply-add (the CPU reference's exact order).
+    assert_eq!(stencil.matches("cp.async.bulk.tensor").count(), 1, "{name}");
+    assert!(stencil.contains("14400;"), "{name}: the phase does not expect the box's 14400 bytes");
+    assert_eq!(stencil.matches("ld.shared.b32").count(), 6, "{name}");
+    assert!(!stencil.contains("fma.rn.f32"), "{name}: a fused multiply-add changes the reference's rounding");
+}
