@@ -96,3 +96,87 @@ extern "C" __global__ void __launch_bounds__(SCAN_BLOCK) scan_tiles(const unsign
     running += items[k];
   }
 }
+
+// Twin of cookbook_kernels::scan_lookback: the same exclusive prefix sum in one pass, by
+// decoupled look-back (Merrill & Garland). Tiles of 2048 elements, one per block of 256
+// threads, each thread 8 consecutive elements; tiles in the order of a ticket counter. A
+// tile's status word is a u64: flag in the high 32 bits (0 nothing yet, 1 aggregate,
+// 2 inclusive prefix), value in the low 32. state[gridDim.x] holds the ticket counter (its
+// low half); all of state is zero at the launch.
+#define LOOKBACK_BLOCK 256
+#define LOOKBACK_ITEMS 8
+#define LOOKBACK_TILE (LOOKBACK_BLOCK * LOOKBACK_ITEMS)
+#define FLAG_AGGREGATE (1ull << 32)
+#define FLAG_PREFIX (2ull << 32)
+
+__device__ __forceinline__ unsigned long long load_acquire(const unsigned long long* p) {
+  unsigned long long v;
+  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+
+__device__ __forceinline__ void store_release(unsigned long long* p, unsigned long long v) {
+  asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+// Warp 0's look-back for tile > 0: lane l polls the word of tile - 1 - l; the lanes up to
+// the nearest inclusive prefix add their values; no prefix among 32: move 32 tiles back.
+__device__ __forceinline__ unsigned look_back(const unsigned long long* state, unsigned tile, unsigned lane) {
+  unsigned prefix = 0;
+  for (unsigned end = tile;; end -= 32) {
+    unsigned long long word = FLAG_PREFIX;
+    if (end > lane) {
+      const unsigned long long* at = state + (end - 1 - lane);
+      do word = load_acquire(at); while ((word >> 32) == 0);
+    }
+    unsigned prefixes = __ballot_sync(0xffffffffu, word >= FLAG_PREFIX);
+    unsigned stop = prefixes != 0 ? __ffs(prefixes) - 1 : 32;
+    prefix += __reduce_add_sync(0xffffffffu, lane <= stop ? (unsigned)word : 0u);
+    if (prefixes != 0) return prefix;
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(LOOKBACK_BLOCK, 8) scan_lookback(const unsigned* in, unsigned n, unsigned* out, unsigned long long* state) {
+  __shared__ unsigned warp_totals[LOOKBACK_BLOCK / 32];
+  __shared__ unsigned broadcast[2];
+  unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  if (threadIdx.x == 0) broadcast[0] = atomicAdd((unsigned*)(state + gridDim.x), 1u);
+  __syncthreads();
+  unsigned tile = broadcast[0];
+  size_t base = (size_t)tile * LOOKBACK_TILE + threadIdx.x * LOOKBACK_ITEMS;
+  unsigned items[LOOKBACK_ITEMS];
+  load_items(in, base, n, items);
+  unsigned acc = 0;
+#pragma unroll
+  for (unsigned k = 0; k < LOOKBACK_ITEMS; k++) acc += items[k];
+  // The block's scan as block_exclusive_scan, the warp totals read where they are used: the
+  // tile's total by warp 0 before the look-back, each thread's warps-before sum after it.
+  unsigned within_warp = warp_inclusive_scan(acc, lane) - acc;
+  if (lane == 31) warp_totals[warp] = within_warp + acc;
+  __syncthreads();
+  if (warp == 0) {
+    unsigned total = __reduce_add_sync(0xffffffffu, lane < LOOKBACK_BLOCK / 32 ? warp_totals[lane] : 0u);
+    unsigned long long* word = state + tile;
+    unsigned prefix = 0;
+    if (tile == 0) {
+      if (lane == 0) store_release(word, FLAG_PREFIX | total);
+    } else {
+      if (lane == 0) store_release(word, FLAG_AGGREGATE | total);
+      prefix = look_back(state, tile, lane);
+      if (lane == 0) store_release(word, FLAG_PREFIX | (unsigned)(prefix + total));
+    }
+    if (lane == 0) broadcast[1] = prefix;
+  }
+  __syncthreads();
+  unsigned before = 0;
+#pragma unroll
+  for (unsigned w = 0; w < LOOKBACK_BLOCK / 32; w++)
+    if (w < warp) before += warp_totals[w];
+  unsigned running = broadcast[1] + before + within_warp;
+  unsigned count = base < n ? (unsigned)min((size_t)n - base, (size_t)LOOKBACK_ITEMS) : 0u;
+#pragma unroll
+  for (unsigned k = 0; k < LOOKBACK_ITEMS; k++) {
+    if (k < count) out[base + k] = running;
+    running += items[k];
+  }
+}

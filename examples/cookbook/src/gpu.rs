@@ -443,3 +443,100 @@ pub fn hgemm<H: HalfInput>(gpu: &Gpu, a: &[H], b: &[H], m: u32, n: u32, kd: u32)
     hgemm_launch(gpu, &d_a, &d_b, &mut c, m, n, kd)?;
     download(gpu, &c)
 }
+
+// ---- 15. the tiled stencil (safe and raw) and the look-back scan -------------------------------
+
+/// The tiled stencil's grid: one thread per cell, blocks of exactly [`k::TILED_BLOCK`] (32×8:
+/// the kernels place their tile by it).
+pub fn jacobi_tiled_config(width: u32, height: u32) -> LaunchConfig {
+    grid_2d(width, height, k::TILED_BLOCK)
+}
+
+/// Queues one Jacobi sweep `output ← J(input)` on a `width × height` grid through a shared
+/// tile, with the safe kernel ([`k::jacobi_5pt_tiled`]) or its raw twin.
+pub fn jacobi_tiled_launch(
+    gpu: &Gpu,
+    flavour: Flavour,
+    input: &CudaSlice<f32>,
+    output: &mut CudaSlice<f32>,
+    width: u32,
+    height: u32,
+) -> Result<()> {
+    check_len(input.len(), width as usize * height as usize, "jacobi_tiled input")?;
+    check_len(output.len(), input.len(), "jacobi_tiled output")?;
+    let config = jacobi_tiled_config(width, height);
+    match flavour {
+        Flavour::Safe => {
+            let rows = ptxkit_host::RowsMut::new(output, width as usize);
+            gpu.launch(k::jacobi_5pt_tiled, config, (input, rows))
+        }
+        Flavour::Raw => gpu.launch(k::jacobi_5pt_tiled_raw, config, (input, output, width, height)),
+    }
+}
+
+/// One Jacobi sweep of `input` (`width × height`) through a shared tile, on the GPU.
+pub fn jacobi_5pt_tiled(
+    gpu: &Gpu,
+    flavour: Flavour,
+    input: &[f32],
+    width: u32,
+    height: u32,
+) -> Result<Vec<f32>> {
+    let d_input = upload(gpu, input)?;
+    let mut output = zeros::<f32>(gpu, input.len())?;
+    jacobi_tiled_launch(gpu, flavour, &d_input, &mut output, width, height)?;
+    download(gpu, &output)
+}
+
+/// The look-back scan's tiles (and blocks) for `n` elements: ⌈n / [`k::LOOKBACK_TILE`]⌉, at
+/// least 1.
+pub fn scan_lookback_tiles(n: u32) -> u32 {
+    n.div_ceil(k::LOOKBACK_TILE).max(1)
+}
+
+/// The look-back scan's grid: a block of [`k::LOOKBACK_BLOCK`] per tile.
+pub fn scan_lookback_config(n: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (scan_lookback_tiles(n), 1, 1),
+        block_dim: (k::LOOKBACK_BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// The `u64` words of the look-back scan's state for `n` elements: a status word per tile and
+/// the ticket counter after them.
+pub fn scan_lookback_state_len(n: u32) -> usize {
+    scan_lookback_tiles(n) as usize + 1
+}
+
+/// Queues `output ← the exclusive prefix sum of input` in one pass (zeroing `state`, at least
+/// [`scan_lookback_state_len`]`(n)` words, first: the kernel's status words and ticket).
+pub fn scan_lookback_launch(
+    gpu: &Gpu,
+    input: &CudaSlice<u32>,
+    state: &mut CudaSlice<u64>,
+    output: &mut CudaSlice<u32>,
+) -> Result<()> {
+    let n = len_u32(input.len(), "scan_lookback")?;
+    check_len(output.len(), input.len(), "scan_lookback output")?;
+    let words = scan_lookback_state_len(n);
+    if state.len() < words {
+        return Err(Error::InvalidLaunch(format!(
+            "scan_lookback: {} state words, {words} needed",
+            state.len()
+        )));
+    }
+    let mut state = state.slice_mut(..words);
+    gpu.stream().memset_zeros(&mut state).map_err(Error::driver("zeroing the look-back state"))?;
+    gpu.launch(k::scan_lookback, scan_lookback_config(n), (input, n, output, &mut state))
+}
+
+/// The exclusive prefix sum of `input` (wrapping) by the single-pass look-back scan, on the GPU.
+pub fn exclusive_scan_lookback(gpu: &Gpu, input: &[u32]) -> Result<Vec<u32>> {
+    let n = len_u32(input.len(), "scan_lookback")?;
+    let d_input = upload(gpu, input)?;
+    let mut state = zeros::<u64>(gpu, scan_lookback_state_len(n))?;
+    let mut output = zeros::<u32>(gpu, input.len())?;
+    scan_lookback_launch(gpu, &d_input, &mut state, &mut output)?;
+    download(gpu, &output)
+}

@@ -60,6 +60,11 @@ pub use ptxkit_device::vector::F32x4;
 pub use reduce::{REDUCE_BLOCK, reduce_sum_f32};
 #[cfg(feature = "classic")]
 pub use scan::{
+    LOOKBACK_BLOCK, LOOKBACK_FLAG_AGGREGATE, LOOKBACK_FLAG_PREFIX, LOOKBACK_ITEMS, LOOKBACK_TILE,
+    scan_lookback,
+};
+#[cfg(feature = "classic")]
+pub use scan::{
     SCAN_BLOCK, SCAN_ITEMS, SCAN_SUMS_BLOCK, SCAN_TILE, scan_block_sums, scan_tile_sums, scan_tiles,
 };
 #[cfg(feature = "classic")]
@@ -68,6 +73,8 @@ pub use sgemm::{SGEMM_BLOCK, SGEMM_DEPTH, SGEMM_TILE, sgemm_64x64};
 pub use softmax::{SOFTMAX_BLOCK, softmax_rows};
 #[cfg(feature = "classic")]
 pub use stencil::{STENCIL_BLOCK, jacobi_5pt, jacobi_5pt_raw};
+#[cfg(feature = "classic")]
+pub use stencil::{TILED_BLOCK, TILED_TILE, jacobi_5pt_tiled, jacobi_5pt_tiled_raw};
 #[cfg(feature = "hopper")]
 pub use tma_stencil::{
     STENCIL3D_BOX_X, STENCIL3D_BOX_Y, STENCIL3D_BOX_Z, STENCIL3D_TILE_X, STENCIL3D_TILE_Y, STENCIL3D_TILE_Z,

@@ -1,6 +1,6 @@
 //! 4. Exclusive prefix sum of `u32`: reduce, then scan, in three kernels.
 
-use ptxkit_device::{SharedArray, kernel, shared, thread, warp};
+use ptxkit_device::{SharedArray, atomic, kernel, memory, shared, thread, warp};
 
 /// Threads per block of the tile passes.
 pub const SCAN_BLOCK: u32 = 256;
@@ -164,6 +164,171 @@ pub unsafe fn scan_tiles(input: *const u32, n: u32, tile_offsets: *const u32, ou
     for (k, item) in items.iter().enumerate() {
         if base + k < n as usize {
             // SAFETY: as above; each element is written by one thread.
+            unsafe { *output.add(base + k) = running };
+        }
+        running = running.wrapping_add(*item);
+    }
+}
+
+// ---- 4b. the single-pass scan: decoupled look-back (Merrill & Garland) -----------------------
+
+/// Threads per block of [`scan_lookback`].
+pub const LOOKBACK_BLOCK: u32 = 256;
+/// Consecutive elements per thread of [`scan_lookback`].
+pub const LOOKBACK_ITEMS: u32 = 8;
+/// Elements per tile of [`scan_lookback`] (one block each): 2048.
+pub const LOOKBACK_TILE: u32 = LOOKBACK_BLOCK * LOOKBACK_ITEMS;
+
+/// A tile's status word (one `u64` per tile): the flag in the high 32 bits, the value in the
+/// low 32, written and read as one 64-bit access so that a reader never sees a flag without
+/// its value. Flag 0: nothing yet (the word the host zeroed).
+pub const LOOKBACK_FLAG_AGGREGATE: u64 = 1 << 32;
+/// Flag 2: the value is the inclusive prefix, the sum of this tile and every tile before it.
+pub const LOOKBACK_FLAG_PREFIX: u64 = 2 << 32;
+
+/// The exclusive prefix of tile `tile` (> 0), by warp 0 of its block, every lane calling:
+/// lane *l* reads the status word of tile `tile − 1 − l` (acquire loads, each lane polling
+/// until its word has a flag), then the lanes up to the nearest inclusive prefix add their
+/// values (`redux.sync`); with no prefix among the 32, the window moves 32 tiles back. Tiles
+/// before 0 count as a prefix of 0.
+///
+/// # Safety
+/// `state` holds a status word per tile below `tile`; every one of those tiles belongs to a
+/// block that has started (their tiles came from the ticket before this one's), so each
+/// publishes at least its aggregate without waiting for this one.
+#[inline(always)]
+unsafe fn look_back(state: *const u64, tile: u32, lane: u32) -> u32 {
+    let mut prefix = 0u32;
+    let mut end = tile;
+    loop {
+        let word = if end > lane {
+            let at = (end - 1 - lane) as usize;
+            loop {
+                // SAFETY: at < tile, a status word the host passes; others write it only with
+                // release stores.
+                let word = unsafe { memory::load_acquire(state.add(at)) };
+                if word >> 32 != 0 {
+                    break word;
+                }
+            }
+        } else {
+            LOOKBACK_FLAG_PREFIX
+        };
+        let prefixes = warp::ballot(warp::FULL_MASK, word >= LOOKBACK_FLAG_PREFIX);
+        // The nearest inclusive prefix (lowest lane) ends the look-back: lanes below it hold
+        // aggregates, it holds the prefix, lanes above it are not counted.
+        let stop = if prefixes != 0 { prefixes.trailing_zeros() } else { warp::SIZE };
+        let value = if lane <= stop { word as u32 } else { 0 };
+        prefix = prefix.wrapping_add(warp::reduce_add(warp::FULL_MASK, value));
+        if prefixes != 0 {
+            return prefix;
+        }
+        end -= warp::SIZE;
+    }
+}
+
+/// The exclusive prefix sum of `input` (`n` elements, wrapping) into `output` in one pass:
+/// the decoupled look-back scan of Merrill and Garland (single-pass parallel prefix scan with
+/// decoupled look-back, NVIDIA 2016; what CUB's `DeviceScan` does).
+///
+/// Each block takes the next tile from a ticket counter (`atomic::fetch_add`, so a block
+/// waits only on tiles whose blocks have started), loads 8 items a thread and scans the
+/// block (`shfl_up` within warps, the warp totals through shared memory); warp 0 publishes the tile's aggregate in its status word
+/// (`memory::store_release`, flag [`LOOKBACK_FLAG_AGGREGATE`]), looks back over the
+/// predecessors' words (`look_back`: `memory::load_acquire`, `warp::ballot`,
+/// `warp::reduce_add`), then publishes the inclusive prefix ([`LOOKBACK_FLAG_PREFIX`]); tile
+/// 0 publishes its prefix at once. `state` holds a status word per tile and, after them, the
+/// ticket counter (the low half of word `gridDim.x`), all zero at the launch.
+///
+/// Thread mapping: one block of 256 per tile of 2048 elements (tiles in ticket order, not
+/// block order), each thread 8 consecutive elements; warp 0 of each block does the
+/// look-back, 32 predecessors at a time. Bytes per element: 8 (one read, one write; the
+/// status words add 8 bytes a tile). Shows: flags between blocks with acquire/release
+/// (`ld.acquire.gpu`, `st.release.gpu`), a ticket for forward progress, the warp's vote and
+/// reduction; one pass where [`scan_tiles`] and its two passes read the input twice.
+///
+/// # Safety
+/// `input` and `output` hold `n` elements; `state` holds `gridDim.x + 1` zeroed words; the
+/// grid has a block per tile (⌈n / 2048⌉, at least 1) of 256 threads.
+// At most 32 registers, 8 blocks of 256 an SM, as scan_tiles (and the twin's bound).
+#[kernel(launch_bounds(256, 8))]
+pub unsafe fn scan_lookback(input: *const u32, n: u32, output: *mut u32, state: *mut u64) {
+    let warp_totals = shared!(lookback_warp_totals: [u32; (LOOKBACK_BLOCK / 32) as usize]);
+    let broadcast = shared!(lookback_broadcast: [u32; 2]);
+    let (lane, warp_index) = (warp::lane(), thread::thread_idx_x() / warp::SIZE);
+    if thread::thread_idx_x() == 0 {
+        // SAFETY: word gridDim.x of `state` is the ticket counter (its low half: the target
+        // is little-endian); slot 0 of the broadcast array is read after the barrier.
+        unsafe {
+            let ticket = state.add(thread::grid_dim_x() as usize) as *mut u32;
+            broadcast.store(0, atomic::fetch_add(ticket, 1));
+        }
+    }
+    thread::sync_threads();
+    // SAFETY: written before the barrier.
+    let tile = unsafe { broadcast.load(0) };
+    let base = tile as usize * LOOKBACK_TILE as usize + (thread::thread_idx_x() * LOOKBACK_ITEMS) as usize;
+    // SAFETY: the host passes `n` elements.
+    let items = unsafe { load_items(input, base, n) };
+    let acc = items.iter().fold(0u32, |sum, &item| sum.wrapping_add(item));
+    // The block's scan as in `block_exclusive_scan`, but the warp totals are read where they
+    // are used: the tile's total by warp 0 before the look-back, each thread's warps-before
+    // sum after it (summed before, the eight loads stayed live across the look-back: a
+    // spill under the 32-register bound).
+    let within_warp = warp_inclusive_scan(acc, lane).wrapping_sub(acc);
+    if lane == warp::SIZE - 1 {
+        // SAFETY: warp_index < 8; read after the barrier, never written again.
+        unsafe { warp_totals.store(warp_index, within_warp.wrapping_add(acc)) };
+    }
+    thread::sync_threads();
+    if warp_index == 0 {
+        // SAFETY: lane < 8 reads a warp total written before the barrier.
+        let total = warp::reduce_add(
+            warp::FULL_MASK,
+            if lane < LOOKBACK_BLOCK / 32 { unsafe { warp_totals.load(lane) } } else { 0 },
+        );
+        // SAFETY: `tile` < gridDim.x (one ticket per block): its status word, written only
+        // here (release stores); the predecessors' words per `look_back`.
+        let prefix = unsafe {
+            let word = state.add(tile as usize);
+            if tile == 0 {
+                if lane == 0 {
+                    memory::store_release(word, LOOKBACK_FLAG_PREFIX | total as u64);
+                }
+                0
+            } else {
+                if lane == 0 {
+                    memory::store_release(word, LOOKBACK_FLAG_AGGREGATE | total as u64);
+                }
+                let prefix = look_back(state, tile, lane);
+                if lane == 0 {
+                    memory::store_release(word, LOOKBACK_FLAG_PREFIX | prefix.wrapping_add(total) as u64);
+                }
+                prefix
+            }
+        };
+        if lane == 0 {
+            // SAFETY: slot 1, read after the barrier.
+            unsafe { broadcast.store(1, prefix) };
+        }
+    }
+    thread::sync_threads();
+    let mut before = 0u32;
+    for w in 0..LOOKBACK_BLOCK / 32 {
+        if w < warp_index {
+            // SAFETY: w < 8; written before the first barrier.
+            before = before.wrapping_add(unsafe { warp_totals.load(w) });
+        }
+    }
+    // SAFETY: written before the barrier.
+    let mut running = unsafe { broadcast.load(1) }.wrapping_add(before).wrapping_add(within_warp);
+    // How many of this thread's 8 elements are below `n`, in 32 bits: testing `base + k < n`
+    // here kept the eight 64-bit `base + k` of the loads live across the look-back (36 bytes
+    // spilled on sm_80 under the 32-register bound; nvcc's twin recomputes them).
+    let count = (n as usize).saturating_sub(base).min(LOOKBACK_ITEMS as usize) as u32;
+    for (k, item) in items.iter().enumerate() {
+        if (k as u32) < count {
+            // SAFETY: base + k < n; each element is written by one thread.
             unsafe { *output.add(base + k) = running };
         }
         running = running.wrapping_add(*item);

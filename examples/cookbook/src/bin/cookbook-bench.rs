@@ -73,6 +73,11 @@ const KERNELS: &[&str] = &[
 const HOPPER_KERNELS: &[&str] =
     &["tma_transpose", "bulk_scale", "cluster_histogram", "cluster_reduce", "tma_stencil"];
 
+/// More classic kernels `--only` may name, run after `jacobi`: the tiled stencil (safe and raw,
+/// twin `jacobi_5pt_tiled` in `cuda/jacobi.cu`) and the single-pass look-back scan (twin
+/// `scan_lookback` in `cuda/scan.cu`).
+const TILED_AND_ONE_PASS: &[&str] = &["jacobi_tiled", "scan_lookback"];
+
 /// The fewest and most timed runs a kernel gets (`--repeats`).
 const REPEATS: std::ops::RangeInclusive<usize> = 21..=10_000;
 
@@ -100,8 +105,9 @@ fn parse_options() -> std::result::Result<Option<Options>, String> {
             }
             "--only" => {
                 let name = text(value_os("--only")?)?;
-                if !KERNELS.contains(&name.as_str()) {
-                    return Err(format!("--only {name:?}: one of {}", KERNELS.join(", ")));
+                if !KERNELS.contains(&name.as_str()) && !TILED_AND_ONE_PASS.contains(&name.as_str()) {
+                    let names: Vec<&str> = KERNELS.iter().chain(TILED_AND_ONE_PASS).copied().collect();
+                    return Err(format!("--only {name:?}: one of {}", names.join(", ")));
                 }
                 options.only = Some(name);
             }
@@ -560,6 +566,72 @@ fn run(options: &Options) -> Result<bool> {
             let name = if flavour == Flavour::Safe { "jacobi_5pt (safe)" } else { "jacobi_5pt_raw (unsafe)" };
             all_ok &= row(name, &format!("{width}x{height}"), times, Work::Bytes(8.0 * cells as f64), check);
         }
+    }
+
+    if wanted("jacobi_tiled") {
+        let (width, height) = (8192u32, 8192u32);
+        let cells = (width * height) as usize;
+        let host = random.floats(cells, -1.0, 1.0);
+        let input = upload(&gpu, &host)?;
+        let twin = twins.kernel("jacobi", "jacobi_5pt_tiled")?;
+        let config = gpu::jacobi_tiled_config(width, height);
+        let expected = bits(&cpu::jacobi_5pt(&host, width as usize, height as usize));
+        for flavour in [Flavour::Safe, Flavour::Raw] {
+            let (mut rust_out, mut nvcc_out) = (zeros::<f32>(&gpu, cells)?, zeros::<f32>(&gpu, cells)?);
+            let mut rust = || gpu::jacobi_tiled_launch(&gpu, flavour, &input, &mut rust_out, width, height);
+            // SAFETY: jacobi.cu's jacobi_5pt_tiled(const float*, float*, unsigned, unsigned): the
+            // parameters of jacobi_5pt_tiled_raw; both buffers hold width × height floats; the
+            // blocks are 32×8, as the twin's tile needs.
+            let mut nvcc = || unsafe {
+                twin.launch_as(
+                    k::jacobi_5pt_tiled_raw,
+                    gpu.stream(),
+                    config,
+                    (&input, &mut nvcc_out, width, height),
+                )
+            };
+            let times = race(&gpu, repeats, &mut rust, &mut nvcc)?;
+            let (r, t) = (bits(&download(&gpu, &rust_out)?), bits(&download(&gpu, &nvcc_out)?));
+            let check = same("rust vs nvcc", &r, &t).and_then(|()| same("rust vs cpu", &r, &expected));
+            let name = if flavour == Flavour::Safe {
+                "jacobi_5pt_tiled (safe)"
+            } else {
+                "jacobi_5pt_tiled_raw (unsafe)"
+            };
+            all_ok &= row(name, &format!("{width}x{height}"), times, Work::Bytes(8.0 * cells as f64), check);
+        }
+    }
+
+    if wanted("scan_lookback") {
+        let n = 1usize << 26;
+        let host: Vec<u32> = (0..n).map(|_| random.next_u32() >> 16).collect();
+        let input = upload(&gpu, &host)?;
+        let words = gpu::scan_lookback_state_len(n as u32);
+        let (mut rust_state, mut nvcc_state) = (zeros::<u64>(&gpu, words)?, zeros::<u64>(&gpu, words)?);
+        let (mut rust_out, mut nvcc_out) = (zeros::<u32>(&gpu, n)?, zeros::<u32>(&gpu, n)?);
+        let twin = twins.kernel("scan", "scan_lookback")?;
+        let config = gpu::scan_lookback_config(n as u32);
+        // Both zero their state (status words and ticket) before each launch.
+        let mut rust = || gpu::scan_lookback_launch(&gpu, &input, &mut rust_state, &mut rust_out);
+        let mut nvcc = || {
+            gpu.stream().memset_zeros(&mut nvcc_state).map_err(Error::driver("zeroing"))?;
+            // SAFETY: scan.cu's scan_lookback(const unsigned*, unsigned, unsigned*, unsigned
+            // long long*): the Rust kernel's parameters; n elements in and out, a zeroed status
+            // word per tile and the ticket after them.
+            unsafe {
+                twin.launch_as(
+                    k::scan_lookback,
+                    gpu.stream(),
+                    config,
+                    (&input, n as u32, &mut nvcc_out, &mut nvcc_state),
+                )
+            }
+        };
+        let times = race(&gpu, repeats, &mut rust, &mut nvcc)?;
+        let (r, t) = (download(&gpu, &rust_out)?, download(&gpu, &nvcc_out)?);
+        let check =
+            same("rust vs nvcc", &r, &t).and_then(|()| same("rust vs cpu", &r, &cpu::exclusive_scan(&host)));
+        all_ok &= row("scan_lookback (1 pass)", &format!("{n}"), times, Work::Bytes(8.0 * n as f64), check);
     }
 
     if wanted("hgemm") {

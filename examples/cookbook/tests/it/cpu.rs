@@ -300,3 +300,37 @@ fn hopper_reduction_and_stencil_launches_cover_the_data_and_refuse_rows_tma_cann
         assert!(error.contains(says), "{error}");
     }
 }
+
+#[test]
+fn tiled_stencil_and_look_back_scan_shapes_cover_the_data() {
+    // The tiled stencil: blocks of 32×8 (the kernels place their tile by it), a 34×10 tile.
+    assert_eq!(cookbook_kernels::TILED_BLOCK, (32, 8));
+    assert_eq!(cookbook_kernels::TILED_TILE, (34, 10));
+    let tiled = gpu::jacobi_tiled_config(33, 9);
+    assert_eq!((tiled.grid_dim, tiled.block_dim), ((2, 2, 1), (32, 8, 1)));
+    assert_eq!(gpu::jacobi_tiled_config(8192, 8192).grid_dim, (256, 1024, 1));
+    // The look-back scan: a block of 256 per tile of 2048, a status word per tile and the
+    // ticket after them.
+    assert_eq!(cookbook_kernels::LOOKBACK_TILE, 2048);
+    assert_eq!(gpu::scan_lookback_tiles(2048), 1);
+    assert_eq!(gpu::scan_lookback_tiles(2049), 2);
+    assert_eq!(gpu::scan_lookback_tiles(0), 1);
+    assert_eq!(gpu::scan_lookback_config(1 << 26).grid_dim, (32_768, 1, 1));
+    assert_eq!(gpu::scan_lookback_config(5).block_dim, (256, 1, 1));
+    assert_eq!(gpu::scan_lookback_state_len(4097), 4);
+}
+
+#[test]
+fn look_back_status_words_keep_flag_and_value_apart() {
+    use cookbook_kernels::{LOOKBACK_FLAG_AGGREGATE as AGGREGATE, LOOKBACK_FLAG_PREFIX as PREFIX};
+    // The kernel's tests: `word >> 32 != 0` (a flag is set), `word >= PREFIX` (an inclusive
+    // prefix), `word as u32` (the value). An aggregate of u32::MAX is not a prefix; a prefix
+    // of 0 is one; a zeroed word has no flag.
+    for value in [0u32, 1, 0x8000_0000, u32::MAX] {
+        let (aggregate, prefix) = (AGGREGATE | value as u64, PREFIX | value as u64);
+        assert!(aggregate >> 32 != 0 && aggregate < PREFIX, "{value:#x}");
+        assert!(prefix >> 32 != 0 && prefix >= PREFIX, "{value:#x}");
+        assert_eq!((aggregate as u32, prefix as u32), (value, value));
+    }
+    assert_eq!(0u64 >> 32, 0);
+}

@@ -221,3 +221,45 @@ fn gpu_kernels_from_the_ptx_equal_the_cubin_bit_for_bit() {
     let words = r.words(100_003);
     assert_eq!(gpu::exclusive_scan(&cubin, &words).unwrap(), gpu::exclusive_scan(&ptx, &words).unwrap());
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_jacobi_tiled_safe_and_raw_equal_cpu_bit_for_bit() {
+    let (gpu, mut r) = (open(), fresh());
+    // Single cells and rows, partial tiles in x and y, exact tiles (64×16), a wide thin grid.
+    for (width, height) in [(1, 1), (2, 3), (1, 17), (33, 9), (64, 16), (257, 131), (1000, 3), (1031, 519)] {
+        let x = r.floats(width * height, -1.0, 1.0);
+        let expected = cpu::jacobi_5pt(&x, width, height);
+        for flavour in [Flavour::Safe, Flavour::Raw] {
+            let got = gpu::jacobi_5pt_tiled(&gpu, flavour, &x, width as u32, height as u32).unwrap();
+            assert!(bits_equal(&got, &expected), "{flavour:?}, {width}x{height}");
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_scan_lookback_equals_cpu() {
+    let (gpu, mut r) = (open(), fresh());
+    // One element, partial tiles, exactly one and two tiles, one past, thousands of tiles
+    // (look-backs longer than one window of 32), and sizes that are no multiple of the tile.
+    for n in [1, 7, 2047, 2048, 2049, 4096, 65 * 2048 + 1, 100_003, 1024 * 2048 + 4099, 5_000_011] {
+        let x: Vec<u32> = (0..n).map(|_| r.next_u32() >> 8).collect();
+        assert_eq!(gpu::exclusive_scan_lookback(&gpu, &x).unwrap(), cpu::exclusive_scan(&x), "n = {n}");
+    }
+    // Values that wrap.
+    let big = r.words(70_001);
+    assert_eq!(gpu::exclusive_scan_lookback(&gpu, &big).unwrap(), cpu::exclusive_scan(&big), "wrapping");
+    // Repeated on one set of buffers (the state zeroed by each launch): the order in which
+    // blocks publish differs from run to run, the result must not.
+    let n = (1 << 24) + 3;
+    let host: Vec<u32> = (0..n).map(|_| r.next_u32() >> 12).collect();
+    let expected = cpu::exclusive_scan(&host);
+    let input = gpu::upload(&gpu, &host).unwrap();
+    let mut state = gpu::zeros::<u64>(&gpu, gpu::scan_lookback_state_len(n as u32)).unwrap();
+    let mut output = gpu::zeros::<u32>(&gpu, n).unwrap();
+    for run in 0..5 {
+        gpu::scan_lookback_launch(&gpu, &input, &mut state, &mut output).unwrap();
+        assert_eq!(gpu::download(&gpu, &output).unwrap(), expected, "run {run}");
+    }
+}

@@ -297,3 +297,55 @@ fn tma_stencil_loads_its_tile_and_halo_with_one_3d_tensor_copy() {
     assert_eq!(stencil.matches("ld.shared.b32").count(), 6, "{name}");
     assert!(!stencil.contains("fma.rn.f32"), "{name}: a fused multiply-add changes the reference's rounding");
 }
+
+#[test]
+fn tiled_stencil_reads_its_cells_from_a_shared_tile_with_no_bounds_failure_path() {
+    for name in ["jacobi_5pt_tiled", "jacobi_5pt_tiled_raw"] {
+        assert!(IMAGES.kernels.iter().any(|k| k.name == name), "{name} missing from the kernel table");
+        let body = entry(name);
+        assert!(body.contains(".maxntid 256"), "{name}: no launch bound");
+        // One global load (the fill's, in its loop) and one store; the cell and its four
+        // neighbours from the tile.
+        assert_eq!(body.matches("ld.global").count(), 1, "{name}:\n{body}");
+        assert_eq!(body.matches("st.global").count(), 1, "{name}:\n{body}");
+        // No call at all: no panic, no tile or output bounds report.
+        assert!(!body.contains("call"), "{name} has a bounds-failure path:\n{body}");
+        assert!(!body.contains(".local"), "{name} uses local memory");
+    }
+    // The safe kernel: SharedTile's relaxed CTA-scope accesses and `barrier.sync 0` (one
+    // before the fill, one after), 5 reads of the tile.
+    let safe = entry("jacobi_5pt_tiled");
+    assert_eq!(safe.matches("ld.relaxed.cta.shared.b32").count(), 5, "{safe}");
+    assert_eq!(safe.matches("st.relaxed.cta.shared.b32").count(), 1, "{safe}");
+    assert_eq!(safe.matches("barrier.sync 0").count(), 2, "{safe}");
+    let raw = entry("jacobi_5pt_tiled_raw");
+    assert_eq!(raw.matches("ld.shared.b32").count(), 5, "{raw}");
+    assert_eq!(raw.matches("bar.sync").count(), 1, "{raw}");
+}
+
+#[test]
+fn look_back_scan_takes_a_ticket_polls_with_acquire_and_publishes_with_release() {
+    let name = "scan_lookback";
+    assert!(IMAGES.kernels.iter().any(|k| k.name == name), "{name} missing from the kernel table");
+    assert_emits(
+        name,
+        &[
+            ".maxntid 256",
+            ".minnctapersm 8",
+            "atom.relaxed.gpu.global.add.u32",
+            "ld.acquire.gpu.global.u64",
+            "st.release.gpu.global.u64",
+            "vote.sync.ballot.b32",
+            "redux.sync.add.u32",
+            "shfl.sync.up.b32",
+            "bar.sync",
+        ],
+    );
+    let body = entry(name);
+    // Three publications: tile 0's prefix, another tile's aggregate, then its prefix.
+    assert_eq!(body.matches("st.release.gpu.global.u64").count(), 3, "{body}");
+    // One ticket; the poll is the only acquire load.
+    assert_eq!(body.matches("atom.relaxed.gpu.global.add.u32").count(), 1, "{body}");
+    assert_eq!(body.matches("ld.acquire.gpu.global.u64").count(), 1, "{body}");
+    assert!(!body.contains(".local"), "{name} spills to local memory");
+}
