@@ -27,7 +27,7 @@ use host::{
     },
 };
 use simulations::{
-    driver::{Driver, FrameDefaults, Report, State, Target, destination, handle_signals},
+    driver::{Driver, FrameDefaults, Report, Target, destination, handle_signals},
     render::MadeBy,
     split::decomposition::{LaunchRank, Launcher},
 };
@@ -160,6 +160,13 @@ fn serve(
     host::serve::run(args, registry).map_err(|e| format!("{e:#}").into())
 }
 
+/// Where a run's fields are stepped: this process's part of an NCCL job, or here (on GPU 0,
+/// or on the CPU where `None`), in one piece or split.
+enum Place {
+    Ranked(simulations::split::nccl::Communicator),
+    Here(Option<std::sync::Arc<ptxkit_host::Gpu>>),
+}
+
 /// A run: in one piece or split in this process, or this process's part of an NCCL job
 /// (`job`, the launcher's; or `--transport nccl`), where rank 0 alone writes.
 fn run(args: &Args, job: Option<LaunchRank>) -> Result<(), Box<dyn std::error::Error>> {
@@ -180,41 +187,46 @@ fn run(args: &Args, job: Option<LaunchRank>) -> Result<(), Box<dyn std::error::E
     // Writable now (a read-only directory), not only after the run.
     simulations::outfile::probe(&args.output)
         .map_err(|e| simulations::Error::InvalidInput(format!("--output: {e}")))?;
+    let model = Model::default();
+    let settings = format!("barkley {}x{} {model:?}", args.width, args.height);
+    // Where it runs first: rank 0 of an NCCL job alone opens the outputs.
+    let place = match nccl {
+        true => Place::Ranked(barkley::split::connect(&args.ranks, job, args.cpu, args.split, args.gpus)?),
+        false => Place::Here(match args.cpu {
+            true => None,
+            false => match ptxkit_host::Gpu::open(0, &barkley::IMAGES) {
+                Ok(gpu) => Some(gpu),
+                Err(ptxkit_host::Error::NoGpu(why)) => {
+                    let _ = writeln!(
+                        std::io::stderr().lock(),
+                        "barkley: no usable CUDA GPU ({why}): running on the CPU"
+                    );
+                    None
+                }
+                Err(e) => return Err(e.into()),
+            },
+        }),
+    };
+    let root = match &place {
+        Place::Ranked(comm) => comm.is_root(),
+        Place::Here(_) => true,
+    };
+    // The outputs open before the memory check, as `rust-gpu-sim`'s do: what their encoders
+    // and queues may hold is then promised to it (`simulations::memory::promise`).
+    let driver = driver.open((args.width, args.height), root, settings.clone())?;
     // Refused in one line, before the fields are allocated, where this process cannot have
-    // the memory (free memory, `ulimit -v`, a control group's limit).
+    // the memory (free memory, `ulimit -v`, a control group's limit); under a hard limit with
+    // what the outputs, the state's copy and later threads take.
     simulations::memory::check_host_need(
         &format!("a {}x{} grid", args.width, args.height),
         barkley::HOST_BYTES_PER_CELL * u64::from(args.width) * u64::from(args.height),
         "use a smaller --width or --height",
     )?;
-    let model = Model::default();
     let field = Field::broken_wave(args.width, args.height, &model);
-    let mut sim = match nccl {
-        true => {
-            let comm = barkley::split::connect(&args.ranks, job, args.cpu, args.split, args.gpus)?;
-            BarkleyRun::ranked(field, model, comm)?
-        }
-        false => {
-            let gpu = match args.cpu {
-                true => None,
-                false => match ptxkit_host::Gpu::open(0, &barkley::IMAGES) {
-                    Ok(gpu) => Some(gpu),
-                    Err(ptxkit_host::Error::NoGpu(why)) => {
-                        let _ = writeln!(
-                            std::io::stderr().lock(),
-                            "barkley: no usable CUDA GPU ({why}): running on the CPU"
-                        );
-                        None
-                    }
-                    Err(e) => return Err(e.into()),
-                },
-            };
-            BarkleyRun::open(field, model, gpu, args.split, args.gpus)?
-        }
+    let mut sim = match place {
+        Place::Ranked(comm) => BarkleyRun::ranked(field, model, comm)?,
+        Place::Here(gpu) => BarkleyRun::open(field, model, gpu, args.split, args.gpus)?,
     };
-    let root = sim.is_root();
-    let settings = format!("barkley {}x{} {model:?}", args.width, args.height);
-    let driver = driver.open((args.width, args.height), root, settings.clone())?;
     let Report { first, mut written, seconds, .. } = driver.run(&mut sim, args.steps, "steps")?.finish()?;
     if !root {
         return Ok(());

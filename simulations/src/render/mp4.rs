@@ -1,4 +1,4 @@
-//! H.264 video in an MP4 container, from frames of palette levels (or RGB).
+//! H.264 video in an MP4 container, from frames of palette levels.
 //!
 //! Frames are converted to YUV 4:2:0 (BT.709, limited range, signalled in the stream) through
 //! a 256-entry table built from the palette, encoded by OpenH264 and muxed by the `mp4` crate
@@ -74,12 +74,12 @@ const BITS_PER_PIXEL: f64 = 0.3;
 /// hundred bytes a second.
 const MIN_BITRATE: f64 = 100_000.0;
 
-/// One frame, as given to [`Mp4Writer`].
+/// One frame, as given to [`Mp4Encoder`]. Palette levels only: what the encoder's groups of
+/// pictures may hold is promised to the host memory checks at a byte a pixel
+/// ([`groups_in_flight`]).
 pub enum Frame {
     /// One palette level per pixel, row-major.
     Levels(Vec<u8>),
-    /// Three bytes (R, G, B) per pixel, row-major.
-    Rgb(Vec<u8>),
 }
 
 /// A YUV 4:2:0 picture of even size.
@@ -119,16 +119,13 @@ impl Converter {
     /// Checks a frame's length.
     fn check(&self, frame: &Frame) -> Result<()> {
         let cells = self.width * self.height;
-        let (data, per_pixel) = match frame {
-            Frame::Levels(levels) => (levels.as_slice(), 1),
-            Frame::Rgb(rgb) => (rgb.as_slice(), 3),
-        };
-        if data.len() != cells * per_pixel {
+        let Frame::Levels(data) = frame;
+        if data.len() != cells {
             return Err(Error::InvalidInput(format!(
                 "an MP4 frame of {}x{} needs {} bytes, got {}",
                 self.width,
                 self.height,
-                cells * per_pixel,
+                cells,
                 data.len()
             )));
         }
@@ -141,13 +138,8 @@ impl Converter {
     /// into rows on the same pool cost more in scheduling than it saved).
     fn convert(&self, frame: &Frame) -> Result<Yuv> {
         self.check(frame)?;
-        Ok(match frame {
-            Frame::Levels(levels) => self.planes(levels, |level| self.lut[usize::from(level)]),
-            Frame::Rgb(rgb) => {
-                let pixels: Vec<[u8; 3]> = rgb.as_chunks::<3>().0.iter().map(|&p| bt709(p)).collect();
-                self.planes(&pixels, |ycc| ycc)
-            }
-        })
+        let Frame::Levels(levels) = frame;
+        Ok(self.planes(levels, |level| self.lut[usize::from(level)]))
     }
 
     /// The Y, Cb and Cr planes of `pixels` (row-major, `width × height`), each converted by
@@ -311,8 +303,8 @@ fn encoder_bytes(pixels: u64) -> u64 {
 /// Groups of pictures in flight at most (`parallel`, lowered under a hard memory limit to fit
 /// [`crate::memory::buffer_budget`], down to one) and the bytes the encoder may hold with
 /// them: up to `parallel + 1` groups, gathered or dispatched (the oldest is waited for as a
-/// group is dispatched beyond `parallel`), of frames of `pixels` palette levels (an RGB frame,
-/// [`Mp4Writer::push_rgb`], holds three times that), and an OpenH264 encoder for each group
+/// group is dispatched beyond `parallel`), of frames of `pixels` palette levels (a byte a
+/// pixel: [`Frame`] has no other kind), and an OpenH264 encoder for each group
 /// being encoded. The bytes are promised ([`crate::memory::promise`]) to the host memory
 /// checks.
 fn groups_in_flight(parallel: usize, gop: usize, pixels: u64) -> (usize, u64) {
@@ -368,8 +360,8 @@ impl Mp4Encoder {
         // half-second: 3.17, over a tenth of the GIF's 31.0) at a higher PSNR (34.5 dB against
         // 34.1: the rate control spends more on the extra key frames).
         let gop = frames_per_group(fps);
-        // Frames are queued as levels (1 byte a pixel) or RGB (3): count 3.
-        let group_bytes = gop * 3 * width as usize * height as usize;
+        // Frames are queued as palette levels, a byte a pixel.
+        let group_bytes = gop * width as usize * height as usize;
         let parallel = rayon::current_num_threads().min(QUEUE_BYTES / group_bytes.max(1)).max(1);
         let (parallel, held) = groups_in_flight(parallel, gop, (cw * ch) as u64);
         let file = AtomicFile::create(dest)?;
@@ -398,7 +390,7 @@ impl Mp4Encoder {
         })
     }
 
-    /// Queues one frame (palette levels or RGB, `width × height` pixels); hands a full group
+    /// Queues one frame (`width × height` palette levels); hands a full group
     /// of pictures to an encoder, and writes the groups already encoded. A frame of the wrong
     /// size is an error at once.
     pub fn push(&mut self, frame: Frame) -> Result<()> {
@@ -590,7 +582,7 @@ impl Mp4Writer {
     /// Opens the output now (a missing directory fails here) and starts the encoder thread.
     pub fn create(dest: &Path, width: u32, height: u32, fps: u32, palette: &Palette) -> Result<Self> {
         let encoder = Mp4Encoder::create(dest, width, height, fps, palette)?;
-        // Palette levels, a byte a pixel (RGB frames take three).
+        // Palette levels, a byte a pixel.
         let frame = u64::from(width) * u64::from(height);
         let queue = queue_frames(width, height);
         let budget = crate::memory::buffer_budget(queue as u64 * frame);
@@ -610,11 +602,6 @@ impl Mp4Writer {
     /// Queues a frame of palette levels (`width × height` bytes).
     pub fn push_frame(&mut self, levels: Vec<u8>) -> Result<()> {
         self.push(Frame::Levels(levels))
-    }
-
-    /// Queues a frame of RGB pixels (`3 × width × height` bytes).
-    pub fn push_rgb(&mut self, rgb: Vec<u8>) -> Result<()> {
-        self.push(Frame::Rgb(rgb))
     }
 
     fn push(&mut self, frame: Frame) -> Result<()> {
@@ -702,18 +689,11 @@ mod tests {
             let c = Converter::new(w, h, palette);
             let cells = (w * h) as usize;
             let levels: Vec<u8> = (0..cells).map(|_| rng.next_u64() as u8).collect();
-            let rgb: Vec<u8> = (0..3 * cells).map(|_| rng.next_u64() as u8).collect();
-            let from_levels = c.convert(&Frame::Levels(levels.clone())).unwrap();
-            let expected = reference(&c, &levels.iter().map(|&l| c.lut[usize::from(l)]).collect::<Vec<_>>());
-            let from_rgb = c.convert(&Frame::Rgb(rgb.clone())).unwrap();
-            let expected_rgb =
-                reference(&c, &rgb.as_chunks::<3>().0.iter().map(|&p| bt709(p)).collect::<Vec<_>>());
-            for (got, want, what) in [(&from_levels, &expected, "levels"), (&from_rgb, &expected_rgb, "rgb")]
-            {
-                assert_eq!(got.y, want.y, "{w}x{h} {what}: Y");
-                assert_eq!(got.u, want.u, "{w}x{h} {what}: Cb");
-                assert_eq!(got.v, want.v, "{w}x{h} {what}: Cr");
-            }
+            let got = c.convert(&Frame::Levels(levels.clone())).unwrap();
+            let want = reference(&c, &levels.iter().map(|&l| c.lut[usize::from(l)]).collect::<Vec<_>>());
+            assert_eq!(got.y, want.y, "{w}x{h}: Y");
+            assert_eq!(got.u, want.u, "{w}x{h}: Cb");
+            assert_eq!(got.v, want.v, "{w}x{h}: Cr");
         }
     }
 }

@@ -149,20 +149,6 @@ fn odd_sized_frames_round_trip_through_the_mp4_file() {
 }
 
 #[test]
-fn rgb_frames_encode_too() {
-    let dir = scratch("rgb");
-    let path = dir.join("rgb.mp4");
-    let palette = palette("magma").unwrap();
-    let mut video = Mp4Writer::create(&path, 16, 16, 30, palette).unwrap();
-    for k in 0..3 {
-        video.push_rgb(palette.to_rgb(&frame(k, 16, 16))).unwrap();
-    }
-    video.finish().unwrap();
-    let (_, _, samples, _) = read_samples(&path);
-    assert_eq!(samples.iter().map(|s| s.frames).sum::<u32>(), 3);
-}
-
-#[test]
 fn an_abandoned_or_failed_video_leaves_nothing() {
     let dir = scratch("abandoned");
     let path = dir.join("never.mp4");

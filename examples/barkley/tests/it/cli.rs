@@ -325,6 +325,79 @@ fn an_address_space_limit_refuses_the_run_instead_of_aborting_it() {
     assert!(files_in(dir.path()).is_empty(), "wrote {:?}", files_in(dir.path()));
 }
 
+/// Under an address-space limit anywhere from the least barkley starts under to well above
+/// what a run needs, a run with frame outputs (`--gif --mp4`), its picture and `--save` is
+/// either refused before it starts, in one `barkley:` line with exit 1 and nothing written, or
+/// completes with every output: never a signal (SIGABRT from a failed allocation, SIGSEGV), a
+/// panic (rayon's pool, a thread's start) or an encoder's error after the check (issue 57's
+/// defect 5: barkley opened its frame outputs after its memory check, which so counted
+/// neither their queues nor their encoders). `rust-gpu-sim`'s twin is
+/// `hostile::an_address_space_limit_refuses_or_completes_runs_with_outputs`.
+#[test]
+fn an_address_space_limit_refuses_or_completes_runs_with_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let under = |limit_kib: u64, line: &str| {
+        let script = format!("ulimit -v {limit_kib} && exec \"$0\" {line}");
+        Command::new("sh")
+            .args(["-c", &script, env!("CARGO_BIN_EXE_barkley")])
+            .env("RUST_BACKTRACE", "0")
+            .current_dir(dir)
+            .output()
+            .unwrap()
+    };
+    // The least limit the program starts under at all (below it the dynamic loader fails).
+    let floor = (8..200).step_by(2).map(|mb| mb * 1024).find(|&kib| under(kib, "--help").status.success());
+    let floor = floor.expect("barkley starts under some limit up to 200 MiB");
+    let lines = [
+        (
+            "--cpu --width 256 --height 256 --steps 40 --frame-every 2 --gif o.gif --mp4 o.mp4 --save s.npz -o p.png",
+            &["p.png", "o.gif", "o.mp4", "s.npz"][..],
+        ),
+        ("--cpu --width 512 --height 512 --steps 4 --save s.npy -o p.png", &["p.png", "s_u.npy", "s_v.npy"]),
+    ];
+    for (line, outputs) in lines {
+        // Whether the run under `limit` completed (else it was refused), asserting either.
+        let ran = |limit: u64| {
+            let out = under(limit, line);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let at = format!("{line} under {limit} KiB");
+            assert!(out.status.code().is_some(), "{at}: {:?} {stderr}", out.status);
+            assert!(!stderr.contains("panicked"), "{at}: {stderr}");
+            if out.status.success() {
+                let empty = |name: &&&str| fs::metadata(dir.join(name)).map_or(true, |m| m.len() == 0);
+                let missing: Vec<_> = outputs.iter().filter(empty).collect();
+                assert!(missing.is_empty(), "{at}: {missing:?} missing or empty; {stderr}");
+                for name in files_in(dir) {
+                    fs::remove_file(dir.join(name)).unwrap();
+                }
+                return true;
+            }
+            assert_eq!(out.status.code(), Some(1), "{at}: {stderr}");
+            assert_eq!(stderr.lines().count(), 1, "{at}: {stderr}");
+            assert!(stderr.starts_with("barkley: "), "{at}: {stderr}");
+            assert!(files_in(dir).is_empty(), "{at} left {:?}", files_in(dir));
+            false
+        };
+        // Every 2 MiB for 60 MiB, then every 256 KiB for 2 MiB either side of the least limit
+        // that ran: just above the check's edge the run has least room, and a count a little
+        // short fails there only at some limits (a check that left out the encoders aborted
+        // at one limit of 16 there, 1.25 MiB above the edge).
+        let coarse: Vec<_> =
+            (floor..floor + 60 * 1024).step_by(2 * 1024).map(|limit| (limit, ran(limit))).collect();
+        let first = coarse.iter().find(|(_, ran)| *ran).map(|&(limit, _)| limit);
+        let first =
+            first.unwrap_or_else(|| panic!("{line}: refused under every limit up to 60 MiB above the floor"));
+        let fine = (first.saturating_sub(2 * 1024)..first + 2 * 1024)
+            .step_by(256)
+            .filter(|l| l % (2 * 1024) != floor % (2 * 1024));
+        let fine: Vec<_> = fine.map(&ran).collect();
+        let ran = coarse.iter().filter(|(_, ran)| *ran).count() + fine.iter().filter(|&&ran| ran).count();
+        let refused = coarse.len() + fine.len() - ran;
+        assert!(refused > 0 && ran > 0, "{line}: {refused} refused and {ran} run; the sweep missed the edge");
+    }
+}
+
 /// The model's defaults are the README's (`with a = 0.75, b = 0.02, ε = 0.02, D = 1 on a grid of
 /// spacing 0.5, explicit Euler steps of 0.02`), read from its text, not restated here.
 #[test]
