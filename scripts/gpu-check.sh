@@ -554,7 +554,13 @@ if has cookbook-bench; then
     # ISA 8.3) are sm_90+ only: on an older GPU the bench skips their rows, so they are not built.
     case $k in tma | cluster_reduce | tma_stencil) hopper=1 ;; *) hopper=0 ;; esac
     if [ "$hopper" = 1 ] && [ "${cap:-90}" -lt 90 ]; then echo "nvcc $k: skipped on $arch (sm_90+ only)"; continue; fi
-    "$NVCC" -O3 -arch=$arch -cubin -o /tmp/cookbook-cubins/$k.cubin "$cu" > "$OUT/nvcc-$k.log" 2>&1 \
+    # wgmma.cu (wgmma: architecture-specific) builds for sm_90a only: on a 9.0 GPU, else skipped.
+    karch=$arch
+    if [ "$k" = wgmma ]; then
+      if [ "${cap:-90}" != 90 ]; then echo "nvcc $k: skipped on $arch (sm_90a only)"; continue; fi
+      karch=sm_90a
+    fi
+    "$NVCC" -O3 -arch=$karch -cubin -o /tmp/cookbook-cubins/$k.cubin "$cu" > "$OUT/nvcc-$k.log" 2>&1 \
       || echo "nvcc $k failed: $(head -5 "$OUT/nvcc-$k.log")"
   done
   echo "== cookbook-bench: Rust kernel vs nvcc twin ($arch), same algorithm and launch shape"

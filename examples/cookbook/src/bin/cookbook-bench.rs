@@ -9,7 +9,9 @@
 //! The Hopper kernels (`tma_transpose`, `bulk_scale`, `cluster_histogram`: `cuda/tma.cu`;
 //! `cluster_reduce`: `cuda/cluster_reduce.cu`; `tma_stencil`: `cuda/tma_stencil.cu`) run
 //! on a GPU of compute capability 9.0 or later only, from their own module
-//! ([`cookbook::HOPPER_IMAGES`]); on an older GPU their rows say they were skipped.
+//! ([`cookbook::HOPPER_IMAGES`]); on an older GPU their rows say they were skipped. The
+//! `wgmma` GEMMs (`wgmma_gemm`, `gemm_tma_wgmma`: `cuda/wgmma.cu`, built for `sm_90a`) are
+//! among them.
 
 use std::{path::PathBuf, process::ExitCode};
 
@@ -66,12 +68,21 @@ const KERNELS: &[&str] = &[
     "cluster_histogram",
     "cluster_reduce",
     "tma_stencil",
+    "wgmma_gemm",
+    "gemm_tma_wgmma",
 ];
 
 /// The kernels of [`KERNELS`] that need compute capability 9.0 ([`HOPPER_IMAGES`], `tma.cu`,
-/// `cluster_reduce.cu`, `tma_stencil.cu`).
-const HOPPER_KERNELS: &[&str] =
-    &["tma_transpose", "bulk_scale", "cluster_histogram", "cluster_reduce", "tma_stencil"];
+/// `cluster_reduce.cu`, `tma_stencil.cu`; `wgmma.cu` built for sm_90a).
+const HOPPER_KERNELS: &[&str] = &[
+    "tma_transpose",
+    "bulk_scale",
+    "cluster_histogram",
+    "cluster_reduce",
+    "tma_stencil",
+    "wgmma_gemm",
+    "gemm_tma_wgmma",
+];
 
 /// More classic kernels `--only` may name, run after `jacobi`: the tiled stencil (safe and raw,
 /// twin `jacobi_5pt_tiled` in `cuda/jacobi.cu`) and the single-pass look-back scan (twin
@@ -889,6 +900,124 @@ fn run_hopper(
         let check = same("rust vs nvcc", &r, &t).and_then(|()| same("rust vs cpu", &r, &expected));
         all_ok &=
             row("tma_stencil_7pt", &format!("{nx}x{ny}x{nz}"), times, Work::Bytes(8.0 * cells as f64), check);
+    }
+
+    if wanted("wgmma_gemm") || wanted("gemm_tma_wgmma") {
+        all_ok &= wgmma_rows(gpu, twins, random, repeats, wanted)?;
+    }
+    Ok(all_ok)
+}
+
+/// The `wgmma` GEMMs' rows (`wgmma_gemm_bf16` and `gemm_tma_wgmma_bf16` against their twins in
+/// `wgmma.cu`, built for sm_90a) on 8192 × 8192 × 8192 bf16, one set of inputs for both: each
+/// pair of results bit for bit against each other (the same `wgmma` sequence into each
+/// accumulator), and eight sampled rows of C against the CPU within the tensor cores' bound
+/// ([`cpu::gemm_nt`]). TFLOP/s count 2·m·n·k. The TMA maps are built once, outside the timing.
+fn wgmma_rows(
+    gpu: &Gpu,
+    twins: &Twins,
+    random: &mut Random,
+    repeats: usize,
+    wanted: &dyn Fn(&str) -> bool,
+) -> Result<bool> {
+    let (m, n, kd) = (8192usize, 8192usize, 8192usize);
+    let shape = (m as u32, n as u32, kd as u32);
+    let ha: Vec<k::BF16> = random.floats(m * kd, -1.0, 1.0).into_iter().map(k::BF16::from_f32).collect();
+    let hb: Vec<k::BF16> = random.floats(n * kd, -1.0, 1.0).into_iter().map(k::BF16::from_f32).collect();
+    let (a, b) = (upload(gpu, &ha)?, upload(gpu, &hb)?);
+    let (mut rust_c, mut nvcc_c) = (zeros::<f32>(gpu, m * n)?, zeros::<f32>(gpu, m * n)?);
+    let wide_b: Vec<f32> = hb.iter().map(|h| h.to_f32()).collect();
+    // Bit for bit Rust against nvcc, then eight sampled rows of Rust's C against the CPU.
+    let check = |r: &[f32], t: &[f32]| {
+        same("rust vs nvcc", &bits(r), &bits(t)).and_then(|()| {
+            (0..8).map(|s| s * (m / 8) + s * 13 % 64).try_for_each(|row| {
+                let wide_a: Vec<f32> = ha[row * kd..(row + 1) * kd].iter().map(|h| h.to_f32()).collect();
+                let expected = cpu::gemm_nt(&wide_a, &wide_b, 1, n, kd);
+                match expected
+                    .iter()
+                    .enumerate()
+                    .find(|&(col, &(exact, bound))| (r[row * n + col] as f64 - exact).abs() > bound)
+                {
+                    Some((col, &(exact, bound))) => Err(format!(
+                        "rust vs cpu at ({row}, {col}): {} vs {exact} ± {bound:.3e}",
+                        r[row * n + col]
+                    )),
+                    None => Ok(()),
+                }
+            })
+        })
+    };
+    let size = format!("{m}x{n}x{kd}");
+    let flops = 2.0 * (m * n * kd) as f64;
+    let mut all_ok = true;
+
+    if wanted("wgmma_gemm") {
+        let twin = twins.kernel("wgmma", "wgmma_gemm_bf16")?;
+        // As cookbook::hopper::wgmma_gemm launches it: one warpgroup per 64 × 64 tile of C.
+        let config = LaunchConfig {
+            grid_dim: (shape.1.div_ceil(k::WGMMA_TILE), shape.0.div_ceil(k::WGMMA_TILE), 1),
+            block_dim: (k::WGMMA_BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut rust =
+            || gpu.launch(k::wgmma_gemm_bf16, config, (&a, &b, &mut rust_c, shape.0, shape.1, shape.2));
+        // SAFETY: wgmma.cu's wgmma_gemm_bf16(const __nv_bfloat16*, const __nv_bfloat16*, float*,
+        // unsigned × 3): the Rust kernel's parameters; the buffers hold m·k, n·k and m·n
+        // elements; k is a multiple of 8.
+        let mut nvcc = || unsafe {
+            twin.launch_as(
+                k::wgmma_gemm_bf16,
+                gpu.stream(),
+                config,
+                (&a, &b, &mut nvcc_c, shape.0, shape.1, shape.2),
+            )
+        };
+        let times = race(gpu, repeats, &mut rust, &mut nvcc)?;
+        let (r, t) = (download(gpu, &rust_c)?, download(gpu, &nvcc_c)?);
+        all_ok &= row("wgmma_gemm_bf16", &size, times, Work::TensorFlops(flops), check(&r, &t));
+    }
+
+    if wanted("gemm_tma_wgmma") {
+        let twin = twins.kernel("wgmma", "gemm_tma_wgmma_bf16")?;
+        twin.allow_dynamic_shared_bytes(k::GEMM_SHARED_BYTES)?;
+        // As cookbook::hopper::gemm_tma_wgmma_launch builds them: 64 × 128 boxes (64 along K),
+        // the 128-byte swizzle.
+        let boxed = [k::GEMM_DEPTH, k::GEMM_TILE];
+        let spec = |rows: u32| {
+            TensorMapSpec::packed([shape.2.into(), rows.into()], boxed)
+                .with_swizzle(ptxkit_host::TmaSwizzle::B128)
+        };
+        let (a_map, b_map) = (gpu.tensor_map(&a, spec(shape.0))?, gpu.tensor_map(&b, spec(shape.1))?);
+        // As gemm_tma_wgmma_launch launches it: one block of 384 threads per 128 × 128 tile of
+        // C, the ring's dynamic shared memory (the Rust launch adds it itself).
+        let config = LaunchConfig {
+            grid_dim: (shape.1.div_ceil(k::GEMM_TILE), shape.0.div_ceil(k::GEMM_TILE), 1),
+            block_dim: (k::GEMM_BLOCK, 1, 1),
+            shared_mem_bytes: k::GEMM_SHARED_BYTES,
+        };
+        let mut rust = || {
+            gpu.launch(
+                k::gemm_tma_wgmma_bf16,
+                config,
+                (&a_map, &b_map, &mut rust_c, shape.0, shape.1, shape.2),
+            )
+        };
+        // SAFETY: wgmma.cu's gemm_tma_wgmma_bf16(const CUtensorMap*, const CUtensorMap*, float*,
+        // unsigned × 3): the maps (in device memory) describe A (m × k) and B (n × k) with
+        // 64 × 128 boxes of bf16 in the 128-byte swizzle, as for the Rust kernel; C holds m·n
+        // floats; the launch gives the GEMM_SHARED_BYTES allowed above.
+        let mut nvcc = || unsafe {
+            twin.launch_as(
+                k::gemm_tma_wgmma_bf16,
+                gpu.stream(),
+                config,
+                (&a_map, &b_map, &mut nvcc_c, shape.0, shape.1, shape.2),
+            )
+        };
+        let times = race(gpu, repeats, &mut rust, &mut nvcc)?;
+        drop((a_map, b_map));
+        let (r, t) = (download(gpu, &rust_c)?, download(gpu, &nvcc_c)?);
+        all_ok &= row("gemm_tma_wgmma_bf16", &size, times, Work::TensorFlops(flops), check(&r, &t));
     }
     Ok(all_ok)
 }
