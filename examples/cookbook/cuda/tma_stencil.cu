@@ -3,13 +3,13 @@
 // grid: out = (1/6) * (((west + east) + (south + north)) + (below + above)) for every cell.
 // Blocks of 32 x 8 threads, one per 32 x 8 x 8 tile of the output (grid ceil(nx/32) x
 // ceil(ny/8) x ceil(nz/8)). Thread (0, 0) loads the tile and its one-cell halo, a box of
-// 36 x 10 x 10 (the 34 columns rounded up to 16 bytes) starting at (x0 - 1, y0 - 1, z0 - 1),
+// 40 x 10 x 10 (a halo of 4 columns: TMA wants the innermost start at 16 bytes) starting at (x0 - 4, y0 - 1, z0 - 1),
 // with one cp.async.bulk.tensor.3d completing on an mbarrier (TMA fills the cells outside the
 // grid with zeros: the boundary rule); then each thread computes its (x, y) column's 8 cells
 // from shared memory and stores them with plain stores.
 //
 // The map travels as the Rust kernel's does (tma.cu says why): a pointer to the 128-byte
-// CUtensorMap in global memory, dims (nx, ny, nz), box 36 x 10 x 10; fence.proxy.tensormap
+// CUtensorMap in global memory, dims (nx, ny, nz), box 40 x 10 x 10; fence.proxy.tensormap
 // acquire before its first use. The mbarrier and TMA instructions are the Rust kernel's PTX,
 // written inline as in tma.cu. The multiply comes last, so nvcc has no product to fuse into an
 // FMA: the result is the Rust kernel's (and the CPU's) bit for bit.
@@ -20,7 +20,8 @@
 #define TILE_X 32
 #define TILE_Y 8
 #define TILE_Z 8
-#define BOX_X 36
+#define BOX_X 40
+#define HALO_X 4
 #define BOX_Y (TILE_Y + 2)
 #define BOX_Z (TILE_Z + 2)
 #define BOX (BOX_X * BOX_Y * BOX_Z)
@@ -52,7 +53,7 @@ extern "C" __global__ void __launch_bounds__(TILE_X * TILE_Y)
     asm volatile(
         "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], "
         "[%5];\n" ::"r"(shared_address(tile)),
-        "l"(input), "r"((int)x0 - 1), "r"((int)y0 - 1), "r"((int)z0 - 1), "r"(barrier)
+        "l"(input), "r"((int)x0 - HALO_X), "r"((int)y0 - 1), "r"((int)z0 - 1), "r"(barrier)
         : "memory");
   }
   // Every thread: phase 0 completes once the leader arrived and the box landed.
@@ -71,7 +72,7 @@ extern "C" __global__ void __launch_bounds__(TILE_X * TILE_Y)
   unsigned x = x0 + tx, y = y0 + ty;
   if (x >= nx || y >= ny) return;
   const unsigned row = BOX_X, plane = BOX_X * BOX_Y;
-  unsigned at = plane + (ty + 1) * row + tx + 1;
+  unsigned at = plane + (ty + 1) * row + tx + HALO_X;
   size_t out = ((size_t)z0 * ny + y) * nx + x;
   size_t plane_out = (size_t)ny * nx;
   for (unsigned z = z0; z < nz && z < z0 + TILE_Z; ++z) {

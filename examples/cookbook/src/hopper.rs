@@ -77,6 +77,17 @@ pub fn cluster_histogram(gpu: &Gpu, values: &[u32], clusters: u32) -> Result<Vec
 /// `a·bᵀ` (`a` `m × k`, `b` `n × k`, row-major bf16) on Hopper's warpgroup MMA, `k` a multiple
 /// of 8 (refused otherwise).
 pub fn wgmma_gemm(gpu: &Gpu, a: &[k::BF16], b: &[k::BF16], m: u32, n: u32, kd: u32) -> Result<Vec<f32>> {
+    wgmma_gemm_with(gpu, a, b, (m, n, kd), false)
+}
+
+/// [`wgmma_gemm`] or [`wgmma_gemm_rs`].
+fn wgmma_gemm_with(
+    gpu: &Gpu,
+    a: &[k::BF16],
+    b: &[k::BF16],
+    (m, n, kd): (u32, u32, u32),
+    register_a: bool,
+) -> Result<Vec<f32>> {
     if !kd.is_multiple_of(8) {
         return Err(Error::InvalidLaunch(format!(
             "wgmma_gemm: k = {kd} is not a multiple of 8 (the kernel copies rows in 16-byte chunks)"
@@ -97,8 +108,17 @@ pub fn wgmma_gemm(gpu: &Gpu, a: &[k::BF16], b: &[k::BF16], m: u32, n: u32, kd: u
         block_dim: (k::WGMMA_BLOCK, 1, 1),
         shared_mem_bytes: 0,
     };
-    gpu.launch(k::wgmma_gemm_bf16, config, (&d_a, &d_b, &mut c, m, n, kd))?;
+    if register_a {
+        gpu.launch(k::wgmma_gemm_rs_bf16, config, (&d_a, &d_b, &mut c, m, n, kd))?;
+    } else {
+        gpu.launch(k::wgmma_gemm_bf16, config, (&d_a, &d_b, &mut c, m, n, kd))?;
+    }
     download(gpu, &c)
+}
+
+/// [`wgmma_gemm`] with A's fragments in registers (`wgmma_gemm_rs_bf16`).
+pub fn wgmma_gemm_rs(gpu: &Gpu, a: &[k::BF16], b: &[k::BF16], m: u32, n: u32, kd: u32) -> Result<Vec<f32>> {
+    wgmma_gemm_with(gpu, a, b, (m, n, kd), true)
 }
 
 /// The TMA maps and launch of [`k::gemm_tma_wgmma_bf16`] for `c ← a·bᵀ` on device buffers
@@ -205,7 +225,7 @@ pub fn tma_stencil_check(cells: usize, nx: u32, ny: u32, nz: u32) -> Result<()> 
 }
 
 /// The tensor map [`tma_stencil`] loads through: the `nx × ny × nz` grid, boxes of the tile and
-/// its halo (36 × 10 × 10).
+/// its halo (40 × 10 × 10).
 pub fn tma_stencil_spec(nx: u32, ny: u32, nz: u32) -> TensorMapSpec<3> {
     TensorMapSpec::packed(
         [nx.into(), ny.into(), nz.into()],

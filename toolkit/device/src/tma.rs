@@ -223,7 +223,9 @@ pub fn wait_bulk<const N: u32>() {
 ///
 /// # Safety
 /// `map` points to a [`TensorMap`] of rank `R` in global memory, acquired
-/// ([`acquire_tensor_map`]); `dst[index]` is 128-byte aligned and the box's bytes fit in `dst`;
+/// ([`acquire_tensor_map`]); `coords[0] × size_of::<T>()` is a multiple of 16 (the innermost
+/// start at 16 bytes, negative or not: a start at −1 float is an illegal instruction on an
+/// H100); `dst[index]` is 128-byte aligned and the box's bytes fit in `dst`;
 /// `barrier`'s current phase expects the box's bytes (all of them, zeros included); nothing
 /// reads or writes the destination until the phase completes.
 #[inline(always)]
@@ -282,7 +284,8 @@ pub unsafe fn load_tile<T: Copy, const R: usize>(
 /// end are left out. [`commit_bulk`] and [`wait_bulk_read`] as for [`store_bulk`].
 ///
 /// # Safety
-/// As [`load_tile`] for the map and the box; the shared bytes were written before
+/// As [`load_tile`] for the map, the box and its innermost start coordinate; the shared bytes
+/// were written before
 /// ([`fence_async_shared`] by the writers, then a barrier) and stay unchanged until
 /// [`wait_bulk_read`] covers this group.
 #[inline(always)]

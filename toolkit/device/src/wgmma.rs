@@ -749,6 +749,327 @@ pub unsafe fn mma_m64n256k16_f16(
     })
 }
 
+/// `acc` (+)= A·Bᵀ with A's 64 × 16 bf16 tile in registers (each warp's 16 rows as the
+/// `mma.sync` m16n8k16 A fragment: `a[0]` (g, 2t..2t+1), `a[1]` (g+8, ..), `a[2]` (g, 2t+8..),
+/// `a[3]` (g+8, 2t+8..), rows offset by 16 per warp of the warpgroup; [`mma::load_matrix_x4`](crate::mma::load_matrix_x4)
+/// loads it) and B's 64 × 16 (N × K) tile in shared memory
+/// (`wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16` with a register A).
+///
+/// # Safety
+/// As [`mma_m64n64k16_bf16`]; `a` is not written until the wait covering this group returns.
+#[inline(always)]
+pub unsafe fn mma_m64n64k16_bf16_rs(acc: &mut [f32; 32], a: [u32; 4], b: SharedDescriptor, accumulate: bool) {
+    on_gpu!("wgmma::mma_m64n64k16_bf16_rs", {
+        // SAFETY: the caller's contract; reads shared memory and `a`, writes the accumulators.
+        unsafe {
+            core::arch::asm!(
+                "{{",
+                ".reg .pred p;",
+                "setp.ne.b32 p, {scale}, 0;",
+                "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{{d0}, {d1}, {d2}, {d3}, {d4}, {d5}, {d6}, {d7}, {d8}, {d9}, {d10}, {d11}, {d12}, {d13}, {d14}, {d15}, {d16}, {d17}, {d18}, {d19}, {d20}, {d21}, {d22}, {d23}, {d24}, {d25}, {d26}, {d27}, {d28}, {d29}, {d30}, {d31}}}, {{{a0}, {a1}, {a2}, {a3}}}, {b}, p, 1, 1, 0;",
+                "}}",
+                d0 = inout(reg32) acc[0],
+                d1 = inout(reg32) acc[1],
+                d2 = inout(reg32) acc[2],
+                d3 = inout(reg32) acc[3],
+                d4 = inout(reg32) acc[4],
+                d5 = inout(reg32) acc[5],
+                d6 = inout(reg32) acc[6],
+                d7 = inout(reg32) acc[7],
+                d8 = inout(reg32) acc[8],
+                d9 = inout(reg32) acc[9],
+                d10 = inout(reg32) acc[10],
+                d11 = inout(reg32) acc[11],
+                d12 = inout(reg32) acc[12],
+                d13 = inout(reg32) acc[13],
+                d14 = inout(reg32) acc[14],
+                d15 = inout(reg32) acc[15],
+                d16 = inout(reg32) acc[16],
+                d17 = inout(reg32) acc[17],
+                d18 = inout(reg32) acc[18],
+                d19 = inout(reg32) acc[19],
+                d20 = inout(reg32) acc[20],
+                d21 = inout(reg32) acc[21],
+                d22 = inout(reg32) acc[22],
+                d23 = inout(reg32) acc[23],
+                d24 = inout(reg32) acc[24],
+                d25 = inout(reg32) acc[25],
+                d26 = inout(reg32) acc[26],
+                d27 = inout(reg32) acc[27],
+                d28 = inout(reg32) acc[28],
+                d29 = inout(reg32) acc[29],
+                d30 = inout(reg32) acc[30],
+                d31 = inout(reg32) acc[31],
+                a0 = in(reg32) a[0],
+                a1 = in(reg32) a[1],
+                a2 = in(reg32) a[2],
+                a3 = in(reg32) a[3],
+                b = in(reg64) b.0,
+                scale = in(reg32) u32::from(accumulate),
+                options(nostack, preserves_flags),
+            );
+        }
+    })
+}
+
+/// `acc` (+)= A·Bᵀ with A's 64 × 16 f16 tile in registers (each warp's 16 rows as the
+/// `mma.sync` m16n8k16 A fragment: `a[0]` (g, 2t..2t+1), `a[1]` (g+8, ..), `a[2]` (g, 2t+8..),
+/// `a[3]` (g+8, 2t+8..), rows offset by 16 per warp of the warpgroup; [`mma::load_matrix_x4`](crate::mma::load_matrix_x4)
+/// loads it) and B's 64 × 16 (N × K) tile in shared memory
+/// (`wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16` with a register A).
+///
+/// # Safety
+/// As [`mma_m64n64k16_f16`]; `a` is not written until the wait covering this group returns.
+#[inline(always)]
+pub unsafe fn mma_m64n64k16_f16_rs(acc: &mut [f32; 32], a: [u32; 4], b: SharedDescriptor, accumulate: bool) {
+    on_gpu!("wgmma::mma_m64n64k16_f16_rs", {
+        // SAFETY: the caller's contract; reads shared memory and `a`, writes the accumulators.
+        unsafe {
+            core::arch::asm!(
+                "{{",
+                ".reg .pred p;",
+                "setp.ne.b32 p, {scale}, 0;",
+                "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{{d0}, {d1}, {d2}, {d3}, {d4}, {d5}, {d6}, {d7}, {d8}, {d9}, {d10}, {d11}, {d12}, {d13}, {d14}, {d15}, {d16}, {d17}, {d18}, {d19}, {d20}, {d21}, {d22}, {d23}, {d24}, {d25}, {d26}, {d27}, {d28}, {d29}, {d30}, {d31}}}, {{{a0}, {a1}, {a2}, {a3}}}, {b}, p, 1, 1, 0;",
+                "}}",
+                d0 = inout(reg32) acc[0],
+                d1 = inout(reg32) acc[1],
+                d2 = inout(reg32) acc[2],
+                d3 = inout(reg32) acc[3],
+                d4 = inout(reg32) acc[4],
+                d5 = inout(reg32) acc[5],
+                d6 = inout(reg32) acc[6],
+                d7 = inout(reg32) acc[7],
+                d8 = inout(reg32) acc[8],
+                d9 = inout(reg32) acc[9],
+                d10 = inout(reg32) acc[10],
+                d11 = inout(reg32) acc[11],
+                d12 = inout(reg32) acc[12],
+                d13 = inout(reg32) acc[13],
+                d14 = inout(reg32) acc[14],
+                d15 = inout(reg32) acc[15],
+                d16 = inout(reg32) acc[16],
+                d17 = inout(reg32) acc[17],
+                d18 = inout(reg32) acc[18],
+                d19 = inout(reg32) acc[19],
+                d20 = inout(reg32) acc[20],
+                d21 = inout(reg32) acc[21],
+                d22 = inout(reg32) acc[22],
+                d23 = inout(reg32) acc[23],
+                d24 = inout(reg32) acc[24],
+                d25 = inout(reg32) acc[25],
+                d26 = inout(reg32) acc[26],
+                d27 = inout(reg32) acc[27],
+                d28 = inout(reg32) acc[28],
+                d29 = inout(reg32) acc[29],
+                d30 = inout(reg32) acc[30],
+                d31 = inout(reg32) acc[31],
+                a0 = in(reg32) a[0],
+                a1 = in(reg32) a[1],
+                a2 = in(reg32) a[2],
+                a3 = in(reg32) a[3],
+                b = in(reg64) b.0,
+                scale = in(reg32) u32::from(accumulate),
+                options(nostack, preserves_flags),
+            );
+        }
+    })
+}
+
+/// `acc` (+)= A·Bᵀ with A's 64 × 16 bf16 tile in registers (each warp's 16 rows as the
+/// `mma.sync` m16n8k16 A fragment: `a[0]` (g, 2t..2t+1), `a[1]` (g+8, ..), `a[2]` (g, 2t+8..),
+/// `a[3]` (g+8, 2t+8..), rows offset by 16 per warp of the warpgroup; [`mma::load_matrix_x4`](crate::mma::load_matrix_x4)
+/// loads it) and B's 128 × 16 (N × K) tile in shared memory
+/// (`wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16` with a register A).
+///
+/// # Safety
+/// As [`mma_m64n128k16_bf16`]; `a` is not written until the wait covering this group returns.
+#[inline(always)]
+pub unsafe fn mma_m64n128k16_bf16_rs(
+    acc: &mut [f32; 64],
+    a: [u32; 4],
+    b: SharedDescriptor,
+    accumulate: bool,
+) {
+    on_gpu!("wgmma::mma_m64n128k16_bf16_rs", {
+        // SAFETY: the caller's contract; reads shared memory and `a`, writes the accumulators.
+        unsafe {
+            core::arch::asm!(
+                "{{",
+                ".reg .pred p;",
+                "setp.ne.b32 p, {scale}, 0;",
+                "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{{d0}, {d1}, {d2}, {d3}, {d4}, {d5}, {d6}, {d7}, {d8}, {d9}, {d10}, {d11}, {d12}, {d13}, {d14}, {d15}, {d16}, {d17}, {d18}, {d19}, {d20}, {d21}, {d22}, {d23}, {d24}, {d25}, {d26}, {d27}, {d28}, {d29}, {d30}, {d31}, {d32}, {d33}, {d34}, {d35}, {d36}, {d37}, {d38}, {d39}, {d40}, {d41}, {d42}, {d43}, {d44}, {d45}, {d46}, {d47}, {d48}, {d49}, {d50}, {d51}, {d52}, {d53}, {d54}, {d55}, {d56}, {d57}, {d58}, {d59}, {d60}, {d61}, {d62}, {d63}}}, {{{a0}, {a1}, {a2}, {a3}}}, {b}, p, 1, 1, 0;",
+                "}}",
+                d0 = inout(reg32) acc[0],
+                d1 = inout(reg32) acc[1],
+                d2 = inout(reg32) acc[2],
+                d3 = inout(reg32) acc[3],
+                d4 = inout(reg32) acc[4],
+                d5 = inout(reg32) acc[5],
+                d6 = inout(reg32) acc[6],
+                d7 = inout(reg32) acc[7],
+                d8 = inout(reg32) acc[8],
+                d9 = inout(reg32) acc[9],
+                d10 = inout(reg32) acc[10],
+                d11 = inout(reg32) acc[11],
+                d12 = inout(reg32) acc[12],
+                d13 = inout(reg32) acc[13],
+                d14 = inout(reg32) acc[14],
+                d15 = inout(reg32) acc[15],
+                d16 = inout(reg32) acc[16],
+                d17 = inout(reg32) acc[17],
+                d18 = inout(reg32) acc[18],
+                d19 = inout(reg32) acc[19],
+                d20 = inout(reg32) acc[20],
+                d21 = inout(reg32) acc[21],
+                d22 = inout(reg32) acc[22],
+                d23 = inout(reg32) acc[23],
+                d24 = inout(reg32) acc[24],
+                d25 = inout(reg32) acc[25],
+                d26 = inout(reg32) acc[26],
+                d27 = inout(reg32) acc[27],
+                d28 = inout(reg32) acc[28],
+                d29 = inout(reg32) acc[29],
+                d30 = inout(reg32) acc[30],
+                d31 = inout(reg32) acc[31],
+                d32 = inout(reg32) acc[32],
+                d33 = inout(reg32) acc[33],
+                d34 = inout(reg32) acc[34],
+                d35 = inout(reg32) acc[35],
+                d36 = inout(reg32) acc[36],
+                d37 = inout(reg32) acc[37],
+                d38 = inout(reg32) acc[38],
+                d39 = inout(reg32) acc[39],
+                d40 = inout(reg32) acc[40],
+                d41 = inout(reg32) acc[41],
+                d42 = inout(reg32) acc[42],
+                d43 = inout(reg32) acc[43],
+                d44 = inout(reg32) acc[44],
+                d45 = inout(reg32) acc[45],
+                d46 = inout(reg32) acc[46],
+                d47 = inout(reg32) acc[47],
+                d48 = inout(reg32) acc[48],
+                d49 = inout(reg32) acc[49],
+                d50 = inout(reg32) acc[50],
+                d51 = inout(reg32) acc[51],
+                d52 = inout(reg32) acc[52],
+                d53 = inout(reg32) acc[53],
+                d54 = inout(reg32) acc[54],
+                d55 = inout(reg32) acc[55],
+                d56 = inout(reg32) acc[56],
+                d57 = inout(reg32) acc[57],
+                d58 = inout(reg32) acc[58],
+                d59 = inout(reg32) acc[59],
+                d60 = inout(reg32) acc[60],
+                d61 = inout(reg32) acc[61],
+                d62 = inout(reg32) acc[62],
+                d63 = inout(reg32) acc[63],
+                a0 = in(reg32) a[0],
+                a1 = in(reg32) a[1],
+                a2 = in(reg32) a[2],
+                a3 = in(reg32) a[3],
+                b = in(reg64) b.0,
+                scale = in(reg32) u32::from(accumulate),
+                options(nostack, preserves_flags),
+            );
+        }
+    })
+}
+
+/// `acc` (+)= A·Bᵀ with A's 64 × 16 f16 tile in registers (each warp's 16 rows as the
+/// `mma.sync` m16n8k16 A fragment: `a[0]` (g, 2t..2t+1), `a[1]` (g+8, ..), `a[2]` (g, 2t+8..),
+/// `a[3]` (g+8, 2t+8..), rows offset by 16 per warp of the warpgroup; [`mma::load_matrix_x4`](crate::mma::load_matrix_x4)
+/// loads it) and B's 128 × 16 (N × K) tile in shared memory
+/// (`wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16` with a register A).
+///
+/// # Safety
+/// As [`mma_m64n128k16_f16`]; `a` is not written until the wait covering this group returns.
+#[inline(always)]
+pub unsafe fn mma_m64n128k16_f16_rs(acc: &mut [f32; 64], a: [u32; 4], b: SharedDescriptor, accumulate: bool) {
+    on_gpu!("wgmma::mma_m64n128k16_f16_rs", {
+        // SAFETY: the caller's contract; reads shared memory and `a`, writes the accumulators.
+        unsafe {
+            core::arch::asm!(
+                "{{",
+                ".reg .pred p;",
+                "setp.ne.b32 p, {scale}, 0;",
+                "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {{{d0}, {d1}, {d2}, {d3}, {d4}, {d5}, {d6}, {d7}, {d8}, {d9}, {d10}, {d11}, {d12}, {d13}, {d14}, {d15}, {d16}, {d17}, {d18}, {d19}, {d20}, {d21}, {d22}, {d23}, {d24}, {d25}, {d26}, {d27}, {d28}, {d29}, {d30}, {d31}, {d32}, {d33}, {d34}, {d35}, {d36}, {d37}, {d38}, {d39}, {d40}, {d41}, {d42}, {d43}, {d44}, {d45}, {d46}, {d47}, {d48}, {d49}, {d50}, {d51}, {d52}, {d53}, {d54}, {d55}, {d56}, {d57}, {d58}, {d59}, {d60}, {d61}, {d62}, {d63}}}, {{{a0}, {a1}, {a2}, {a3}}}, {b}, p, 1, 1, 0;",
+                "}}",
+                d0 = inout(reg32) acc[0],
+                d1 = inout(reg32) acc[1],
+                d2 = inout(reg32) acc[2],
+                d3 = inout(reg32) acc[3],
+                d4 = inout(reg32) acc[4],
+                d5 = inout(reg32) acc[5],
+                d6 = inout(reg32) acc[6],
+                d7 = inout(reg32) acc[7],
+                d8 = inout(reg32) acc[8],
+                d9 = inout(reg32) acc[9],
+                d10 = inout(reg32) acc[10],
+                d11 = inout(reg32) acc[11],
+                d12 = inout(reg32) acc[12],
+                d13 = inout(reg32) acc[13],
+                d14 = inout(reg32) acc[14],
+                d15 = inout(reg32) acc[15],
+                d16 = inout(reg32) acc[16],
+                d17 = inout(reg32) acc[17],
+                d18 = inout(reg32) acc[18],
+                d19 = inout(reg32) acc[19],
+                d20 = inout(reg32) acc[20],
+                d21 = inout(reg32) acc[21],
+                d22 = inout(reg32) acc[22],
+                d23 = inout(reg32) acc[23],
+                d24 = inout(reg32) acc[24],
+                d25 = inout(reg32) acc[25],
+                d26 = inout(reg32) acc[26],
+                d27 = inout(reg32) acc[27],
+                d28 = inout(reg32) acc[28],
+                d29 = inout(reg32) acc[29],
+                d30 = inout(reg32) acc[30],
+                d31 = inout(reg32) acc[31],
+                d32 = inout(reg32) acc[32],
+                d33 = inout(reg32) acc[33],
+                d34 = inout(reg32) acc[34],
+                d35 = inout(reg32) acc[35],
+                d36 = inout(reg32) acc[36],
+                d37 = inout(reg32) acc[37],
+                d38 = inout(reg32) acc[38],
+                d39 = inout(reg32) acc[39],
+                d40 = inout(reg32) acc[40],
+                d41 = inout(reg32) acc[41],
+                d42 = inout(reg32) acc[42],
+                d43 = inout(reg32) acc[43],
+                d44 = inout(reg32) acc[44],
+                d45 = inout(reg32) acc[45],
+                d46 = inout(reg32) acc[46],
+                d47 = inout(reg32) acc[47],
+                d48 = inout(reg32) acc[48],
+                d49 = inout(reg32) acc[49],
+                d50 = inout(reg32) acc[50],
+                d51 = inout(reg32) acc[51],
+                d52 = inout(reg32) acc[52],
+                d53 = inout(reg32) acc[53],
+                d54 = inout(reg32) acc[54],
+                d55 = inout(reg32) acc[55],
+                d56 = inout(reg32) acc[56],
+                d57 = inout(reg32) acc[57],
+                d58 = inout(reg32) acc[58],
+                d59 = inout(reg32) acc[59],
+                d60 = inout(reg32) acc[60],
+                d61 = inout(reg32) acc[61],
+                d62 = inout(reg32) acc[62],
+                d63 = inout(reg32) acc[63],
+                a0 = in(reg32) a[0],
+                a1 = in(reg32) a[1],
+                a2 = in(reg32) a[2],
+                a3 = in(reg32) a[3],
+                b = in(reg64) b.0,
+                scale = in(reg32) u32::from(accumulate),
+                options(nostack, preserves_flags),
+            );
+        }
+    })
+}
+
 /// Raises this warpgroup's registers per thread to `N` (`setmaxnreg.inc.sync.aligned.u32 N`,
 /// sm_90a; N a multiple of 8 from 24 to 256): a consumer warpgroup of a warp-specialised
 /// kernel takes the registers a producer gave up with [`shrink_registers`].

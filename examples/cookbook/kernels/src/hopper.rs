@@ -8,7 +8,7 @@ use ptxkit_device::mbarrier::{self, Mbarrier};
 use ptxkit_device::tma::{self, TensorMap};
 use ptxkit_device::vector::U32x4;
 use ptxkit_device::wgmma::{self, SharedDescriptor};
-use ptxkit_device::{async_copy, atomic, cluster, kernel, shared, thread, tma_shared, unroll, warp};
+use ptxkit_device::{async_copy, atomic, cluster, kernel, mma, shared, thread, tma_shared, unroll, warp};
 
 /// The TMA transpose's tile side: a block moves a 32 × 32 box.
 pub const TMA_TILE: u32 = 32;
@@ -207,18 +207,21 @@ unsafe fn load_wgmma_stage(
     }
 }
 
-/// C (`m × n`, f32, row-major) = A (`m × k`, bf16, row-major) · Bᵀ (B `n × k`, bf16,
-/// row-major), `k` a multiple of 8, on Hopper's warpgroup MMA.
+/// The body of [`wgmma_gemm_bf16`] and [`wgmma_gemm_rs_bf16`]: A's fragments read by `wgmma`
+/// from shared memory through a descriptor, or (`REGISTER_A`) loaded into registers by
+/// `ldmatrix` first.
 ///
-/// Thread mapping: one warpgroup (128 threads) per 64 × 64 tile of C; per stage of 64 along
-/// K, the threads copy A's and B's 64 × 64 tiles into shared memory in `wgmma`'s core-matrix
-/// layout (`cp.async`, zero-filled past the edges), then four `wgmma.mma_async` m64n64k16 read
-/// them through descriptors into 32 f32 accumulators a thread. Single-buffered: the example of
-/// the instruction, not a tuned GEMM. Bytes per element of C: as [`hgemm_f16`](crate::hgemm_f16).
-/// Shows: `wgmma`, `SharedDescriptor::k_major`, `tma::fence_async_shared` before the async proxy
-/// reads what `cp.async` wrote.
-#[kernel(launch_bounds(128))]
-pub unsafe fn wgmma_gemm_bf16(a: *const BF16, b: *const BF16, c: *mut f32, m: u32, n: u32, k: u32) {
+/// # Safety
+/// As [`wgmma_gemm_bf16`].
+#[inline(always)]
+unsafe fn wgmma_gemm<const REGISTER_A: bool>(
+    a: *const BF16,
+    b: *const BF16,
+    c: *mut f32,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
     let a_tile = tma_shared!(wgmma_a: [U32x4; 512]);
     let b_tile = tma_shared!(wgmma_b: [U32x4; 512]);
     let (row0, col0) = (thread::block_idx_y() * WGMMA_TILE, thread::block_idx_x() * WGMMA_TILE);
@@ -237,17 +240,45 @@ pub unsafe fn wgmma_gemm_bf16(a: *const BF16, b: *const BF16, c: *mut f32, m: u3
         // The copies wrote through the generic proxy; the products read through the async one.
         tma::fence_async_shared();
         thread::sync_threads();
-        wgmma::fence();
-        let mut kk = 0;
-        while kk < WGMMA_DEPTH / 16 {
-            // Each k16 step starts two core matrices (256 bytes) further along K.
-            let step = kk * 2 * WGMMA_LEADING;
-            let da = SharedDescriptor::k_major(a_tile.shared_address() + step, WGMMA_LEADING, WGMMA_STRIDE);
-            let db = SharedDescriptor::k_major(b_tile.shared_address() + step, WGMMA_LEADING, WGMMA_STRIDE);
-            // SAFETY: the whole warpgroup (the block) runs it; the tiles were written, fenced
-            // and barriered above; `acc` is untouched until the wait below.
-            unsafe { wgmma::mma_m64n64k16_bf16(&mut acc, da, db, k0 > 0 || kk > 0) };
-            kk += 1;
+        if REGISTER_A {
+            // Each warp's 16 rows of A, the four k16 steps' fragments, by `ldmatrix` from the
+            // core-matrix layout (lane l: row l % 8 of matrix l / 8: rows +8 for matrices 1
+            // and 3, the next core matrix along K for 2 and 3).
+            let (lane, warp) = (warp::lane(), warp::warp_id());
+            let row = warp * 16 + lane % 8 + ((lane / 8) % 2) * 8;
+            let mut fragments = [[0u32; 4]; 4];
+            unroll!(for kk in 0..4 {
+                let chunk = (row / 8) * (WGMMA_STRIDE / 16)
+                    + (kk as u32 * 2 + lane / 16) * (WGMMA_LEADING / 16)
+                    + row % 8;
+                // SAFETY: the whole warp runs it; the chunk is inside the written tile.
+                fragments[kk] = unsafe { mma::load_matrix_x4(a_tile, chunk) };
+            });
+            wgmma::fence();
+            unroll!(for kk in 0..4 {
+                let step = kk as u32 * 2 * WGMMA_LEADING;
+                let db =
+                    SharedDescriptor::k_major(b_tile.shared_address() + step, WGMMA_LEADING, WGMMA_STRIDE);
+                // SAFETY: the whole warpgroup runs it; B's tile was written, fenced and
+                // barriered, A's fragments loaded before the fence; `acc` and the fragments
+                // are untouched until the wait below.
+                unsafe { wgmma::mma_m64n64k16_bf16_rs(&mut acc, fragments[kk], db, k0 > 0 || kk > 0) };
+            });
+        } else {
+            wgmma::fence();
+            let mut kk = 0;
+            while kk < WGMMA_DEPTH / 16 {
+                // Each k16 step starts two core matrices (256 bytes) further along K.
+                let step = kk * 2 * WGMMA_LEADING;
+                let da =
+                    SharedDescriptor::k_major(a_tile.shared_address() + step, WGMMA_LEADING, WGMMA_STRIDE);
+                let db =
+                    SharedDescriptor::k_major(b_tile.shared_address() + step, WGMMA_LEADING, WGMMA_STRIDE);
+                // SAFETY: the whole warpgroup (the block) runs it; the tiles were written, fenced
+                // and barriered above; `acc` is untouched until the wait below.
+                unsafe { wgmma::mma_m64n64k16_bf16(&mut acc, da, db, k0 > 0 || kk > 0) };
+                kk += 1;
+            }
         }
         wgmma::commit();
         wgmma::wait::<0>();
@@ -267,4 +298,29 @@ pub unsafe fn wgmma_gemm_bf16(a: *const BF16, b: *const BF16, c: *mut f32, m: u3
             unsafe { *c.add(row as usize * n as usize + col as usize) = acc[e] };
         }
     });
+}
+
+/// C (`m × n`, f32, row-major) = A (`m × k`, bf16, row-major) · Bᵀ (B `n × k`, bf16,
+/// row-major), `k` a multiple of 8, on Hopper's warpgroup MMA.
+///
+/// Thread mapping: one warpgroup (128 threads) per 64 × 64 tile of C; per stage of 64 along
+/// K, the threads copy A's and B's 64 × 64 tiles into shared memory in `wgmma`'s core-matrix
+/// layout (`cp.async`, zero-filled past the edges), then four `wgmma.mma_async` m64n64k16 read
+/// them through descriptors into 32 f32 accumulators a thread. Single-buffered: the example of
+/// the instruction, not a tuned GEMM. Bytes per element of C: as [`hgemm_f16`](crate::hgemm_f16).
+/// Shows: `wgmma`, `SharedDescriptor::k_major`, `tma::fence_async_shared` before the async proxy
+/// reads what `cp.async` wrote.
+#[kernel(launch_bounds(128))]
+pub unsafe fn wgmma_gemm_bf16(a: *const BF16, b: *const BF16, c: *mut f32, m: u32, n: u32, k: u32) {
+    // SAFETY: the launcher's contract.
+    unsafe { wgmma_gemm::<false>(a, b, c, m, n, k) }
+}
+
+/// [`wgmma_gemm_bf16`] with A's fragments in registers: each warp loads its 16 rows of A's
+/// stage with `ldmatrix` and `wgmma` reads them from there (the register-A form,
+/// `mma_m64n64k16_bf16_rs`); B from shared memory as before. Launch as [`wgmma_gemm_bf16`].
+#[kernel(launch_bounds(128))]
+pub unsafe fn wgmma_gemm_rs_bf16(a: *const BF16, b: *const BF16, c: *mut f32, m: u32, n: u32, k: u32) {
+    // SAFETY: the launcher's contract.
+    unsafe { wgmma_gemm::<true>(a, b, c, m, n, k) }
 }

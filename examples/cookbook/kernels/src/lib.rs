@@ -50,7 +50,7 @@ pub use histogram::{HISTOGRAM_BLOCK, histogram_256};
 #[cfg(feature = "hopper")]
 pub use hopper::{
     BULK_CHUNK, CLUSTER_BINS, HISTOGRAM_CLUSTER, TMA_BLOCK, TMA_TILE, WGMMA_BLOCK, WGMMA_TILE,
-    bulk_scale_f32, cluster_histogram_1024, tma_transpose_f32, wgmma_gemm_bf16,
+    bulk_scale_f32, cluster_histogram_1024, tma_transpose_f32, wgmma_gemm_bf16, wgmma_gemm_rs_bf16,
 };
 #[cfg(feature = "classic")]
 pub use nbody::{NBODY_BLOCK, nbody_accelerations};
@@ -83,4 +83,6 @@ pub use tma_stencil::{
 #[cfg(feature = "classic")]
 pub use transpose::{TRANSPOSE_ROWS, TRANSPOSE_TILE, transpose_f32};
 #[cfg(feature = "hopper")]
-pub use wgmma_gemm::{GEMM_BLOCK, GEMM_DEPTH, GEMM_SHARED_BYTES, GEMM_STAGES, GEMM_TILE, gemm_tma_wgmma_bf16};
+pub use wgmma_gemm::{
+    GEMM_BLOCK, GEMM_DEPTH, GEMM_SHARED_BYTES, GEMM_STAGES, GEMM_TILE, gemm_tma_wgmma_bf16,
+};

@@ -13,9 +13,13 @@ pub const STENCIL3D_TILE_X: u32 = 32;
 pub const STENCIL3D_TILE_Y: u32 = 8;
 /// The output tile along z (the planes each thread walks).
 pub const STENCIL3D_TILE_Z: u32 = 8;
-/// The TMA box along x: the tile and its halo of one cell each side, 34, rounded up to a
-/// multiple of 4 (TMA's rows of a multiple of 16 bytes); the last two columns are not used.
-pub const STENCIL3D_BOX_X: u32 = 36;
+/// The TMA box along x: the tile and a halo of four cells each side, 40. TMA needs the box's
+/// innermost start coordinate at a multiple of 16 bytes (four floats; a start at x0 − 1 is
+/// an illegal instruction on an H100) and its rows a multiple of 16 bytes; only the cells
+/// next to the tile (columns 3 and 36) of the halos are used.
+pub const STENCIL3D_BOX_X: u32 = 40;
+/// The halo along x: the box starts this many cells before the tile.
+const HALO_X: u32 = 4;
 /// The TMA box along y: the tile and its halo.
 pub const STENCIL3D_BOX_Y: u32 = STENCIL3D_TILE_Y + 2;
 /// The TMA box along z: the tile and its halo.
@@ -32,10 +36,10 @@ const SIXTH: f32 = 1.0 / 6.0;
 ///
 /// Thread mapping: blocks of 32 × 8 threads, one per 32 × 8 × 8 tile of the output (grid
 /// ⌈nx/32⌉ × ⌈ny/8⌉ × ⌈nz/8⌉). Thread 0 loads the tile and its one-cell halo, a box of
-/// 36 × 10 × 10 starting at (x0 − 1, y0 − 1, z0 − 1), with one `cp.async.bulk.tensor.3d`
+/// 40 × 10 × 10 starting at (x0 − 4, y0 − 1, z0 − 1), with one `cp.async.bulk.tensor.3d`
 /// completing on an `mbarrier` (TMA writes zeros for the cells outside the grid: the boundary
 /// rule); then each thread computes its (x, y) column's 8 cells from shared memory and stores
-/// them with plain (coalesced) stores. `input`'s map: dims (nx, ny, nz), box 36 × 10 × 10.
+/// them with plain (coalesced) stores. `input`'s map: dims (nx, ny, nz), box 40 × 10 × 10.
 /// Bytes per cell: 8 (the halos come from L2). Shows: a 3-D `tma::load_tile`,
 /// `Mbarrier::arrive_expect_tx`/`wait_parity`, `tma_shared!`.
 #[kernel(launch_bounds(256))]
@@ -54,12 +58,12 @@ pub unsafe fn tma_stencil_7pt(input: *const TensorMap<f32>, output: *mut f32, nx
     }
     thread::sync_threads();
     if leader {
-        // SAFETY: the map is the launcher's (in global memory, rank 3, boxes of 36 × 10 × 10
+        // SAFETY: the map is the launcher's (in global memory, rank 3, boxes of 40 × 10 × 10
         // f32, which fill the tile); the phase expects the box's bytes, zeros included.
         unsafe {
             tma::acquire_tensor_map(input);
             full.arrive_expect_tx(BOX * 4);
-            let corner = [x0 as i32 - 1, y0 as i32 - 1, z0 as i32 - 1];
+            let corner = [x0 as i32 - HALO_X as i32, y0 as i32 - 1, z0 as i32 - 1];
             tma::load_tile(tile, 0, input, corner, full);
         }
     }
@@ -72,7 +76,7 @@ pub unsafe fn tma_stencil_7pt(input: *const TensorMap<f32>, output: *mut f32, nx
     // The box index of this thread's cell in plane `lz` of the box: (lz, ty + 1, tx + 1).
     let row = STENCIL3D_BOX_X;
     let plane = STENCIL3D_BOX_X * STENCIL3D_BOX_Y;
-    let mut at = plane + (ty + 1) * row + tx + 1;
+    let mut at = plane + (ty + 1) * row + tx + HALO_X;
     let mut out = (z0 as usize * ny as usize + y as usize) * nx as usize + x as usize;
     let plane_out = ny as usize * nx as usize;
     let mut z = z0;

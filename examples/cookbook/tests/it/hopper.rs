@@ -68,17 +68,21 @@ fn gpu_wgmma_gemm_is_within_the_tensor_core_bound() {
     for (m, n, k) in [(1, 1, 8), (64, 64, 64), (67, 45, 72), (130, 257, 264), (512, 384, 1024)] {
         let a: Vec<BF16> = r.floats(m * k, -1.0, 1.0).into_iter().map(BF16::from_f32).collect();
         let b: Vec<BF16> = r.floats(n * k, -1.0, 1.0).into_iter().map(BF16::from_f32).collect();
-        let got = hopper::wgmma_gemm(&gpu, &a, &b, m as u32, n as u32, k as u32).unwrap();
         let widen = |v: &[BF16]| v.iter().map(|h| h.to_f32()).collect::<Vec<f32>>();
-        for (i, (&g, (exact, bound))) in
-            got.iter().zip(cpu::gemm_nt(&widen(&a), &widen(&b), m, n, k)).enumerate()
-        {
-            assert!(
-                (g as f64 - exact).abs() <= bound,
-                "{m}x{n}x{k} ({}, {}): {g} vs {exact} ± {bound}",
-                i / n,
-                i % n
-            );
+        let expected = cpu::gemm_nt(&widen(&a), &widen(&b), m, n, k);
+        // A from shared memory through a descriptor, then from registers (`ldmatrix` first).
+        for (form, got) in [
+            ("shared A", hopper::wgmma_gemm(&gpu, &a, &b, m as u32, n as u32, k as u32).unwrap()),
+            ("register A", hopper::wgmma_gemm_rs(&gpu, &a, &b, m as u32, n as u32, k as u32).unwrap()),
+        ] {
+            for (i, (&g, &(exact, bound))) in got.iter().zip(&expected).enumerate() {
+                assert!(
+                    (g as f64 - exact).abs() <= bound,
+                    "{form} {m}x{n}x{k} ({}, {}): {g} vs {exact} ± {bound}",
+                    i / n,
+                    i % n
+                );
+            }
         }
     }
     let error = hopper::wgmma_gemm(&gpu, &[], &[], 0, 0, 12).unwrap_err().to_string();

@@ -220,6 +220,12 @@ fn wgmma_gemm_issues_four_warpgroup_products_a_stage_between_fence_commit_and_wa
     // The accumulators never leave the registers (an indexed array would put them in local
     // memory, and every product's registers with them).
     assert!(!gemm.contains(".local"), "wgmma_gemm_bf16 uses local memory");
+    // The register-A form: A's fragments by ldmatrix, then four products reading them.
+    let registers = hopper_entry("wgmma_gemm_rs_bf16");
+    assert_eq!(registers.matches("ldmatrix.sync.aligned.m8n8.x4.shared.b16").count(), 4);
+    assert_eq!(registers.matches("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16").count(), 4);
+    assert!(!registers.contains(".local"), "wgmma_gemm_rs_bf16 uses local memory");
+    assert!(!gemm.contains("ldmatrix"), "the shared-A form reads A through its descriptor");
 }
 
 #[test]
@@ -278,7 +284,7 @@ fn tma_stencil_loads_its_tile_and_halo_with_one_3d_tensor_copy() {
     let stencil = hopper_entry(name);
     for instruction in [
         ".maxntid 256",
-        ".shared .align 128 .b8 tma_stencil_tile[14400]",
+        ".shared .align 128 .b8 tma_stencil_tile[16000]",
         "mbarrier.init.shared.b64",
         "fence.mbarrier_init.release.cluster",
         "fence.proxy.tensormap::generic.acquire.sys",
@@ -290,10 +296,10 @@ fn tma_stencil_loads_its_tile_and_halo_with_one_3d_tensor_copy() {
     ] {
         assert!(stencil.contains(instruction), "{name}: no `{instruction}`:\n{stencil}");
     }
-    // One copy of the whole box (36 × 10 × 10 floats), and six neighbours from shared memory
+    // One copy of the whole box (40 × 10 × 10 floats), and six neighbours from shared memory
     // per cell with no fused multiply-add (the CPU reference's exact order).
     assert_eq!(stencil.matches("cp.async.bulk.tensor").count(), 1, "{name}");
-    assert!(stencil.contains("14400;"), "{name}: the phase does not expect the box's 14400 bytes");
+    assert!(stencil.contains("16000;"), "{name}: the phase does not expect the box's 16000 bytes");
     assert_eq!(stencil.matches("ld.shared.b32").count(), 6, "{name}");
     assert!(!stencil.contains("fma.rn.f32"), "{name}: a fused multiply-add changes the reference's rounding");
 }
