@@ -91,984 +91,163 @@ pub fn wait<const N: u32>() {
     })
 }
 
-/// `acc` (+)= A·Bᵀ for a 64 × 16 bf16 tile A and a 64 × 16 (N × K) bf16 tile B, both K-major in
-/// shared memory (`wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16`, 32 accumulators a
-/// thread); `accumulate` false starts from zero instead of `acc`.
-///
-/// # Safety
-/// The four warps of a warpgroup (128 consecutive threads, the first a multiple of 128) run
-/// it together; `a` and `b` describe 64 × 16 and 64 × 16 (N × K) bf16 tiles in shared memory,
-/// written before ([`fence_async_shared`](crate::tma::fence_async_shared) after generic writes,
-/// then a barrier; or a completed TMA copy), and [`fence`] ran after the accumulators were last
-/// written; nothing reads or writes `acc` until [`wait::<0>`](wait) (or the wait covering this
-/// group) returns.
-#[inline(always)]
-pub unsafe fn mma_m64n64k16_bf16(
-    acc: &mut [f32; 32],
-    a: SharedDescriptor,
-    b: SharedDescriptor,
-    accumulate: bool,
-) {
-    on_gpu!("wgmma::mma_m64n64k16_bf16", {
-        // SAFETY: the caller's contract; reads shared memory, writes the accumulators.
-        unsafe {
-            core::arch::asm!(
-                "{{",
-                ".reg .pred p;",
-                "setp.ne.b32 p, {scale}, 0;",
-                "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{{d0}, {d1}, {d2}, {d3}, {d4}, {d5}, {d6}, {d7}, {d8}, {d9}, {d10}, {d11}, {d12}, {d13}, {d14}, {d15}, {d16}, {d17}, {d18}, {d19}, {d20}, {d21}, {d22}, {d23}, {d24}, {d25}, {d26}, {d27}, {d28}, {d29}, {d30}, {d31}}}, {a}, {b}, p, 1, 1, 0, 0;",
-                "}}",
-                d0 = inout(reg32) acc[0],
-                d1 = inout(reg32) acc[1],
-                d2 = inout(reg32) acc[2],
-                d3 = inout(reg32) acc[3],
-                d4 = inout(reg32) acc[4],
-                d5 = inout(reg32) acc[5],
-                d6 = inout(reg32) acc[6],
-                d7 = inout(reg32) acc[7],
-                d8 = inout(reg32) acc[8],
-                d9 = inout(reg32) acc[9],
-                d10 = inout(reg32) acc[10],
-                d11 = inout(reg32) acc[11],
-                d12 = inout(reg32) acc[12],
-                d13 = inout(reg32) acc[13],
-                d14 = inout(reg32) acc[14],
-                d15 = inout(reg32) acc[15],
-                d16 = inout(reg32) acc[16],
-                d17 = inout(reg32) acc[17],
-                d18 = inout(reg32) acc[18],
-                d19 = inout(reg32) acc[19],
-                d20 = inout(reg32) acc[20],
-                d21 = inout(reg32) acc[21],
-                d22 = inout(reg32) acc[22],
-                d23 = inout(reg32) acc[23],
-                d24 = inout(reg32) acc[24],
-                d25 = inout(reg32) acc[25],
-                d26 = inout(reg32) acc[26],
-                d27 = inout(reg32) acc[27],
-                d28 = inout(reg32) acc[28],
-                d29 = inout(reg32) acc[29],
-                d30 = inout(reg32) acc[30],
-                d31 = inout(reg32) acc[31],
-                a = in(reg64) a.0,
-                b = in(reg64) b.0,
-                scale = in(reg32) u32::from(accumulate),
-                options(nostack, preserves_flags),
-            );
+/// Defines a `wgmma.mma_async` from two shared-memory descriptors: `acc`'s registers are the
+/// positional operands `{0}`..`{regs - 1}`, in order.
+macro_rules! wgmma_shared_a {
+    ($(#[$doc:meta])* $name:ident, $n:literal, $ty:literal, $regs:literal, [$first:literal $($i:literal)*]) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// The four warps of a warpgroup (128 consecutive threads, the first a multiple of 128)
+        /// run it together; `a` and `b` describe 64 × 16 and N × 16 (N × K) tiles in shared
+        /// memory, written before ([`fence_async_shared`](crate::tma::fence_async_shared) after
+        /// generic writes, then a barrier; or a completed TMA copy), and [`fence`] ran after the
+        /// accumulators were last written; nothing reads or writes `acc` until
+        /// [`wait::<0>`](wait) (or the wait covering this group) returns.
+        #[inline(always)]
+        pub unsafe fn $name(acc: &mut [f32; $regs], a: SharedDescriptor, b: SharedDescriptor, accumulate: bool) {
+            on_gpu!("wgmma::mma_async (shared A)", {
+                // SAFETY: the caller's contract; reads shared memory, writes the accumulators.
+                unsafe {
+                    core::arch::asm!(
+                        "{{",
+                        ".reg .pred p;",
+                        "setp.ne.b32 p, {scale}, 0;",
+                        concat!(
+                            "wgmma.mma_async.sync.aligned.m64n", $n, "k16.f32.", $ty, ".", $ty,
+                            " {{{", $first, "}", $(", {", $i, "}",)* "}}, {a}, {b}, p, 1, 1, 0, 0;"
+                        ),
+                        "}}",
+                        inout(reg32) acc[$first],
+                        $(inout(reg32) acc[$i],)*
+                        a = in(reg64) a.0,
+                        b = in(reg64) b.0,
+                        scale = in(reg32) u32::from(accumulate),
+                        options(nostack, preserves_flags),
+                    );
+                }
+            })
         }
-    })
+    };
 }
 
-/// As [`mma_m64n64k16_bf16`] for f16 tiles (`...m64n64k16.f32.f16.f16`).
-///
-/// # Safety
-/// The four warps of a warpgroup (128 consecutive threads, the first a multiple of 128) run
-/// it together; `a` and `b` describe 64 × 16 and 64 × 16 (N × K) f16 tiles in shared memory,
-/// written before ([`fence_async_shared`](crate::tma::fence_async_shared) after generic writes,
-/// then a barrier; or a completed TMA copy), and [`fence`] ran after the accumulators were last
-/// written; nothing reads or writes `acc` until [`wait::<0>`](wait) (or the wait covering this
-/// group) returns.
-#[inline(always)]
-pub unsafe fn mma_m64n64k16_f16(
-    acc: &mut [f32; 32],
-    a: SharedDescriptor,
-    b: SharedDescriptor,
-    accumulate: bool,
-) {
-    on_gpu!("wgmma::mma_m64n64k16_f16", {
-        // SAFETY: the caller's contract; reads shared memory, writes the accumulators.
-        unsafe {
-            core::arch::asm!(
-                "{{",
-                ".reg .pred p;",
-                "setp.ne.b32 p, {scale}, 0;",
-                "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{{d0}, {d1}, {d2}, {d3}, {d4}, {d5}, {d6}, {d7}, {d8}, {d9}, {d10}, {d11}, {d12}, {d13}, {d14}, {d15}, {d16}, {d17}, {d18}, {d19}, {d20}, {d21}, {d22}, {d23}, {d24}, {d25}, {d26}, {d27}, {d28}, {d29}, {d30}, {d31}}}, {a}, {b}, p, 1, 1, 0, 0;",
-                "}}",
-                d0 = inout(reg32) acc[0],
-                d1 = inout(reg32) acc[1],
-                d2 = inout(reg32) acc[2],
-                d3 = inout(reg32) acc[3],
-                d4 = inout(reg32) acc[4],
-                d5 = inout(reg32) acc[5],
-                d6 = inout(reg32) acc[6],
-                d7 = inout(reg32) acc[7],
-                d8 = inout(reg32) acc[8],
-                d9 = inout(reg32) acc[9],
-                d10 = inout(reg32) acc[10],
-                d11 = inout(reg32) acc[11],
-                d12 = inout(reg32) acc[12],
-                d13 = inout(reg32) acc[13],
-                d14 = inout(reg32) acc[14],
-                d15 = inout(reg32) acc[15],
-                d16 = inout(reg32) acc[16],
-                d17 = inout(reg32) acc[17],
-                d18 = inout(reg32) acc[18],
-                d19 = inout(reg32) acc[19],
-                d20 = inout(reg32) acc[20],
-                d21 = inout(reg32) acc[21],
-                d22 = inout(reg32) acc[22],
-                d23 = inout(reg32) acc[23],
-                d24 = inout(reg32) acc[24],
-                d25 = inout(reg32) acc[25],
-                d26 = inout(reg32) acc[26],
-                d27 = inout(reg32) acc[27],
-                d28 = inout(reg32) acc[28],
-                d29 = inout(reg32) acc[29],
-                d30 = inout(reg32) acc[30],
-                d31 = inout(reg32) acc[31],
-                a = in(reg64) a.0,
-                b = in(reg64) b.0,
-                scale = in(reg32) u32::from(accumulate),
-                options(nostack, preserves_flags),
-            );
+/// Defines a `wgmma.mma_async` with A in registers (`{a0}`..`{a3}`) and B from a descriptor.
+macro_rules! wgmma_register_a {
+    ($(#[$doc:meta])* $name:ident, $n:literal, $ty:literal, $regs:literal, [$first:literal $($i:literal)*]) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// As the shared-A form of the same shape; `a` is not written until the wait covering
+        /// this group returns.
+        #[inline(always)]
+        pub unsafe fn $name(acc: &mut [f32; $regs], a: [u32; 4], b: SharedDescriptor, accumulate: bool) {
+            on_gpu!("wgmma::mma_async (register A)", {
+                // SAFETY: the caller's contract; reads shared memory and `a`, writes the
+                // accumulators.
+                unsafe {
+                    core::arch::asm!(
+                        "{{",
+                        ".reg .pred p;",
+                        "setp.ne.b32 p, {scale}, 0;",
+                        concat!(
+                            "wgmma.mma_async.sync.aligned.m64n", $n, "k16.f32.", $ty, ".", $ty,
+                            " {{{", $first, "}", $(", {", $i, "}",)* "}}, {{{a0}, {a1}, {a2}, {a3}}}, {b}, p, 1, 1, 0;"
+                        ),
+                        "}}",
+                        inout(reg32) acc[$first],
+                        $(inout(reg32) acc[$i],)*
+                        a0 = in(reg32) a[0],
+                        a1 = in(reg32) a[1],
+                        a2 = in(reg32) a[2],
+                        a3 = in(reg32) a[3],
+                        b = in(reg64) b.0,
+                        scale = in(reg32) u32::from(accumulate),
+                        options(nostack, preserves_flags),
+                    );
+                }
+            })
         }
-    })
+    };
 }
 
-/// `acc` (+)= A·Bᵀ for a 64 × 16 bf16 tile A and a 128 × 16 (N × K) bf16 tile B, both K-major in
-/// shared memory (`wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16`, 64 accumulators a
-/// thread); `accumulate` false starts from zero instead of `acc`.
-///
-/// # Safety
-/// The four warps of a warpgroup (128 consecutive threads, the first a multiple of 128) run
-/// it together; `a` and `b` describe 64 × 16 and 128 × 16 (N × K) bf16 tiles in shared memory,
-/// written before ([`fence_async_shared`](crate::tma::fence_async_shared) after generic writes,
-/// then a barrier; or a completed TMA copy), and [`fence`] ran after the accumulators were last
-/// written; nothing reads or writes `acc` until [`wait::<0>`](wait) (or the wait covering this
-/// group) returns.
-#[inline(always)]
-pub unsafe fn mma_m64n128k16_bf16(
-    acc: &mut [f32; 64],
-    a: SharedDescriptor,
-    b: SharedDescriptor,
-    accumulate: bool,
-) {
-    on_gpu!("wgmma::mma_m64n128k16_bf16", {
-        // SAFETY: the caller's contract; reads shared memory, writes the accumulators.
-        unsafe {
-            core::arch::asm!(
-                "{{",
-                ".reg .pred p;",
-                "setp.ne.b32 p, {scale}, 0;",
-                "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{{d0}, {d1}, {d2}, {d3}, {d4}, {d5}, {d6}, {d7}, {d8}, {d9}, {d10}, {d11}, {d12}, {d13}, {d14}, {d15}, {d16}, {d17}, {d18}, {d19}, {d20}, {d21}, {d22}, {d23}, {d24}, {d25}, {d26}, {d27}, {d28}, {d29}, {d30}, {d31}, {d32}, {d33}, {d34}, {d35}, {d36}, {d37}, {d38}, {d39}, {d40}, {d41}, {d42}, {d43}, {d44}, {d45}, {d46}, {d47}, {d48}, {d49}, {d50}, {d51}, {d52}, {d53}, {d54}, {d55}, {d56}, {d57}, {d58}, {d59}, {d60}, {d61}, {d62}, {d63}}}, {a}, {b}, p, 1, 1, 0, 0;",
-                "}}",
-                d0 = inout(reg32) acc[0],
-                d1 = inout(reg32) acc[1],
-                d2 = inout(reg32) acc[2],
-                d3 = inout(reg32) acc[3],
-                d4 = inout(reg32) acc[4],
-                d5 = inout(reg32) acc[5],
-                d6 = inout(reg32) acc[6],
-                d7 = inout(reg32) acc[7],
-                d8 = inout(reg32) acc[8],
-                d9 = inout(reg32) acc[9],
-                d10 = inout(reg32) acc[10],
-                d11 = inout(reg32) acc[11],
-                d12 = inout(reg32) acc[12],
-                d13 = inout(reg32) acc[13],
-                d14 = inout(reg32) acc[14],
-                d15 = inout(reg32) acc[15],
-                d16 = inout(reg32) acc[16],
-                d17 = inout(reg32) acc[17],
-                d18 = inout(reg32) acc[18],
-                d19 = inout(reg32) acc[19],
-                d20 = inout(reg32) acc[20],
-                d21 = inout(reg32) acc[21],
-                d22 = inout(reg32) acc[22],
-                d23 = inout(reg32) acc[23],
-                d24 = inout(reg32) acc[24],
-                d25 = inout(reg32) acc[25],
-                d26 = inout(reg32) acc[26],
-                d27 = inout(reg32) acc[27],
-                d28 = inout(reg32) acc[28],
-                d29 = inout(reg32) acc[29],
-                d30 = inout(reg32) acc[30],
-                d31 = inout(reg32) acc[31],
-                d32 = inout(reg32) acc[32],
-                d33 = inout(reg32) acc[33],
-                d34 = inout(reg32) acc[34],
-                d35 = inout(reg32) acc[35],
-                d36 = inout(reg32) acc[36],
-                d37 = inout(reg32) acc[37],
-                d38 = inout(reg32) acc[38],
-                d39 = inout(reg32) acc[39],
-                d40 = inout(reg32) acc[40],
-                d41 = inout(reg32) acc[41],
-                d42 = inout(reg32) acc[42],
-                d43 = inout(reg32) acc[43],
-                d44 = inout(reg32) acc[44],
-                d45 = inout(reg32) acc[45],
-                d46 = inout(reg32) acc[46],
-                d47 = inout(reg32) acc[47],
-                d48 = inout(reg32) acc[48],
-                d49 = inout(reg32) acc[49],
-                d50 = inout(reg32) acc[50],
-                d51 = inout(reg32) acc[51],
-                d52 = inout(reg32) acc[52],
-                d53 = inout(reg32) acc[53],
-                d54 = inout(reg32) acc[54],
-                d55 = inout(reg32) acc[55],
-                d56 = inout(reg32) acc[56],
-                d57 = inout(reg32) acc[57],
-                d58 = inout(reg32) acc[58],
-                d59 = inout(reg32) acc[59],
-                d60 = inout(reg32) acc[60],
-                d61 = inout(reg32) acc[61],
-                d62 = inout(reg32) acc[62],
-                d63 = inout(reg32) acc[63],
-                a = in(reg64) a.0,
-                b = in(reg64) b.0,
-                scale = in(reg32) u32::from(accumulate),
-                options(nostack, preserves_flags),
-            );
-        }
-    })
-}
-
-/// As [`mma_m64n128k16_bf16`] for f16 tiles (`...m64n128k16.f32.f16.f16`).
-///
-/// # Safety
-/// The four warps of a warpgroup (128 consecutive threads, the first a multiple of 128) run
-/// it together; `a` and `b` describe 64 × 16 and 128 × 16 (N × K) f16 tiles in shared memory,
-/// written before ([`fence_async_shared`](crate::tma::fence_async_shared) after generic writes,
-/// then a barrier; or a completed TMA copy), and [`fence`] ran after the accumulators were last
-/// written; nothing reads or writes `acc` until [`wait::<0>`](wait) (or the wait covering this
-/// group) returns.
-#[inline(always)]
-pub unsafe fn mma_m64n128k16_f16(
-    acc: &mut [f32; 64],
-    a: SharedDescriptor,
-    b: SharedDescriptor,
-    accumulate: bool,
-) {
-    on_gpu!("wgmma::mma_m64n128k16_f16", {
-        // SAFETY: the caller's contract; reads shared memory, writes the accumulators.
-        unsafe {
-            core::arch::asm!(
-                "{{",
-                ".reg .pred p;",
-                "setp.ne.b32 p, {scale}, 0;",
-                "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {{{d0}, {d1}, {d2}, {d3}, {d4}, {d5}, {d6}, {d7}, {d8}, {d9}, {d10}, {d11}, {d12}, {d13}, {d14}, {d15}, {d16}, {d17}, {d18}, {d19}, {d20}, {d21}, {d22}, {d23}, {d24}, {d25}, {d26}, {d27}, {d28}, {d29}, {d30}, {d31}, {d32}, {d33}, {d34}, {d35}, {d36}, {d37}, {d38}, {d39}, {d40}, {d41}, {d42}, {d43}, {d44}, {d45}, {d46}, {d47}, {d48}, {d49}, {d50}, {d51}, {d52}, {d53}, {d54}, {d55}, {d56}, {d57}, {d58}, {d59}, {d60}, {d61}, {d62}, {d63}}}, {a}, {b}, p, 1, 1, 0, 0;",
-                "}}",
-                d0 = inout(reg32) acc[0],
-                d1 = inout(reg32) acc[1],
-                d2 = inout(reg32) acc[2],
-                d3 = inout(reg32) acc[3],
-                d4 = inout(reg32) acc[4],
-                d5 = inout(reg32) acc[5],
-                d6 = inout(reg32) acc[6],
-                d7 = inout(reg32) acc[7],
-                d8 = inout(reg32) acc[8],
-                d9 = inout(reg32) acc[9],
-                d10 = inout(reg32) acc[10],
-                d11 = inout(reg32) acc[11],
-                d12 = inout(reg32) acc[12],
-                d13 = inout(reg32) acc[13],
-                d14 = inout(reg32) acc[14],
-                d15 = inout(reg32) acc[15],
-                d16 = inout(reg32) acc[16],
-                d17 = inout(reg32) acc[17],
-                d18 = inout(reg32) acc[18],
-                d19 = inout(reg32) acc[19],
-                d20 = inout(reg32) acc[20],
-                d21 = inout(reg32) acc[21],
-                d22 = inout(reg32) acc[22],
-                d23 = inout(reg32) acc[23],
-                d24 = inout(reg32) acc[24],
-                d25 = inout(reg32) acc[25],
-                d26 = inout(reg32) acc[26],
-                d27 = inout(reg32) acc[27],
-                d28 = inout(reg32) acc[28],
-                d29 = inout(reg32) acc[29],
-                d30 = inout(reg32) acc[30],
-                d31 = inout(reg32) acc[31],
-                d32 = inout(reg32) acc[32],
-                d33 = inout(reg32) acc[33],
-                d34 = inout(reg32) acc[34],
-                d35 = inout(reg32) acc[35],
-                d36 = inout(reg32) acc[36],
-                d37 = inout(reg32) acc[37],
-                d38 = inout(reg32) acc[38],
-                d39 = inout(reg32) acc[39],
-                d40 = inout(reg32) acc[40],
-                d41 = inout(reg32) acc[41],
-                d42 = inout(reg32) acc[42],
-                d43 = inout(reg32) acc[43],
-                d44 = inout(reg32) acc[44],
-                d45 = inout(reg32) acc[45],
-                d46 = inout(reg32) acc[46],
-                d47 = inout(reg32) acc[47],
-                d48 = inout(reg32) acc[48],
-                d49 = inout(reg32) acc[49],
-                d50 = inout(reg32) acc[50],
-                d51 = inout(reg32) acc[51],
-                d52 = inout(reg32) acc[52],
-                d53 = inout(reg32) acc[53],
-                d54 = inout(reg32) acc[54],
-                d55 = inout(reg32) acc[55],
-                d56 = inout(reg32) acc[56],
-                d57 = inout(reg32) acc[57],
-                d58 = inout(reg32) acc[58],
-                d59 = inout(reg32) acc[59],
-                d60 = inout(reg32) acc[60],
-                d61 = inout(reg32) acc[61],
-                d62 = inout(reg32) acc[62],
-                d63 = inout(reg32) acc[63],
-                a = in(reg64) a.0,
-                b = in(reg64) b.0,
-                scale = in(reg32) u32::from(accumulate),
-                options(nostack, preserves_flags),
-            );
-        }
-    })
-}
-
-/// `acc` (+)= A·Bᵀ for a 64 × 16 bf16 tile A and a 256 × 16 (N × K) bf16 tile B, both K-major in
-/// shared memory (`wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16`, 128 accumulators a
-/// thread); `accumulate` false starts from zero instead of `acc`.
-///
-/// # Safety
-/// The four warps of a warpgroup (128 consecutive threads, the first a multiple of 128) run
-/// it together; `a` and `b` describe 64 × 16 and 256 × 16 (N × K) bf16 tiles in shared memory,
-/// written before ([`fence_async_shared`](crate::tma::fence_async_shared) after generic writes,
-/// then a barrier; or a completed TMA copy), and [`fence`] ran after the accumulators were last
-/// written; nothing reads or writes `acc` until [`wait::<0>`](wait) (or the wait covering this
-/// group) returns.
-#[inline(always)]
-pub unsafe fn mma_m64n256k16_bf16(
-    acc: &mut [f32; 128],
-    a: SharedDescriptor,
-    b: SharedDescriptor,
-    accumulate: bool,
-) {
-    on_gpu!("wgmma::mma_m64n256k16_bf16", {
-        // SAFETY: the caller's contract; reads shared memory, writes the accumulators.
-        unsafe {
-            core::arch::asm!(
-                "{{",
-                ".reg .pred p;",
-                "setp.ne.b32 p, {scale}, 0;",
-                "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {{{d0}, {d1}, {d2}, {d3}, {d4}, {d5}, {d6}, {d7}, {d8}, {d9}, {d10}, {d11}, {d12}, {d13}, {d14}, {d15}, {d16}, {d17}, {d18}, {d19}, {d20}, {d21}, {d22}, {d23}, {d24}, {d25}, {d26}, {d27}, {d28}, {d29}, {d30}, {d31}, {d32}, {d33}, {d34}, {d35}, {d36}, {d37}, {d38}, {d39}, {d40}, {d41}, {d42}, {d43}, {d44}, {d45}, {d46}, {d47}, {d48}, {d49}, {d50}, {d51}, {d52}, {d53}, {d54}, {d55}, {d56}, {d57}, {d58}, {d59}, {d60}, {d61}, {d62}, {d63}, {d64}, {d65}, {d66}, {d67}, {d68}, {d69}, {d70}, {d71}, {d72}, {d73}, {d74}, {d75}, {d76}, {d77}, {d78}, {d79}, {d80}, {d81}, {d82}, {d83}, {d84}, {d85}, {d86}, {d87}, {d88}, {d89}, {d90}, {d91}, {d92}, {d93}, {d94}, {d95}, {d96}, {d97}, {d98}, {d99}, {d100}, {d101}, {d102}, {d103}, {d104}, {d105}, {d106}, {d107}, {d108}, {d109}, {d110}, {d111}, {d112}, {d113}, {d114}, {d115}, {d116}, {d117}, {d118}, {d119}, {d120}, {d121}, {d122}, {d123}, {d124}, {d125}, {d126}, {d127}}}, {a}, {b}, p, 1, 1, 0, 0;",
-                "}}",
-                d0 = inout(reg32) acc[0],
-                d1 = inout(reg32) acc[1],
-                d2 = inout(reg32) acc[2],
-                d3 = inout(reg32) acc[3],
-                d4 = inout(reg32) acc[4],
-                d5 = inout(reg32) acc[5],
-                d6 = inout(reg32) acc[6],
-                d7 = inout(reg32) acc[7],
-                d8 = inout(reg32) acc[8],
-                d9 = inout(reg32) acc[9],
-                d10 = inout(reg32) acc[10],
-                d11 = inout(reg32) acc[11],
-                d12 = inout(reg32) acc[12],
-                d13 = inout(reg32) acc[13],
-                d14 = inout(reg32) acc[14],
-                d15 = inout(reg32) acc[15],
-                d16 = inout(reg32) acc[16],
-                d17 = inout(reg32) acc[17],
-                d18 = inout(reg32) acc[18],
-                d19 = inout(reg32) acc[19],
-                d20 = inout(reg32) acc[20],
-                d21 = inout(reg32) acc[21],
-                d22 = inout(reg32) acc[22],
-                d23 = inout(reg32) acc[23],
-                d24 = inout(reg32) acc[24],
-                d25 = inout(reg32) acc[25],
-                d26 = inout(reg32) acc[26],
-                d27 = inout(reg32) acc[27],
-                d28 = inout(reg32) acc[28],
-                d29 = inout(reg32) acc[29],
-                d30 = inout(reg32) acc[30],
-                d31 = inout(reg32) acc[31],
-                d32 = inout(reg32) acc[32],
-                d33 = inout(reg32) acc[33],
-                d34 = inout(reg32) acc[34],
-                d35 = inout(reg32) acc[35],
-                d36 = inout(reg32) acc[36],
-                d37 = inout(reg32) acc[37],
-                d38 = inout(reg32) acc[38],
-                d39 = inout(reg32) acc[39],
-                d40 = inout(reg32) acc[40],
-                d41 = inout(reg32) acc[41],
-                d42 = inout(reg32) acc[42],
-                d43 = inout(reg32) acc[43],
-                d44 = inout(reg32) acc[44],
-                d45 = inout(reg32) acc[45],
-                d46 = inout(reg32) acc[46],
-                d47 = inout(reg32) acc[47],
-                d48 = inout(reg32) acc[48],
-                d49 = inout(reg32) acc[49],
-                d50 = inout(reg32) acc[50],
-                d51 = inout(reg32) acc[51],
-                d52 = inout(reg32) acc[52],
-                d53 = inout(reg32) acc[53],
-                d54 = inout(reg32) acc[54],
-                d55 = inout(reg32) acc[55],
-                d56 = inout(reg32) acc[56],
-                d57 = inout(reg32) acc[57],
-                d58 = inout(reg32) acc[58],
-                d59 = inout(reg32) acc[59],
-                d60 = inout(reg32) acc[60],
-                d61 = inout(reg32) acc[61],
-                d62 = inout(reg32) acc[62],
-                d63 = inout(reg32) acc[63],
-                d64 = inout(reg32) acc[64],
-                d65 = inout(reg32) acc[65],
-                d66 = inout(reg32) acc[66],
-                d67 = inout(reg32) acc[67],
-                d68 = inout(reg32) acc[68],
-                d69 = inout(reg32) acc[69],
-                d70 = inout(reg32) acc[70],
-                d71 = inout(reg32) acc[71],
-                d72 = inout(reg32) acc[72],
-                d73 = inout(reg32) acc[73],
-                d74 = inout(reg32) acc[74],
-                d75 = inout(reg32) acc[75],
-                d76 = inout(reg32) acc[76],
-                d77 = inout(reg32) acc[77],
-                d78 = inout(reg32) acc[78],
-                d79 = inout(reg32) acc[79],
-                d80 = inout(reg32) acc[80],
-                d81 = inout(reg32) acc[81],
-                d82 = inout(reg32) acc[82],
-                d83 = inout(reg32) acc[83],
-                d84 = inout(reg32) acc[84],
-                d85 = inout(reg32) acc[85],
-                d86 = inout(reg32) acc[86],
-                d87 = inout(reg32) acc[87],
-                d88 = inout(reg32) acc[88],
-                d89 = inout(reg32) acc[89],
-                d90 = inout(reg32) acc[90],
-                d91 = inout(reg32) acc[91],
-                d92 = inout(reg32) acc[92],
-                d93 = inout(reg32) acc[93],
-                d94 = inout(reg32) acc[94],
-                d95 = inout(reg32) acc[95],
-                d96 = inout(reg32) acc[96],
-                d97 = inout(reg32) acc[97],
-                d98 = inout(reg32) acc[98],
-                d99 = inout(reg32) acc[99],
-                d100 = inout(reg32) acc[100],
-                d101 = inout(reg32) acc[101],
-                d102 = inout(reg32) acc[102],
-                d103 = inout(reg32) acc[103],
-                d104 = inout(reg32) acc[104],
-                d105 = inout(reg32) acc[105],
-                d106 = inout(reg32) acc[106],
-                d107 = inout(reg32) acc[107],
-                d108 = inout(reg32) acc[108],
-                d109 = inout(reg32) acc[109],
-                d110 = inout(reg32) acc[110],
-                d111 = inout(reg32) acc[111],
-                d112 = inout(reg32) acc[112],
-                d113 = inout(reg32) acc[113],
-                d114 = inout(reg32) acc[114],
-                d115 = inout(reg32) acc[115],
-                d116 = inout(reg32) acc[116],
-                d117 = inout(reg32) acc[117],
-                d118 = inout(reg32) acc[118],
-                d119 = inout(reg32) acc[119],
-                d120 = inout(reg32) acc[120],
-                d121 = inout(reg32) acc[121],
-                d122 = inout(reg32) acc[122],
-                d123 = inout(reg32) acc[123],
-                d124 = inout(reg32) acc[124],
-                d125 = inout(reg32) acc[125],
-                d126 = inout(reg32) acc[126],
-                d127 = inout(reg32) acc[127],
-                a = in(reg64) a.0,
-                b = in(reg64) b.0,
-                scale = in(reg32) u32::from(accumulate),
-                options(nostack, preserves_flags),
-            );
-        }
-    })
-}
-
-/// As [`mma_m64n256k16_bf16`] for f16 tiles (`...m64n256k16.f32.f16.f16`).
-///
-/// # Safety
-/// The four warps of a warpgroup (128 consecutive threads, the first a multiple of 128) run
-/// it together; `a` and `b` describe 64 × 16 and 256 × 16 (N × K) f16 tiles in shared memory,
-/// written before ([`fence_async_shared`](crate::tma::fence_async_shared) after generic writes,
-/// then a barrier; or a completed TMA copy), and [`fence`] ran after the accumulators were last
-/// written; nothing reads or writes `acc` until [`wait::<0>`](wait) (or the wait covering this
-/// group) returns.
-#[inline(always)]
-pub unsafe fn mma_m64n256k16_f16(
-    acc: &mut [f32; 128],
-    a: SharedDescriptor,
-    b: SharedDescriptor,
-    accumulate: bool,
-) {
-    on_gpu!("wgmma::mma_m64n256k16_f16", {
-        // SAFETY: the caller's contract; reads shared memory, writes the accumulators.
-        unsafe {
-            core::arch::asm!(
-                "{{",
-                ".reg .pred p;",
-                "setp.ne.b32 p, {scale}, 0;",
-                "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {{{d0}, {d1}, {d2}, {d3}, {d4}, {d5}, {d6}, {d7}, {d8}, {d9}, {d10}, {d11}, {d12}, {d13}, {d14}, {d15}, {d16}, {d17}, {d18}, {d19}, {d20}, {d21}, {d22}, {d23}, {d24}, {d25}, {d26}, {d27}, {d28}, {d29}, {d30}, {d31}, {d32}, {d33}, {d34}, {d35}, {d36}, {d37}, {d38}, {d39}, {d40}, {d41}, {d42}, {d43}, {d44}, {d45}, {d46}, {d47}, {d48}, {d49}, {d50}, {d51}, {d52}, {d53}, {d54}, {d55}, {d56}, {d57}, {d58}, {d59}, {d60}, {d61}, {d62}, {d63}, {d64}, {d65}, {d66}, {d67}, {d68}, {d69}, {d70}, {d71}, {d72}, {d73}, {d74}, {d75}, {d76}, {d77}, {d78}, {d79}, {d80}, {d81}, {d82}, {d83}, {d84}, {d85}, {d86}, {d87}, {d88}, {d89}, {d90}, {d91}, {d92}, {d93}, {d94}, {d95}, {d96}, {d97}, {d98}, {d99}, {d100}, {d101}, {d102}, {d103}, {d104}, {d105}, {d106}, {d107}, {d108}, {d109}, {d110}, {d111}, {d112}, {d113}, {d114}, {d115}, {d116}, {d117}, {d118}, {d119}, {d120}, {d121}, {d122}, {d123}, {d124}, {d125}, {d126}, {d127}}}, {a}, {b}, p, 1, 1, 0, 0;",
-                "}}",
-                d0 = inout(reg32) acc[0],
-                d1 = inout(reg32) acc[1],
-                d2 = inout(reg32) acc[2],
-                d3 = inout(reg32) acc[3],
-                d4 = inout(reg32) acc[4],
-                d5 = inout(reg32) acc[5],
-                d6 = inout(reg32) acc[6],
-                d7 = inout(reg32) acc[7],
-                d8 = inout(reg32) acc[8],
-                d9 = inout(reg32) acc[9],
-                d10 = inout(reg32) acc[10],
-                d11 = inout(reg32) acc[11],
-                d12 = inout(reg32) acc[12],
-                d13 = inout(reg32) acc[13],
-                d14 = inout(reg32) acc[14],
-                d15 = inout(reg32) acc[15],
-                d16 = inout(reg32) acc[16],
-                d17 = inout(reg32) acc[17],
-                d18 = inout(reg32) acc[18],
-                d19 = inout(reg32) acc[19],
-                d20 = inout(reg32) acc[20],
-                d21 = inout(reg32) acc[21],
-                d22 = inout(reg32) acc[22],
-                d23 = inout(reg32) acc[23],
-                d24 = inout(reg32) acc[24],
-                d25 = inout(reg32) acc[25],
-                d26 = inout(reg32) acc[26],
-                d27 = inout(reg32) acc[27],
-                d28 = inout(reg32) acc[28],
-                d29 = inout(reg32) acc[29],
-                d30 = inout(reg32) acc[30],
-                d31 = inout(reg32) acc[31],
-                d32 = inout(reg32) acc[32],
-                d33 = inout(reg32) acc[33],
-                d34 = inout(reg32) acc[34],
-                d35 = inout(reg32) acc[35],
-                d36 = inout(reg32) acc[36],
-                d37 = inout(reg32) acc[37],
-                d38 = inout(reg32) acc[38],
-                d39 = inout(reg32) acc[39],
-                d40 = inout(reg32) acc[40],
-                d41 = inout(reg32) acc[41],
-                d42 = inout(reg32) acc[42],
-                d43 = inout(reg32) acc[43],
-                d44 = inout(reg32) acc[44],
-                d45 = inout(reg32) acc[45],
-                d46 = inout(reg32) acc[46],
-                d47 = inout(reg32) acc[47],
-                d48 = inout(reg32) acc[48],
-                d49 = inout(reg32) acc[49],
-                d50 = inout(reg32) acc[50],
-                d51 = inout(reg32) acc[51],
-                d52 = inout(reg32) acc[52],
-                d53 = inout(reg32) acc[53],
-                d54 = inout(reg32) acc[54],
-                d55 = inout(reg32) acc[55],
-                d56 = inout(reg32) acc[56],
-                d57 = inout(reg32) acc[57],
-                d58 = inout(reg32) acc[58],
-                d59 = inout(reg32) acc[59],
-                d60 = inout(reg32) acc[60],
-                d61 = inout(reg32) acc[61],
-                d62 = inout(reg32) acc[62],
-                d63 = inout(reg32) acc[63],
-                d64 = inout(reg32) acc[64],
-                d65 = inout(reg32) acc[65],
-                d66 = inout(reg32) acc[66],
-                d67 = inout(reg32) acc[67],
-                d68 = inout(reg32) acc[68],
-                d69 = inout(reg32) acc[69],
-                d70 = inout(reg32) acc[70],
-                d71 = inout(reg32) acc[71],
-                d72 = inout(reg32) acc[72],
-                d73 = inout(reg32) acc[73],
-                d74 = inout(reg32) acc[74],
-                d75 = inout(reg32) acc[75],
-                d76 = inout(reg32) acc[76],
-                d77 = inout(reg32) acc[77],
-                d78 = inout(reg32) acc[78],
-                d79 = inout(reg32) acc[79],
-                d80 = inout(reg32) acc[80],
-                d81 = inout(reg32) acc[81],
-                d82 = inout(reg32) acc[82],
-                d83 = inout(reg32) acc[83],
-                d84 = inout(reg32) acc[84],
-                d85 = inout(reg32) acc[85],
-                d86 = inout(reg32) acc[86],
-                d87 = inout(reg32) acc[87],
-                d88 = inout(reg32) acc[88],
-                d89 = inout(reg32) acc[89],
-                d90 = inout(reg32) acc[90],
-                d91 = inout(reg32) acc[91],
-                d92 = inout(reg32) acc[92],
-                d93 = inout(reg32) acc[93],
-                d94 = inout(reg32) acc[94],
-                d95 = inout(reg32) acc[95],
-                d96 = inout(reg32) acc[96],
-                d97 = inout(reg32) acc[97],
-                d98 = inout(reg32) acc[98],
-                d99 = inout(reg32) acc[99],
-                d100 = inout(reg32) acc[100],
-                d101 = inout(reg32) acc[101],
-                d102 = inout(reg32) acc[102],
-                d103 = inout(reg32) acc[103],
-                d104 = inout(reg32) acc[104],
-                d105 = inout(reg32) acc[105],
-                d106 = inout(reg32) acc[106],
-                d107 = inout(reg32) acc[107],
-                d108 = inout(reg32) acc[108],
-                d109 = inout(reg32) acc[109],
-                d110 = inout(reg32) acc[110],
-                d111 = inout(reg32) acc[111],
-                d112 = inout(reg32) acc[112],
-                d113 = inout(reg32) acc[113],
-                d114 = inout(reg32) acc[114],
-                d115 = inout(reg32) acc[115],
-                d116 = inout(reg32) acc[116],
-                d117 = inout(reg32) acc[117],
-                d118 = inout(reg32) acc[118],
-                d119 = inout(reg32) acc[119],
-                d120 = inout(reg32) acc[120],
-                d121 = inout(reg32) acc[121],
-                d122 = inout(reg32) acc[122],
-                d123 = inout(reg32) acc[123],
-                d124 = inout(reg32) acc[124],
-                d125 = inout(reg32) acc[125],
-                d126 = inout(reg32) acc[126],
-                d127 = inout(reg32) acc[127],
-                a = in(reg64) a.0,
-                b = in(reg64) b.0,
-                scale = in(reg32) u32::from(accumulate),
-                options(nostack, preserves_flags),
-            );
-        }
-    })
-}
-
-/// `acc` (+)= A·Bᵀ with A's 64 × 16 bf16 tile in registers (each warp's 16 rows as the
-/// `mma.sync` m16n8k16 A fragment: `a[0]` (g, 2t..2t+1), `a[1]` (g+8, ..), `a[2]` (g, 2t+8..),
-/// `a[3]` (g+8, 2t+8..), rows offset by 16 per warp of the warpgroup; [`mma::load_matrix_x4`](crate::mma::load_matrix_x4)
-/// loads it) and B's 64 × 16 (N × K) tile in shared memory
-/// (`wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16` with a register A).
-///
-/// # Safety
-/// As [`mma_m64n64k16_bf16`]; `a` is not written until the wait covering this group returns.
-#[inline(always)]
-pub unsafe fn mma_m64n64k16_bf16_rs(acc: &mut [f32; 32], a: [u32; 4], b: SharedDescriptor, accumulate: bool) {
-    on_gpu!("wgmma::mma_m64n64k16_bf16_rs", {
-        // SAFETY: the caller's contract; reads shared memory and `a`, writes the accumulators.
-        unsafe {
-            core::arch::asm!(
-                "{{",
-                ".reg .pred p;",
-                "setp.ne.b32 p, {scale}, 0;",
-                "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{{d0}, {d1}, {d2}, {d3}, {d4}, {d5}, {d6}, {d7}, {d8}, {d9}, {d10}, {d11}, {d12}, {d13}, {d14}, {d15}, {d16}, {d17}, {d18}, {d19}, {d20}, {d21}, {d22}, {d23}, {d24}, {d25}, {d26}, {d27}, {d28}, {d29}, {d30}, {d31}}}, {{{a0}, {a1}, {a2}, {a3}}}, {b}, p, 1, 1, 0;",
-                "}}",
-                d0 = inout(reg32) acc[0],
-                d1 = inout(reg32) acc[1],
-                d2 = inout(reg32) acc[2],
-                d3 = inout(reg32) acc[3],
-                d4 = inout(reg32) acc[4],
-                d5 = inout(reg32) acc[5],
-                d6 = inout(reg32) acc[6],
-                d7 = inout(reg32) acc[7],
-                d8 = inout(reg32) acc[8],
-                d9 = inout(reg32) acc[9],
-                d10 = inout(reg32) acc[10],
-                d11 = inout(reg32) acc[11],
-                d12 = inout(reg32) acc[12],
-                d13 = inout(reg32) acc[13],
-                d14 = inout(reg32) acc[14],
-                d15 = inout(reg32) acc[15],
-                d16 = inout(reg32) acc[16],
-                d17 = inout(reg32) acc[17],
-                d18 = inout(reg32) acc[18],
-                d19 = inout(reg32) acc[19],
-                d20 = inout(reg32) acc[20],
-                d21 = inout(reg32) acc[21],
-                d22 = inout(reg32) acc[22],
-                d23 = inout(reg32) acc[23],
-                d24 = inout(reg32) acc[24],
-                d25 = inout(reg32) acc[25],
-                d26 = inout(reg32) acc[26],
-                d27 = inout(reg32) acc[27],
-                d28 = inout(reg32) acc[28],
-                d29 = inout(reg32) acc[29],
-                d30 = inout(reg32) acc[30],
-                d31 = inout(reg32) acc[31],
-                a0 = in(reg32) a[0],
-                a1 = in(reg32) a[1],
-                a2 = in(reg32) a[2],
-                a3 = in(reg32) a[3],
-                b = in(reg64) b.0,
-                scale = in(reg32) u32::from(accumulate),
-                options(nostack, preserves_flags),
-            );
-        }
-    })
-}
-
-/// `acc` (+)= A·Bᵀ with A's 64 × 16 f16 tile in registers (each warp's 16 rows as the
-/// `mma.sync` m16n8k16 A fragment: `a[0]` (g, 2t..2t+1), `a[1]` (g+8, ..), `a[2]` (g, 2t+8..),
-/// `a[3]` (g+8, 2t+8..), rows offset by 16 per warp of the warpgroup; [`mma::load_matrix_x4`](crate::mma::load_matrix_x4)
-/// loads it) and B's 64 × 16 (N × K) tile in shared memory
-/// (`wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16` with a register A).
-///
-/// # Safety
-/// As [`mma_m64n64k16_f16`]; `a` is not written until the wait covering this group returns.
-#[inline(always)]
-pub unsafe fn mma_m64n64k16_f16_rs(acc: &mut [f32; 32], a: [u32; 4], b: SharedDescriptor, accumulate: bool) {
-    on_gpu!("wgmma::mma_m64n64k16_f16_rs", {
-        // SAFETY: the caller's contract; reads shared memory and `a`, writes the accumulators.
-        unsafe {
-            core::arch::asm!(
-                "{{",
-                ".reg .pred p;",
-                "setp.ne.b32 p, {scale}, 0;",
-                "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{{d0}, {d1}, {d2}, {d3}, {d4}, {d5}, {d6}, {d7}, {d8}, {d9}, {d10}, {d11}, {d12}, {d13}, {d14}, {d15}, {d16}, {d17}, {d18}, {d19}, {d20}, {d21}, {d22}, {d23}, {d24}, {d25}, {d26}, {d27}, {d28}, {d29}, {d30}, {d31}}}, {{{a0}, {a1}, {a2}, {a3}}}, {b}, p, 1, 1, 0;",
-                "}}",
-                d0 = inout(reg32) acc[0],
-                d1 = inout(reg32) acc[1],
-                d2 = inout(reg32) acc[2],
-                d3 = inout(reg32) acc[3],
-                d4 = inout(reg32) acc[4],
-                d5 = inout(reg32) acc[5],
-                d6 = inout(reg32) acc[6],
-                d7 = inout(reg32) acc[7],
-                d8 = inout(reg32) acc[8],
-                d9 = inout(reg32) acc[9],
-                d10 = inout(reg32) acc[10],
-                d11 = inout(reg32) acc[11],
-                d12 = inout(reg32) acc[12],
-                d13 = inout(reg32) acc[13],
-                d14 = inout(reg32) acc[14],
-                d15 = inout(reg32) acc[15],
-                d16 = inout(reg32) acc[16],
-                d17 = inout(reg32) acc[17],
-                d18 = inout(reg32) acc[18],
-                d19 = inout(reg32) acc[19],
-                d20 = inout(reg32) acc[20],
-                d21 = inout(reg32) acc[21],
-                d22 = inout(reg32) acc[22],
-                d23 = inout(reg32) acc[23],
-                d24 = inout(reg32) acc[24],
-                d25 = inout(reg32) acc[25],
-                d26 = inout(reg32) acc[26],
-                d27 = inout(reg32) acc[27],
-                d28 = inout(reg32) acc[28],
-                d29 = inout(reg32) acc[29],
-                d30 = inout(reg32) acc[30],
-                d31 = inout(reg32) acc[31],
-                a0 = in(reg32) a[0],
-                a1 = in(reg32) a[1],
-                a2 = in(reg32) a[2],
-                a3 = in(reg32) a[3],
-                b = in(reg64) b.0,
-                scale = in(reg32) u32::from(accumulate),
-                options(nostack, preserves_flags),
-            );
-        }
-    })
-}
-
-/// `acc` (+)= A·Bᵀ with A's 64 × 16 bf16 tile in registers (each warp's 16 rows as the
-/// `mma.sync` m16n8k16 A fragment: `a[0]` (g, 2t..2t+1), `a[1]` (g+8, ..), `a[2]` (g, 2t+8..),
-/// `a[3]` (g+8, 2t+8..), rows offset by 16 per warp of the warpgroup; [`mma::load_matrix_x4`](crate::mma::load_matrix_x4)
-/// loads it) and B's 128 × 16 (N × K) tile in shared memory
-/// (`wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16` with a register A).
-///
-/// # Safety
-/// As [`mma_m64n128k16_bf16`]; `a` is not written until the wait covering this group returns.
-#[inline(always)]
-pub unsafe fn mma_m64n128k16_bf16_rs(
-    acc: &mut [f32; 64],
-    a: [u32; 4],
-    b: SharedDescriptor,
-    accumulate: bool,
-) {
-    on_gpu!("wgmma::mma_m64n128k16_bf16_rs", {
-        // SAFETY: the caller's contract; reads shared memory and `a`, writes the accumulators.
-        unsafe {
-            core::arch::asm!(
-                "{{",
-                ".reg .pred p;",
-                "setp.ne.b32 p, {scale}, 0;",
-                "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{{d0}, {d1}, {d2}, {d3}, {d4}, {d5}, {d6}, {d7}, {d8}, {d9}, {d10}, {d11}, {d12}, {d13}, {d14}, {d15}, {d16}, {d17}, {d18}, {d19}, {d20}, {d21}, {d22}, {d23}, {d24}, {d25}, {d26}, {d27}, {d28}, {d29}, {d30}, {d31}, {d32}, {d33}, {d34}, {d35}, {d36}, {d37}, {d38}, {d39}, {d40}, {d41}, {d42}, {d43}, {d44}, {d45}, {d46}, {d47}, {d48}, {d49}, {d50}, {d51}, {d52}, {d53}, {d54}, {d55}, {d56}, {d57}, {d58}, {d59}, {d60}, {d61}, {d62}, {d63}}}, {{{a0}, {a1}, {a2}, {a3}}}, {b}, p, 1, 1, 0;",
-                "}}",
-                d0 = inout(reg32) acc[0],
-                d1 = inout(reg32) acc[1],
-                d2 = inout(reg32) acc[2],
-                d3 = inout(reg32) acc[3],
-                d4 = inout(reg32) acc[4],
-                d5 = inout(reg32) acc[5],
-                d6 = inout(reg32) acc[6],
-                d7 = inout(reg32) acc[7],
-                d8 = inout(reg32) acc[8],
-                d9 = inout(reg32) acc[9],
-                d10 = inout(reg32) acc[10],
-                d11 = inout(reg32) acc[11],
-                d12 = inout(reg32) acc[12],
-                d13 = inout(reg32) acc[13],
-                d14 = inout(reg32) acc[14],
-                d15 = inout(reg32) acc[15],
-                d16 = inout(reg32) acc[16],
-                d17 = inout(reg32) acc[17],
-                d18 = inout(reg32) acc[18],
-                d19 = inout(reg32) acc[19],
-                d20 = inout(reg32) acc[20],
-                d21 = inout(reg32) acc[21],
-                d22 = inout(reg32) acc[22],
-                d23 = inout(reg32) acc[23],
-                d24 = inout(reg32) acc[24],
-                d25 = inout(reg32) acc[25],
-                d26 = inout(reg32) acc[26],
-                d27 = inout(reg32) acc[27],
-                d28 = inout(reg32) acc[28],
-                d29 = inout(reg32) acc[29],
-                d30 = inout(reg32) acc[30],
-                d31 = inout(reg32) acc[31],
-                d32 = inout(reg32) acc[32],
-                d33 = inout(reg32) acc[33],
-                d34 = inout(reg32) acc[34],
-                d35 = inout(reg32) acc[35],
-                d36 = inout(reg32) acc[36],
-                d37 = inout(reg32) acc[37],
-                d38 = inout(reg32) acc[38],
-                d39 = inout(reg32) acc[39],
-                d40 = inout(reg32) acc[40],
-                d41 = inout(reg32) acc[41],
-                d42 = inout(reg32) acc[42],
-                d43 = inout(reg32) acc[43],
-                d44 = inout(reg32) acc[44],
-                d45 = inout(reg32) acc[45],
-                d46 = inout(reg32) acc[46],
-                d47 = inout(reg32) acc[47],
-                d48 = inout(reg32) acc[48],
-                d49 = inout(reg32) acc[49],
-                d50 = inout(reg32) acc[50],
-                d51 = inout(reg32) acc[51],
-                d52 = inout(reg32) acc[52],
-                d53 = inout(reg32) acc[53],
-                d54 = inout(reg32) acc[54],
-                d55 = inout(reg32) acc[55],
-                d56 = inout(reg32) acc[56],
-                d57 = inout(reg32) acc[57],
-                d58 = inout(reg32) acc[58],
-                d59 = inout(reg32) acc[59],
-                d60 = inout(reg32) acc[60],
-                d61 = inout(reg32) acc[61],
-                d62 = inout(reg32) acc[62],
-                d63 = inout(reg32) acc[63],
-                a0 = in(reg32) a[0],
-                a1 = in(reg32) a[1],
-                a2 = in(reg32) a[2],
-                a3 = in(reg32) a[3],
-                b = in(reg64) b.0,
-                scale = in(reg32) u32::from(accumulate),
-                options(nostack, preserves_flags),
-            );
-        }
-    })
-}
-
-/// `acc` (+)= A·Bᵀ with A's 64 × 16 f16 tile in registers (each warp's 16 rows as the
-/// `mma.sync` m16n8k16 A fragment: `a[0]` (g, 2t..2t+1), `a[1]` (g+8, ..), `a[2]` (g, 2t+8..),
-/// `a[3]` (g+8, 2t+8..), rows offset by 16 per warp of the warpgroup; [`mma::load_matrix_x4`](crate::mma::load_matrix_x4)
-/// loads it) and B's 128 × 16 (N × K) tile in shared memory
-/// (`wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16` with a register A).
-///
-/// # Safety
-/// As [`mma_m64n128k16_f16`]; `a` is not written until the wait covering this group returns.
-#[inline(always)]
-pub unsafe fn mma_m64n128k16_f16_rs(acc: &mut [f32; 64], a: [u32; 4], b: SharedDescriptor, accumulate: bool) {
-    on_gpu!("wgmma::mma_m64n128k16_f16_rs", {
-        // SAFETY: the caller's contract; reads shared memory and `a`, writes the accumulators.
-        unsafe {
-            core::arch::asm!(
-                "{{",
-                ".reg .pred p;",
-                "setp.ne.b32 p, {scale}, 0;",
-                "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {{{d0}, {d1}, {d2}, {d3}, {d4}, {d5}, {d6}, {d7}, {d8}, {d9}, {d10}, {d11}, {d12}, {d13}, {d14}, {d15}, {d16}, {d17}, {d18}, {d19}, {d20}, {d21}, {d22}, {d23}, {d24}, {d25}, {d26}, {d27}, {d28}, {d29}, {d30}, {d31}, {d32}, {d33}, {d34}, {d35}, {d36}, {d37}, {d38}, {d39}, {d40}, {d41}, {d42}, {d43}, {d44}, {d45}, {d46}, {d47}, {d48}, {d49}, {d50}, {d51}, {d52}, {d53}, {d54}, {d55}, {d56}, {d57}, {d58}, {d59}, {d60}, {d61}, {d62}, {d63}}}, {{{a0}, {a1}, {a2}, {a3}}}, {b}, p, 1, 1, 0;",
-                "}}",
-                d0 = inout(reg32) acc[0],
-                d1 = inout(reg32) acc[1],
-                d2 = inout(reg32) acc[2],
-                d3 = inout(reg32) acc[3],
-                d4 = inout(reg32) acc[4],
-                d5 = inout(reg32) acc[5],
-                d6 = inout(reg32) acc[6],
-                d7 = inout(reg32) acc[7],
-                d8 = inout(reg32) acc[8],
-                d9 = inout(reg32) acc[9],
-                d10 = inout(reg32) acc[10],
-                d11 = inout(reg32) acc[11],
-                d12 = inout(reg32) acc[12],
-                d13 = inout(reg32) acc[13],
-                d14 = inout(reg32) acc[14],
-                d15 = inout(reg32) acc[15],
-                d16 = inout(reg32) acc[16],
-                d17 = inout(reg32) acc[17],
-                d18 = inout(reg32) acc[18],
-                d19 = inout(reg32) acc[19],
-                d20 = inout(reg32) acc[20],
-                d21 = inout(reg32) acc[21],
-                d22 = inout(reg32) acc[22],
-                d23 = inout(reg32) acc[23],
-                d24 = inout(reg32) acc[24],
-                d25 = inout(reg32) acc[25],
-                d26 = inout(reg32) acc[26],
-                d27 = inout(reg32) acc[27],
-                d28 = inout(reg32) acc[28],
-                d29 = inout(reg32) acc[29],
-                d30 = inout(reg32) acc[30],
-                d31 = inout(reg32) acc[31],
-                d32 = inout(reg32) acc[32],
-                d33 = inout(reg32) acc[33],
-                d34 = inout(reg32) acc[34],
-                d35 = inout(reg32) acc[35],
-                d36 = inout(reg32) acc[36],
-                d37 = inout(reg32) acc[37],
-                d38 = inout(reg32) acc[38],
-                d39 = inout(reg32) acc[39],
-                d40 = inout(reg32) acc[40],
-                d41 = inout(reg32) acc[41],
-                d42 = inout(reg32) acc[42],
-                d43 = inout(reg32) acc[43],
-                d44 = inout(reg32) acc[44],
-                d45 = inout(reg32) acc[45],
-                d46 = inout(reg32) acc[46],
-                d47 = inout(reg32) acc[47],
-                d48 = inout(reg32) acc[48],
-                d49 = inout(reg32) acc[49],
-                d50 = inout(reg32) acc[50],
-                d51 = inout(reg32) acc[51],
-                d52 = inout(reg32) acc[52],
-                d53 = inout(reg32) acc[53],
-                d54 = inout(reg32) acc[54],
-                d55 = inout(reg32) acc[55],
-                d56 = inout(reg32) acc[56],
-                d57 = inout(reg32) acc[57],
-                d58 = inout(reg32) acc[58],
-                d59 = inout(reg32) acc[59],
-                d60 = inout(reg32) acc[60],
-                d61 = inout(reg32) acc[61],
-                d62 = inout(reg32) acc[62],
-                d63 = inout(reg32) acc[63],
-                a0 = in(reg32) a[0],
-                a1 = in(reg32) a[1],
-                a2 = in(reg32) a[2],
-                a3 = in(reg32) a[3],
-                b = in(reg64) b.0,
-                scale = in(reg32) u32::from(accumulate),
-                options(nostack, preserves_flags),
-            );
-        }
-    })
-}
+wgmma_shared_a!(
+    /// `acc` (+)= A·Bᵀ for a 64 × 16 bf16 tile A and a 64 × 16 (N × K) bf16 tile B, both K-major in
+    /// shared memory (`wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16`, 32 accumulators a
+    /// thread); `accumulate` false starts from zero instead of `acc`.
+    mma_m64n64k16_bf16, "64", "bf16", 32,
+    [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31]
+);
+wgmma_shared_a!(
+    /// `acc` (+)= A·Bᵀ for a 64 × 16 f16 tile A and a 64 × 16 (N × K) f16 tile B, both K-major in
+    /// shared memory (`wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16`, 32 accumulators a
+    /// thread); `accumulate` false starts from zero instead of `acc`.
+    mma_m64n64k16_f16, "64", "f16", 32,
+    [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31]
+);
+wgmma_shared_a!(
+    /// `acc` (+)= A·Bᵀ for a 64 × 16 bf16 tile A and a 128 × 16 (N × K) bf16 tile B, both K-major in
+    /// shared memory (`wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16`, 64 accumulators a
+    /// thread); `accumulate` false starts from zero instead of `acc`.
+    mma_m64n128k16_bf16, "128", "bf16", 64,
+    [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63]
+);
+wgmma_shared_a!(
+    /// `acc` (+)= A·Bᵀ for a 64 × 16 f16 tile A and a 128 × 16 (N × K) f16 tile B, both K-major in
+    /// shared memory (`wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16`, 64 accumulators a
+    /// thread); `accumulate` false starts from zero instead of `acc`.
+    mma_m64n128k16_f16, "128", "f16", 64,
+    [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63]
+);
+wgmma_shared_a!(
+    /// `acc` (+)= A·Bᵀ for a 64 × 16 bf16 tile A and a 256 × 16 (N × K) bf16 tile B, both K-major in
+    /// shared memory (`wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16`, 128 accumulators a
+    /// thread); `accumulate` false starts from zero instead of `acc`.
+    mma_m64n256k16_bf16, "256", "bf16", 128,
+    [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95 96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115 116 117 118 119 120 121 122 123 124 125 126 127]
+);
+wgmma_shared_a!(
+    /// `acc` (+)= A·Bᵀ for a 64 × 16 f16 tile A and a 256 × 16 (N × K) f16 tile B, both K-major in
+    /// shared memory (`wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16`, 128 accumulators a
+    /// thread); `accumulate` false starts from zero instead of `acc`.
+    mma_m64n256k16_f16, "256", "f16", 128,
+    [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95 96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115 116 117 118 119 120 121 122 123 124 125 126 127]
+);
+wgmma_register_a!(
+    /// `acc` (+)= A·Bᵀ with A's 64 × 16 bf16 tile in registers (each warp's 16 rows as the
+    /// `mma.sync` m16n8k16 A fragment: `a[0]` (g, 2t..2t+1), `a[1]` (g+8, ..), `a[2]` (g, 2t+8..),
+    /// `a[3]` (g+8, 2t+8..), rows offset by 16 per warp of the warpgroup;
+    /// [`mma::load_matrix_x4`](crate::mma::load_matrix_x4) loads it) and B's 64 × 16 (N × K) tile in
+    /// shared memory (`wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16` with a register A).
+    mma_m64n64k16_bf16_rs, "64", "bf16", 32,
+    [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31]
+);
+wgmma_register_a!(
+    /// `acc` (+)= A·Bᵀ with A's 64 × 16 f16 tile in registers (each warp's 16 rows as the
+    /// `mma.sync` m16n8k16 A fragment: `a[0]` (g, 2t..2t+1), `a[1]` (g+8, ..), `a[2]` (g, 2t+8..),
+    /// `a[3]` (g+8, 2t+8..), rows offset by 16 per warp of the warpgroup;
+    /// [`mma::load_matrix_x4`](crate::mma::load_matrix_x4) loads it) and B's 64 × 16 (N × K) tile in
+    /// shared memory (`wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16` with a register A).
+    mma_m64n64k16_f16_rs, "64", "f16", 32,
+    [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31]
+);
+wgmma_register_a!(
+    /// `acc` (+)= A·Bᵀ with A's 64 × 16 bf16 tile in registers (each warp's 16 rows as the
+    /// `mma.sync` m16n8k16 A fragment: `a[0]` (g, 2t..2t+1), `a[1]` (g+8, ..), `a[2]` (g, 2t+8..),
+    /// `a[3]` (g+8, 2t+8..), rows offset by 16 per warp of the warpgroup;
+    /// [`mma::load_matrix_x4`](crate::mma::load_matrix_x4) loads it) and B's 128 × 16 (N × K) tile in
+    /// shared memory (`wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16` with a register A).
+    mma_m64n128k16_bf16_rs, "128", "bf16", 64,
+    [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63]
+);
+wgmma_register_a!(
+    /// `acc` (+)= A·Bᵀ with A's 64 × 16 f16 tile in registers (each warp's 16 rows as the
+    /// `mma.sync` m16n8k16 A fragment: `a[0]` (g, 2t..2t+1), `a[1]` (g+8, ..), `a[2]` (g, 2t+8..),
+    /// `a[3]` (g+8, 2t+8..), rows offset by 16 per warp of the warpgroup;
+    /// [`mma::load_matrix_x4`](crate::mma::load_matrix_x4) loads it) and B's 128 × 16 (N × K) tile in
+    /// shared memory (`wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16` with a register A).
+    mma_m64n128k16_f16_rs, "128", "f16", 64,
+    [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63]
+);
 
 /// Raises this warpgroup's registers per thread to `N` (`setmaxnreg.inc.sync.aligned.u32 N`,
 /// sm_90a; N a multiple of 8 from 24 to 256): a consumer warpgroup of a warp-specialised
