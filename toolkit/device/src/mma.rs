@@ -21,54 +21,50 @@
 
 use crate::SharedArray;
 
-/// D = A·B + C on the tensor cores, f16 inputs and f32 accumulation
-/// (`mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32`). Fragments as the module's table.
-///
-/// # Safety
-/// Every lane of the warp executes it together (converged, no lane exited), each with its own
-/// part of the fragments.
-#[inline(always)]
-pub unsafe fn mma_m16n8k16_f16(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
-    on_gpu!("mma::mma_m16n8k16_f16", {
-        let (d0, d1, d2, d3): (f32, f32, f32, f32);
-        // SAFETY: the caller's contract; registers only.
-        unsafe {
-            core::arch::asm!(
-                "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {{{d0}, {d1}, {d2}, {d3}}}, {{{a0}, {a1}, {a2}, {a3}}}, {{{b0}, {b1}}}, {{{c0}, {c1}, {c2}, {c3}}};",
-                d0 = out(reg32) d0, d1 = out(reg32) d1, d2 = out(reg32) d2, d3 = out(reg32) d3,
-                a0 = in(reg32) a[0], a1 = in(reg32) a[1], a2 = in(reg32) a[2], a3 = in(reg32) a[3],
-                b0 = in(reg32) b[0], b1 = in(reg32) b[1],
-                c0 = in(reg32) c[0], c1 = in(reg32) c[1], c2 = in(reg32) c[2], c3 = in(reg32) c[3],
-                options(pure, nomem, nostack, preserves_flags),
-            );
+/// Defines an `mma.sync` m16n8k16 of 16-bit inputs `$ty` with f32 accumulation.
+macro_rules! mma_m16n8k16 {
+    ($(#[$doc:meta])* $name:ident, $ty:literal) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// Every lane of the warp executes it together (converged, no lane exited), each with
+        /// its own part of the fragments.
+        #[inline(always)]
+        pub unsafe fn $name(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
+            on_gpu!("mma::mma_m16n8k16", {
+                let (d0, d1, d2, d3): (f32, f32, f32, f32);
+                // SAFETY: the caller's contract; registers only.
+                unsafe {
+                    core::arch::asm!(
+                        concat!(
+                            "mma.sync.aligned.m16n8k16.row.col.f32.", $ty, ".", $ty, ".f32 {{{d0}, {d1}, {d2}, {d3}}}, ",
+                            "{{{a0}, {a1}, {a2}, {a3}}}, {{{b0}, {b1}}}, {{{c0}, {c1}, {c2}, {c3}}};"
+                        ),
+                        d0 = out(reg32) d0, d1 = out(reg32) d1, d2 = out(reg32) d2, d3 = out(reg32) d3,
+                        a0 = in(reg32) a[0], a1 = in(reg32) a[1], a2 = in(reg32) a[2], a3 = in(reg32) a[3],
+                        b0 = in(reg32) b[0], b1 = in(reg32) b[1],
+                        c0 = in(reg32) c[0], c1 = in(reg32) c[1], c2 = in(reg32) c[2], c3 = in(reg32) c[3],
+                        options(pure, nomem, nostack, preserves_flags),
+                    );
+                }
+                [d0, d1, d2, d3]
+            })
         }
-        [d0, d1, d2, d3]
-    })
+    };
 }
 
-/// D = A·B + C on the tensor cores, bf16 inputs and f32 accumulation
-/// (`mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32`). Fragments as the module's table.
-///
-/// # Safety
-/// As [`mma_m16n8k16_f16`].
-#[inline(always)]
-pub unsafe fn mma_m16n8k16_bf16(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
-    on_gpu!("mma::mma_m16n8k16_bf16", {
-        let (d0, d1, d2, d3): (f32, f32, f32, f32);
-        // SAFETY: the caller's contract; registers only.
-        unsafe {
-            core::arch::asm!(
-                "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {{{d0}, {d1}, {d2}, {d3}}}, {{{a0}, {a1}, {a2}, {a3}}}, {{{b0}, {b1}}}, {{{c0}, {c1}, {c2}, {c3}}};",
-                d0 = out(reg32) d0, d1 = out(reg32) d1, d2 = out(reg32) d2, d3 = out(reg32) d3,
-                a0 = in(reg32) a[0], a1 = in(reg32) a[1], a2 = in(reg32) a[2], a3 = in(reg32) a[3],
-                b0 = in(reg32) b[0], b1 = in(reg32) b[1],
-                c0 = in(reg32) c[0], c1 = in(reg32) c[1], c2 = in(reg32) c[2], c3 = in(reg32) c[3],
-                options(pure, nomem, nostack, preserves_flags),
-            );
-        }
-        [d0, d1, d2, d3]
-    })
-}
+mma_m16n8k16!(
+    /// D = A·B + C on the tensor cores, f16 inputs and f32 accumulation
+    /// (`mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32`). Fragments as the module's table.
+    mma_m16n8k16_f16,
+    "f16"
+);
+mma_m16n8k16!(
+    /// D = A·B + C on the tensor cores, bf16 inputs and f32 accumulation
+    /// (`mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32`). Fragments as the module's table.
+    mma_m16n8k16_bf16,
+    "bf16"
+);
 
 /// The shared-space byte address of `array[index]`.
 #[inline(always)]
