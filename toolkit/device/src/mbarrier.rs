@@ -29,6 +29,27 @@
 
 use crate::SharedArray;
 
+/// The asm of a barrier's wait predicate: `$instr` (with `{a}`, the barrier, and `{x}`, the
+/// token or parity) sets a predicate, turned into a `bool`.
+#[cfg_attr(not(target_arch = "nvptx64"), allow(unused_macros))]
+macro_rules! wait_predicate {
+    ($instr:literal, $address:expr, $class:ident, $value:expr) => {{
+        let done: u32;
+        core::arch::asm!(
+            "{{",
+            ".reg .pred p;",
+            $instr,
+            "selp.u32 {d}, 1, 0, p;",
+            "}}",
+            d = out(reg32) done,
+            a = in(reg32) $address,
+            x = in($class) $value,
+            options(nostack, preserves_flags),
+        );
+        done != 0
+    }};
+}
+
 /// A barrier: the shared-space address of its 8-byte word (`.shared .b64`, 8-byte aligned).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Mbarrier {
@@ -186,23 +207,11 @@ impl Mbarrier {
     /// phase.
     #[inline(always)]
     pub unsafe fn test_wait(self, token: u64) -> bool {
-        on_gpu!("Mbarrier::test_wait", {
-            let done: u32;
+        on_gpu!("Mbarrier::wait predicate", {
             // SAFETY: the caller's contract.
             unsafe {
-                core::arch::asm!(
-                    "{{",
-                    ".reg .pred p;",
-                    "mbarrier.test_wait.shared.b64 p, [{a}], {t};",
-                    "selp.u32 {d}, 1, 0, p;",
-                    "}}",
-                    d = out(reg32) done,
-                    a = in(reg32) self.address,
-                    t = in(reg64) token,
-                    options(nostack, preserves_flags),
-                )
+                wait_predicate!("mbarrier.test_wait.shared.b64 p, [{a}], {x};", self.address, reg64, token)
             }
-            done != 0
         })
     }
 
@@ -213,23 +222,16 @@ impl Mbarrier {
     /// The barrier was initialised; the phase of that parity is the current or the previous.
     #[inline(always)]
     pub unsafe fn test_wait_parity(self, parity: u32) -> bool {
-        on_gpu!("Mbarrier::test_wait_parity", {
-            let done: u32;
+        on_gpu!("Mbarrier::wait predicate", {
             // SAFETY: the caller's contract.
             unsafe {
-                core::arch::asm!(
-                    "{{",
-                    ".reg .pred p;",
-                    "mbarrier.test_wait.parity.shared.b64 p, [{a}], {parity};",
-                    "selp.u32 {d}, 1, 0, p;",
-                    "}}",
-                    d = out(reg32) done,
-                    a = in(reg32) self.address,
-                    parity = in(reg32) parity,
-                    options(nostack, preserves_flags),
+                wait_predicate!(
+                    "mbarrier.test_wait.parity.shared.b64 p, [{a}], {x};",
+                    self.address,
+                    reg32,
+                    parity
                 )
             }
-            done != 0
         })
     }
 
@@ -241,23 +243,16 @@ impl Mbarrier {
     /// As [`test_wait_parity`](Self::test_wait_parity).
     #[inline(always)]
     pub unsafe fn try_wait_parity(self, parity: u32) -> bool {
-        on_gpu!("Mbarrier::try_wait_parity", {
-            let done: u32;
+        on_gpu!("Mbarrier::wait predicate", {
             // SAFETY: the caller's contract.
             unsafe {
-                core::arch::asm!(
-                    "{{",
-                    ".reg .pred p;",
-                    "mbarrier.try_wait.parity.shared::cta.b64 p, [{a}], {parity};",
-                    "selp.u32 {d}, 1, 0, p;",
-                    "}}",
-                    d = out(reg32) done,
-                    a = in(reg32) self.address,
-                    parity = in(reg32) parity,
-                    options(nostack, preserves_flags),
+                wait_predicate!(
+                    "mbarrier.try_wait.parity.shared::cta.b64 p, [{a}], {x};",
+                    self.address,
+                    reg32,
+                    parity
                 )
             }
-            done != 0
         })
     }
 
