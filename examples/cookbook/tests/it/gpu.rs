@@ -4,6 +4,8 @@
 
 use std::sync::Arc;
 
+use crate::common;
+
 use cookbook::{
     IMAGES, cpu,
     gpu::{self, Flavour},
@@ -12,21 +14,13 @@ use cookbook::{
 use ptxkit_host::Gpu;
 
 fn open() -> Arc<Gpu> {
-    let gpu = Gpu::open(0, &IMAGES).expect("a CUDA GPU");
-    println!("{} ({})", gpu.name(), gpu.image());
-    gpu
-}
-
-fn fresh() -> Random {
-    let (random, seed) = Random::from_clock();
-    println!("seed {seed:#x}");
-    random
+    common::open(&IMAGES)
 }
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn gpu_reduce_sum_is_within_the_summation_bound() {
-    let (gpu, mut r) = (open(), fresh());
+    let (gpu, mut r) = (open(), common::fresh());
     for n in [1, 31, 257, 100_003, 3_000_017] {
         let x = r.floats(n, -1.0, 1.0);
         let got = gpu::reduce_sum(&gpu, &x).unwrap();
@@ -39,7 +33,7 @@ fn gpu_reduce_sum_is_within_the_summation_bound() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn gpu_transpose_equals_cpu() {
-    let (gpu, mut r) = (open(), fresh());
+    let (gpu, mut r) = (open(), common::fresh());
     for (width, height) in [(1, 1), (33, 65), (257, 31), (1000, 999)] {
         let x = r.floats(width * height, -1.0, 1.0);
         let got = gpu::transpose(&gpu, &x, width as u32, height as u32).unwrap();
@@ -50,7 +44,7 @@ fn gpu_transpose_equals_cpu() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn gpu_histogram_equals_cpu() {
-    let (gpu, mut r) = (open(), fresh());
+    let (gpu, mut r) = (open(), common::fresh());
     for n in [1, 255, 4097, 1_000_003] {
         let words = r.words(n);
         assert_eq!(gpu::histogram_256(&gpu, &words).unwrap(), cpu::histogram_256(&words), "n = {n}");
@@ -63,7 +57,7 @@ fn gpu_histogram_equals_cpu() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn gpu_scan_equals_cpu() {
-    let (gpu, mut r) = (open(), fresh());
+    let (gpu, mut r) = (open(), common::fresh());
     // Partial tiles, exactly one tile, more than 1024 tiles (the sums' block loops twice),
     // and values that wrap.
     for n in [1, 7, 2048, 2049, 100_003, 1024 * 2048 + 4099] {
@@ -77,7 +71,7 @@ fn gpu_scan_equals_cpu() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn gpu_sgemm_is_within_the_dot_product_bound() {
-    let (gpu, mut r) = (open(), fresh());
+    let (gpu, mut r) = (open(), common::fresh());
     for (m, n, k) in [(64, 64, 16), (192, 320, 48), (128, 64, 1040)] {
         let (a, b) = (r.floats(m * k, -1.0, 1.0), r.floats(k * n, -1.0, 1.0));
         let got = gpu::sgemm(&gpu, &a, &b, (m as u32, n as u32, k as u32)).unwrap();
@@ -95,7 +89,7 @@ fn gpu_sgemm_is_within_the_dot_product_bound() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn gpu_nbody_is_within_the_bound() {
-    let (gpu, mut r) = (open(), fresh());
+    let (gpu, mut r) = (open(), common::fresh());
     let softening2 = 1e-3;
     for n in [1, 255, 257, 1001] {
         let bodies: Vec<[f32; 4]> = (0..n)
@@ -121,7 +115,7 @@ fn gpu_nbody_is_within_the_bound() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn gpu_softmax_is_within_the_bound() {
-    let (gpu, mut r) = (open(), fresh());
+    let (gpu, mut r) = (open(), common::fresh());
     for (rows, cols) in [(1, 1), (17, 31), (9, 1000), (3, 4097)] {
         let x = r.floats(rows * cols, -8.0, 8.0);
         let got = gpu::softmax_rows(&gpu, &x, rows as u32, cols as u32).unwrap();
@@ -135,7 +129,7 @@ fn gpu_softmax_is_within_the_bound() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn gpu_saxpy_safe_and_raw_equal_cpu_bit_for_bit() {
-    let (gpu, mut r) = (open(), fresh());
+    let (gpu, mut r) = (open(), common::fresh());
     for n in [1, 255, 257, 100_003] {
         let (x, y) = (r.floats(n, -1.0, 1.0), r.floats(n, -1.0, 1.0));
         let a = r.uniform(-2.0, 2.0);
@@ -150,7 +144,7 @@ fn gpu_saxpy_safe_and_raw_equal_cpu_bit_for_bit() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn gpu_jacobi_safe_and_raw_equal_cpu_bit_for_bit() {
-    let (gpu, mut r) = (open(), fresh());
+    let (gpu, mut r) = (open(), common::fresh());
     for (width, height) in [(1, 1), (2, 3), (33, 9), (257, 131)] {
         let x = r.floats(width * height, -1.0, 1.0);
         let expected = cpu::jacobi_5pt(&x, width, height);
@@ -164,7 +158,7 @@ fn gpu_jacobi_safe_and_raw_equal_cpu_bit_for_bit() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn gpu_hgemm_f16_and_bf16_are_within_the_tensor_core_bound() {
-    let (gpu, mut r) = (open(), fresh());
+    let (gpu, mut r) = (open(), common::fresh());
     fn check<H: gpu::HalfInput>(gpu: &Gpu, r: &mut Random, (m, n, k): (usize, usize, usize), what: &str) {
         // Inputs rounded to halves first: the reference multiplies the same values.
         let a: Vec<H> = r.floats(m * k, -1.0, 1.0).into_iter().map(H::from_f32).collect();
@@ -199,7 +193,7 @@ fn gpu_kernels_from_the_ptx_equal_the_cubin_bit_for_bit() {
     let cubin = open();
     let ptx = Gpu::open_with(0, &IMAGES, true).expect("a CUDA GPU");
     println!("against {}", ptx.image());
-    let mut r = fresh();
+    let mut r = common::fresh();
     let (a, b) = (r.floats(128 * 48, -1.0, 1.0), r.floats(48 * 192, -1.0, 1.0));
     let shape = (128, 192, 48);
     assert!(bits_equal(
@@ -225,7 +219,7 @@ fn gpu_kernels_from_the_ptx_equal_the_cubin_bit_for_bit() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn gpu_jacobi_tiled_safe_and_raw_equal_cpu_bit_for_bit() {
-    let (gpu, mut r) = (open(), fresh());
+    let (gpu, mut r) = (open(), common::fresh());
     // Single cells and rows, partial tiles in x and y, exact tiles (64×16), a wide thin grid.
     for (width, height) in [(1, 1), (2, 3), (1, 17), (33, 9), (64, 16), (257, 131), (1000, 3), (1031, 519)] {
         let x = r.floats(width * height, -1.0, 1.0);
@@ -240,7 +234,7 @@ fn gpu_jacobi_tiled_safe_and_raw_equal_cpu_bit_for_bit() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn gpu_scan_lookback_equals_cpu() {
-    let (gpu, mut r) = (open(), fresh());
+    let (gpu, mut r) = (open(), common::fresh());
     // One element, partial tiles, exactly one and two tiles, one past, thousands of tiles
     // (look-backs longer than one window of 32), and sizes that are no multiple of the tile.
     for n in [1, 7, 2047, 2048, 2049, 4096, 65 * 2048 + 1, 100_003, 1024 * 2048 + 4099, 5_000_011] {

@@ -3,25 +3,19 @@
 
 use std::sync::Arc;
 
-use cookbook::{HOPPER_IMAGES, cpu, hopper, random::Random};
+use crate::common;
+
+use cookbook::{HOPPER_IMAGES, cpu, hopper};
 use ptxkit_host::Gpu;
 
 fn open() -> Arc<Gpu> {
-    let gpu = Gpu::open(0, &HOPPER_IMAGES).expect("a CUDA GPU");
-    println!("{} ({})", gpu.name(), gpu.image());
-    gpu
-}
-
-fn fresh() -> Random {
-    let (random, seed) = Random::from_clock();
-    println!("seed {seed:#x}");
-    random
+    common::open(&HOPPER_IMAGES)
 }
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn gpu_tma_transpose_equals_cpu() {
-    let (gpu, mut r) = (open(), fresh());
+    let (gpu, mut r) = (open(), common::fresh());
     for (width, height) in [(4, 4), (36, 100), (1000, 996), (260, 68)] {
         let x = r.floats(width * height, -1.0, 1.0);
         let got = hopper::tma_transpose(&gpu, &x, width as u32, height as u32).unwrap();
@@ -35,7 +29,7 @@ fn gpu_tma_transpose_equals_cpu() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn gpu_bulk_scale_equals_cpu() {
-    let (gpu, mut r) = (open(), fresh());
+    let (gpu, mut r) = (open(), common::fresh());
     for n in [1, 3, 4, 2047, 2048, 2049, 100_003] {
         let x = r.floats(n, -4.0, 4.0);
         let a = r.uniform(-2.0, 2.0);
@@ -46,7 +40,7 @@ fn gpu_bulk_scale_equals_cpu() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn gpu_cluster_histogram_equals_cpu() {
-    let (gpu, mut r) = (open(), fresh());
+    let (gpu, mut r) = (open(), common::fresh());
     for (n, clusters) in [(1, 1), (1023, 3), (1_000_003, 33)] {
         let values = r.words(n);
         assert_eq!(
@@ -64,7 +58,7 @@ fn gpu_cluster_histogram_equals_cpu() {
 #[ignore = "needs a CUDA GPU"]
 fn gpu_wgmma_gemm_is_within_the_tensor_core_bound() {
     use cookbook_kernels::BF16;
-    let (gpu, mut r) = (open(), fresh());
+    let (gpu, mut r) = (open(), common::fresh());
     for (m, n, k) in [(1, 1, 8), (64, 64, 64), (67, 45, 72), (130, 257, 264), (512, 384, 1024)] {
         let a: Vec<BF16> = r.floats(m * k, -1.0, 1.0).into_iter().map(BF16::from_f32).collect();
         let b: Vec<BF16> = r.floats(n * k, -1.0, 1.0).into_iter().map(BF16::from_f32).collect();
@@ -93,7 +87,7 @@ fn gpu_wgmma_gemm_is_within_the_tensor_core_bound() {
 #[ignore = "needs a CUDA GPU"]
 fn gpu_gemm_tma_wgmma_is_within_the_tensor_core_bound() {
     use cookbook_kernels::BF16;
-    let (gpu, mut r) = (open(), fresh());
+    let (gpu, mut r) = (open(), common::fresh());
     // Partial tiles in m and n, depths that are not a multiple of the 64 of a stage, and more
     // stages than the ring has slots (the ring wraps).
     for (m, n, k) in
@@ -121,7 +115,7 @@ fn gpu_gemm_tma_wgmma_is_within_the_tensor_core_bound() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn gpu_cluster_reduce_is_the_kernels_order_and_within_the_sum_bound() {
-    let (gpu, mut r) = (open(), fresh());
+    let (gpu, mut r) = (open(), common::fresh());
     let (cluster, block) = (cookbook_kernels::CLUSTER_REDUCE_CLUSTER as usize, 256);
     for (n, clusters) in [(1, 1), (255, 1), (2049, 1), (100_003, 1), (1_000_003, 33), (5_000_011, 0)] {
         let clusters = if clusters == 0 { hopper::cluster_reduce_clusters(n as u32) } else { clusters };
@@ -148,7 +142,7 @@ fn gpu_cluster_reduce_is_the_kernels_order_and_within_the_sum_bound() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn gpu_tma_stencil_equals_cpu() {
-    let (gpu, mut r) = (open(), fresh());
+    let (gpu, mut r) = (open(), common::fresh());
     // Partial tiles along every axis, one-cell grids, and grids smaller than the box.
     for (nx, ny, nz) in [(4, 1, 1), (36, 10, 9), (32, 8, 8), (100, 37, 21), (260, 67, 33), (4, 129, 3)] {
         let x = r.floats(nx * ny * nz, -1.0, 1.0);

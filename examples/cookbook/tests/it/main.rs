@@ -4,6 +4,7 @@
 //! `cargo test --release -p cookbook --test it -- --ignored`).
 
 mod cli;
+mod common;
 mod cpu;
 mod gpu;
 mod hopper;
