@@ -13,7 +13,7 @@
 # ptxkit-check GPU tests (toolkit-sanitize: compute-sanitizer on them; lineinfo: its report of a
 # deliberate fault names the Rust line); cookbook: examples/cookbook's GPU tests
 # (cookbook-sanitize: compute-sanitizer on them; cookbook-bench: its CUDA C twins built by nvcc
-# and cookbook-bench, Rust against nvcc). python: the Python package's wheel (built here) with
+# and cookbook-bench, Rust against nvcc; on sm_90 the bf16 GEMMs beside torch.matmul). python: the Python package's wheel (built here) with
 # PyTorch/CuPy/Triton there: its GPU tests (python/tests), compute-sanitizer on its kernels, the
 # call overhead (scripts/python-overhead.py) and the write-ups' comparison
 # (scripts/python-compare.py).
@@ -565,6 +565,11 @@ if has cookbook-bench; then
   done
   echo "== cookbook-bench: Rust kernel vs nvcc twin ($arch), same algorithm and launch shape"
   $B/cookbook-bench --cubin-dir /tmp/cookbook-cubins 2>&1 | tee "$OUT/cookbook-bench.txt"
+  if [ "${cap:-90}" -ge 90 ]; then
+    echo "== the bf16 GEMMs at 8192^3 beside torch.matmul (hopper-gemm-bench, scripts/torch-matmul.py; same lease)"
+    $B/hopper-gemm-bench 8192 2>&1 | tee "$OUT/hopper-gemm-bench.txt"
+    python3 scripts/torch-matmul.py 8192 2>&1 | tee -a "$OUT/hopper-gemm-bench.txt"
+  fi
 fi
 # --- end cookbook ---------------------------------------------------------------------------
 if has host-mutants; then

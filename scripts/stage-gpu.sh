@@ -37,8 +37,8 @@ out=$(dirname "$(ls -t target/release/build/simulations/*/out/kernels.heat.sm_90
 for module in "$out"/kernels.*.sm_90.cubin; do cp "$module" .gpu/; done
 # examples/cookbook: its bench and its test binary; the toolkit's checks (ptxkit-check). Both
 # test targets are named `it`: each is picked by its package's manifest, not by name alone.
-cargo build --release -p cookbook --bin cookbook-bench
-cp target/release/cookbook-bench .gpu/cookbook-bench
+cargo build --release -p cookbook --bin cookbook-bench --bin hopper-gemm-bench
+cp target/release/cookbook-bench target/release/hopper-gemm-bench .gpu/
 for spec in "cookbook examples/cookbook/Cargo.toml cookbook_it" "ptxkit-check toolkit/check/Cargo.toml ptxkit_check"; do
   read -r package manifest staged <<< "$spec"
   exe=$(cargo test --release -p "$package" --test it --no-run --message-format=json 2>/dev/null |
@@ -64,7 +64,7 @@ for line in sys.stdin:
         print(m["executable"])')
 [ -n "$exe" ] || { echo "stage-gpu: no line-info build of ptxkit-check" >&2; exit 1; }
 cp "$exe" .gpu/ptxkit_check_lineinfo
-strip .gpu/cookbook-bench .gpu/cookbook_it .gpu/ptxkit_check .gpu/ptxkit_check_lineinfo
+strip .gpu/cookbook-bench .gpu/hopper-gemm-bench .gpu/cookbook_it .gpu/ptxkit_check .gpu/ptxkit_check_lineinfo
 # The Python package's wheel (scripts/python-wheel.sh) and pytest's own wheels (the GPU machines
 # have no pytest and no network): gpu-check.sh python installs them into /tmp/site.
 scripts/python-wheel.sh .gpu >/dev/null
