@@ -6,6 +6,22 @@
 
 use std::process::ExitCode;
 
+/// `println!` that never panics: the line is lost where standard output is closed or full.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
+/// `eprintln!` that never panics.
+macro_rules! esay {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
 use cookbook::{HOPPER_IMAGES, IMAGES, gpu, random::Random};
 use cookbook_kernels as k;
 use ptxkit_host::{Gpu, Result, TensorMapSpec, Timer, TmaSwizzle, cudarc::driver::LaunchConfig};
@@ -25,36 +41,54 @@ fn median_ms(gpu: &Gpu, mut run: impl FnMut() -> Result<()>) -> Result<f32> {
 }
 
 fn main() -> ExitCode {
-    match bench() {
+    // A bad command line: one line and exit 2, before any GPU is looked for (as cookbook-bench).
+    let size = match parse_size(std::env::args_os().skip(1).collect()) {
+        Ok(size) => size,
+        Err(why) => {
+            esay!("hopper-gemm-bench: {why}");
+            return ExitCode::from(2);
+        }
+    };
+    match bench(size) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            esay!("hopper-gemm-bench: {e}");
             ExitCode::FAILURE
         }
     }
 }
 
-fn bench() -> Result<()> {
-    let size: u32 = match std::env::args().nth(1) {
-        None => 8192,
-        Some(text) => {
-            text.parse().ok().filter(|s: &u32| *s >= 128 && s.is_multiple_of(128)).ok_or_else(|| {
-                ptxkit_host::Error::InvalidLaunch(format!("SIZE {text:?}: a multiple of 128 from 128 on"))
-            })?
-        }
-    };
+/// The largest SIZE: three SIZE² matrices (two bf16, one f32) and their host copies stay
+/// within a GPU's and a machine's memory (32768²: 4 GiB for C).
+const MAX_SIZE: u32 = 32768;
+
+/// SIZE from the command line (8192 without one): a multiple of 128 from 128 to [`MAX_SIZE`];
+/// anything else (more arguments, not a number, not UTF-8) refused in one line.
+fn parse_size(args: Vec<std::ffi::OsString>) -> std::result::Result<u32, String> {
+    match args.as_slice() {
+        [] => Ok(8192),
+        [arg] => arg
+            .to_str()
+            .and_then(|text| text.parse::<u32>().ok())
+            .filter(|s| (128..=MAX_SIZE).contains(s) && s.is_multiple_of(128))
+            .ok_or_else(|| format!("SIZE {arg:?}: a multiple of 128 from 128 to {MAX_SIZE}")),
+        _ => Err("usage: hopper-gemm-bench [SIZE]".into()),
+    }
+}
+
+fn bench(size: u32) -> Result<()> {
     let classic = Gpu::open(0, &IMAGES)?;
     let hopper = Gpu::open(0, &HOPPER_IMAGES)?;
-    println!("GPU: {} ({})", classic.name(), hopper.image());
+    say!("GPU: {} ({})", classic.name(), hopper.image());
     let mut r = Random::new(0x6e44);
     let n = size as usize * size as usize;
     let a: Vec<k::BF16> = r.floats(n, -1.0, 1.0).into_iter().map(k::BF16::from_f32).collect();
     let b: Vec<k::BF16> = r.floats(n, -1.0, 1.0).into_iter().map(k::BF16::from_f32).collect();
     let flops = 2.0 * f64::from(size).powi(3);
     let row = |name: &str, ms: f32| {
-        println!("| {name} | {size}³ | {ms:.4} | {:.1} |", flops / (f64::from(ms) * 1e-3) / 1e12)
+        say!("| {name} | {size}³ | {ms:.4} | {:.1} |", flops / (f64::from(ms) * 1e-3) / 1e12)
     };
-    println!("| kernel | size | ms | TFLOP/s |\n| --- | --- | --- | --- |");
+    say!("| kernel | size | ms | TFLOP/s |\n| --- | --- | --- | --- |");
     {
         let (d_a, d_b) = (gpu::upload(&classic, &a)?, gpu::upload(&classic, &b)?);
         let mut c = gpu::zeros::<f32>(&classic, n)?;

@@ -82,3 +82,29 @@ fn closed_or_full_standard_streams_never_panic() {
         Command::new(env!("CARGO_BIN_EXE_cookbook-bench")).arg("--bogus").stderr(full).output().unwrap();
     assert_eq!(output.status.code(), Some(2));
 }
+
+#[test]
+fn hopper_gemm_bench_refuses_a_bad_size_in_one_line() {
+    use std::os::unix::ffi::OsStrExt as _;
+    let not_utf8 = std::ffi::OsStr::from_bytes(b"x\xff");
+    for args in [
+        vec!["abc".as_ref()],
+        vec!["0".as_ref()],
+        vec!["-5".as_ref()],
+        vec!["127".as_ref()],
+        vec!["4294967168".as_ref()],
+        vec!["32896".as_ref()],
+        vec![not_utf8],
+        vec!["256".as_ref(), "512".as_ref()],
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_hopper-gemm-bench"))
+            .args(&args)
+            .output()
+            .expect("run the bench");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(output.stdout.is_empty(), "{args:?}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.starts_with("hopper-gemm-bench: "), "{args:?}: {stderr}");
+    }
+}
