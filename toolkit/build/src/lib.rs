@@ -77,6 +77,7 @@ use std::{
     env, fmt, fs,
     path::{Path, PathBuf},
     process::Command,
+    time::Instant,
 };
 
 pub mod resources;
@@ -313,8 +314,18 @@ impl PtxBuilder {
         let settings = self.settings()?;
         let mut ptx_files = Vec::new();
         let mut all_markers: Vec<(&str, Marker)> = Vec::new();
+        // Where the build script's time goes, for a kernel author's edit-to-run loop.
+        let mut times =
+            String::from("# ptxkit-build: seconds per step of the last build (docs/startup.md)\n");
         for module in modules {
-            let ptx = self.build_module(&target_dir, module, &settings)?;
+            let clock = Instant::now();
+            let (ptx, ran) = self.build_module(&target_dir, module, &settings)?;
+            let what = if ran { "compiled by cargo" } else { "current, cargo not run" };
+            times.push_str(&format!(
+                "module {:?}: {what}, {:.2} s\n",
+                module.name,
+                clock.elapsed().as_secs_f64()
+            ));
             let dest = module_file(module, "ptx");
             let text = fs::read_to_string(&ptx).map_err(|e| BuildError::Io(ptx.clone(), e))?;
             write_if_changed(&dest, &text)?;
@@ -341,7 +352,9 @@ impl PtxBuilder {
         } else {
             match self.find_ptxas() {
                 Some(ptxas) => {
-                    let images = self.assemble(&ptxas, &ptx_files, settings.line_info)?;
+                    let clock = Instant::now();
+                    let images = self.assemble(&ptxas, &ptx_files, settings.line_info, &mut times)?;
+                    times.push_str(&format!("ptxas, all at once: {:.2} s\n", clock.elapsed().as_secs_f64()));
                     report_resources(&out_dir.join(format!("{stem}.resources.txt")), &images)?;
                     images
                 }
@@ -372,6 +385,8 @@ impl PtxBuilder {
         }
         list.push_str("]\n");
         write_if_changed(&out_dir.join(format!("{stem}.modules.rs")), &list)?;
+        let times_file = out_dir.join(format!("{stem}.build-times.txt"));
+        fs::write(&times_file, times).map_err(|e| BuildError::Io(times_file.clone(), e))?;
         Ok(ptx_files.swap_remove(0).0)
     }
 
@@ -399,6 +414,7 @@ impl PtxBuilder {
         ptxas: &Path,
         ptx_files: &[(PathBuf, String)],
         line_info: bool,
+        times: &mut String,
     ) -> Result<Vec<Vec<(u32, PathBuf)>>, BuildError> {
         // `-lineinfo`: the cubin keeps the PTX's line table (for compute-sanitizer, Nsight).
         let extra: &[&str] = if line_info { &["-lineinfo"] } else { &[] };
@@ -437,8 +453,9 @@ impl PtxBuilder {
                                     && used.is_file()
                                     && fs::read_to_string(&stamp).is_ok_and(|s| s == stamp_text)
                                 {
-                                    return Ok((number, cubin));
+                                    return Ok((number, cubin, None));
                                 }
+                                let clock = Instant::now();
                                 let _ = fs::remove_file(&stamp);
                                 let output = Command::new(ptxas)
                                     .arg(format!("-arch={arch}"))
@@ -468,15 +485,26 @@ impl PtxBuilder {
                                 fs::write(&used, lines).map_err(|e| BuildError::Io(used.clone(), e))?;
                                 fs::write(&stamp, &stamp_text)
                                     .map_err(|e| BuildError::Io(stamp.clone(), e))?;
-                                Ok((number, cubin))
+                                Ok((number, cubin, Some(clock.elapsed())))
                             })
                         })
                         .collect()
                 })
                 .collect();
-            jobs.into_iter()
-                .map(|module| module.into_iter().map(|job| job.join().expect("ptxas thread")).collect())
-                .collect()
+            let mut images = Vec::new();
+            for (module, (ptx, _)) in jobs.into_iter().zip(ptx_files) {
+                let mut cubins = Vec::new();
+                for job in module {
+                    let (number, cubin, took) = job.join().expect("ptxas thread")?;
+                    if let Some(took) = took {
+                        let name = ptx.file_name().unwrap_or_default().display();
+                        times.push_str(&format!("ptxas sm_{number} {name}: {:.2} s\n", took.as_secs_f64()));
+                    }
+                    cubins.push((number, cubin));
+                }
+                images.push(cubins);
+            }
+            Ok(images)
         })
     }
 
@@ -500,7 +528,8 @@ impl PtxBuilder {
     /// Builds the PTX of the crate whole (its default features) into `target_dir`; returns the
     /// path of the `.ptx` file.
     pub fn build(&self, target_dir: &Path) -> Result<PathBuf, BuildError> {
-        self.build_module(target_dir, &Module { name: String::new(), features: None }, &self.settings()?)
+        let whole = Module { name: String::new(), features: None };
+        Ok(self.build_module(target_dir, &whole, &self.settings()?)?.0)
     }
 
     /// What every module's build shares: libdevice, line tables, debug assertions.
@@ -565,13 +594,14 @@ impl PtxBuilder {
         Ok(candidates.into_iter().find(|c| c.is_file()).map(|c| fs::canonicalize(&c).unwrap_or(c)))
     }
 
-    /// Builds one module's PTX into `target_dir`; returns the path of the `.ptx` file.
+    /// Builds one module's PTX into `target_dir`; returns the path of the `.ptx` file, and
+    /// whether cargo ran (`false`: the last build is current, [`fresh_sources`]).
     fn build_module(
         &self,
         target_dir: &Path,
         module: &Module,
         settings: &Settings,
-    ) -> Result<PathBuf, BuildError> {
+    ) -> Result<(PathBuf, bool), BuildError> {
         for dir in std::iter::once(&self.crate_dir).chain(&self.watch) {
             println!("cargo::rerun-if-changed={}", dir.display());
         }
@@ -626,8 +656,27 @@ impl PtxBuilder {
             None => cmd.env_remove(WRAPPER_LIBDEVICE_VAR),
         };
         let link_error = target_dir.join("link-error.txt");
-        let _ = fs::remove_file(&link_error);
         cmd.env("PTXKIT_LINK_ERROR_FILE", &link_error);
+        let crate_name = package_name(&manifest).replace('-', "_");
+        // A module's own copies: the modules share `target_dir`.
+        let own = |extension: &str| match module.name.as_str() {
+            "" => target_dir.join(format!("{crate_name}.{extension}")),
+            name => target_dir.join(format!("{crate_name}.{name}.{extension}")),
+        };
+        let finished = own("ptx");
+        let (stamp, sources_copy) = (own("fresh"), own("d"));
+        let key = fresh_key(&cmd);
+        if let Some(sources) = fresh_sources(&stamp, &key, &sources_copy, &finished) {
+            for source in sources {
+                println!("cargo::rerun-if-changed={}", source.display());
+            }
+            return Ok((finished, false));
+        }
+        let _ = fs::remove_file(&stamp);
+        let _ = fs::remove_file(&link_error);
+        // Files changed after this instant are newer than the stamp, even if cargo read them
+        // before they changed.
+        let started = std::time::SystemTime::now();
         let output = cmd.output().map_err(BuildError::Spawn)?;
         if !output.status.success() {
             let log = String::from_utf8_lossy(&output.stderr);
@@ -646,17 +695,15 @@ impl PtxBuilder {
                 name => format!("(PTX module {name:?})\n{log}"),
             }));
         }
-        let crate_name = package_name(&manifest).replace('-', "_");
         let ptx = target_dir.join(TARGET).join("release").join(format!("{crate_name}.ptx"));
         if !ptx.is_file() {
             return Err(BuildError::MissingPtx(ptx));
         }
         // Every source file of the crate and of its path dependencies, as cargo's dep-info lists
         // them (not the sysroot's): a change to any re-runs the build script.
-        if let Ok(dep_info) = fs::read_to_string(ptx.with_extension("d")) {
-            for source in dep_info_sources(&dep_info) {
-                println!("cargo::rerun-if-changed={}", source.display());
-            }
+        let dep_info = fs::read_to_string(ptx.with_extension("d")).unwrap_or_default();
+        for source in dep_info_sources(&dep_info) {
+            println!("cargo::rerun-if-changed={}", source.display());
         }
         // The launch bounds go into a copy: cargo's own output stays as rustc wrote it, so a
         // build that finds the crate fresh does not add them twice.
@@ -670,13 +717,10 @@ impl PtxBuilder {
             }));
         }
         let with_bounds = add_launch_bounds(&text, &markers(&text))?;
-        // A module's own copy: the modules share `target_dir`.
-        let finished = match module.name.as_str() {
-            "" => target_dir.join(format!("{crate_name}.ptx")),
-            name => target_dir.join(format!("{crate_name}.{name}.ptx")),
-        };
         write_if_changed(&finished, &with_bounds)?;
-        Ok(finished)
+        write_if_changed(&sources_copy, &dep_info)?;
+        write_stamp(&stamp, &key, started)?;
+        Ok((finished, true))
     }
 }
 
@@ -1071,6 +1115,70 @@ fn report_resources(report: &Path, images: &[Vec<(u32, PathBuf)>]) -> Result<(),
     write_if_changed(report, &text)
 }
 
+/// What a module's nested build depends on besides its source files: the command (its
+/// arguments, features, flags and profile settings), the environment it sets, and the
+/// toolchain (the outer cargo, the rustup toolchain, the link wrapper's and libdevice's paths
+/// are among the variables).
+fn fresh_key(cmd: &Command) -> String {
+    let mut key = format!("{:?}", cmd.get_program());
+    for arg in cmd.get_args() {
+        key.push_str(&format!(" {arg:?}"));
+    }
+    for (name, value) in cmd.get_envs() {
+        key.push_str(&format!("\n{name:?}={value:?}"));
+    }
+    for name in ["CARGO", "RUSTUP_TOOLCHAIN", "RUSTUP_HOME"] {
+        let value = env::var_os(name);
+        let modified = value.as_ref().and_then(|v| fs::metadata(v).ok()).and_then(|m| m.modified().ok());
+        key.push_str(&format!("\n{name}={value:?} {modified:?}"));
+    }
+    key.push('\n');
+    key
+}
+
+/// The source files of a module whose last nested build is still current, without running
+/// cargo (each fresh run of it costs about 0.3 s, six modules one after another): its stamp
+/// holds `key`, its PTX is there, and no file its dep-info lists (nor the `Cargo.toml` of
+/// the package holding each, nor a `Cargo.lock` or `rust-toolchain.toml` above the crate)
+/// changed since the stamp's time, the instant that build started. `None`: build.
+fn fresh_sources(stamp: &Path, key: &str, dep_info: &Path, ptx: &Path) -> Option<Vec<PathBuf>> {
+    if !fs::read_to_string(stamp).is_ok_and(|s| s == key) || !ptx.is_file() {
+        return None;
+    }
+    let built = fs::metadata(stamp).ok()?.modified().ok()?;
+    let sources = dep_info_sources(&fs::read_to_string(dep_info).ok()?);
+    if sources.is_empty() {
+        return None;
+    }
+    let mut inputs: Vec<PathBuf> = sources.clone();
+    for source in &sources {
+        if let Some(manifest) = source.ancestors().skip(1).map(|d| d.join("Cargo.toml")).find(|m| m.is_file())
+        {
+            if !inputs.contains(&manifest) {
+                inputs.push(manifest);
+            }
+        }
+    }
+    let first = sources.first()?;
+    for dir in first.ancestors().skip(1) {
+        for name in ["Cargo.lock", "rust-toolchain.toml", "rust-toolchain"] {
+            let file = dir.join(name);
+            if file.is_file() {
+                inputs.push(file);
+            }
+        }
+    }
+    let unchanged = |file: &PathBuf| fs::metadata(file).and_then(|m| m.modified()).is_ok_and(|t| t <= built);
+    inputs.iter().all(unchanged).then_some(sources)
+}
+
+/// Writes a module's stamp (`key`) and gives it the time its build started.
+fn write_stamp(stamp: &Path, key: &str, started: std::time::SystemTime) -> Result<(), BuildError> {
+    let io = |e| BuildError::Io(stamp.to_path_buf(), e);
+    fs::write(stamp, key).map_err(io)?;
+    fs::File::options().write(true).open(stamp).and_then(|f| f.set_modified(started)).map_err(io)
+}
+
 /// Writes `text` unless the file already holds it (keeps its time stamp for cargo).
 fn write_if_changed(path: &Path, text: &str) -> Result<(), BuildError> {
     if fs::read_to_string(path).is_ok_and(|old| old == text) {
@@ -1375,5 +1483,44 @@ case "$*" in *compiler_builtins*) ;; *) printf '.extern .func {extern_func}\n(\n
             calls[1].contains("/x/libcompiler_builtins-0123.rlib") && calls[1].contains("a.o"),
             "{calls:?}"
         );
+    }
+
+    /// A module's nested build is skipped only while its stamp's key matches and nothing it
+    /// was built from (a source, a package's manifest, the lock file) changed since.
+    #[test]
+    fn a_module_is_current_until_a_source_a_manifest_or_the_key_changes() {
+        use std::time::{Duration, SystemTime};
+        let dir = env::temp_dir().join(format!("ptxkit-fresh-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(dir.join("k/src")).unwrap();
+        let (lib, manifest, lock) =
+            (dir.join("k/src/lib.rs"), dir.join("k/Cargo.toml"), dir.join("Cargo.lock"));
+        for file in [&lib, &manifest, &lock] {
+            fs::write(file, "x").unwrap();
+        }
+        let (stamp, dep_info, ptx) = (dir.join("k.fresh"), dir.join("k.d"), dir.join("k.ptx"));
+        fs::write(&dep_info, format!("{}: {}\n", ptx.display(), lib.display())).unwrap();
+        fs::write(&ptx, "ptx").unwrap();
+        let set_time = |file: &Path, at: SystemTime| {
+            fs::File::options().write(true).open(file).unwrap().set_modified(at).unwrap();
+        };
+        let start = SystemTime::now() - Duration::from_secs(100);
+        for file in [&lib, &manifest, &lock] {
+            set_time(file, start - Duration::from_secs(10));
+        }
+        write_stamp(&stamp, "key", start).unwrap();
+        assert_eq!(fresh_sources(&stamp, "key", &dep_info, &ptx), Some(vec![lib.clone()]));
+        assert_eq!(fresh_sources(&stamp, "other flags", &dep_info, &ptx), None, "a changed command builds");
+        for changed in [&lib, &manifest, &lock] {
+            set_time(changed, start + Duration::from_secs(1));
+            assert_eq!(fresh_sources(&stamp, "key", &dep_info, &ptx), None, "{} changed", changed.display());
+            set_time(changed, start - Duration::from_secs(10));
+        }
+        fs::remove_file(&ptx).unwrap();
+        assert_eq!(fresh_sources(&stamp, "key", &dep_info, &ptx), None, "no PTX");
+        fs::write(&ptx, "ptx").unwrap();
+        fs::remove_file(&lib).unwrap();
+        assert_eq!(fresh_sources(&stamp, "key", &dep_info, &ptx), None, "a source gone");
+        let _ = fs::remove_dir_all(&dir);
     }
 }
