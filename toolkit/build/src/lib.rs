@@ -1152,11 +1152,9 @@ fn fresh_sources(stamp: &Path, key: &str, dep_info: &Path, ptx: &Path) -> Option
     }
     let mut inputs: Vec<PathBuf> = sources.clone();
     for source in &sources {
-        if let Some(manifest) = source.ancestors().skip(1).map(|d| d.join("Cargo.toml")).find(|m| m.is_file())
-        {
-            if !inputs.contains(&manifest) {
-                inputs.push(manifest);
-            }
+        let manifest = source.ancestors().skip(1).map(|d| d.join("Cargo.toml")).find(|m| m.is_file());
+        if let Some(manifest) = manifest.filter(|m| !inputs.contains(m)) {
+            inputs.push(manifest);
         }
     }
     let first = sources.first()?;
