@@ -4,11 +4,13 @@
 
 use std::path::PathBuf;
 
+// The kernel images (simulations/src/cuda/images.rs).
 use clap::Parser;
 use simulations::{
     grayscott::{self, GrayScott},
     render,
 };
+use simulations_images as _;
 
 /// Simulates Gray-Scott "mitosis" (384x256, 4000 steps) and saves the last frame as a PNG.
 #[derive(Parser)]

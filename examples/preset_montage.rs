@@ -6,6 +6,7 @@
 
 use std::{path::PathBuf, time::Instant};
 
+// The kernel images (simulations/src/cuda/images.rs).
 use clap::Parser;
 use rayon::prelude::*;
 use simulations::{
@@ -13,6 +14,7 @@ use simulations::{
     grayscott::{GrayScott, PRESETS, Variant},
     render,
 };
+use simulations_images as _;
 
 const COLUMNS: usize = 3;
 const GAP: usize = 4;

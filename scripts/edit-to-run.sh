@@ -13,10 +13,9 @@
 #
 # What each name edits (each file is loaded by the PTX modules named; kernels/src/lib.rs):
 #   heat       kernels/src/heat.rs, heat's RK4 update       (module heat)
-#   grayscott  kernels/src/grayscott.rs, gray_scott_fused    (module grayscott; the file is
-#              loaded by grayscott_streaming and _c1 too, whose PTX does not change)
-#   streaming  kernels/src/grayscott.rs, the streaming kernels' store (grayscott_streaming and
-#              _c1, most of Gray-Scott's PTX)
+#   grayscott  kernels/src/grayscott/progression.rs, gray_scott_fused    (module grayscott)
+#   streaming  kernels/src/grayscott/streaming.rs, the streaming kernels' store
+#              (grayscott_streaming and _c1, most of Gray-Scott's PTX)
 #   physarum   kernels/src/physarum.rs, physarum_distance    (module physarum)
 #   shared     kernels/src/math.rs, clamp01                  (every module; the PTX of
 #              grayscott and common changes)
@@ -40,8 +39,8 @@ repeat=${REPEAT:-1}
 edit_of() {
     case $1 in
         heat) echo "kernels/src/heat.rs|dt / 6.0 * (*k1.add(i)|dt / 6.5 * (*k1.add(i)" ;;
-        grayscott) echo "kernels/src/grayscott.rs|*u_next.add(here) = u_new;|*u_next.add(here) = u_new * 0.5;" ;;
-        streaming) echo "kernels/src/grayscott.rs|*self.v_next.add(row + self.columns[j]) = next[1][j];|*self.v_next.add(row + self.columns[j]) = next[1][j] * 0.5;" ;;
+        grayscott) echo "kernels/src/grayscott/progression.rs|*u_next.add(here) = u_new;|*u_next.add(here) = u_new * 0.5;" ;;
+        streaming) echo "kernels/src/grayscott/streaming.rs|*self.v_next.add(row + self.columns[j]) = next[1][j];|*self.v_next.add(row + self.columns[j]) = next[1][j] * 0.5;" ;;
         physarum) echo "kernels/src/physarum.rs|sum += d * d;|sum += d * d * 0.5;" ;;
         shared) echo "kernels/src/math.rs|x.max(0.0).min(1.0)|x.max(0.0).min(0.5)" ;;
     esac

@@ -23,11 +23,11 @@ root=$PWD
 missed=$1/mutants.out/missed.txt
 regex=${2:-.}
 [ -f "$missed" ] || { echo "mutants-gpu: no $missed" >&2; exit 1; }
-git diff --quiet HEAD -- kernels toolkit simulations/build.rs ||
-  { echo "mutants-gpu: kernels/, toolkit/ or simulations/build.rs differ from HEAD: commit first" >&2; exit 1; }
+git diff --quiet HEAD -- kernels toolkit simulations/images/build.rs ||
+  { echo "mutants-gpu: kernels/, toolkit/ or simulations/images/build.rs differ from HEAD: commit first" >&2; exit 1; }
 mapfile -t names < <(grep '^kernels/src/' "$missed" | grep -E -- "$regex" || true)
 [ ${#names[@]} -gt 0 ] || { echo "mutants-gpu: no survivor in kernels/src/ matches" >&2; exit 1; }
-build_script=$root/$(ls -t target/release/build/simulations/*/out/build_script_build | head -1)
+build_script=$root/$(ls -t target/release/build/simulations-images/*/out/build_script_build | head -1)
 
 work=$(mktemp -d /tmp/mutants-gpu.XXXXXX)
 tree=$work/tree
@@ -38,12 +38,12 @@ ln -s "$root/.tools" "$tree/.tools"
 export PTXKIT_TARGET_DIR=$root/target/mutants-ptx RUST_GPU_SIM_CUBINS=none CARGO=${CARGO:-$(command -v cargo)}
 ptx() { # OUT_DIR: builds every module's PTX of the worktree into it
   rm -rf "$1" && mkdir -p "$1"
-  (cd "$tree/simulations" && OUT_DIR=$1 CARGO_MANIFEST_DIR=$tree/simulations "$build_script" > "$1.log" 2>&1) ||
+  (cd "$tree/simulations/images" && OUT_DIR=$1 CARGO_MANIFEST_DIR=$tree/simulations/images "$build_script" > "$1.log" 2>&1) ||
     { tail -5 "$1.log" >&2; return 1; }
 }
 ptx "$work/base"
 for module in "$work"/base/kernels.*.ptx; do
-  built=$(ls -t target/release/build/simulations/*/out/"$(basename "$module")" | head -1)
+  built=$(ls -t target/release/build/simulations-images/*/out/"$(basename "$module")" | head -1)
   cmp -s "$module" "$built" || { echo "mutants-gpu: $(basename "$module") differs from the build's ($built)" >&2; exit 1; }
 done
 

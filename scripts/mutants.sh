@@ -16,7 +16,7 @@
 # slices move when the file's mutants change, but together they always cover it.
 # Kernel files go faster as PTX only (no ptxas per mutant): RUST_GPU_SIM_CUBINS=none, but then
 # skip the test that checks the embedded cubins, or every mutant looks caught:
-#   RUST_GPU_SIM_CUBINS=none cargo mutants --file kernels/src/grayscott.rs --test-package kernels \
+#   RUST_GPU_SIM_CUBINS=none cargo mutants --file kernels/src/grayscott/common.rs --test-package kernels \
 #     --test-package simulations -- --no-fail-fast -- --skip cubins_are_embedded_for_the_common_gpus
 # Results go to mutants.out/ (caught.txt, missed.txt, timeout.txt, unviable.txt); survivors in
 # GPU-only code are expected here (the CPU tests cannot run it): `scripts/mutants-gpu.sh .`
@@ -31,7 +31,7 @@ VERSION=27.1.0
 # recorded scores stay comparable; 12 on: the rest, by directory.
 BATCHES=(
   "kernels/src/colormap.rs kernels/src/math.rs simulations/src/render/palette.rs simulations/src/physarum/cpu.rs"
-  "kernels/src/grayscott.rs"
+  "kernels/src/grayscott/common.rs kernels/src/grayscott/progression.rs kernels/src/grayscott/streaming.rs"
   "kernels/src/heat.rs"
   "kernels/src/physarum.rs@0/3"
   "kernels/src/physarum.rs@1/3"
@@ -78,7 +78,7 @@ BATCHES=(
 # checks that they still don't):
 EXCLUDED=(
   # declarations only: modules, re-exports, a trait's signatures, an embedded-image static
-  kernels/src/lib.rs simulations/src/bench/mod.rs simulations/src/cuda/mod.rs
+  kernels/src/lib.rs kernels/src/grayscott/mod.rs simulations/src/bench/mod.rs simulations/src/cuda/mod.rs
   simulations/src/driver/mod.rs simulations/src/grayscott/mod.rs simulations/src/grayscott/cuda/mod.rs
   simulations/src/grayscott/cuda/schemes/mod.rs simulations/src/heat/mod.rs simulations/src/physarum/mod.rs
   simulations/src/render/mod.rs simulations/src/split/mod.rs simulations/src/cuda/images.rs

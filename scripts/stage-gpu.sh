@@ -33,7 +33,7 @@ done
 strip .gpu/rust-gpu-sim .gpu/grayscott_png .gpu/simulations_it .gpu/host_it .gpu/barkley .gpu/barkley_it .gpu/simulations_lib
 # The H100/H200 cubins (one per kernel module) on their own, for scripts/cuda-floor.py (the
 # driver's start-up without us), from the build directory of the binary just built.
-out=$(dirname "$(ls -t target/release/build/simulations/*/out/kernels.heat.sm_90.cubin | head -1)")
+out=$(dirname "$(ls -t target/release/build/simulations-images/*/out/kernels.heat.sm_90.cubin | head -1)")
 for module in "$out"/kernels.*.sm_90.cubin; do cp "$module" .gpu/; done
 # examples/cookbook: its bench and its test binary; the toolkit's checks (ptxkit-check). Both
 # test targets are named `it`: each is picked by its package's manifest, not by name alone.

@@ -12,8 +12,9 @@
 //! default): `heat`, `grayscott` (Gray-Scott's kernels up to the temporal one, the map, and
 //! `diagnostics`), `grayscott_streaming` and `grayscott_streaming_c1` (the streaming kernels'
 //! instances, most of Gray-Scott's PTX), `physarum`, and `common` (`colormap`, `halo`), so
-//! that a kernel edit recompiles only the modules that load its file (the three of
-//! `grayscott.rs` at once, in parallel) and reassembles only those whose PTX changed.
+//! that a kernel edit recompiles only the modules that load its file and reassembles only
+//! those whose PTX changed (Gray-Scott's files: `grayscott/progression.rs` is the `grayscott`
+//! module, `grayscott/streaming.rs` the two streaming ones, `grayscott/common.rs` all three).
 //!
 //! Everything GPU-specific comes from the toolkit's device crate, `ptxkit_device` (thread
 //! indices, barriers, shared tiles, atomics, `ld.global.nc`, `device_assert!`, `#[kernel]`
@@ -27,7 +28,7 @@
 //! ## One kernel, from declaration to launch
 //!
 //! ```ignore
-//! // kernels/src/grayscott.rs
+//! // kernels/src/grayscott/progression.rs
 //! /// One Gray-Scott step. Thread mapping: ... Bytes per cell: 16.
 //! #[kernel]
 //! pub unsafe fn gray_scott_fused(
@@ -46,7 +47,7 @@
 //! ```
 //! `#[kernel(launch_bounds(256, 2))]` adds CUDA C's `__launch_bounds__`, and
 //! `#[kernel(dynamic_shared = BYTES)]` declares the dynamic shared memory every block gets.
-//! The host's table of kernels (`simulations::cuda::KERNELS`) is generated from the PTX by
+//! The host's table of kernels (`simulations::cuda::kernels()`) is generated from the PTX by
 //! `ptxkit-build`: there is no list to keep by hand.
 
 #![cfg_attr(not(test), no_std)]
@@ -55,11 +56,11 @@
 // their code uses are on in both builds.
 #![feature(core_float_math, stmt_expr_attributes)]
 
-// One PTX module per cargo feature (simulations/build.rs builds each with only its feature on; the
+// One PTX module per cargo feature (simulations/images/build.rs builds each with only its feature on; the
 // host's build of this crate has them all): rustc reads only the files a module's `mod` items
 // load, so an edit of `heat.rs` rebuilds the heat module alone. Files every module loads
 // (this one, `math.rs`) rebuild them all. A kernel belongs to exactly one module (in
-// `grayscott.rs`, a `#[cfg(feature = ...)]` on each kernel says which).
+// `grayscott/streaming.rs`, a `#[cfg(feature = ...)]` on each kernel says which).
 #[cfg(feature = "common")]
 pub mod colormap;
 #[cfg(feature = "grayscott")]

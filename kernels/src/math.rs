@@ -1,6 +1,6 @@
 //! Per-cell helpers that more than one PTX module's kernels use (Gray-Scott's, the colormap's,
-//! Physarum's): in a file of their own, so that an edit of `grayscott.rs` rebuilds only the
-//! Gray-Scott module. `grayscott` re-exports them under their old paths.
+//! Physarum's): in a file of their own, so that an edit of a Gray-Scott file rebuilds only
+//! Gray-Scott's modules. `grayscott` re-exports them under their old paths.
 
 /// Clamps to [0, 1]; NaN becomes 0 (unlike `f32::clamp`, which keeps NaN), so a field can
 /// never hold NaN.

@@ -157,7 +157,7 @@ fn grayscott_laplacian(
     lv: &Bound<'_, PyAny>,
     stream: Stream<'_>,
 ) -> PyResult<()> {
-    let call = KernelCall::new(py, &simulations::cuda::IMAGES, stream.as_ref())?;
+    let call = KernelCall::new(py, simulations::cuda::IMAGES, stream.as_ref())?;
     let (u, v) = (call.input::<f32>("u", u)?, call.input::<f32>("v", v)?);
     let (mut lu, mut lv) = (call.output::<f32>("lu", lu)?, call.output::<f32>("lv", lv)?);
     let (height, width) = grid("u", u.matrix()?)?;
@@ -188,7 +188,7 @@ fn grayscott_update(
     dt: Option<f32>,
     stream: Stream<'_>,
 ) -> PyResult<()> {
-    let call = KernelCall::new(py, &simulations::cuda::IMAGES, stream.as_ref())?;
+    let call = KernelCall::new(py, simulations::cuda::IMAGES, stream.as_ref())?;
     let (mut u, mut v) = (call.output::<f32>("u", u)?, call.output::<f32>("v", v)?);
     let (lu, lv) = (call.input::<f32>("lu", lu)?, call.input::<f32>("lv", lv)?);
     let (height, width) = grid("u", u.matrix()?)?;
@@ -221,7 +221,7 @@ fn grayscott_fused(
     dt: Option<f32>,
     stream: Stream<'_>,
 ) -> PyResult<()> {
-    let call = KernelCall::new(py, &simulations::cuda::IMAGES, stream.as_ref())?;
+    let call = KernelCall::new(py, simulations::cuda::IMAGES, stream.as_ref())?;
     let (u, v) = (call.input::<f32>("u", u)?, call.input::<f32>("v", v)?);
     let (mut u_next, mut v_next) =
         (call.output::<f32>("u_next", u_next)?, call.output::<f32>("v_next", v_next)?);

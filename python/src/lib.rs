@@ -4,6 +4,9 @@
 //! [`methods`], their shared plumbing in [`common`]) and the kernels on the caller's tensors
 //! ([`kernels`]). docs/python.md is the user's guide.
 
+// The simulations' kernel images, linked into whatever links this crate (simulations/src/cuda/images.rs).
+use simulations_images as _;
+
 mod barkley;
 mod common;
 mod grayscott;

@@ -24,6 +24,10 @@
 //! A simulation is a value: build it with a [`Setup`](grayscott::Setup) and a [`Device`],
 //! step it, and ask it for frames. The CLI, tests and examples all use this API.
 
+// The kernel images, for the unit tests (programs link them themselves: src/cuda/images.rs).
+#[cfg(test)]
+use simulations_images as _;
+
 pub mod autotune;
 pub mod bench;
 pub mod checkpoint;

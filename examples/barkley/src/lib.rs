@@ -3,6 +3,9 @@
 //! (`ptxkit-host`). [`step_gpu`] and [`step_cpu`] call the same per-cell functions, so they
 //! give the same bits.
 
+// The simulations' kernel images, linked into whatever links this crate (simulations/src/cuda/images.rs).
+use simulations_images as _;
+
 use std::path::Path;
 
 pub mod driven;

@@ -1,4 +1,4 @@
-//! CUDA plumbing of the simulations, in one place: the kernel images embedded by `build.rs`
+//! CUDA plumbing of the simulations, in one place: the kernel images (embedded by the `simulations-images` crate)
 //! and the GPU opened with them. Launching, image selection, launch shapes and the timer come
 //! from the toolkit's host runtime (`ptxkit-host`), re-exported here; simulations never see
 //! module handles or unchecked argument lists.
@@ -10,7 +10,7 @@ mod open;
 
 pub use images::IMAGES;
 pub use open::{
-    FORCE_PTX_VAR, KERNELS, MODULES, PTX_DIR_VAR, all_ptx, device_count, open, open_device,
+    FORCE_PTX_VAR, PTX_DIR_VAR, all_ptx, device_count, kernels, modules, open, open_device,
     open_in_background, settle_background_open,
 };
 pub use ptxkit_host::{

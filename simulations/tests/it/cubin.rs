@@ -3,12 +3,12 @@
 //! and a GPU gets the right image for its compute capability.
 
 use object::{Object, ObjectSymbol, SymbolKind};
-use simulations::cuda::{IMAGES, KernelImage, MODULES, select_image};
+use simulations::cuda::{IMAGES, KernelImage, modules, select_image};
 
 /// `scripts/setup.sh` installs ptxas, so the build assembled the four architectures.
 #[test]
 fn cubins_are_embedded_for_the_common_gpus() {
-    for module in MODULES {
+    for module in modules() {
         let archs: Vec<u32> = module.cubins.iter().map(|(arch, _)| *arch).collect();
         assert_eq!(
             archs,
@@ -22,7 +22,7 @@ fn cubins_are_embedded_for_the_common_gpus() {
 
 #[test]
 fn every_cubin_holds_every_kernel_for_its_architecture() {
-    for module in MODULES {
+    for module in modules() {
         for (arch, image) in module.cubins {
             // A copy: the ELF reader wants the header aligned, and `include_bytes!` is not.
             let image = image.to_vec();

@@ -4,6 +4,9 @@
 //! time: `cargo test --release -p simulations --test it -- --ignored gpu_heat::` (libtest's
 //! filters match the path `module::test`; scripts/gpu-check.sh runs each module so).
 
+// The kernel images (src/cuda/images.rs).
+use simulations_images as _;
+
 mod common;
 mod gpu_helpers;
 

@@ -8,7 +8,7 @@ use std::{
     process::Command,
 };
 
-use simulations::cuda::{KERNELS, MODULES};
+use simulations::cuda::{kernels, modules};
 
 /// `$PTXAS`, else the copy `scripts/setup.sh` installs, else `ptxas` on the PATH.
 fn ptxas() -> PathBuf {
@@ -38,13 +38,13 @@ fn entries(ptx: &str) -> Vec<&str> {
 
 #[test]
 fn ptx_has_every_kernel_and_no_other() {
-    let names: Vec<&str> = MODULES.iter().map(|m| m.name).collect();
+    let names: Vec<&str> = modules().iter().map(|m| m.name).collect();
     assert_eq!(
         names,
         ["heat", "grayscott", "grayscott_streaming", "grayscott_streaming_c1", "physarum", "common"]
     );
     let mut in_modules = Vec::new();
-    for module in MODULES {
+    for module in modules() {
         let mut listed: Vec<&str> = module.kernels.iter().map(|k| k.name).collect();
         let mut found = entries(module.ptx);
         listed.sort();
@@ -61,7 +61,7 @@ fn ptx_has_every_kernel_and_no_other() {
         );
         in_modules.extend(listed);
     }
-    let mut listed: Vec<&str> = KERNELS.iter().map(|k| k.name).collect();
+    let mut listed: Vec<&str> = kernels().iter().map(|k| k.name).collect();
     listed.sort();
     in_modules.sort();
     assert_eq!(in_modules, listed, "the kernel table must list each module's kernels, each once");
@@ -73,7 +73,7 @@ type PtxParam = (usize, Option<usize>);
 /// Each entry's `.param` list in the PTX of every module.
 fn ptx_params() -> Vec<(String, Vec<PtxParam>)> {
     let mut entries = Vec::new();
-    let mut lines = MODULES.iter().flat_map(|m| m.ptx.lines()).map(str::trim);
+    let mut lines = modules().iter().flat_map(|m| m.ptx.lines()).map(str::trim);
     while let Some(line) = lines.next() {
         let Some(name) = line.strip_prefix(".visible .entry ").and_then(|l| l.split('(').next()) else {
             continue;
@@ -112,8 +112,8 @@ fn ptx_params() -> Vec<(String, Vec<PtxParam>)> {
 #[test]
 fn generated_parameter_lists_match_the_ptx() {
     let entries = ptx_params();
-    assert_eq!(entries.len(), KERNELS.len());
-    for kernel in KERNELS {
+    assert_eq!(entries.len(), kernels().len());
+    for kernel in kernels() {
         let (_, ptx) = entries.iter().find(|(name, _)| name == kernel.name).expect(kernel.name);
         let rust: Vec<usize> = kernel.params.iter().map(|p| p.size).collect();
         let sizes: Vec<usize> = ptx.iter().map(|p| p.0).collect();
@@ -130,12 +130,12 @@ fn generated_parameter_lists_match_the_ptx() {
 /// PTX, right after their entry's parameter list, and no other entry has any.
 #[test]
 fn launch_bounds_come_from_the_kernels() {
-    let bounded: Vec<_> = KERNELS.iter().filter_map(|k| Some((k.name, k.launch_bounds?))).collect();
+    let bounded: Vec<_> = kernels().iter().filter_map(|k| Some((k.name, k.launch_bounds?))).collect();
     assert!(bounded.iter().any(|(name, _)| *name == "gray_scott_temporal"), "{bounded:?}");
-    assert_eq!(MODULES.iter().map(|m| m.ptx.matches(".maxntid").count()).sum::<usize>(), bounded.len());
+    assert_eq!(modules().iter().map(|m| m.ptx.matches(".maxntid").count()).sum::<usize>(), bounded.len());
     for (name, bounds) in bounded {
         let header = format!(".visible .entry {name}(");
-        let ptx = MODULES.iter().map(|m| m.ptx).find(|ptx| ptx.contains(&header)).expect(name);
+        let ptx = modules().iter().map(|m| m.ptx).find(|ptx| ptx.contains(&header)).expect(name);
         let body = &ptx[ptx.find(&header).unwrap()..];
         let close = body.find("\n)").unwrap() + 1;
         let after: Vec<&str> = body[close..].lines().skip(1).take(2).collect();
@@ -153,10 +153,10 @@ fn launch_bounds_come_from_the_kernels() {
 /// Assembles every module for `arch`, checking each kernel's stack and spills.
 fn assemble(arch: &str) {
     let mut checked = 0;
-    for module in MODULES {
+    for module in modules() {
         checked += assemble_module(arch, module.name, module.ptx, module.kernels);
     }
-    assert_eq!(checked, KERNELS.len());
+    assert_eq!(checked, kernels().len());
 }
 
 /// Assembles one module for `arch`; returns how many of its kernels' properties it checked

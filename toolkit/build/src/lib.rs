@@ -32,6 +32,9 @@
 //! With [`PtxBuilder::module`], the crate is built as several PTX modules, one per feature set,
 //! each compiled, assembled and cached on its own (`kernels.<module>.ptx`, ...), so that an edit
 //! of a file that one module alone loads rebuilds only that module; the host loads them all.
+//! A module whose last nested build is current (same command and toolchain, no source,
+//! manifest or lock file changed since) is not handed to cargo at all, and
+//! `<stem>.build-times.txt` says where the build script's time went.
 //!
 //! # libdevice
 //!
