@@ -17,6 +17,16 @@
 //! offset). Element (row r, k) of a tile laid out with leading offset L and stride offset S is
 //! at byte `(r / 8)·S + (k / 8)·L + (r % 8)·16 + (k % 8)·2`.
 //!
+//! Swizzled K-major tiles are what TMA writes with a 32-, 64- or 128-byte swizzle (the host's
+//! `TmaSwizzle`), a box's row of W = 32, 64 or 128 bytes (16, 32 or 64 halves) per row of the
+//! tile: row r starts at byte `(r / 8)·S + (r % 8)·W`, and its 16-byte chunk c is stored as
+//! chunk `c ^ ((r % 8) / (128 / W))`, each 8-row atom of 8·W bytes aligned to 8·W (the XOR
+//! is on address bits 4-6 by bits 7-9). [`SharedDescriptor::k_major_swizzle_128`],
+//! [`k_major_swizzle_64`](SharedDescriptor::k_major_swizzle_64) and
+//! [`k_major_swizzle_32`](SharedDescriptor::k_major_swizzle_32) describe them, S = 8·W for a
+//! dense tile; a K step of 16 halves is 32 bytes further along the row
+//! ([`SharedDescriptor::offset`]).
+//!
 //! Accumulators (`[f32; 32]` per thread for N = 64): warp `w` of the warpgroup holds rows
 //! `16w..16w + 16`; with `g = lane / 4`, `t = lane % 4`, element `4j + h` is row
 //! `16w + g + 8·(h / 2)`, column `8j + 2t + h % 2` (the `mma.sync` C layout, once per 8 columns).
@@ -46,6 +56,27 @@ impl SharedDescriptor {
         // The leading offset is unused in this layout (1 by convention, as CUTLASS sets it);
         // bits 62-63 = 1: 128-byte swizzle.
         Self(descriptor_field(address) | (1 << 16) | (descriptor_field(stride) << 32) | (1 << 62))
+    }
+
+    /// The descriptor of a K-major tile in TMA's 64-byte swizzle (`CU_TENSOR_MAP_SWIZZLE_64B`:
+    /// rows of 32 halves, each group of 8 rows a 512-byte atom whose 16-byte chunks are
+    /// permuted by the row) starting at shared-space byte `address` (the atom's start 512-byte
+    /// aligned; a later K step of 16 halves adds 32 bytes, [`offset`](Self::offset)), `stride`
+    /// bytes between 8-row groups (512 for a densely packed tile).
+    pub const fn k_major_swizzle_64(address: u32, stride: u32) -> Self {
+        // The leading offset unused, as in the 128-byte swizzle; bits 62-63 = 2: 64-byte
+        // swizzle.
+        Self(descriptor_field(address) | (1 << 16) | (descriptor_field(stride) << 32) | (2 << 62))
+    }
+
+    /// The descriptor of a K-major tile in TMA's 32-byte swizzle (`CU_TENSOR_MAP_SWIZZLE_32B`:
+    /// rows of 16 halves, one K step, each group of 8 rows a 256-byte atom whose two 16-byte
+    /// chunks swap in rows 4-7) starting at shared-space byte `address` (the atom's start
+    /// 256-byte aligned), `stride` bytes between 8-row groups (256 for a densely packed tile).
+    pub const fn k_major_swizzle_32(address: u32, stride: u32) -> Self {
+        // The leading offset unused, as in the 128-byte swizzle; bits 62-63 = 3: 32-byte
+        // swizzle.
+        Self(descriptor_field(address) | (1 << 16) | (descriptor_field(stride) << 32) | (3 << 62))
     }
 
     /// The same tile `bytes` further on (a later K step of a larger tile).
@@ -297,5 +328,40 @@ mod tests {
         assert_eq!((swizzled.0 & 0x3fff, (swizzled.0 >> 16) & 0x3fff), (0x400, 1));
         assert_eq!(((swizzled.0 >> 32) & 0x3fff, swizzled.0 >> 62), (64, 1));
         assert_eq!(swizzled.offset(32).0 & 0x3fff, 0x402, "a K step of 16 halves is 32 bytes");
+    }
+
+    /// The fields of a descriptor: start address, leading offset, stride offset (each in units
+    /// of 16 bytes), base offset, swizzle mode; and whether the bits between them are clear.
+    fn fields(d: SharedDescriptor) -> (u64, u64, u64, u64, u64, bool) {
+        let gaps = (0b11 << 14) | (0b11 << 30) | (0b111 << 46) | (0x3ff << 52);
+        (
+            d.0 & 0x3fff,
+            (d.0 >> 16) & 0x3fff,
+            (d.0 >> 32) & 0x3fff,
+            (d.0 >> 49) & 0b111,
+            d.0 >> 62,
+            d.0 & gaps == 0,
+        )
+    }
+
+    #[test]
+    fn swizzled_descriptors_carry_the_ptx_isa_swizzle_modes() {
+        // PTX ISA's matrix descriptor (CUTLASS's GMMA::LayoutType): bits 62-63 are 0 for no
+        // swizzle, 1 for 128 bytes, 2 for 64, 3 for 32; the leading offset is unused (1) in
+        // the swizzled K-major layouts; the stride offset is 8 rows of the swizzle's span.
+        assert_eq!(fields(SharedDescriptor::k_major(0x2000, 128, 1024)), (0x200, 8, 64, 0, 0, true));
+        assert_eq!(fields(SharedDescriptor::k_major_swizzle_128(0x2000, 1024)), (0x200, 1, 64, 0, 1, true));
+        assert_eq!(fields(SharedDescriptor::k_major_swizzle_64(0x2000, 512)), (0x200, 1, 32, 0, 2, true));
+        assert_eq!(fields(SharedDescriptor::k_major_swizzle_32(0x2000, 256)), (0x200, 1, 16, 0, 3, true));
+        // Addresses up to the 14-bit field's 256 KiB; a K step of 16 halves is 32 bytes (2 in
+        // the address field), also inside a 64-byte span.
+        assert_eq!(fields(SharedDescriptor::k_major_swizzle_64(0x3_fe00, 512).offset(32)).0, 0x3fe2);
+        assert_eq!(fields(SharedDescriptor::k_major_swizzle_32(0x1_0100, 256)).0, 0x1010);
+        // A larger stride (8-row groups spread apart) fills the stride field alone.
+        let wide = SharedDescriptor::k_major_swizzle_32(0, 4096);
+        assert_eq!(fields(wide), (0, 1, 256, 0, 3, true));
+        assert_eq!(wide.0, (3 << 62) | (256 << 32) | (1 << 16));
+        assert_eq!(SharedDescriptor::k_major_swizzle_64(0, 512).0, 0x8000_0020_0001_0000);
+        assert_eq!(SharedDescriptor::k_major_swizzle_32(0, 256).0, 0xc000_0010_0001_0000);
     }
 }
