@@ -171,6 +171,59 @@ pub fn gemm_tma_wgmma(gpu: &Gpu, a: &[k::BF16], b: &[k::BF16], m: u32, n: u32, k
     download(gpu, &c)
 }
 
+/// `a·bᵀ` (`a` `m × k`, `b` `n × k`, row-major bf16) by [`k::wgmma_swizzle_gemm_bf16`] in TMA's
+/// `swizzle` (`B32`, `B64` or `B128`): boxes of one swizzle span along K (16, 32 or 64 bf16) by
+/// 64 rows, read by `wgmma` through `SharedDescriptor::k_major_swizzle_32`, `_64` or `_128`;
+/// `k` a multiple of 8 (refused otherwise, as is `TmaSwizzle::None`).
+pub fn wgmma_swizzle_gemm(
+    gpu: &Gpu,
+    a: &[k::BF16],
+    b: &[k::BF16],
+    (m, n, kd): (u32, u32, u32),
+    swizzle: TmaSwizzle,
+) -> Result<Vec<f32>> {
+    if swizzle == TmaSwizzle::None {
+        return Err(Error::InvalidLaunch("wgmma_swizzle_gemm: a swizzle of 32, 64 or 128 bytes".into()));
+    }
+    if !kd.is_multiple_of(8) {
+        return Err(Error::InvalidLaunch(format!(
+            "wgmma_swizzle_gemm: k = {kd} is not a multiple of 8 (TMA needs rows of a multiple of 16 bytes)"
+        )));
+    }
+    let (rows_a, rows_b) = (m as usize * kd as usize, n as usize * kd as usize);
+    if a.len() != rows_a || b.len() != rows_b {
+        return Err(Error::InvalidLaunch(format!(
+            "wgmma_swizzle_gemm: a has {} and b {} elements, expected {rows_a} and {rows_b}",
+            a.len(),
+            b.len()
+        )));
+    }
+    let span = swizzle.bytes() as u32;
+    // The box the kernel's barrier expects: one span of bf16 along K by 64 rows, its bytes
+    // `k::swizzle_box_bytes(span)`.
+    let boxed = [k::swizzle_depth(span), k::SWIZZLE_TILE];
+    debug_assert_eq!(boxed[0] * boxed[1] * 2, k::swizzle_box_bytes(span));
+    let (d_a, d_b) = (upload(gpu, a)?, upload(gpu, b)?);
+    let a_map =
+        gpu.tensor_map(&d_a, TensorMapSpec::packed([kd.into(), m.into()], boxed).with_swizzle(swizzle))?;
+    let b_map =
+        gpu.tensor_map(&d_b, TensorMapSpec::packed([kd.into(), n.into()], boxed).with_swizzle(swizzle))?;
+    let mut c = zeros::<f32>(gpu, m as usize * n as usize)?;
+    let config = LaunchConfig {
+        grid_dim: (n.div_ceil(k::SWIZZLE_TILE), m.div_ceil(k::SWIZZLE_TILE), 1),
+        block_dim: (k::SWIZZLE_BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let args = (&a_map, &b_map, &mut c, m, n, kd);
+    match swizzle {
+        TmaSwizzle::B32 => gpu.launch(k::wgmma_swizzle_gemm_bf16_32, config, args)?,
+        TmaSwizzle::B64 => gpu.launch(k::wgmma_swizzle_gemm_bf16_64, config, args)?,
+        _ => gpu.launch(k::wgmma_swizzle_gemm_bf16_128, config, args)?,
+    }
+    drop((a_map, b_map));
+    download(gpu, &c)
+}
+
 /// The clusters [`cluster_reduce`] launches for `n` elements by default: one per 8 · 4096
 /// elements (16 per thread, as `reduce_config`), 1 to 256 (2048 blocks).
 pub fn cluster_reduce_clusters(n: u32) -> u32 {

@@ -47,7 +47,7 @@ tma_elements!(
 
 /// How TMA lays a box's rows out in shared memory (`CUtensorMapSwizzle`): densely, or with the
 /// 16-byte chunks of each row permuted within 32-, 64- or 128-byte spans, as `wgmma`'s swizzled
-/// layouts expect (`ptxkit_device::wgmma::SharedDescriptor::k_major_swizzle_128`), so that
+/// layouts expect (`ptxkit_device::wgmma::SharedDescriptor::k_major_swizzle_128`, `_64`, `_32`), so that
 /// reading a column of the box touches different banks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum TmaSwizzle {

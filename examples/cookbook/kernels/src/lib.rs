@@ -38,6 +38,8 @@ pub mod tma_stencil;
 pub mod transpose;
 #[cfg(feature = "hopper")]
 pub mod wgmma_gemm;
+#[cfg(feature = "hopper")]
+pub mod wgmma_swizzle;
 
 #[cfg(feature = "hopper")]
 pub use cluster_reduce::{CLUSTER_REDUCE_BLOCK, CLUSTER_REDUCE_CLUSTER, cluster_reduce_f32};
@@ -85,4 +87,9 @@ pub use transpose::{TRANSPOSE_ROWS, TRANSPOSE_TILE, transpose_f32};
 #[cfg(feature = "hopper")]
 pub use wgmma_gemm::{
     GEMM_BLOCK, GEMM_DEPTH, GEMM_SHARED_BYTES, GEMM_STAGES, GEMM_TILE, gemm_tma_wgmma_bf16,
+};
+#[cfg(feature = "hopper")]
+pub use wgmma_swizzle::{
+    SWIZZLE_BLOCK, SWIZZLE_TILE, swizzle_atom_bytes, swizzle_box_bytes, swizzle_depth, swizzle_shared_bytes,
+    wgmma_swizzle_gemm_bf16_32, wgmma_swizzle_gemm_bf16_64, wgmma_swizzle_gemm_bf16_128,
 };

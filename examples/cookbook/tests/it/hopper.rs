@@ -112,6 +112,55 @@ fn gpu_gemm_tma_wgmma_is_within_the_tensor_core_bound() {
     assert!(error.contains("not a multiple of 8"), "{error}");
 }
 
+/// `wgmma_swizzle_gemm_bf16` in `swizzle` on fresh inputs of several shapes (whole and partial
+/// 64 × 64 tiles, depths that end inside a chunk), against the CPU within the tensor cores'
+/// bound: the swizzle's `SharedDescriptor` on the GPU.
+fn wgmma_swizzle_gemm_is_within_the_tensor_core_bound(swizzle: ptxkit_host::TmaSwizzle) {
+    use cookbook_kernels::BF16;
+    let (gpu, mut r) = (open(), common::fresh());
+    for (m, n, k) in
+        [(128, 192, 320), (64, 64, 64), (1, 1, 8), (67, 45, 72), (130, 257, 264), (192, 128, 1000)]
+    {
+        let a: Vec<BF16> = r.floats(m * k, -1.0, 1.0).into_iter().map(BF16::from_f32).collect();
+        let b: Vec<BF16> = r.floats(n * k, -1.0, 1.0).into_iter().map(BF16::from_f32).collect();
+        let got = hopper::wgmma_swizzle_gemm(&gpu, &a, &b, (m as u32, n as u32, k as u32), swizzle).unwrap();
+        let widen = |v: &[BF16]| v.iter().map(|h| h.to_f32()).collect::<Vec<f32>>();
+        for (i, (&g, (exact, bound))) in
+            got.iter().zip(cpu::gemm_nt(&widen(&a), &widen(&b), m, n, k)).enumerate()
+        {
+            assert!(
+                (g as f64 - exact).abs() <= bound,
+                "{swizzle:?} {m}x{n}x{k} ({}, {}): {g} vs {exact} ± {bound}",
+                i / n,
+                i % n
+            );
+        }
+    }
+    let error = hopper::wgmma_swizzle_gemm(&gpu, &[], &[], (0, 0, 12), swizzle).unwrap_err().to_string();
+    assert!(error.contains("not a multiple of 8"), "{error}");
+    let none = ptxkit_host::TmaSwizzle::None;
+    let error = hopper::wgmma_swizzle_gemm(&gpu, &[], &[], (0, 0, 8), none).unwrap_err().to_string();
+    assert!(error.contains("a swizzle of 32, 64 or 128 bytes"), "{error}");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_wgmma_swizzle_32_gemm_is_within_the_tensor_core_bound() {
+    wgmma_swizzle_gemm_is_within_the_tensor_core_bound(ptxkit_host::TmaSwizzle::B32);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_wgmma_swizzle_64_gemm_is_within_the_tensor_core_bound() {
+    wgmma_swizzle_gemm_is_within_the_tensor_core_bound(ptxkit_host::TmaSwizzle::B64);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_wgmma_swizzle_128_gemm_is_within_the_tensor_core_bound() {
+    wgmma_swizzle_gemm_is_within_the_tensor_core_bound(ptxkit_host::TmaSwizzle::B128);
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn gpu_cluster_reduce_is_the_kernels_order_and_within_the_sum_bound() {

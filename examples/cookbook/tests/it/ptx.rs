@@ -250,6 +250,68 @@ fn gemm_tma_wgmma_streams_tiles_by_tma_into_wgmma_with_a_group_in_flight() {
 }
 
 #[test]
+fn wgmma_swizzle_gemms_carry_their_swizzle_in_every_descriptor() {
+    use cookbook_kernels as k;
+    use ptxkit_host::Kernel;
+    // Per instance: the swizzle's span, the descriptor's constant bits (bits 62-63 the PTX ISA's
+    // swizzle mode: 3 for 32 bytes, 2 for 64, 1 for 128; leading offset 1; stride offset 8 rows
+    // of the span, in units of 16 bytes), as LLVM prints an i64 (signed decimal).
+    for (span, mode) in [(32u64, 3u64), (64, 2), (128, 1)] {
+        let name = format!("wgmma_swizzle_gemm_bf16_{span}");
+        assert!(IMAGES.kernels.iter().all(|k| k.name != name), "{name} is in the sm_80 module too");
+        assert!(
+            cookbook::HOPPER_IMAGES.kernels.iter().any(|k| k.name == name),
+            "{name} missing from the table"
+        );
+        let gemm = hopper_entry(&name);
+        for instruction in [
+            ".maxntid 128",
+            "mbarrier.init.shared.b64",
+            "fence.proxy.tensormap::generic.acquire.sys",
+            "mbarrier.arrive.expect_tx.shared::cta.b64",
+            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+            "mbarrier.try_wait.parity.shared::cta.b64",
+            "%globaltimer",
+            "wgmma.fence.sync.aligned",
+            "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16",
+            "wgmma.commit_group.sync.aligned",
+            "wgmma.wait_group.sync.aligned 0",
+        ] {
+            assert!(gemm.contains(instruction), "{name}: no `{instruction}`:\n{gemm}");
+        }
+        // One box of A and one of B a chunk, and the phase expects both: 2 × 64 rows × span.
+        assert_eq!(gemm.matches("cp.async.bulk.tensor").count(), 2, "{name}: two boxes a chunk");
+        assert_eq!(gemm.matches("mbarrier.arrive.expect_tx").count(), 1, "{name}");
+        assert!(gemm.contains(&format!("{};", 2 * 64 * span)), "{name}: the phase does not expect 2 boxes");
+        // A chunk is one span of K: span / 32 products of k16 (16 bf16, 32 bytes) each.
+        let products = (span / 32) as usize;
+        assert_eq!(gemm.matches("wgmma.mma_async").count(), products, "{name}: {products} k16 products");
+        // Every descriptor (A's and B's, each K step: the address field 2 further) carries the
+        // mode, leading offset 1 and stride 8 · span.
+        let constant = (mode << 62) | ((8 * span / 16) << 32) | (1 << 16);
+        for step in 0..products as u64 {
+            let bits = format!(", {};", (constant + 2 * step) as i64);
+            assert_eq!(
+                gemm.matches(&bits).count(),
+                2,
+                "{name}: no descriptors `{bits}` (step {step}):\n{gemm}"
+            );
+        }
+        // No other swizzle's constant bits.
+        for other in [1u64, 2, 3].into_iter().filter(|&o| o != mode) {
+            let stray = ((other << 62) | ((8 * span / 16) << 32) | (1 << 16)) as i64;
+            assert!(!gemm.contains(&format!(", {stray};")), "{name}: swizzle mode {other} in a descriptor");
+        }
+        assert!(!gemm.contains(".local"), "{name} uses local memory");
+    }
+    // The dynamic shared memory each instance launches with: A's box and B's (64 rows of one
+    // span each) and one atom (8 rows) to align them.
+    assert_eq!(k::wgmma_swizzle_gemm_bf16_32::DYNAMIC_SHARED_BYTES, 2 * 64 * 32 + 8 * 32);
+    assert_eq!(k::wgmma_swizzle_gemm_bf16_64::DYNAMIC_SHARED_BYTES, 2 * 64 * 64 + 8 * 64);
+    assert_eq!(k::wgmma_swizzle_gemm_bf16_128::DYNAMIC_SHARED_BYTES, 2 * 64 * 128 + 8 * 128);
+}
+
+#[test]
 fn cluster_reduce_combines_block_sums_through_distributed_shared_memory() {
     let name = "cluster_reduce_f32";
     assert!(IMAGES.kernels.iter().all(|k| k.name != name), "{name} is in the sm_80 module too");
