@@ -223,13 +223,19 @@ pub struct ThreadIndex2d {
 
 impl ThreadIndex2d {
     /// This thread's global (x, y) in a 2-D (or 1-D) launch. The typed launch runs a kernel
-    /// with a [`DisjointSlice2d`] only in a grid and blocks of one layer along z, where (x, y)
-    /// is unique.
+    /// with a [`DisjointSlice2d`] only in a grid and blocks of one layer along z and of at
+    /// most 2³² threads along x and along y, where (x, y) is unique.
+    ///
+    /// Computed in 32 bits, as CUDA C's `blockIdx.x * blockDim.x + threadIdx.x` is: the
+    /// compiler then knows x and y are below 2³², so a kernel's compares and index products
+    /// of them stay narrow and need no overflow checks. (A launch wider than 2³² threads
+    /// wraps them; the typed launch refuses one with a `DisjointSlice2d`, where a wrapped
+    /// index would be shared.)
     #[inline(always)]
     pub fn global_2d() -> Self {
         on_gpu!("ThreadIndex2d::global_2d", {
-            let x = block_idx_x() as usize * block_dim_x() as usize + thread_idx_x() as usize;
-            let y = block_idx_y() as usize * block_dim_y() as usize + thread_idx_y() as usize;
+            let x = block_idx_x().wrapping_mul(block_dim_x()).wrapping_add(thread_idx_x()) as usize;
+            let y = block_idx_y().wrapping_mul(block_dim_y()).wrapping_add(thread_idx_y()) as usize;
             Self { x, y, _this_thread: PhantomData }
         })
     }
@@ -488,13 +494,19 @@ impl<'a, T> DisjointSlice2d<'a, T> {
     /// `kernel` is the kernel's name, NUL-terminated.
     ///
     /// # Safety
-    /// As [`DisjointSlice::from_raw_parts`], with `width * height` (not overflowing) `T`s, and
-    /// a launch one layer deep along z (grid and block), so that [`ThreadIndex2d`] is unique.
+    /// As [`DisjointSlice::from_raw_parts`], with `width * height` (not overflowing) `T`s,
+    /// `width` and `height` below 2³², and a launch one layer deep along z (grid and block)
+    /// and at most 2³² threads along x and y, so that [`ThreadIndex2d`] is unique: what the
+    /// host's typed launch checks (`RowsMut`'s `check_launch`).
     #[doc(hidden)]
     #[inline(always)]
     pub unsafe fn from_raw_parts(ptr: *mut T, width: usize, height: usize, kernel: &'static str) -> Self {
         // SAFETY: the caller's promise.
         unsafe { core::hint::assert_unchecked(!ptr.is_null()) };
+        // Below 2³² (the caller's promise), so these change nothing, but the compiler then
+        // knows the bound: the kernel's compares with width and height stay in 32 bits and
+        // products of them with x and y need no overflow checks.
+        let (width, height) = (width as u32 as usize, height as u32 as usize);
         DisjointSlice2d { ptr, width, height, kernel, _elements: PhantomData }
     }
 }

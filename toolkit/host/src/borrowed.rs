@@ -15,7 +15,7 @@ use crate::{
     Gpu,
     launch::{KernelArg, StagedBuffer, slice_pointer},
 };
-use cudarc::driver::{CudaStream, SyncOnDrop, sys};
+use cudarc::driver::{CudaStream, LaunchConfig, SyncOnDrop, sys};
 use ptxkit_device::safe::{Input, Output, Output2d};
 use std::{marker::PhantomData, sync::Arc};
 
@@ -152,12 +152,22 @@ borrowed_arg!(Output<T>, &mut BorrowedSliceMut<'_, T>, 2, 1, |this| [
     slice_pointer::<T>(this.pointer, this.len),
     this.len as u64
 ]);
-borrowed_arg!(Output2d<T>, BorrowedRows<'_, T>, 3, 2, |this| [
-    // `width * height ≤ len` (`rows`): the kernel's cells are all inside the buffer.
-    slice_pointer::<T>(this.buffer.pointer, this.buffer.len),
-    this.width as u64,
-    this.height as u64
-]);
+impl<T> KernelArg<Output2d<T>> for BorrowedRows<'_, T> {
+    type Staged<'s>
+        = StagedBuffer<'s, 3>
+    where
+        Self: 's;
+    const LAUNCH_DIMS: u32 = 2;
+    fn stage<'s>(&'s mut self, _stream: &'s CudaStream) -> Self::Staged<'s> {
+        // `width * height ≤ len` (`rows`): the kernel's cells are all inside the buffer.
+        let words =
+            [slice_pointer::<T>(self.buffer.pointer, self.buffer.len), self.width as u64, self.height as u64];
+        StagedBuffer::new(words, untracked())
+    }
+    fn check_launch(&self, cfg: &LaunchConfig) -> std::result::Result<(), String> {
+        crate::launch::check_rows_launch(self.width, self.height, cfg)
+    }
+}
 
 impl Gpu {
     /// A stream another library owns (PyTorch's current stream, CuPy's), to launch on with

@@ -378,6 +378,9 @@ impl<T> KernelArg<Output2d<T>> for RowsMut<'_, T> {
     where
         Self: 's;
     const LAUNCH_DIMS: u32 = 2;
+    fn check_launch(&self, cfg: &LaunchConfig) -> std::result::Result<(), String> {
+        check_rows_launch(self.width, self.height, cfg)
+    }
     fn stage<'s>(&'s mut self, stream: &'s CudaStream) -> Self::Staged<'s> {
         let (pointer, len, sync) = stage_write(&mut self.buffer, stream);
         // `width * height ≤ len` (`from_view`): the kernel's cells are all inside the buffer.
@@ -386,6 +389,32 @@ impl<T> KernelArg<Output2d<T>> for RowsMut<'_, T> {
             _sync: sync,
         }
     }
+}
+
+/// What a `DisjointSlice2d` promises its kernel (`ptxkit_device::safe::DisjointSlice2d`,
+/// `ThreadIndex2d`, which compute in 32 bits): a width and a height below 2³², and at most
+/// 2³² threads along x and along y, so that every thread's (x, y) is its own.
+pub(crate) fn check_rows_launch(
+    width: usize,
+    height: usize,
+    cfg: &LaunchConfig,
+) -> std::result::Result<(), String> {
+    const LIMIT: u64 = 1 << 32;
+    let threads = |grid: u32, block: u32| u64::from(grid) * u64::from(block);
+    if width as u64 >= LIMIT || height as u64 >= LIMIT {
+        return Err(format!(
+            "a 2-D output of {width} x {height} cells: a DisjointSlice2d holds at most 2^32 - 1 cells a row and rows"
+        ));
+    }
+    let (grid, block) = (cfg.grid_dim, cfg.block_dim);
+    if threads(grid.0, block.0) > LIMIT || threads(grid.1, block.1) > LIMIT {
+        return Err(format!(
+            "a launch of {} x {} threads: a kernel with a DisjointSlice2d runs at most 2^32 threads along x and along y",
+            threads(grid.0, block.0),
+            threads(grid.1, block.1)
+        ));
+    }
+    Ok(())
 }
 
 /// A `Pod` value passed by value: the kernel's `.param` holds its bytes.
@@ -561,6 +590,22 @@ mod tests {
 
     fn shape(grid: (u32, u32, u32), block: (u32, u32, u32)) -> LaunchConfig {
         LaunchConfig { grid_dim: grid, block_dim: block, shared_mem_bytes: 0 }
+    }
+
+    /// A `DisjointSlice2d`'s kernel computes its (x, y) and compares them with its width
+    /// and height in 32 bits: a side of 2³² cells or more, or a launch of more than 2³²
+    /// threads along x or y (whose indices would wrap onto other threads' cells), is refused.
+    #[test]
+    fn a_2d_output_is_refused_past_32_bit_indices() {
+        let fine = shape((1 << 27, 1 << 26, 1), (32, 64, 1));
+        assert_eq!(check_rows_launch(8192, 8192, &fine), Ok(()));
+        assert_eq!(check_rows_launch((1 << 32) - 1, 1, &fine), Ok(()));
+        let wide = check_rows_launch(1 << 32, 1, &fine).unwrap_err();
+        assert!(wide.contains("4294967296 x 1 cells"), "{wide}");
+        assert!(check_rows_launch(1, 1 << 32, &fine).is_err());
+        let too_many_x = check_rows_launch(16, 16, &shape(((1 << 27) + 1, 1, 1), (32, 1, 1))).unwrap_err();
+        assert!(too_many_x.contains("4294967328 x 1 threads"), "{too_many_x}");
+        assert!(check_rows_launch(16, 16, &shape((1, (1 << 26) + 1, 1), (1, 64, 1))).is_err());
     }
 
     /// A `DisjointSlice` makes a kernel 1-D, a `DisjointSlice2d` 2-D; the least wins.
