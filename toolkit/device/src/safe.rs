@@ -1,7 +1,8 @@
 //! Safe kernels: read-only inputs as slices, outputs one element per thread, block or warp,
 //! shared-memory tiles, and launch contracts that remove bounds checks.
 //!
-//! A `#[kernel]` declared `pub fn` (no `unsafe`) takes read-only inputs as `&[T]`, outputs as
+//! A `#[kernel]` declared `pub fn` (no `unsafe`) takes read-only inputs as `&[T]` (or
+//! [`Grid2d<T>`] for a row-major grid, read by cell or by stencil [`Window`]), outputs as
 //! [`DisjointSlice<T>`] (or [`DisjointSlice2d<T>`] for a row-major grid) and anything else by
 //! value, and needs no `unsafe` in its body:
 //!
@@ -28,7 +29,9 @@
 //!
 //! - An input `&[T]` comes from a `&CudaSlice<T>`/`&CudaView<T>` the host holds borrowed for
 //!   the launch: nothing writes it during the kernel (a writer would need a `&mut` borrow, and
-//!   later work on other streams waits for this kernel through cudarc's events).
+//!   later work on other streams waits for this kernel through cudarc's events). A
+//!   [`Grid2d`] is the same borrow (`ptxkit_host::Rows`), with a width and height whose
+//!   product the host checked fits the buffer: its reads are checked against both sides.
 //! - An output's elements are reached only through [`ThreadIndex`]/[`ThreadIndex2d`], whose
 //!   fields are private: the only way to make one is [`ThreadIndex::global_1d`] /
 //!   [`ThreadIndex2d::global_2d`], which read the hardware registers (`blockIdx`, `blockDim`,
@@ -170,10 +173,12 @@ use core::marker::PhantomData;
 use core::ops::{Index, IndexMut};
 
 mod contract;
+mod grid;
 mod group;
 mod tile;
 
 pub use contract::GridSlice;
+pub use grid::{Grid2d, Input2d, Window};
 pub use group::{BlockIndex, BlockSlice, WarpIndex, WarpSlice};
 pub use tile::{SharedTile, TileElement, TileView, WrittenTile};
 

@@ -13,6 +13,7 @@
 //! | `&[T]` (safe kernel) | `&CudaSlice<T>`, `&CudaView<T>`: pointer and length |
 //! | `DisjointSlice<T>` (safe kernel) | `&mut CudaSlice<T>`, `&mut CudaViewMut<T>`: pointer and length |
 //! | `DisjointSlice2d<T>` (safe kernel) | [`RowsMut<T>`]: pointer, row width, height |
+//! | `Grid2d<T>` (safe kernel) | [`Rows<T>`]: pointer, row width, height |
 //! | `GridSlice<T>` (safe kernel) | `&mut CudaSlice<T>`, `&mut CudaViewMut<T>` of ≥ one element per thread: pointer |
 //! | `BlockSlice<T>` (safe kernel) | `&mut CudaSlice<T>`, `&mut CudaViewMut<T>` of ≥ one element per block: pointer |
 //! | `WarpSlice<T>` (safe kernel) | `&mut CudaSlice<T>`, `&mut CudaViewMut<T>` of ≥ one element per warp: pointer |
@@ -32,7 +33,7 @@ use cudarc::driver::{
     CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceRepr, LaunchArgs,
     LaunchConfig, PushKernelArg, SyncOnDrop,
 };
-use ptxkit_device::safe::{BlockSlice, GridSlice, Input, Output, Output2d, WarpSlice};
+use ptxkit_device::safe::{BlockSlice, GridSlice, Input, Input2d, Output, Output2d, WarpSlice};
 use std::sync::Mutex;
 
 /// The kernel launched last by this process, on any GPU and thread.
@@ -391,6 +392,70 @@ impl<T> KernelArg<Output2d<T>> for RowsMut<'_, T> {
     }
 }
 
+/// A device buffer seen as a row-major grid `width` cells wide, for a safe kernel's
+/// `Grid2d<T>` input (the reading twin of [`RowsMut`]): the grid has `buffer.len() / width`
+/// full rows (a partial last row is left out), so every cell is inside the buffer.
+///
+/// ```ignore
+/// gpu.launch(stencil, grid_2d(w, h, (32, 8)), (Rows::new(&input, w as usize), RowsMut::new(&mut out, w as usize)))?;
+/// ```
+pub struct Rows<'b, T> {
+    buffer: CudaView<'b, T>,
+    width: usize,
+    height: usize,
+}
+
+impl<'b, T> Rows<'b, T> {
+    /// `buffer` as rows of `width` cells (no rows when `width` is 0).
+    pub fn new(buffer: &'b CudaSlice<T>, width: usize) -> Self {
+        Self::from_view(buffer.as_view(), width)
+    }
+
+    /// A view as rows of `width` cells (no rows when `width` is 0).
+    pub fn from_view(buffer: CudaView<'b, T>, width: usize) -> Self {
+        let height = buffer.len().checked_div(width).unwrap_or(0);
+        Self { buffer, width, height }
+    }
+
+    /// Cells per row.
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    /// Full rows.
+    pub fn height(&self) -> usize {
+        self.height
+    }
+}
+
+impl<T> KernelArg<Input2d<T>> for Rows<'_, T> {
+    type Staged<'s>
+        = StagedBuffer<'s, 3>
+    where
+        Self: 's;
+    fn stage<'s>(&'s mut self, stream: &'s CudaStream) -> Self::Staged<'s> {
+        let (pointer, len, sync) = stage_read(&self.buffer, stream);
+        // `width * height ≤ len` (`from_view`): the kernel's cells are all inside the buffer.
+        StagedBuffer {
+            words: [slice_pointer::<T>(pointer, len), self.width as u64, self.height as u64],
+            _sync: sync,
+        }
+    }
+    fn check_launch(&self, _cfg: &LaunchConfig) -> std::result::Result<(), String> {
+        check_grid_sides(self.width, self.height)
+    }
+}
+
+/// What a `Grid2d` promises its kernel: a width and a height below 2³².
+pub(crate) fn check_grid_sides(width: usize, height: usize) -> std::result::Result<(), String> {
+    if width as u64 >= 1 << 32 || height as u64 >= 1 << 32 {
+        return Err(format!(
+            "a 2-D grid of {width} x {height} cells: a Grid2d or DisjointSlice2d holds at most 2^32 - 1 cells a row and rows"
+        ));
+    }
+    Ok(())
+}
+
 /// What a `DisjointSlice2d` promises its kernel (`ptxkit_device::safe::DisjointSlice2d`,
 /// `ThreadIndex2d`, which compute in 32 bits): a width and a height below 2³², and at most
 /// 2³² threads along x and along y, so that every thread's (x, y) is its own.
@@ -401,11 +466,7 @@ pub(crate) fn check_rows_launch(
 ) -> std::result::Result<(), String> {
     const LIMIT: u64 = 1 << 32;
     let threads = |grid: u32, block: u32| u64::from(grid) * u64::from(block);
-    if width as u64 >= LIMIT || height as u64 >= LIMIT {
-        return Err(format!(
-            "a 2-D output of {width} x {height} cells: a DisjointSlice2d holds at most 2^32 - 1 cells a row and rows"
-        ));
-    }
+    check_grid_sides(width, height)?;
     let (grid, block) = (cfg.grid_dim, cfg.block_dim);
     if threads(grid.0, block.0) > LIMIT || threads(grid.1, block.1) > LIMIT {
         return Err(format!(
@@ -602,6 +663,8 @@ mod tests {
         assert_eq!(check_rows_launch((1 << 32) - 1, 1, &fine), Ok(()));
         let wide = check_rows_launch(1 << 32, 1, &fine).unwrap_err();
         assert!(wide.contains("4294967296 x 1 cells"), "{wide}");
+        assert_eq!(check_grid_sides((1 << 32) - 1, 7), Ok(()));
+        assert!(check_grid_sides(7, 1 << 32).is_err());
         assert!(check_rows_launch(1, 1 << 32, &fine).is_err());
         let too_many_x = check_rows_launch(16, 16, &shape(((1 << 27) + 1, 1, 1), (32, 1, 1))).unwrap_err();
         assert!(too_many_x.contains("4294967328 x 1 threads"), "{too_many_x}");

@@ -62,8 +62,8 @@ pub use cudarc;
 pub use event::{Event, Timer};
 pub use graph::Graph;
 pub use launch::{
-    KernelArg, KernelArgs, ParamSink, RawParams, RowsMut, StagedArg, StagedArgs, StagedBuffer, StagedValue,
-    last_launched,
+    KernelArg, KernelArgs, ParamSink, RawParams, Rows, RowsMut, StagedArg, StagedArgs, StagedBuffer,
+    StagedValue, last_launched,
 };
 pub use module::{ModuleImage, RuntimeKernel, RuntimeModule};
 pub use ptxkit_device::constant::{ConstantArray, ConstantElement};

@@ -339,6 +339,8 @@ enum SafeParam {
     Output(TokenStream),
     /// `DisjointSlice2d<T>`: an `Output2d<T>` (pointer, width, height).
     Output2d(TokenStream),
+    /// `Grid2d<T>`: an `Input2d<T>` (pointer, width, height).
+    Input2d(TokenStream),
     /// Anything else (and every parameter of an `unsafe fn` kernel): passed as it is.
     Value,
 }
@@ -351,6 +353,7 @@ impl SafeParam {
             SafeParam::Input(element) => ("Input", element),
             SafeParam::Output(element) => ("Output", element),
             SafeParam::Output2d(element) => ("Output2d", element),
+            SafeParam::Input2d(element) => ("Input2d", element),
             SafeParam::Value => return declared.clone(),
         };
         let mut ty = parse(&format!("::ptxkit_device::safe::{marker}<"));
@@ -373,6 +376,13 @@ impl SafeParam {
             SafeParam::Output(element) => vec![("", pointer("*mut", element)), (".len", parse("usize"))],
             SafeParam::Output2d(element) => {
                 vec![("", pointer("*mut", element)), (".width", parse("usize")), (".height", parse("usize"))]
+            }
+            SafeParam::Input2d(element) => {
+                vec![
+                    ("", pointer("*const", element)),
+                    (".width", parse("usize")),
+                    (".height", parse("usize")),
+                ]
             }
             SafeParam::Value => vec![("", declared.clone())],
         }
@@ -421,7 +431,9 @@ fn safe_param_kind(ty: &TokenStream) -> Result<SafeParam, Failure> {
                 .into(),
         ));
     }
-    let generic = tokens.iter().position(|t| is_ident(t, "DisjointSlice") || is_ident(t, "DisjointSlice2d"));
+    let generic = tokens.iter().position(|t| {
+        is_ident(t, "DisjointSlice") || is_ident(t, "DisjointSlice2d") || is_ident(t, "Grid2d")
+    });
     let Some(at) = generic else { return Ok(SafeParam::Value) };
     let args = match (tokens.get(at + 1), tokens.last()) {
         (Some(TokenTree::Punct(open)), Some(TokenTree::Punct(close)))
@@ -441,6 +453,8 @@ fn safe_param_kind(ty: &TokenStream) -> Result<SafeParam, Failure> {
     let element: TokenStream = element.into_iter().collect();
     Ok(if is_ident(&tokens[at], "DisjointSlice") {
         SafeParam::Output(element)
+    } else if is_ident(&tokens[at], "Grid2d") {
+        SafeParam::Input2d(element)
     } else {
         SafeParam::Output2d(element)
     })
@@ -681,6 +695,7 @@ fn safe_entry(name: &Ident, params: &[Param], kinds: &[SafeParam], body: EntryBo
             SafeParam::Output2d(_) => {
                 format!("::ptxkit_device::safe::DisjointSlice2d::from_raw_parts({names}, {nul_name}),")
             }
+            SafeParam::Input2d(_) => format!("::ptxkit_device::safe::Grid2d::from_raw_parts({names}),"),
             SafeParam::Value => format!("{names},"),
         }));
     }

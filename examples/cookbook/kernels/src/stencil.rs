@@ -1,6 +1,8 @@
 //! 8b. A 2-D stencil (one Jacobi sweep, 5 points), safe and as an `unsafe` raw-pointer twin.
 
-use ptxkit_device::{kernel, safe::DisjointSlice2d, safe::ThreadIndex2d, shared, shared_tile, thread};
+use ptxkit_device::{
+    kernel, safe::DisjointSlice2d, safe::Grid2d, safe::ThreadIndex2d, shared, shared_tile, thread,
+};
 
 /// The stencil kernels' block: 32×8 threads.
 pub const STENCIL_BLOCK: (u32, u32) = (32, 8);
@@ -97,9 +99,10 @@ const TILE_WIDTH: usize = TILED_TILE.0 as usize;
 /// reads a cell from L2 (the halo), against about 5 L1 reads a cell for [`jacobi_5pt`].
 /// Shows: a safe tiled kernel (`shared_tile!(..).fill(..).sync()`, `TileView::at`), the
 /// tile's reads proven in bounds by the compiler (the thread's place in the tile is
-/// `threadIdx mod (32, 8)`, so no check is emitted for them), the input read with
-/// `get(..).unwrap_or(0.0)` (a select, no branch), the output a [`DisjointSlice2d`] (its
-/// check, x < width and y < height, is the raw twin's own edge test).
+/// `threadIdx mod (32, 8)`, so no check is emitted for them), the input a [`Grid2d`] read
+/// with `get(x, y).unwrap_or(0.0)` (x < width and y < height in 32 bits, the raw twin's own
+/// test; a select, no branch), the output a [`DisjointSlice2d`] (its check, x < width and
+/// y < height, is the raw twin's own edge test).
 ///
 /// What the safe API lacks for this kernel (so the output is not a launch contract): a
 /// contract output is 1-D ([`GridSlice`](ptxkit_device::safe::GridSlice): thread *i* owns
@@ -108,21 +111,20 @@ const TILE_WIDTH: usize = TILED_TILE.0 as usize;
 /// indexed by [`ThreadIndex2d`] with no compare) and a 2-D tile (`SharedTile` of W×H with
 /// `at(x, y)`) would let it drop the output's compare and the flattening.
 #[kernel(launch_bounds(256))]
-pub fn jacobi_5pt_tiled(input: &[f32], mut output: DisjointSlice2d<f32>) {
+pub fn jacobi_5pt_tiled(input: Grid2d<f32>, mut output: DisjointSlice2d<f32>) {
     let (width, height) = (output.width(), output.height());
     // The tile's corner is one cell up and left of the block's first cell (wrapping to
-    // usize::MAX at the grid's edge, outside the grid like any cell past it).
-    let x0 = (thread::block_idx_x() * TILED_BLOCK.0) as usize;
-    let y0 = (thread::block_idx_y() * TILED_BLOCK.1) as usize;
+    // u32::MAX at the grid's edge, outside the grid like any cell past it: a grid's sides
+    // are below 2³²).
+    let x0 = thread::block_idx_x().wrapping_mul(TILED_BLOCK.0);
+    let y0 = thread::block_idx_y().wrapping_mul(TILED_BLOCK.1);
     let tile = shared_tile!(jacobi_tiled_cells: [f32; TILE_SLOTS])
         .fill(|slot| {
-            // A slot outside the grid (gx or gy past the edge, or -1 wrapped) holds whatever
-            // its wrapped offset finds, or 0 past the input: only an interior cell reads its
-            // neighbours, and they are all inside the grid. So one compare a slot, the
-            // input's own (the raw twin's two, gx < width and gy < height, are not needed).
-            let gx = (x0 + slot % TILE_WIDTH).wrapping_sub(1);
-            let gy = (y0 + slot / TILE_WIDTH).wrapping_sub(1);
-            input.get(gy.wrapping_mul(width).wrapping_add(gx)).copied().unwrap_or(0.0)
+            // A slot outside the grid (gx or gy past the edge, or -1 wrapped) holds 0: only an
+            // interior cell reads its neighbours, and they are all inside the grid.
+            let gx = x0.wrapping_add(slot as u32 % TILED_TILE.0).wrapping_sub(1);
+            let gy = y0.wrapping_add(slot as u32 / TILED_TILE.0).wrapping_sub(1);
+            input.get(gx as usize, gy as usize).unwrap_or(0.0)
         })
         .sync();
     let index = ThreadIndex2d::global_2d();

@@ -145,7 +145,9 @@ fn gpu_saxpy_safe_and_raw_equal_cpu_bit_for_bit() {
 #[ignore = "needs a CUDA GPU"]
 fn gpu_jacobi_safe_and_raw_equal_cpu_bit_for_bit() {
     let (gpu, mut r) = (open(), common::fresh());
-    for (width, height) in [(1, 1), (2, 3), (33, 9), (257, 131)] {
+    // Grids with no interior (1×1, 2×3, a row, a column), the smallest with one (3×3),
+    // partial blocks.
+    for (width, height) in [(1, 1), (2, 3), (17, 1), (1, 17), (3, 3), (33, 9), (257, 131)] {
         let x = r.floats(width * height, -1.0, 1.0);
         let expected = cpu::jacobi_5pt(&x, width, height);
         for flavour in [Flavour::Safe, Flavour::Raw] {
