@@ -88,19 +88,8 @@ fn wgmma_gemm_with(
     (m, n, kd): (u32, u32, u32),
     register_a: bool,
 ) -> Result<Vec<f32>> {
-    if !kd.is_multiple_of(8) {
-        return Err(Error::InvalidLaunch(format!(
-            "wgmma_gemm: k = {kd} is not a multiple of 8 (the kernel copies rows in 16-byte chunks)"
-        )));
-    }
-    let (rows_a, rows_b) = (m as usize * kd as usize, n as usize * kd as usize);
-    if a.len() != rows_a || b.len() != rows_b {
-        return Err(Error::InvalidLaunch(format!(
-            "wgmma_gemm: a has {} and b {} elements, expected {rows_a} and {rows_b}",
-            a.len(),
-            b.len()
-        )));
-    }
+    check_depth("wgmma_gemm", kd, "the kernel copies rows in 16-byte chunks")?;
+    check_operands("wgmma_gemm", (a.len(), b.len()), (m, n, kd))?;
     let (d_a, d_b) = (upload(gpu, a)?, upload(gpu, b)?);
     let mut c = zeros::<f32>(gpu, m as usize * n as usize)?;
     let config = LaunchConfig {
@@ -130,11 +119,7 @@ pub fn gemm_tma_wgmma_launch(
     c: &mut CudaSlice<f32>,
     (m, n, kd): (u32, u32, u32),
 ) -> Result<()> {
-    if !kd.is_multiple_of(8) {
-        return Err(Error::InvalidLaunch(format!(
-            "gemm_tma_wgmma: k = {kd} is not a multiple of 8 (TMA needs rows of a multiple of 16 bytes)"
-        )));
-    }
+    check_depth("gemm_tma_wgmma", kd, "TMA needs rows of a multiple of 16 bytes")?;
     let boxed = [k::GEMM_DEPTH, k::GEMM_TILE];
     let a_map = gpu
         .tensor_map(a, TensorMapSpec::packed([kd.into(), m.into()], boxed).with_swizzle(TmaSwizzle::B128))?;
@@ -157,14 +142,7 @@ pub fn gemm_tma_wgmma_launch(
 /// `a·bᵀ` (`a` `m × k`, `b` `n × k`, row-major bf16) by the warp-specialised TMA and `wgmma`
 /// GEMM, `k` a multiple of 8 (refused otherwise).
 pub fn gemm_tma_wgmma(gpu: &Gpu, a: &[k::BF16], b: &[k::BF16], m: u32, n: u32, kd: u32) -> Result<Vec<f32>> {
-    let (rows_a, rows_b) = (m as usize * kd as usize, n as usize * kd as usize);
-    if a.len() != rows_a || b.len() != rows_b {
-        return Err(Error::InvalidLaunch(format!(
-            "gemm_tma_wgmma: a has {} and b {} elements, expected {rows_a} and {rows_b}",
-            a.len(),
-            b.len()
-        )));
-    }
+    check_operands("gemm_tma_wgmma", (a.len(), b.len()), (m, n, kd))?;
     let (d_a, d_b) = (upload(gpu, a)?, upload(gpu, b)?);
     let mut c = zeros::<f32>(gpu, m as usize * n as usize)?;
     gemm_tma_wgmma_launch(gpu, &d_a, &d_b, &mut c, (m, n, kd))?;
@@ -185,19 +163,8 @@ pub fn wgmma_swizzle_gemm(
     if swizzle == TmaSwizzle::None {
         return Err(Error::InvalidLaunch("wgmma_swizzle_gemm: a swizzle of 32, 64 or 128 bytes".into()));
     }
-    if !kd.is_multiple_of(8) {
-        return Err(Error::InvalidLaunch(format!(
-            "wgmma_swizzle_gemm: k = {kd} is not a multiple of 8 (TMA needs rows of a multiple of 16 bytes)"
-        )));
-    }
-    let (rows_a, rows_b) = (m as usize * kd as usize, n as usize * kd as usize);
-    if a.len() != rows_a || b.len() != rows_b {
-        return Err(Error::InvalidLaunch(format!(
-            "wgmma_swizzle_gemm: a has {} and b {} elements, expected {rows_a} and {rows_b}",
-            a.len(),
-            b.len()
-        )));
-    }
+    check_depth("wgmma_swizzle_gemm", kd, "TMA needs rows of a multiple of 16 bytes")?;
+    check_operands("wgmma_swizzle_gemm", (a.len(), b.len()), (m, n, kd))?;
     let span = swizzle.bytes() as u32;
     // The box the kernel's barrier expects: one span of bf16 along K by 64 rows, its bytes
     // `k::swizzle_box_bytes(span)`.
@@ -310,4 +277,23 @@ pub fn tma_stencil(gpu: &Gpu, input: &[f32], nx: u32, ny: u32, nz: u32) -> Resul
     gpu.launch(k::tma_stencil_7pt, tma_stencil_config(nx, ny, nz), (&map, &mut output, nx, ny, nz))?;
     drop(map);
     download(gpu, &output)
+}
+
+/// Refuses a GEMM depth `kd` that is not a multiple of 8 (`why`: what needs it), naming `kernel`.
+fn check_depth(kernel: &str, kd: u32, why: &str) -> Result<()> {
+    if kd.is_multiple_of(8) {
+        return Ok(());
+    }
+    Err(Error::InvalidLaunch(format!("{kernel}: k = {kd} is not a multiple of 8 ({why})")))
+}
+
+/// Refuses operands `a` (`m × k`) and `b` (`n × k`) of other lengths, naming `kernel`.
+fn check_operands(kernel: &str, (a, b): (usize, usize), (m, n, kd): (u32, u32, u32)) -> Result<()> {
+    let (rows_a, rows_b) = (m as usize * kd as usize, n as usize * kd as usize);
+    if a == rows_a && b == rows_b {
+        return Ok(());
+    }
+    Err(Error::InvalidLaunch(format!(
+        "{kernel}: a has {a} and b {b} elements, expected {rows_a} and {rows_b}"
+    )))
 }
