@@ -50,8 +50,11 @@ impl<'a, T: Copy> Grid2d<'a, T> {
     pub fn window<const R: usize>(&self, x: usize, y: usize) -> Option<Window<'_, T, R>> {
         // x − R ≥ 0 and x + R < width, likewise y (no wrap: width and height are below 2³²,
         // so width − R is computed only when width > R).
+        // All `&`, no `&&`: one predicate, no branches (when a side is too short, the wrapped
+        // differences are ignored).
         let sides = (self.width > 2 * R) & (self.height > 2 * R);
-        let inside = sides && (x >= R) & (y >= R) & (x < self.width - R) & (y < self.height - R);
+        let (last_x, last_y) = (self.width.wrapping_sub(R), self.height.wrapping_sub(R));
+        let inside = sides & (x >= R) & (y >= R) & (x < last_x) & (y < last_y);
         inside.then(|| Window {
             // SAFETY: (x, y) is inside the grid (above).
             centre: unsafe { self.ptr.add(y * self.width + x) },
