@@ -2,7 +2,7 @@
 //! work over raw pointers for comparison.
 
 use ptxkit_device::kernel;
-use ptxkit_device::safe::{DisjointSlice, DisjointSlice2d, ThreadIndex, ThreadIndex2d};
+use ptxkit_device::safe::{DisjointSlice, DisjointSlice2d, Grid2d, ThreadIndex, ThreadIndex2d};
 
 /// y ← a·x + y, safe. Thread mapping: one thread per element of `y` (1-D launch); a thread
 /// past the end of `y` does nothing, one past the end of `x` adds 0. Bytes per element: 12.
@@ -54,6 +54,27 @@ pub fn safe_stencil_5pt(input: &[f32], mut out: DisjointSlice2d<f32>, k: f32) {
         centre + k * (at(x - 1, y) + at(x + 1, y) + at(x, y - 1) + at(x, y + 1) - 4.0 * centre)
     } else {
         centre
+    };
+}
+
+/// out(x, y) ← the sum of `input`'s 3×3 neighbourhood of (x, y) where it lies inside
+/// `input` (`Grid2d::window`, rows top to bottom, each left to right), else `input`'s own
+/// cell, else -1 (a cell past `input`, which may be smaller than `out`). Thread mapping: one
+/// thread per cell of `out`, any 2-D block shape. Bytes per cell: 4 read (the neighbours hit
+/// in cache), 4 written.
+#[kernel]
+pub fn safe_window_sum(input: Grid2d<f32>, mut out: DisjointSlice2d<f32>) {
+    let cell = ThreadIndex2d::global_2d();
+    let (x, y) = (cell.x(), cell.y());
+    let Some(slot) = out.get_mut(cell) else { return };
+    *slot = match input.window::<1>(x, y) {
+        Some(w) => {
+            let top = w.at::<-1, -1>() + w.at::<0, -1>() + w.at::<1, -1>();
+            let middle = w.at::<-1, 0>() + w.centre() + w.at::<1, 0>();
+            let bottom = w.at::<-1, 1>() + w.at::<0, 1>() + w.at::<1, 1>();
+            top + middle + bottom
+        }
+        None => input.get(x, y).unwrap_or(-1.0),
     };
 }
 

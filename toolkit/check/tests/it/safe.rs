@@ -7,7 +7,7 @@
 use crate::common;
 use ptxkit_check_kernels::safe as kernels;
 use ptxkit_host::cudarc::driver::LaunchConfig;
-use ptxkit_host::{Error, Kernel, RowsMut, grid_1d, grid_2d};
+use ptxkit_host::{Error, Kernel, Rows, RowsMut, grid_1d, grid_2d};
 
 // ---------------------------------------------------------------------------------------------
 // PTX.
@@ -115,6 +115,26 @@ fn ptx_safe_stencil_checks_the_grid_and_stores_once() {
     assert_entry_lacks("safe_stencil_5pt", &["trap", "call"]);
     let names: Vec<&str> = kernels::safe_stencil_5pt::PARAMS.iter().map(|p| p.name).collect();
     assert_eq!(names, ["input", "input.len", "out", "out.width", "out.height", "k"]);
+}
+
+#[test]
+fn ptx_grid_window_is_three_params_and_reads_with_no_failure_path() {
+    common::assert_emits(
+        "safe_window_sum",
+        &[
+            ".param .u64 .ptr .align 1 safe_window_sum_param_0",
+            ".param .u64 safe_window_sum_param_1",
+            ".param .u64 safe_window_sum_param_2",
+            ".param .u64 .ptr .align 1 safe_window_sum_param_3",
+        ],
+    );
+    // Nine reads of the window and one of the cell itself, one store, and no bounds failure:
+    // `window` and `get` answer with `Option`s, checked once each.
+    assert_eq!(count("safe_window_sum", "ld.global"), 10, "{}", common::kernel_ptx("safe_window_sum"));
+    assert_eq!(count("safe_window_sum", "st.global"), 1);
+    assert_entry_lacks("safe_window_sum", &["trap", "call"]);
+    let names: Vec<&str> = kernels::safe_window_sum::PARAMS.iter().map(|p| p.name).collect();
+    assert_eq!(names, ["input", "input.width", "input.height", "out", "out.width", "out.height"]);
 }
 
 #[test]
@@ -308,6 +328,62 @@ fn gpu_safe_stencil_matches_host_on_333x517() {
     for (i, &value) in result.iter().enumerate() {
         let want = expected.get(i).copied().unwrap_or(sentinel);
         assert_eq!(value, want, "cell {i} (x {}, y {})", i % width, i / width);
+    }
+}
+
+/// `safe_window_sum` on the host: `input` is `width × in_height`, the output `width ×
+/// out_height`.
+fn window_sum_on_host(input: &[f32], width: usize, in_height: usize, out_height: usize) -> Vec<f32> {
+    let at = |x: usize, y: usize| input[y * width + x];
+    let mut out = vec![-1.0; width * out_height];
+    for y in 0..out_height.min(in_height) {
+        for x in 0..width {
+            out[y * width + x] = if x >= 1 && y >= 1 && x + 1 < width && y + 1 < in_height {
+                let row = |y: usize| at(x - 1, y) + at(x, y) + at(x + 1, y);
+                row(y - 1) + row(y) + row(y + 1)
+            } else {
+                at(x, y)
+            };
+        }
+    }
+    out
+}
+
+/// A `Grid2d` read by `window` and `get`: the neighbourhood sums inside, the cell itself on the
+/// input's edges, -1 past its last row (the output is taller), bit for bit, on grids with no
+/// interior and odd ones, under odd block shapes.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_grid_window_matches_host_under_odd_blocks() {
+    let gpu = common::gpu();
+    for (width, in_height, out_height, block) in [
+        (1, 1, 1, (32, 8)),
+        (2, 2, 3, (3, 5)),
+        (3, 3, 3, (1, 1)),
+        (333, 510, 517, (13, 7)),
+        (97, 61, 64, (32, 8)),
+    ] {
+        let host_in = values(width * in_height, 11);
+        let input = gpu.stream().clone_htod(&host_in).unwrap();
+        let mut out = gpu.stream().clone_htod(&vec![0.0f32; width * out_height]).unwrap();
+        let config = grid_2d(width as u32, out_height as u32, block);
+        gpu.launch(
+            kernels::safe_window_sum,
+            config,
+            (Rows::new(&input, width), RowsMut::new(&mut out, width)),
+        )
+        .unwrap();
+        let result = gpu.stream().clone_dtoh(&out).unwrap();
+        let expected = window_sum_on_host(&host_in, width, in_height, out_height);
+        for (i, (&got, &want)) in result.iter().zip(&expected).enumerate() {
+            assert_eq!(
+                got.to_bits(),
+                want.to_bits(),
+                "{width}x{out_height}, block {block:?}: cell ({}, {})",
+                i % width,
+                i / width
+            );
+        }
     }
 }
 
