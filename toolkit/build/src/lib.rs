@@ -1040,8 +1040,11 @@ const MARKER: &str = "// kernel-abi: ";
 pub struct Marker {
     /// The kernel's Rust path, e.g. `kernels::grayscott::gray_scott_fused`.
     pub path: String,
-    /// `(max_threads, min_blocks)` from `#[kernel(launch_bounds(...))]`.
+    /// `(max_threads, min_blocks)` from `#[kernel(launch_bounds(...))]` (or `block(...)`).
     pub launch_bounds: Option<(u32, u32)>,
+    /// `[x, y, z]` from `#[kernel(block(...))]`: the entry gets `.reqntid` instead of
+    /// `.maxntid`.
+    pub block: Option<[u32; 3]>,
 }
 
 impl Marker {
@@ -1062,7 +1065,16 @@ pub fn markers(ptx: &str) -> Vec<Marker> {
                 (Some("launch_bounds"), Some(t), Some(b)) => t.parse().ok().zip(b.parse().ok()),
                 _ => None,
             };
-            Marker { path, launch_bounds }
+            let block = match (words.next(), words.next(), words.next(), words.next()) {
+                (Some("block"), Some(x), Some(y), Some(z)) => {
+                    match (x.parse().ok(), y.parse().ok(), z.parse().ok()) {
+                        (Some(x), Some(y), Some(z)) => Some([x, y, z]),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            };
+            Marker { path, launch_bounds, block }
         })
         .collect()
 }
@@ -1189,12 +1201,22 @@ fn write_if_changed(path: &Path, text: &str) -> Result<(), BuildError> {
 }
 
 /// Inserts `.maxntid`/`.minnctapersm` after the parameter list of each kernel whose marker
-/// has launch bounds.
+/// has launch bounds; `.reqntid x, y, z` instead of `.maxntid` for a block shape (PTX allows
+/// one or the other).
 fn add_launch_bounds(ptx: &str, markers: &[Marker]) -> Result<String, BuildError> {
-    let bounds: Vec<(&str, u32, u32)> =
-        markers.iter().filter_map(|m| m.launch_bounds.map(|(t, b)| (m.entry(), t, b))).collect();
+    let bounds: Vec<(&str, String, u32)> = markers
+        .iter()
+        .filter_map(|m| {
+            let (threads, blocks) = m.launch_bounds?;
+            let shape = match m.block {
+                Some([x, y, z]) => format!(".reqntid {x}, {y}, {z}"),
+                None => format!(".maxntid {threads}, 1, 1"),
+            };
+            Some((m.entry(), shape, blocks))
+        })
+        .collect();
     let mut out = String::with_capacity(ptx.len() + 64 * bounds.len());
-    let mut pending: Option<&(&str, u32, u32)> = None;
+    let mut pending: Option<&(&str, String, u32)> = None;
     let mut applied = 0;
     for line in ptx.lines() {
         out.push_str(line);
@@ -1202,10 +1224,10 @@ fn add_launch_bounds(ptx: &str, markers: &[Marker]) -> Result<String, BuildError
         if let Some(name) = line.trim().strip_prefix(".visible .entry ").and_then(|l| l.split('(').next()) {
             pending = bounds.iter().find(|b| b.0 == name);
         }
-        if let Some((_, threads, blocks)) = pending
+        if let Some((_, shape, blocks)) = pending
             && line.split("//").next().is_some_and(|code| code.trim() == ")")
         {
-            out.push_str(&format!(".maxntid {threads}, 1, 1\n.minnctapersm {blocks}\n"));
+            out.push_str(&format!("{shape}\n.minnctapersm {blocks}\n"));
             pending = None;
             applied += 1;
         }
@@ -1249,6 +1271,31 @@ mod tests {
         std::os::unix::fs::symlink(toolkit.join("bin/ptxas"), &link).unwrap();
         assert_eq!(libdevice_beside(&link).unwrap(), found);
         fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The markers' launch bounds become `.maxntid`, a block shape `.reqntid` instead (PTX
+    /// refuses both on one entry), each with `.minnctapersm`; a marker whose entry is missing
+    /// from the PTX is an error.
+    #[test]
+    fn markers_give_maxntid_or_reqntid() {
+        let ptx = "// kernel-abi: k::plain\n// kernel-abi: k::bounded launch_bounds 256 2\n\
+                   // kernel-abi: k::tiled launch_bounds 256 1 block 32 8 1\n\
+                   .visible .entry plain(\n)\n{\n}\n.visible .entry bounded(\n.param .u64 p\n)\n{\n}\n\
+                   .visible .entry tiled(\n.param .u64 p\n)  // @tiled\n{\n}\n";
+        let found = markers(ptx);
+        assert_eq!(
+            found.iter().map(|m| (m.entry(), m.launch_bounds, m.block)).collect::<Vec<_>>(),
+            [
+                ("plain", None, None),
+                ("bounded", Some((256, 2)), None),
+                ("tiled", Some((256, 1)), Some([32, 8, 1]))
+            ]
+        );
+        let out = add_launch_bounds(ptx, &found).unwrap();
+        assert!(out.contains(".param .u64 p\n)\n.maxntid 256, 1, 1\n.minnctapersm 2\n{"), "{out}");
+        assert!(out.contains(")  // @tiled\n.reqntid 32, 8, 1\n.minnctapersm 1\n{"), "{out}");
+        assert_eq!(out.matches(".maxntid").count() + out.matches(".reqntid").count(), 2, "{out}");
+        assert!(add_launch_bounds(".visible .entry other(\n)\n{\n}\n", &found).is_err());
     }
 
     #[test]

@@ -25,8 +25,12 @@ pub trait Kernel: Copy + 'static {
     type Params;
     /// Each parameter's name, size and alignment, in order: what the PTX `.param` list holds.
     const PARAMS: &'static [Param];
-    /// `#[kernel(launch_bounds(max_threads, min_blocks))]`, if given.
+    /// `#[kernel(launch_bounds(max_threads, min_blocks))]`, if given (with `block(...)`: its
+    /// threads).
     const LAUNCH_BOUNDS: Option<LaunchBounds>;
+    /// `#[kernel(block(x, y, z))]`: the only block shape the kernel may be launched with (its
+    /// block-shape contract; the typed launch refuses any other), if given.
+    const BLOCK: Option<[u32; 3]> = None;
     /// `#[kernel(dynamic_shared = bytes)]`: dynamic shared memory every block needs (0: none).
     const DYNAMIC_SHARED_BYTES: u32;
 }
@@ -61,6 +65,8 @@ pub struct KernelInfo {
     pub name: &'static str,
     pub params: &'static [Param],
     pub launch_bounds: Option<LaunchBounds>,
+    /// The block-shape contract, `#[kernel(block(...))]`.
+    pub block: Option<[u32; 3]>,
     pub dynamic_shared_bytes: u32,
 }
 
@@ -71,12 +77,14 @@ impl KernelInfo {
             name: K::NAME,
             params: K::PARAMS,
             launch_bounds: K::LAUNCH_BOUNDS,
+            block: K::BLOCK,
             dynamic_shared_bytes: K::DYNAMIC_SHARED_BYTES,
         }
     }
 }
 
 /// The prefix of the PTX comment line `#[kernel]` emits for each kernel in the device build:
-/// `// kernel-abi: <module path>::<name>[ launch_bounds <max_threads> <min_blocks>]`. The PTX
-/// builder reads these lines to apply the launch bounds and to list every kernel.
+/// `// kernel-abi: <module path>::<name>[ launch_bounds <max_threads> <min_blocks>[ block <x> <y>
+/// <z>]]`. The PTX builder reads these lines to apply the launch bounds (`.maxntid`, or
+/// `.reqntid` for a block shape) and to list every kernel.
 pub const PTX_MARKER: &str = "// kernel-abi: ";

@@ -156,6 +156,19 @@
 //! `ptx_contract_drops_the_check_the_launch_proved_and_keeps_the_others` shows both in one
 //! kernel.
 //!
+//! ## Why the block-shape contract is sound
+//!
+//! `#[kernel(block(x, y, z))]` lets the kernel's code assume `blockDim` = (x, y, z) and
+//! `threadIdx` below it (the entry's first statement tells the compiler so). Two things make
+//! the assumption true at run time: the entry's PTX carries `.reqntid x, y, z`, and the driver
+//! refuses to launch it with any other block (the GPU test
+//! `gpu_block_shape_contract_gives_the_registers_values_and_refuses_other_shapes` launches
+//! another shape past the typed launch and sees the refusal); and the typed launches refuse
+//! another shape before that, naming the contract. Nothing else is assumed: the grid, the
+//! buffers and the other contracts are checked as before. What it buys: a tile's `fill` with
+//! a constant stride, a tile place `threadIdx + 1` proven inside a tile with no `%` and no
+//! check.
+//!
 //! A grid-stride loop, a scatter (writes at computed indices) or atomics stay `unsafe fn`
 //! kernels over raw pointers.
 //!
@@ -357,7 +370,8 @@ impl<'a, T> DisjointSlice2d<'a, T> {
     fn offset(&self, index: &ThreadIndex2d) -> Option<usize> {
         // x < width and y < height: the offset is below width * height, which the host
         // checked fits the buffer, so it neither wraps nor collides with another (x, y).
-        (index.x < self.width && index.y < self.height).then(|| index.y * self.width + index.x)
+        (below_side(index.x, self.width) & below_side(index.y, self.height))
+            .then(|| index.y * self.width + index.x)
     }
 
     /// This thread's cell, or `None` when (x, y) is outside the grid.
@@ -396,6 +410,16 @@ impl<T> IndexMut<ThreadIndex2d> for DisjointSlice2d<'_, T> {
         // SAFETY: as in `get_mut`.
         unsafe { &mut *self.ptr.add(offset) }
     }
+}
+
+/// `x < side` for a `side` below 2³² (a 2-D grid's width or height), as a 32-bit compare
+/// and a test of `x`'s upper half, which the compiler drops where `x` was widened from a
+/// `u32` (a thread's coordinate, a tile's cell): the one `setp.lt.u32` a CUDA C author
+/// writes, not a 64-bit compare (two instructions in SASS, `ISETP` and `ISETP.EX`).
+#[inline(always)]
+pub(crate) fn below_side(x: usize, side: usize) -> bool {
+    debug_assert!(side <= u32::MAX as usize);
+    ((x as u64 >> 32) == 0) & ((x as u32) < side as u32)
 }
 
 /// Reports an output index out of bounds and stops the kernel: a `printf` line naming the

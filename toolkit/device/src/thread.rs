@@ -122,6 +122,31 @@ pub fn linear_idx() -> u32 {
     })
 }
 
+/// The block-shape contract of `#[kernel(block(X, Y, Z))]`, told to the compiler at the
+/// kernel's entry: `blockDim` is (X, Y, Z) and `threadIdx` below it. So [`block_dim_x`] and
+/// the other reads of the block's shape fold to constants wherever the kernel's code (or a
+/// library it calls, such as `SharedTile::fill`) uses them, and `threadIdx.x % X` to
+/// `threadIdx.x`. Emitted by `#[kernel]`, not called by hand.
+///
+/// # Safety
+/// Every launch of the calling kernel has blocks of exactly X × Y × Z threads: what the
+/// entry's `.reqntid X, Y, Z` makes the driver enforce (a launch of another shape fails) and
+/// the typed launch checks first.
+#[doc(hidden)]
+#[inline(always)]
+pub unsafe fn assume_block_shape<const X: u32, const Y: u32, const Z: u32>() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the caller's promise (the launch's block is X × Y × Z), so each holds.
+    unsafe {
+        core::hint::assert_unchecked(block_dim_x() == X);
+        core::hint::assert_unchecked(block_dim_y() == Y);
+        core::hint::assert_unchecked(block_dim_z() == Z);
+        core::hint::assert_unchecked(thread_idx_x() < X);
+        core::hint::assert_unchecked(thread_idx_y() < Y);
+        core::hint::assert_unchecked(thread_idx_z() < Z);
+    }
+}
+
 /// Global x index: `blockIdx.x * blockDim.x + threadIdx.x`.
 #[inline(always)]
 pub fn index_1d() -> u32 {

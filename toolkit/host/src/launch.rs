@@ -629,9 +629,23 @@ impl Gpu {
     }
 }
 
-/// Refuses a block larger than the kernel's launch bounds (the driver would fail the launch
-/// with a less telling error).
+/// Refuses a block larger than the kernel's launch bounds, or of another shape than its
+/// block-shape contract (`#[kernel(block(...))]`, which its code assumes): the driver would
+/// fail the launch with a less telling error.
 pub(crate) fn check_shape<K: Kernel>(cfg: &LaunchConfig) -> Result<()> {
+    let (x, y, z) = cfg.block_dim;
+    if let Some(shape) = K::BLOCK
+        && shape != [x, y, z]
+    {
+        return Err(Error::InvalidLaunch(format!(
+            "{}: launched with blocks of {x}x{y}x{z} threads; its block-shape contract \
+             (#[kernel(block(...))]) is {}x{}x{}",
+            K::NAME,
+            shape[0],
+            shape[1],
+            shape[2]
+        )));
+    }
     let threads = cfg.block_dim.0 * cfg.block_dim.1 * cfg.block_dim.2;
     if let Some(bounds) = K::LAUNCH_BOUNDS
         && threads > bounds.max_threads
@@ -651,6 +665,43 @@ mod tests {
 
     fn shape(grid: (u32, u32, u32), block: (u32, u32, u32)) -> LaunchConfig {
         LaunchConfig { grid_dim: grid, block_dim: block, shared_mem_bytes: 0 }
+    }
+
+    /// A kernel with a block-shape contract is launched with that block only; one with launch
+    /// bounds with at most that many threads.
+    #[test]
+    fn the_block_shape_contract_and_the_bounds_are_checked() {
+        #[derive(Clone, Copy)]
+        struct Tiled;
+        impl Kernel for Tiled {
+            const NAME: &'static str = "tiled";
+            type Params = ();
+            const PARAMS: &'static [crate::Param] = &[];
+            const LAUNCH_BOUNDS: Option<crate::LaunchBounds> =
+                Some(crate::LaunchBounds { max_threads: 256, min_blocks: 1 });
+            const BLOCK: Option<[u32; 3]> = Some([32, 8, 1]);
+            const DYNAMIC_SHARED_BYTES: u32 = 0;
+        }
+        #[derive(Clone, Copy)]
+        struct Bounded;
+        impl Kernel for Bounded {
+            const NAME: &'static str = "bounded";
+            type Params = ();
+            const PARAMS: &'static [crate::Param] = &[];
+            const LAUNCH_BOUNDS: Option<crate::LaunchBounds> =
+                Some(crate::LaunchBounds { max_threads: 256, min_blocks: 1 });
+            const DYNAMIC_SHARED_BYTES: u32 = 0;
+        }
+        assert!(check_shape::<Tiled>(&shape((7, 9, 1), (32, 8, 1))).is_ok());
+        for other in [(8, 32, 1), (256, 1, 1), (32, 4, 1), (32, 8, 2)] {
+            let error = check_shape::<Tiled>(&shape((7, 9, 1), other)).unwrap_err().to_string();
+            assert!(
+                error.contains("tiled") && error.contains("contract") && error.contains("is 32x8x1"),
+                "{error}"
+            );
+        }
+        assert!(check_shape::<Bounded>(&shape((7, 9, 1), (16, 16, 1))).is_ok());
+        assert!(check_shape::<Bounded>(&shape((7, 9, 1), (16, 16, 2))).is_err());
     }
 
     /// A `DisjointSlice2d`'s kernel computes its (x, y) and compares them with its width

@@ -58,6 +58,14 @@
 //! Arguments of the attribute, comma-separated, all optional:
 //! - `launch_bounds(max_threads)` or `launch_bounds(max_threads, min_blocks)`: CUDA C's
 //!   `__launch_bounds__`; 1 ≤ max_threads ≤ 1024, min_blocks ≥ 1 (default 1).
+//! - `block(x)`, `block(x, y)` or `block(x, y, z)`: the block-shape contract, the only block
+//!   the kernel may be launched with (no CUDA C spelling; OpenCL's `reqd_work_group_size`).
+//!   The entry gets PTX's `.reqntid x, y, z` (the driver refuses another shape), the host
+//!   handle `Kernel::BLOCK` (the typed launch refuses another shape first, saying so), and
+//!   its first statement tells the compiler `blockDim` = (x, y, z) and `threadIdx` below it,
+//!   so the block's size is a constant wherever the kernel reads it (a fill loop's stride, a
+//!   linear index) and `threadIdx.x % x` folds. Implies `launch_bounds(x·y·z)`; a
+//!   `launch_bounds` beside it may only add `min_blocks`.
 //! - `dynamic_shared = EXPR`: the bytes of dynamic shared memory each block needs (a `u32`
 //!   constant expression visible in the kernel's module); the host launches with at least
 //!   that much and raises the kernel's limit past 48 KiB when needed.
@@ -105,6 +113,8 @@ type Failure = (Span, String);
 #[derive(Default)]
 struct Options {
     launch_bounds: Option<(u32, u32)>,
+    /// `block(x, y, z)`: the block-shape contract (then `launch_bounds` holds its threads).
+    block: Option<[u32; 3]>,
     dynamic_shared: Option<TokenStream>,
     /// `instantiate(name = Type, ...)`: each entry point's name and its generic arguments.
     instances: Vec<Instance>,
@@ -184,17 +194,29 @@ fn expand(attr: TokenStream, item: TokenStream) -> Result<TokenStream, Failure> 
     out.extend(attribute("unsafe(no_mangle)"));
     out.extend(tokens[..fn_pos].iter().cloned());
     if is_safe {
-        out.extend(safe_entry(name, &params, &kinds, EntryBody::Inner(&tokens[fn_pos + 2..])));
+        out.extend(safe_entry(name, &params, &kinds, EntryBody::Inner(&tokens[fn_pos + 2..]), options.block));
     } else {
         out.push(Ident::new("extern", Span::call_site()).into());
         out.push(Literal::string("ptx-kernel").into());
-        out.extend(tokens[fn_pos..].iter().cloned());
+        // The body, after the block-shape prologue (if any).
+        let (body, signature) = tokens[fn_pos..].split_last().expect("`fn` and a name");
+        out.extend(signature.iter().cloned());
+        match body {
+            TokenTree::Group(g) if g.delimiter() == Delimiter::Brace => {
+                let mut stream = block_prologue(options.block);
+                stream.extend(g.stream());
+                let mut group = Group::new(Delimiter::Brace, stream);
+                group.set_span(g.span());
+                out.push(TokenTree::Group(group));
+            }
+            other => return Err((other.span(), "expected the kernel's body".into())),
+        }
     }
-    out.extend(marker(&name_str, options.launch_bounds));
+    out.extend(marker(&name_str, options.launch_bounds, options.block));
 
     // Host build: the typed handle.
     let dynamic_shared = options.dynamic_shared.clone().unwrap_or_else(|| parse("0"));
-    out.extend(host_handle(name, docs, &visibility, &params, &kinds, options.launch_bounds, dynamic_shared));
+    out.extend(host_handle(name, docs, &visibility, &params, &kinds, &options, dynamic_shared));
 
     // Host build: the kernel's body too, as a private function never called, so that
     // `cargo check`, clippy and rust-analyzer check it with the host's tools (the device API
@@ -260,8 +282,11 @@ fn visibility_and_docs(before_fn: &[TokenTree]) -> (Vec<TokenTree>, Vec<TokenTre
 
 /// The device build's marker for the PTX builder: `// kernel-abi: <module>::<entry>` and the
 /// launch bounds.
-fn marker(entry: &str, launch_bounds: Option<(u32, u32)>) -> TokenStream {
-    let bounds = launch_bounds.map(|(t, b)| format!(" launch_bounds {t} {b}")).unwrap_or_default();
+fn marker(entry: &str, launch_bounds: Option<(u32, u32)>, block: Option<[u32; 3]>) -> TokenStream {
+    let mut bounds = launch_bounds.map(|(t, b)| format!(" launch_bounds {t} {b}")).unwrap_or_default();
+    if let Some([x, y, z]) = block {
+        bounds.push_str(&format!(" block {x} {y} {z}"));
+    }
     parse(&format!(
         "#[cfg(target_arch = \"nvptx64\")] ::core::arch::global_asm!(::core::concat!(\"// kernel-abi: \", \
          ::core::module_path!(), \"::{entry}{bounds}\"));"
@@ -276,7 +301,7 @@ fn host_handle(
     visibility: &[TokenTree],
     params: &[Param],
     kinds: &[SafeParam],
-    launch_bounds: Option<(u32, u32)>,
+    options: &Options,
     dynamic_shared: TokenStream,
 ) -> TokenStream {
     let name_str = name.to_string();
@@ -305,12 +330,16 @@ fn host_handle(
             layouts.extend(parse(&format!(">({:?}),", format!("{}{suffix}", p.name))));
         }
     }
-    let launch_bounds = match launch_bounds {
+    let launch_bounds = match options.launch_bounds {
         Some((t, b)) => {
             format!(
                 "::core::option::Option::Some(::ptxkit_device::LaunchBounds {{ max_threads: {t}, min_blocks: {b} }})"
             )
         }
+        None => "::core::option::Option::None".into(),
+    };
+    let block = match options.block {
+        Some([x, y, z]) => format!("::core::option::Option::Some([{x}, {y}, {z}])"),
         None => "::core::option::Option::None".into(),
     };
     let mut body = TokenStream::new();
@@ -320,7 +349,7 @@ fn host_handle(
     body.extend([TokenTree::Group(Group::new(Delimiter::Bracket, layouts))]);
     body.extend(parse(&format!(
         "; const LAUNCH_BOUNDS: ::core::option::Option<::ptxkit_device::LaunchBounds> = {launch_bounds}; \
-         const DYNAMIC_SHARED_BYTES: u32 = "
+         const BLOCK: ::core::option::Option<[u32; 3]> = {block}; const DYNAMIC_SHARED_BYTES: u32 = "
     )));
     body.extend([TokenTree::Group(Group::new(Delimiter::Parenthesis, dynamic_shared))]);
     body.extend(parse(";"));
@@ -543,7 +572,7 @@ fn expand_generic(
         out.extend(attribute("unsafe(no_mangle)"));
         out.extend(visibility.iter().cloned());
         if is_safe {
-            out.extend(safe_entry(&instance.name, &params, &kinds, EntryBody::Call(callee)));
+            out.extend(safe_entry(&instance.name, &params, &kinds, EntryBody::Call(callee), options.block));
         } else {
             let mut abi_params = TokenStream::new();
             let mut arguments = TokenStream::new();
@@ -557,13 +586,14 @@ fn expand_generic(
             out.push(TokenTree::Ident(instance.name.clone()));
             out.push(TokenTree::Group(Group::new(Delimiter::Parenthesis, abi_params)));
             // The kernel's own contract is the caller's (the launch's), as for any kernel.
-            let mut call: Vec<TokenTree> = parse("unsafe").into_iter().collect();
+            let mut call: Vec<TokenTree> = block_prologue(options.block).into_iter().collect();
+            call.extend(parse("unsafe"));
             let mut inner: Vec<TokenTree> = callee.into_iter().collect();
             inner.push(TokenTree::Group(Group::new(Delimiter::Parenthesis, arguments)));
             call.push(TokenTree::Group(Group::new(Delimiter::Brace, inner.into_iter().collect())));
             out.push(TokenTree::Group(Group::new(Delimiter::Brace, call.into_iter().collect())));
         }
-        out.extend(marker(&entry, options.launch_bounds));
+        out.extend(marker(&entry, options.launch_bounds, options.block));
 
         // Host build: the handle.
         let arguments: Vec<String> = instance.arguments.iter().map(ToString::to_string).collect();
@@ -579,7 +609,7 @@ fn expand_generic(
             &visibility,
             &params,
             &kinds,
-            options.launch_bounds,
+            options,
             dynamic_shared,
         ));
     }
@@ -668,11 +698,30 @@ fn substitute(tokens: TokenStream, names: &[Ident], arguments: &[TokenStream]) -
     out.into_iter().collect()
 }
 
+/// The entry point's first statement under `block(x, y, z)`: the block-shape contract told
+/// to the compiler (`ptxkit_device::thread::assume_block_shape`; the `.reqntid` the PTX
+/// builder adds makes the driver refuse any other shape, and the typed launch checks first).
+/// Nothing without a block shape.
+fn block_prologue(block: Option<[u32; 3]>) -> TokenStream {
+    match block {
+        Some([x, y, z]) => {
+            parse(&format!("unsafe {{ ::ptxkit_device::thread::assume_block_shape::<{x}, {y}, {z}>() }};"))
+        }
+        None => TokenStream::new(),
+    }
+}
+
 /// The device entry point of a safe kernel: `unsafe extern "ptx-kernel" fn name(<ABI
 /// parameters>)` that holds the author's function, as written, under the name `body`, and calls
 /// it with the slices rebuilt from the parameters. `after_name` is the author's parameter
 /// list, return type and body.
-fn safe_entry(name: &Ident, params: &[Param], kinds: &[SafeParam], body: EntryBody) -> TokenStream {
+fn safe_entry(
+    name: &Ident,
+    params: &[Param],
+    kinds: &[SafeParam],
+    body: EntryBody,
+    block: Option<[u32; 3]>,
+) -> TokenStream {
     let mut abi_params = TokenStream::new();
     let mut call_args = TokenStream::new();
     let nul_name = format!("{:?}", format!("{name}\0"));
@@ -718,6 +767,7 @@ fn safe_entry(name: &Ident, params: &[Param], kinds: &[SafeParam], body: EntryBo
     // launch (`ptxkit-host`) passes for each input a `&CudaSlice`'s pointer and length (valid,
     // aligned, non-null, not written during the launch) and for each output its own
     // `&mut CudaSlice`'s (reached by no other parameter); each output is made once per thread.
+    inner.extend(block_prologue(block));
     inner.extend(parse("unsafe"));
     call.extend([TokenTree::Group(Group::new(Delimiter::Parenthesis, call_args))]);
     inner.extend([TokenTree::Group(Group::new(Delimiter::Brace, call))]);
@@ -751,31 +801,8 @@ fn parse_options(attr: TokenStream) -> Result<Options, Failure> {
                     return Err((key.span(), "`launch_bounds` given twice".into()));
                 }
                 let numbers = split_commas(group.stream().into_iter().collect());
-                let number = |tokens: &[TokenTree]| -> Result<u32, Failure> {
-                    // A `$n:literal` from a `macro_rules!` arrives wrapped in an invisible group.
-                    let tokens: Vec<TokenTree> = match tokens {
-                        [TokenTree::Group(g)] if g.delimiter() == Delimiter::None => {
-                            g.stream().into_iter().collect()
-                        }
-                        _ => tokens.to_vec(),
-                    };
-                    match tokens.as_slice() {
-                        [TokenTree::Literal(l)] => {
-                            l.to_string().trim_end_matches("u32").replace('_', "").parse::<u32>().map_err(
-                                |_| {
-                                    (
-                                        l.span(),
-                                        "launch bounds are whole numbers, e.g. `launch_bounds(256, 2)`"
-                                            .into(),
-                                    )
-                                },
-                            )
-                        }
-                        _ => Err((
-                            group.span(),
-                            "launch bounds are integer literals, e.g. `launch_bounds(256, 2)`".into(),
-                        )),
-                    }
+                let number = |tokens: &[TokenTree]| {
+                    literal_u32(tokens, group.span(), "launch bounds", "launch_bounds(256, 2)")
                 };
                 let (threads, blocks) = match numbers.as_slice() {
                     [t] => (number(t)?, 1),
@@ -800,6 +827,39 @@ fn parse_options(attr: TokenStream) -> Result<Options, Failure> {
                     return Err((group.span(), "launch_bounds: min_blocks must be at least 1".into()));
                 }
                 options.launch_bounds = Some((threads, blocks));
+            }
+            "block" => {
+                let group = match (arg.get(1), arg.len()) {
+                    (Some(TokenTree::Group(g)), 2) if g.delimiter() == Delimiter::Parenthesis => g,
+                    _ => {
+                        return Err((
+                            key.span(),
+                            "write `block(x)`, `block(x, y)` or `block(x, y, z)`".into(),
+                        ));
+                    }
+                };
+                if options.block.is_some() {
+                    return Err((key.span(), "`block` given twice".into()));
+                }
+                let numbers = split_commas(group.stream().into_iter().collect());
+                if numbers.is_empty() || numbers.len() > 3 {
+                    return Err((group.span(), "write `block(x)`, `block(x, y)` or `block(x, y, z)`".into()));
+                }
+                let mut shape = [1u32; 3];
+                for (side, tokens) in shape.iter_mut().zip(&numbers) {
+                    *side = literal_u32(tokens, group.span(), "a block's sides", "block(32, 8)")?;
+                }
+                let threads = u64::from(shape[0]) * u64::from(shape[1]) * u64::from(shape[2]);
+                if shape.contains(&0) || shape[2] > 64 || threads > 1024 {
+                    return Err((
+                        group.span(),
+                        format!(
+                            "block({}, {}, {}): each side at least 1, z at most 64, and at most 1024 threads in all",
+                            shape[0], shape[1], shape[2]
+                        ),
+                    ));
+                }
+                options.block = Some(shape);
             }
             "instantiate" => {
                 let group = match (arg.get(1), arg.len()) {
@@ -857,13 +917,50 @@ fn parse_options(attr: TokenStream) -> Result<Options, Failure> {
                 return Err((
                     key.span(),
                     format!(
-                        "unknown #[kernel] argument `{other}`: expected `launch_bounds(...)`, `dynamic_shared = ...` or `instantiate(...)`"
+                        "unknown #[kernel] argument `{other}`: expected `launch_bounds(...)`, `block(...)`, `dynamic_shared = ...` or `instantiate(...)`"
                     ),
                 ));
             }
         }
     }
+    // A block shape fixes the launch bounds' threads (PTX's `.reqntid` replaces `.maxntid`);
+    // `launch_bounds` beside it may only add `min_blocks`.
+    if let Some(shape) = options.block {
+        let threads = shape.iter().product();
+        match options.launch_bounds {
+            Some((max_threads, _)) if max_threads != threads => {
+                return Err((
+                    Span::call_site(),
+                    format!(
+                        "launch_bounds({max_threads}, ..) disagrees with block({}, {}, {}), a block of {threads} threads: \
+                         leave out launch_bounds, or give it {threads} threads",
+                        shape[0], shape[1], shape[2]
+                    ),
+                ));
+            }
+            Some(_) => {}
+            None => options.launch_bounds = Some((threads, 1)),
+        }
+    }
     Ok(options)
+}
+
+/// A `u32` integer literal (a `$n:literal` from a `macro_rules!` arrives wrapped in an
+/// invisible group); `what` and `example` word the error.
+fn literal_u32(tokens: &[TokenTree], span: Span, what: &str, example: &str) -> Result<u32, Failure> {
+    let tokens: Vec<TokenTree> = match tokens {
+        [TokenTree::Group(g)] if g.delimiter() == Delimiter::None => g.stream().into_iter().collect(),
+        _ => tokens.to_vec(),
+    };
+    match tokens.as_slice() {
+        [TokenTree::Literal(l)] => l
+            .to_string()
+            .trim_end_matches("u32")
+            .replace('_', "")
+            .parse::<u32>()
+            .map_err(|_| (l.span(), format!("{what} are whole numbers, e.g. `{example}`"))),
+        _ => Err((span, format!("{what} are integer literals, e.g. `{example}`"))),
+    }
 }
 
 /// `name: Type, mut other: Type` → names and types.

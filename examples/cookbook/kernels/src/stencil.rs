@@ -92,14 +92,16 @@ const TILE_WIDTH: usize = TILED_TILE.0 as usize;
 /// every thread reads its cell and four neighbours from shared memory: no global read after
 /// the barrier. Same results as [`jacobi_5pt`], bit for bit.
 ///
-/// Thread mapping: one thread per cell of a 2-D launch, blocks of exactly 32×8 (the tile's
-/// corner is `blockIdx · (32, 8)` − (1, 1); a block of another shape computes wrong numbers,
-/// never an unsound access). The fill: slot *s* of the tile by the block's thread *s* and
-/// *s* + 256 (340 slots). Bytes per cell: 8 from DRAM (one read, one write); 340/256 = 1.33
-/// reads a cell from L2 (the halo), against about 5 L1 reads a cell for [`jacobi_5pt`].
+/// Thread mapping: one thread per cell of a 2-D launch, blocks of exactly 32×8, the kernel's
+/// block-shape contract (`#[kernel(block(32, 8))]`: the typed launch refuses any other shape,
+/// and the compiler knows `blockDim` and `threadIdx < (32, 8)`). The tile's corner is
+/// `blockIdx · (32, 8)` − (1, 1). The fill: slot *s* of the tile by the block's thread *s* and
+/// *s* + 256 (340 slots; the stride a constant, as in the raw twin). Bytes per cell: 8 from
+/// DRAM (one read, one write); 340/256 = 1.33 reads a cell from L2 (the halo), against about
+/// 5 L1 reads a cell for [`jacobi_5pt`].
 /// Shows: a safe tiled kernel (`shared_tile!(..).fill(..).sync()`, `TileView::at`), the
-/// tile's reads proven in bounds by the compiler (the thread's place in the tile is
-/// `threadIdx mod (32, 8)`, so no check is emitted for them), the input a [`Grid2d`] read
+/// tile's reads proven in bounds by the compiler (the thread's place in the tile is below
+/// (32, 8) by the contract, so no check is emitted for them), the input a [`Grid2d`] read
 /// with `get(x, y).unwrap_or(0.0)` (x < width and y < height in 32 bits, the raw twin's own
 /// test; a select, no branch), the output a [`DisjointSlice2d`] (its check, x < width and
 /// y < height, is the raw twin's own edge test).
@@ -110,7 +112,7 @@ const TILE_WIDTH: usize = TILED_TILE.0 as usize;
 /// tile; a 2-D contract (a row-major output whose width and height the launch covers,
 /// indexed by [`ThreadIndex2d`] with no compare) and a 2-D tile (`SharedTile` of W×H with
 /// `at(x, y)`) would let it drop the output's compare and the flattening.
-#[kernel(launch_bounds(256))]
+#[kernel(block(32, 8))]
 pub fn jacobi_5pt_tiled(input: Grid2d<f32>, mut output: DisjointSlice2d<f32>) {
     let (width, height) = (output.width(), output.height());
     // The tile's corner is one cell up and left of the block's first cell (wrapping to
@@ -129,11 +131,10 @@ pub fn jacobi_5pt_tiled(input: Grid2d<f32>, mut output: DisjointSlice2d<f32>) {
         .sync();
     let index = ThreadIndex2d::global_2d();
     let (x, y) = (index.x(), index.y());
-    // This thread's slot: (tx + 1, ty + 1) in the tile. `mod (32, 8)` lets the compiler see
-    // every read below is inside the 340 slots (with the launch's 32×8 blocks it changes
-    // nothing).
-    let tx = (thread::thread_idx_x() % TILED_BLOCK.0) as usize;
-    let ty = (thread::thread_idx_y() % TILED_BLOCK.1) as usize;
+    // This thread's slot: (tx + 1, ty + 1) in the tile, tx < 32 and ty < 8 by the block-shape
+    // contract, so every read below is inside the 340 slots (no check emitted).
+    let tx = thread::thread_idx_x() as usize;
+    let ty = thread::thread_idx_y() as usize;
     let at = (ty + 1) * TILE_WIDTH + tx + 1;
     let centre = tile.at(at);
     let value = if x == 0 || y == 0 || x + 1 >= width || y + 1 >= height {

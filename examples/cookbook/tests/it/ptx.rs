@@ -371,7 +371,9 @@ fn tiled_stencil_reads_its_cells_from_a_shared_tile_with_no_bounds_failure_path(
     for name in ["jacobi_5pt_tiled", "jacobi_5pt_tiled_raw"] {
         assert!(IMAGES.kernels.iter().any(|k| k.name == name), "{name} missing from the kernel table");
         let body = entry(name);
-        assert!(body.contains(".maxntid 256"), "{name}: no launch bound");
+        // The safe kernel's block-shape contract is PTX's `.reqntid`; the raw twin's a bound.
+        let bound = if name == "jacobi_5pt_tiled" { ".reqntid 32, 8, 1" } else { ".maxntid 256" };
+        assert!(body.contains(bound), "{name}: not {bound}");
         // One global load (the fill's, in its loop) and one store; the cell and its four
         // neighbours from the tile.
         assert_eq!(body.matches("ld.global").count(), 1, "{name}:\n{body}");
@@ -383,6 +385,12 @@ fn tiled_stencil_reads_its_cells_from_a_shared_tile_with_no_bounds_failure_path(
     // The safe kernel: SharedTile's relaxed CTA-scope accesses and `barrier.sync 0` (one
     // before the fill, one after), 5 reads of the tile.
     let safe = entry("jacobi_5pt_tiled");
+    // The contract told the compiler the block's shape: no read of `%ntid` is left (the fill's
+    // stride and the tile's place are constants), and the kernel table carries it.
+    assert!(!safe.contains("%ntid"), "the block's size is read at run time:\n{safe}");
+    let tiled = IMAGES.kernels.iter().find(|k| k.name == "jacobi_5pt_tiled").unwrap();
+    assert_eq!(tiled.block, Some([32, 8, 1]));
+    assert_eq!(tiled.launch_bounds.map(|b| b.max_threads), Some(256));
     assert_eq!(safe.matches("ld.relaxed.cta.shared.b32").count(), 5, "{safe}");
     assert_eq!(safe.matches("st.relaxed.cta.shared.b32").count(), 1, "{safe}");
     assert_eq!(safe.matches("barrier.sync 0").count(), 2, "{safe}");

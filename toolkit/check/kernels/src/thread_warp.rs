@@ -53,6 +53,16 @@ unsafe fn write_record<T: Copy, const N: usize>(out: *mut T, values: [T; N]) {
 /// `out` holds GEOMETRY_VALUES u32 for every thread of the launch.
 #[kernel]
 pub unsafe fn check_thread_geometry(out: *mut u32) {
+    // SAFETY: the caller's promise, as the kernel's.
+    unsafe { check_thread_geometry_body(out) }
+}
+
+/// The body of the geometry kernels.
+///
+/// # Safety
+/// As [`check_thread_geometry`].
+#[inline(always)]
+unsafe fn check_thread_geometry_body(out: *mut u32) {
     let (x, y, z) = thread::index_3d();
     let values = [
         thread::thread_idx_x(),
@@ -74,6 +84,19 @@ pub unsafe fn check_thread_geometry(out: *mut u32) {
     ];
     // SAFETY: the launcher sizes `out` for GEOMETRY_VALUES per thread.
     unsafe { write_record(out, values) };
+}
+
+/// [`check_thread_geometry`] under the block-shape contract `block(7, 5, 3)`: the same
+/// record, with `blockDim` and the block's extent known to the compiler (no `%ntid` read),
+/// so the records show what the folded constants computed. One thread per record.
+///
+/// # Safety
+/// As [`check_thread_geometry`]; launched with blocks of 7×5×3 (the typed launch and the
+/// driver refuse any other).
+#[kernel(block(7, 5, 3))]
+pub unsafe fn check_thread_geometry_fixed_block(out: *mut u32) {
+    // SAFETY: the caller's promise, as the kernel's.
+    unsafe { check_thread_geometry_body(out) }
 }
 
 /// `warp::lane`, `warp::warp_id`, `warp::active_mask`, `warp::lanes_below`,

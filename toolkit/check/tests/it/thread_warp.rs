@@ -33,6 +33,20 @@ fn ptx_thread_geometry_reads_every_special_register() {
     );
 }
 
+/// The block-shape contract: `.reqntid` in place of a bound, and no read of the block's size
+/// left (the compiler was told it); the kernel table and the handle carry the shape.
+#[test]
+fn ptx_block_shape_contract_is_reqntid_and_folds_the_block_size() {
+    let name = "check_thread_geometry_fixed_block";
+    let body = common::kernel_ptx(name);
+    assert!(body.contains(".reqntid 7, 5, 3") && !body.contains(".maxntid"), "{name}:\n{body}");
+    assert!(!body.contains("%ntid"), "{name} reads the block's size at run time:\n{body}");
+    common::assert_emits(name, &["%tid.x", "%tid.y", "%tid.z", "%nctaid.z"]);
+    assert_eq!(kernels::check_thread_geometry_fixed_block::BLOCK, Some([7, 5, 3]));
+    assert_eq!(kernels::check_thread_geometry_fixed_block::LAUNCH_BOUNDS.map(|b| b.max_threads), Some(105));
+    assert_eq!(kernels::check_thread_geometry::BLOCK, None);
+}
+
 #[test]
 fn ptx_lane_reads_laneid() {
     common::assert_emits(
@@ -192,8 +206,10 @@ fn threads(cfg: &LaunchConfig) -> Vec<Thread> {
     all
 }
 
+/// A launch's grid or block sides.
+type Dims = (u32, u32, u32);
 /// A launch shape: (grid, block) dimensions.
-type Shape = ((u32, u32, u32), (u32, u32, u32));
+type Shape = (Dims, Dims);
 
 /// Odd shapes: 2-D blocks of 16×16 (x not a multiple of 32), 3-D blocks of 7×5×3 (105 threads,
 /// last warp 9 lanes), 1-D blocks of 100 (last warp 4 lanes), whole warps of 64.
@@ -300,29 +316,77 @@ fn gpu_thread_geometry_odd_shapes() {
         let cfg = config(grid, block);
         let got = run::<_, u32, _>(&gpu, kernels::check_thread_geometry, cfg, kernels::GEOMETRY_VALUES, ());
         assert_records::<u32, { kernels::GEOMETRY_VALUES }>("thread geometry", &cfg, &got, |t| {
-            let [tx, ty, tz] = t.thread_idx;
-            let [bx, by, bz] = t.block_idx;
-            [
-                tx,
-                ty,
-                tz,
-                bx,
-                by,
-                bz,
-                block.0,
-                block.1,
-                block.2,
-                grid.0,
-                grid.1,
-                grid.2,
-                t.linear,
-                bx * block.0 + tx,
-                by * block.1 + ty,
-                bz * block.2 + tz,
-            ]
-            .map(Some)
+            geometry_record(grid, block, t)
         });
     }
+}
+
+/// What `check_thread_geometry` writes for thread `t` of a launch of `grid` × `block`.
+fn geometry_record(grid: Dims, block: Dims, t: &Thread) -> [Option<u32>; kernels::GEOMETRY_VALUES] {
+    let [tx, ty, tz] = t.thread_idx;
+    let [bx, by, bz] = t.block_idx;
+    [
+        tx,
+        ty,
+        tz,
+        bx,
+        by,
+        bz,
+        block.0,
+        block.1,
+        block.2,
+        grid.0,
+        grid.1,
+        grid.2,
+        t.linear,
+        bx * block.0 + tx,
+        by * block.1 + ty,
+        bz * block.2 + tz,
+    ]
+    .map(Some)
+}
+
+/// Under the block-shape contract the folded block size gives the same records as the
+/// registers; a launch of another shape is refused by the typed launch (naming the contract)
+/// and, bypassing it, by the driver (the entry's `.reqntid`), and the GPU works on after.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_block_shape_contract_gives_the_registers_values_and_refuses_other_shapes() {
+    let gpu = common::gpu();
+    let block = (7, 5, 3);
+    for grid in [(3, 2, 2), (1, 1, 1), (5, 1, 3)] {
+        let cfg = config(grid, block);
+        let got = run::<_, u32, _>(
+            &gpu,
+            kernels::check_thread_geometry_fixed_block,
+            cfg,
+            kernels::GEOMETRY_VALUES,
+            (),
+        );
+        assert_records::<u32, { kernels::GEOMETRY_VALUES }>("fixed-block geometry", &cfg, &got, |t| {
+            geometry_record(grid, block, t)
+        });
+    }
+    let other = config((3, 2, 2), (5, 7, 3));
+    let mut out = gpu.stream().alloc_zeros::<u32>(threads(&other).len() * kernels::GEOMETRY_VALUES).unwrap();
+    let refused = gpu.launch(kernels::check_thread_geometry_fixed_block, other, (&mut out,));
+    assert!(
+        matches!(refused, Err(ptxkit_host::Error::InvalidLaunch(ref m)) if m.contains("block-shape contract") && m.contains("7x5x3")),
+        "{refused:?}"
+    );
+    let function = gpu.function(kernels::check_thread_geometry_fixed_block).unwrap();
+    let mut launch = gpu.stream().launch_builder(&function);
+    ptxkit_host::cudarc::driver::PushKernelArg::arg(&mut launch, &mut out);
+    // SAFETY: `out` holds a record for every thread of `other`; the launch is expected to fail.
+    let by_driver = unsafe { launch.launch(other) };
+    assert!(by_driver.is_err(), "the driver launched a .reqntid 7, 5, 3 kernel with 5x7x3 blocks");
+    gpu.stream().synchronize().unwrap();
+    let cfg = config((2, 1, 1), block);
+    let got =
+        run::<_, u32, _>(&gpu, kernels::check_thread_geometry_fixed_block, cfg, kernels::GEOMETRY_VALUES, ());
+    assert_records::<u32, { kernels::GEOMETRY_VALUES }>("after the refusals", &cfg, &got, |t| {
+        geometry_record((2, 1, 1), block, t)
+    });
 }
 
 #[test]

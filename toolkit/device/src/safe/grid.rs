@@ -1,6 +1,7 @@
 //! A read-only 2-D input grid and the stencil windows read from it: what a safe stencil
 //! kernel reads with one check per cell instead of one per read (or a slice check per row).
 
+use super::below_side;
 use core::marker::PhantomData;
 
 /// The kernel parameter type `Kernel::Params` names for an input [`Grid2d<T>`]: the typed
@@ -40,7 +41,8 @@ impl<'a, T: Copy> Grid2d<'a, T> {
         // SAFETY: x < width and y < height, so the offset is below width * height, which the
         // host checked fits the buffer. (`&`, not `&&`: one predicate, no branch between the
         // compares.)
-        ((x < self.width) & (y < self.height)).then(|| unsafe { *self.ptr.add(y * self.width + x) })
+        (below_side(x, self.width) & below_side(y, self.height))
+            .then(|| unsafe { *self.ptr.add(y * self.width + x) })
     }
 
     /// The neighbourhood of radius `R` around (x, y) (the cells (x + dx, y + dy) for |dx|,
@@ -53,8 +55,10 @@ impl<'a, T: Copy> Grid2d<'a, T> {
         // All `&`, no `&&`: one predicate, no branches (when a side is too short, the wrapped
         // differences are ignored).
         let sides = (self.width > 2 * R) & (self.height > 2 * R);
-        let (last_x, last_y) = (self.width.wrapping_sub(R), self.height.wrapping_sub(R));
-        let inside = sides & (x >= R) & (y >= R) & (x < last_x) & (y < last_y);
+        // (In 32 bits, so that each stays a side below 2³²; wrapped only where `sides` fails.)
+        let last = |side: usize| (side as u32).wrapping_sub(R as u32) as usize;
+        let (last_x, last_y) = (last(self.width), last(self.height));
+        let inside = sides & (x >= R) & (y >= R) & below_side(x, last_x) & below_side(y, last_y);
         inside.then(|| Window {
             // SAFETY: (x, y) is inside the grid (above).
             centre: unsafe { self.ptr.add(y * self.width + x) },
