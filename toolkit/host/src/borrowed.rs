@@ -16,7 +16,7 @@ use crate::{
     launch::{KernelArg, StagedBuffer, slice_pointer},
 };
 use cudarc::driver::{CudaStream, LaunchConfig, SyncOnDrop, sys};
-use ptxkit_device::safe::{Input, Output, Output2d};
+use ptxkit_device::safe::{Input, Input2d, Output, Output2d};
 use std::{marker::PhantomData, sync::Arc};
 
 /// `len` values of `T` in device memory another library owns, read by a kernel.
@@ -59,6 +59,36 @@ impl<T> BorrowedSlice<'_, T> {
     /// The device address.
     pub fn device_pointer(&self) -> u64 {
         self.pointer
+    }
+}
+
+impl<'a, T> BorrowedSlice<'a, T> {
+    /// The values as a row-major grid `width` cells wide, for a safe kernel's `Grid2d<T>`
+    /// input: `len / width` full rows (a partial last row is left out); the borrowed twin of
+    /// [`Rows`](crate::Rows).
+    pub fn rows(self, width: usize) -> BorrowedInputRows<'a, T> {
+        let height = self.len.checked_div(width).unwrap_or(0);
+        BorrowedInputRows { buffer: self, width, height }
+    }
+}
+
+/// Borrowed device memory seen as rows, for a `Grid2d<T>` input ([`BorrowedSlice::rows`]).
+#[derive(Clone, Copy, Debug)]
+pub struct BorrowedInputRows<'a, T> {
+    buffer: BorrowedSlice<'a, T>,
+    width: usize,
+    height: usize,
+}
+
+impl<T> BorrowedInputRows<'_, T> {
+    /// Cells per row.
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    /// Full rows.
+    pub fn height(&self) -> usize {
+        self.height
     }
 }
 
@@ -169,6 +199,22 @@ impl<T> KernelArg<Output2d<T>> for BorrowedRows<'_, T> {
     }
 }
 
+impl<T> KernelArg<Input2d<T>> for BorrowedInputRows<'_, T> {
+    type Staged<'s>
+        = StagedBuffer<'s, 3>
+    where
+        Self: 's;
+    fn stage<'s>(&'s mut self, _stream: &'s CudaStream) -> Self::Staged<'s> {
+        // `width * height ≤ len` (`rows`): the kernel's cells are all inside the buffer.
+        let words =
+            [slice_pointer::<T>(self.buffer.pointer, self.buffer.len), self.width as u64, self.height as u64];
+        StagedBuffer::new(words, untracked())
+    }
+    fn check_launch(&self, _cfg: &LaunchConfig) -> std::result::Result<(), String> {
+        crate::launch::check_grid_sides(self.width, self.height)
+    }
+}
+
 impl Gpu {
     /// A stream another library owns (PyTorch's current stream, CuPy's), to launch on with
     /// [`Gpu::launch_on`]; the null handle is the legacy default stream. Dropping the wrapper
@@ -198,6 +244,8 @@ mod tests {
         assert_eq!(<Stencil as KernelArgs<(Input<f32>, Output2d<f32>)>>::LAUNCH_DIMS, 2);
         type Raw<'a> = (&'a BorrowedSlice<'a, f32>, &'a mut BorrowedSliceMut<'a, f32>, u32);
         assert_eq!(<Raw as KernelArgs<(*const f32, *mut f32, u32)>>::LAUNCH_DIMS, 3);
+        type Grid<'a> = (BorrowedInputRows<'a, f32>, BorrowedRows<'a, f32>);
+        assert_eq!(<Grid as KernelArgs<(Input2d<f32>, Output2d<f32>)>>::LAUNCH_DIMS, 2);
     }
 
     /// Rows are whole rows of the borrowed values; an empty borrow gets an aligned pointer.
@@ -209,6 +257,11 @@ mod tests {
         // SAFETY: as above.
         let none = unsafe { BorrowedSliceMut::<f32>::from_raw(0x7000_0000, 10) }.rows(0);
         assert_eq!(none.height(), 0);
+        // SAFETY: as above.
+        let input = unsafe { BorrowedSlice::<f32>::from_raw(0x7000_0000, 10) }.rows(4);
+        assert_eq!((input.width(), input.height()), (4, 2));
+        let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (32, 8, 1), shared_mem_bytes: 0 };
+        assert_eq!(KernelArg::<Input2d<f32>>::check_launch(&input, &cfg), Ok(()));
         assert_eq!(slice_pointer::<f64>(0, 0), 8);
     }
 }

@@ -16,7 +16,8 @@
 //!   ([`Gpu::load_ptx`], [`RuntimeModule`], untyped `unsafe` launches by name) and
 //!   cooperative launches for grid-wide synchronisation ([`Gpu::launch_cooperative`]).
 //! - Another library's memory and streams (a PyTorch tensor, CuPy's current stream):
-//!   [`BorrowedSlice`], [`BorrowedSliceMut`], [`BorrowedRows`] and [`Gpu::borrow_stream`].
+//!   [`BorrowedSlice`], [`BorrowedSliceMut`], [`BorrowedRows`], [`BorrowedInputRows`] and
+//!   [`Gpu::borrow_stream`].
 //!
 //! # From a `#[kernel]` to a typed launch
 //!
@@ -54,7 +55,7 @@ mod pinned;
 mod stream;
 mod tensor_map;
 
-pub use borrowed::{BorrowedRows, BorrowedSlice, BorrowedSliceMut};
+pub use borrowed::{BorrowedInputRows, BorrowedRows, BorrowedSlice, BorrowedSliceMut};
 pub use cluster::{MAX_PORTABLE_CLUSTER_BLOCKS, check_cluster};
 pub use cooperative::check_cooperative_grid;
 /// The `cudarc` this crate is built on (buffers, streams and events are its types).

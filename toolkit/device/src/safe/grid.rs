@@ -54,7 +54,9 @@ impl<'a, T: Copy> Grid2d<'a, T> {
         // so width − R is computed only when width > R).
         // All `&`, no `&&`: one predicate, no branches (when a side is too short, the wrapped
         // differences are ignored).
-        let sides = (self.width > 2 * R) & (self.height > 2 * R);
+        // (32-bit compares: the sides are below 2³²; a radius that large leaves no inside.)
+        let wide = |side: usize| 2 * R < u32::MAX as usize && side as u32 > 2 * R as u32;
+        let sides = wide(self.width) & wide(self.height);
         // (In 32 bits, so that each stays a side below 2³²; wrapped only where `sides` fails.)
         let last = |side: usize| (side as u32).wrapping_sub(R as u32) as usize;
         let (last_x, last_y) = (last(self.width), last(self.height));
