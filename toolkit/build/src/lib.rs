@@ -16,8 +16,9 @@
 //! Next to `kernels.ptx` it writes `kernels.rs`, the table of the crate's kernels as a Rust
 //! expression (`&[ptxkit_host::KernelInfo]`, for `include!`), generated from the comment
 //! line `#[kernel]` emits into the PTX for each kernel (`// kernel-abi: path::name ...`); the
-//! same lines carry `#[kernel(launch_bounds(...))]`, which the builder turns into the
-//! entry's `.maxntid`/`.minnctapersm` directives (rustc cannot express them).
+//! same lines carry `#[kernel(launch_bounds(...))]` and `#[kernel(block(...))]`, which the
+//! builder turns into the entry's `.maxntid` (or, for a block shape, `.reqntid`) and
+//! `.minnctapersm` directives (rustc cannot express them).
 //!
 //! With [`PtxBuilder::cubins`], the PTX is also assembled into machine code (cubin) for the
 //! named architectures by `ptxas` (`$PTXAS`, else the first of [`PtxBuilder::ptxas`]'s
