@@ -782,7 +782,8 @@ fn parse_options(attr: TokenStream) -> Result<Options, Failure> {
         let Some(TokenTree::Ident(key)) = arg.first() else {
             return Err((
                 arg[0].span(),
-                "expected `launch_bounds(...)`, `dynamic_shared = ...` or `instantiate(...)`".into(),
+                "expected `launch_bounds(...)`, `block(...)`, `dynamic_shared = ...` or `instantiate(...)`"
+                    .into(),
             ));
         };
         match key.to_string().as_str() {
