@@ -203,8 +203,20 @@ fn expand(attr: TokenStream, item: TokenStream) -> Result<TokenStream, Failure> 
         out.extend(signature.iter().cloned());
         match body {
             TokenTree::Group(g) if g.delimiter() == Delimiter::Brace => {
-                let mut stream = block_prologue(options.block);
-                stream.extend(g.stream());
+                // After the body's inner attributes (`#![...]`), which must come first.
+                let body: Vec<TokenTree> = g.stream().into_iter().collect();
+                let mut start = 0;
+                while let [TokenTree::Punct(hash), TokenTree::Punct(bang), TokenTree::Group(attr), ..] =
+                    &body[start..]
+                    && hash.as_char() == '#'
+                    && bang.as_char() == '!'
+                    && attr.delimiter() == Delimiter::Bracket
+                {
+                    start += 3;
+                }
+                let mut stream: TokenStream = body[..start].iter().cloned().collect();
+                stream.extend(block_prologue(options.block));
+                stream.extend(body[start..].iter().cloned());
                 let mut group = Group::new(Delimiter::Brace, stream);
                 group.set_span(g.span());
                 out.push(TokenTree::Group(group));
