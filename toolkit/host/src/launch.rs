@@ -671,27 +671,24 @@ mod tests {
     /// bounds with at most that many threads.
     #[test]
     fn the_block_shape_contract_and_the_bounds_are_checked() {
-        #[derive(Clone, Copy)]
-        struct Tiled;
-        impl Kernel for Tiled {
-            const NAME: &'static str = "tiled";
-            type Params = ();
-            const PARAMS: &'static [crate::Param] = &[];
-            const LAUNCH_BOUNDS: Option<crate::LaunchBounds> =
-                Some(crate::LaunchBounds { max_threads: 256, min_blocks: 1 });
-            const BLOCK: Option<[u32; 3]> = Some([32, 8, 1]);
-            const DYNAMIC_SHARED_BYTES: u32 = 0;
+        /// A stand-in kernel of 256-thread launch bounds and the given block shape.
+        macro_rules! stand_in {
+            ($kernel:ident, $name:literal, $block:expr) => {
+                #[derive(Clone, Copy)]
+                struct $kernel;
+                impl Kernel for $kernel {
+                    const NAME: &'static str = $name;
+                    type Params = ();
+                    const PARAMS: &'static [crate::Param] = &[];
+                    const LAUNCH_BOUNDS: Option<crate::LaunchBounds> =
+                        Some(crate::LaunchBounds { max_threads: 256, min_blocks: 1 });
+                    const BLOCK: Option<[u32; 3]> = $block;
+                    const DYNAMIC_SHARED_BYTES: u32 = 0;
+                }
+            };
         }
-        #[derive(Clone, Copy)]
-        struct Bounded;
-        impl Kernel for Bounded {
-            const NAME: &'static str = "bounded";
-            type Params = ();
-            const PARAMS: &'static [crate::Param] = &[];
-            const LAUNCH_BOUNDS: Option<crate::LaunchBounds> =
-                Some(crate::LaunchBounds { max_threads: 256, min_blocks: 1 });
-            const DYNAMIC_SHARED_BYTES: u32 = 0;
-        }
+        stand_in!(Tiled, "tiled", Some([32, 8, 1]));
+        stand_in!(Bounded, "bounded", None);
         assert!(check_shape::<Tiled>(&shape((7, 9, 1), (32, 8, 1))).is_ok());
         for other in [(8, 32, 1), (256, 1, 1), (32, 4, 1), (32, 8, 2)] {
             let error = check_shape::<Tiled>(&shape((7, 9, 1), other)).unwrap_err().to_string();
