@@ -161,10 +161,11 @@
 //! `#[kernel(block(x, y, z))]` lets the kernel's code assume `blockDim` = (x, y, z) and
 //! `threadIdx` below it (the entry's first statement tells the compiler so). Two things make
 //! the assumption true at run time: the entry's PTX carries `.reqntid x, y, z`, and the driver
-//! refuses to launch it with any other block (the GPU test
+//! refuses to launch it with any other block (PTX's rule for `.reqntid`; the GPU test
 //! `gpu_block_shape_contract_gives_the_registers_values_and_refuses_other_shapes` launches
-//! another shape past the typed launch and sees the refusal); and the typed launches refuse
-//! another shape before that, naming the contract. Nothing else is assumed: the grid, the
+//! another shape past the typed launch and expects the refusal); and the typed launches
+//! refuse another shape before that, naming the contract (the same argument as the launch
+//! contracts above, which rest on the typed launch alone). Nothing else is assumed: the grid, the
 //! buffers and the other contracts are checked as before. What it buys: a tile's `fill` with
 //! a constant stride, a tile place `threadIdx + 1` proven inside a tile with no `%` and no
 //! check.
