@@ -646,7 +646,7 @@ pub(crate) fn check_shape<K: Kernel>(cfg: &LaunchConfig) -> Result<()> {
             shape[2]
         )));
     }
-    let threads = cfg.block_dim.0 * cfg.block_dim.1 * cfg.block_dim.2;
+    let threads = x * y * z;
     if let Some(bounds) = K::LAUNCH_BOUNDS
         && threads > bounds.max_threads
     {
