@@ -80,7 +80,7 @@
 use std::{
     env, fmt, fs,
     path::{Path, PathBuf},
-    process::Command,
+    process::{Command, Stdio},
     time::Instant,
 };
 
@@ -208,6 +208,29 @@ impl PtxBuilder {
             Ok(None) => self.cubins(default),
             Err(message) => Self { invalid: Some(message), ..self },
         }
+    }
+
+    /// In the `kernel-dev` profile (the kernel author's loop, read from `OUT_DIR` as for line
+    /// tables) and with `var` unset: cubins only for this machine's GPUs, those of the
+    /// architectures already chosen that `nvidia-smi` reports, else `without_gpu` (a build
+    /// machine with no GPU). Other GPUs run the PTX, JIT-compiled by the driver. `ptxas` is most
+    /// of a kernel edit's rebuild, once per architecture. Call it after
+    /// [`cubins`](Self::cubins) or [`cubins_from_env`](Self::cubins_from_env) with the same
+    /// `var`; other profiles keep their cubins.
+    pub fn kernel_dev_cubins<S: Into<String>>(
+        self,
+        var: &str,
+        without_gpu: impl IntoIterator<Item = S>,
+    ) -> Self {
+        let set = env::var_os(var).is_some();
+        let profile = env::var_os("OUT_DIR").and_then(|dir| outer_profile(Path::new(&dir)));
+        if set || profile.as_deref() != Some(KERNEL_DEV_PROFILE) {
+            return self;
+        }
+        let local = local_gpu_archs();
+        let without_gpu = without_gpu.into_iter().map(Into::into).collect();
+        let archs = kernel_dev_archs(&self.cubins, &local, without_gpu);
+        self.cubins(archs)
     }
 
     /// Where to look for `ptxas` (relative to the calling package) before the PATH;
@@ -947,6 +970,41 @@ pub fn parse_arch_list(var: &str, value: Option<&str>) -> Result<Option<Vec<Stri
     Ok(Some(archs))
 }
 
+/// This machine's GPUs' architectures (`sm_90` for compute capability 9.0), as
+/// `nvidia-smi --query-gpu=compute_cap` reports them; none where it is missing or fails.
+fn local_gpu_archs() -> Vec<String> {
+    Command::new("nvidia-smi")
+        .args(["--query-gpu=compute_cap", "--format=csv,noheader"])
+        .stderr(Stdio::null())
+        .output()
+        .ok()
+        .filter(|out| out.status.success())
+        .map(|out| archs_of_compute_caps(&String::from_utf8_lossy(&out.stdout)))
+        .unwrap_or_default()
+}
+
+/// `sm_XY` for each `X.Y` line of `nvidia-smi`'s compute capabilities, in order, once each;
+/// lines that are not one are skipped.
+pub fn archs_of_compute_caps(listing: &str) -> Vec<String> {
+    let mut archs: Vec<String> = Vec::new();
+    for line in listing.lines() {
+        let Some((major, minor)) = line.trim().split_once('.') else { continue };
+        let (Ok(major), Ok(minor)) = (major.parse::<u32>(), minor.parse::<u32>()) else { continue };
+        let arch = format!("sm_{major}{minor}");
+        if !archs.contains(&arch) {
+            archs.push(arch);
+        }
+    }
+    archs
+}
+
+/// The kernel-dev profile's cubins ([`PtxBuilder::kernel_dev_cubins`]): those of `chosen` that
+/// a local GPU has, else `without_gpu`.
+pub fn kernel_dev_archs(chosen: &[String], local: &[String], without_gpu: Vec<String>) -> Vec<String> {
+    let mine: Vec<String> = chosen.iter().filter(|arch| local.contains(arch)).cloned().collect();
+    if mine.is_empty() { without_gpu } else { mine }
+}
+
 /// rustc's NVPTX link step, without `compiler_builtins` when the kernels need none of it, with
 /// NVIDIA's libdevice when they call it.
 ///
@@ -1378,6 +1436,26 @@ mod tests {
         assert_eq!(profile("/w/target/release/build/host/0123abcd/out").as_deref(), Some("release"));
         assert_eq!(profile("/tmp/somewhere"), None);
         assert_eq!(profile("/tmp/a/b/c/out"), None);
+    }
+
+    #[test]
+    fn compute_capabilities_become_architectures() {
+        assert_eq!(archs_of_compute_caps("9.0\n8.6\n9.0\n"), ["sm_90", "sm_86"]);
+        assert_eq!(archs_of_compute_caps(" 10.0 \n"), ["sm_100"]);
+        assert!(archs_of_compute_caps("").is_empty());
+        assert!(archs_of_compute_caps("[N/A]\nNo devices were found\n").is_empty());
+    }
+
+    #[test]
+    fn kernel_dev_cubins_are_the_local_gpus_of_those_chosen() {
+        let chosen: Vec<String> = ["sm_80", "sm_86", "sm_89", "sm_90"].map(String::from).to_vec();
+        let fallback = || vec!["sm_90".to_string()];
+        let local = |archs: &[&str]| archs.iter().map(|a| a.to_string()).collect::<Vec<_>>();
+        assert_eq!(kernel_dev_archs(&chosen, &local(&["sm_86"]), fallback()), ["sm_86"]);
+        assert_eq!(kernel_dev_archs(&chosen, &local(&["sm_90", "sm_80"]), fallback()), ["sm_80", "sm_90"]);
+        // No GPU, or only GPUs the build does not assemble for: the fallback.
+        assert_eq!(kernel_dev_archs(&chosen, &[], fallback()), ["sm_90"]);
+        assert_eq!(kernel_dev_archs(&chosen, &local(&["sm_100"]), fallback()), ["sm_90"]);
     }
 
     #[test]
