@@ -1,13 +1,16 @@
 //! `rust-gpu-sim`: the command line. Parses it and dispatches to the subcommand; the options, their
-//! checks and the exit statuses live in the `host` library's `cli`.
+//! checks and the exit statuses live in the `host-cli` library's `cli` (host/cli).
 
 use std::process::ExitCode;
 
-use host::{
+use host_cli::{
     cli::{self, Command},
     serve,
 };
 use simulations::split::decomposition::Launcher;
+// The simulations' kernel images, linked here and not by the library (host/cli), so that a
+// kernel edit rebuilds the library beside them (simulations/src/cuda/images.rs).
+use simulations_images as _;
 
 fn main() -> ExitCode {
     // Under `ulimit -v`, one allocator arena: others reserve address space the limit counts.

@@ -1,7 +1,7 @@
 //! Named choices without a command-line parser: an option's values (`--backend`,
 //! `--variant`, `--init`, ...), each with the name the command line and settings files spell
-//! and one line of help. The library depends on no argument parser; a command (package `host`,
-//! `host::cli::choice`) turns a [`Choice`] into its parser's possible values, and `serve` and
+//! and one line of help. The library depends on no argument parser; a command (package `host-cli`,
+//! `host_cli::cli::choice`) turns a [`Choice`] into its parser's possible values, and `serve` and
 //! settings files read and write the same names.
 //!
 //! [`choice!`](crate::choice!) declares an enum and its [`Choice`], [`Display`] (the name) and

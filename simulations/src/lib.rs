@@ -1,5 +1,5 @@
 //! GPU simulations with kernels written in Rust: the library under the `rust-gpu-sim`
-//! command (package `host`), usable by any crate (`examples/barkley`, docs/models.md).
+//! command (packages `host` and `host-cli`), usable by any crate (`examples/barkley`, docs/models.md).
 //!
 //! - [`driver`]: the one step loop any simulation runs through, with every output,
 //!   checkpoints and `--resume`, and the options a command parses into (`host` parses them

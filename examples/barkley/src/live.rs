@@ -5,7 +5,7 @@
 //! starts the spiral again.
 
 use barkley::{Field, Model, driven::BarkleyRun};
-use host::serve::{Control, Demand, LiveModel, Start};
+use host_cli::serve::{Control, Demand, LiveModel, Start};
 use serde::{Deserialize, Serialize};
 use simulations::Device;
 

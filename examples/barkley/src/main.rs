@@ -3,7 +3,7 @@
 //! output (`--gif`, `--mp4`, `--png-dir`, `--png`, `--save`, `--checkpoint`, `--resume`) is the
 //! simulations library's driver's. Under `mpirun` or `srun` (or `--transport nccl`) each
 //! process steps one band on its GPU, NCCL between them, and rank 0 writes every output.
-//! `barkley serve` is the live view (`host::serve`) with Barkley registered ([`live`]) before
+//! `barkley serve` is the live view (`host_cli::serve`) with Barkley registered ([`live`]) before
 //! the built-in simulations.
 
 mod live;
@@ -15,7 +15,7 @@ use barkley::{
     driven::{Barkley, BarkleyRun},
 };
 use clap::{Parser, Subcommand};
-use host::{
+use host_cli::{
     cli::{
         StdoutError,
         driver_args::{OutputArgs, StateArgs},
@@ -61,7 +61,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Watch and steer Barkley (and the built-in simulations) live in a browser.
-    Serve(host::cli::serve::ServeArgs),
+    Serve(host_cli::cli::serve::ServeArgs),
 }
 
 /// The options of a run.
@@ -105,7 +105,7 @@ fn main() -> ExitCode {
     let launcher = Launcher::from_env();
     simulations::split::binding::widen_at_start(&launcher);
     // One `error:` line and exit 1 for a bad command line, as `rust-gpu-sim`'s.
-    let cli = match host::cli::parse_as::<Cli>(&launcher) {
+    let cli = match host_cli::cli::parse_as::<Cli>(&launcher) {
         Ok(cli) => cli,
         Err(exit) => return exit,
     };
@@ -123,14 +123,14 @@ fn main() -> ExitCode {
         // Standard output closed or full: ended as `rust-gpu-sim` ends, silently as by SIGPIPE
         // when nobody reads any more, else with one `error:` line.
         Err(e) => match e.downcast::<StdoutError>() {
-            Ok(stdout) => host::cli::finish(Err((*stdout).into()), &launcher),
+            Ok(stdout) => host_cli::cli::finish(Err((*stdout).into()), &launcher),
             Err(e) => {
                 // Under a launcher, rank 0 reports what every rank finds alike.
                 let alike = matches!(
                     e.downcast_ref::<simulations::Error>(),
                     Some(simulations::Error::SameOnEveryRank(_))
                 );
-                if let Some(line) = host::cli::rank_error(&e.to_string(), alike, &launcher) {
+                if let Some(line) = host_cli::cli::rank_error(&e.to_string(), alike, &launcher) {
                     // A failing stderr is ignored: there is nowhere left to report it.
                     let _ = writeln!(std::io::stderr().lock(), "barkley: {line}");
                 }
@@ -143,7 +143,7 @@ fn main() -> ExitCode {
 /// The live view: Barkley first (a session starts with it), then the built-in simulations.
 /// One process: refused as one of several of a launcher's job.
 fn serve(
-    args: host::cli::serve::ServeArgs,
+    args: host_cli::cli::serve::ServeArgs,
     job: Option<LaunchRank>,
 ) -> Result<(), Box<dyn std::error::Error>> {
     if let Some(job) = job.filter(|j| j.size > 1) {
@@ -157,7 +157,7 @@ fn serve(
     registry.register(live::BarkleyLive).register(GrayScottLive).register(PhysarumLive).register(HeatLive);
     // The whole chain, the OS's reason included (`cannot listen on 127.0.0.1:8080 (--bind,
     // --port): Address already in use`), as `rust-gpu-sim serve` reports it.
-    host::serve::run(args, registry).map_err(|e| format!("{e:#}").into())
+    host_cli::serve::run(args, registry).map_err(|e| format!("{e:#}").into())
 }
 
 /// Where a run's fields are stepped: this process's part of an NCCL job, or here (on GPU 0,
@@ -171,7 +171,7 @@ enum Place {
 /// (`job`, the launcher's; or `--transport nccl`), where rank 0 alone writes.
 fn run(args: &Args, job: Option<LaunchRank>) -> Result<(), Box<dyn std::error::Error>> {
     if args.frames.list_palettes {
-        return stdout!(host::cli::options::list_palettes());
+        return stdout!(host_cli::cli::options::list_palettes());
     }
     if args.steps == 0 {
         // Every rank of a job finds it: said once, by rank 0.
@@ -235,7 +235,7 @@ fn run(args: &Args, job: Option<LaunchRank>) -> Result<(), Box<dyn std::error::E
     barkley::write_picture(&args.output, &sim.field, Some(text))?;
     written.insert(0, args.output.clone());
     let resumed = simulations::driver::resumed(first);
-    stdout!(host::cli::print(format_args!(
+    stdout!(host_cli::cli::print(format_args!(
         "{} steps of {}x{}{resumed} on {} in {seconds:.2} s; wrote {}\n",
         args.steps,
         args.width,

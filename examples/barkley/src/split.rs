@@ -12,7 +12,7 @@
 
 use std::sync::Arc;
 
-use host::cli::options::{RanksArgs, one_part_per_rank, rank_ordinal};
+use host_cli::cli::options::{RanksArgs, one_part_per_rank, rank_ordinal};
 use ptxkit_host::Gpu;
 use simulations::{
     split::decomposition::LaunchRank,

@@ -5,6 +5,9 @@
 //! `cargo test --release -p host --test it -- --ignored serve_gpu::` (libtest's filters match the
 //! path `module::test`; scripts/gpu-check.sh runs each module so).
 
+// The simulations' kernel images, which the library (host/cli) leaves to what links it.
+use simulations_images as _;
+
 mod common;
 mod serve_server;
 

@@ -282,7 +282,7 @@ fn unfinished_requests_are_closed_and_counted_so_others_are_served() {
     let before = server.descriptors();
     // Three times as many half requests as one client may hold: those beyond its share are
     // closed at once, the server keeps no more than its share open.
-    let per_client = host::serve::CONNECTIONS_PER_CLIENT as usize;
+    let per_client = host_cli::serve::CONNECTIONS_PER_CLIENT as usize;
     let mut half: Vec<TcpStream> = (0..3 * per_client)
         .map(|_| {
             let mut stream = TcpStream::connect(&server.address).unwrap();

@@ -347,7 +347,11 @@ fn golden(name: &str, actual: &str) {
 /// `model`'s settings document and batch command line, as `serve` records them on the CPU, for
 /// its defaults changed by each of `changes` (JSON objects of the page's values), with each
 /// palette, steps per frame and step count of `runs`.
-fn serve_records<M: host::serve::LiveModel>(model: &M, changes: &[&str], runs: &[(&str, u32, u32)]) -> String
+fn serve_records<M: host_cli::serve::LiveModel>(
+    model: &M,
+    changes: &[&str],
+    runs: &[(&str, u32, u32)],
+) -> String
 where
     M::Settings: serde::Serialize + serde::de::DeserializeOwned,
 {
@@ -360,7 +364,7 @@ where
         values.as_object_mut().unwrap().extend(parsed);
         let settings: M::Settings = serde_json::from_value(values).unwrap();
         for &(palette, steps_per_frame, steps) in runs {
-            let recorded = host::serve::Recorded { model: &settings, palette, steps_per_frame };
+            let recorded = host_cli::serve::Recorded { model: &settings, palette, steps_per_frame };
             let document = model.record(&recorded, steps, &Device::Cpu);
             let command = model.command(&recorded, steps);
             out += &format!(
@@ -379,7 +383,7 @@ where
 
 #[test]
 fn serve_records_the_documents_it_recorded_before() {
-    use host::serve::builtin::{GrayScottLive, HeatLive, PhysarumLive};
+    use host_cli::serve::builtin::{GrayScottLive, HeatLive, PhysarumLive};
     let runs = [("cyberpunk", 20, 0), ("magma", 1, 1), ("slime", 37, 123_456)];
     let mut out = serve_records(
         &GrayScottLive,

@@ -4,7 +4,7 @@
 //! A run lists its output paths as [`Target`]s ([`OutputOptions::targets`], the state outputs'
 //! and any of its own); [`check_targets`] validates them all, clashes between them included,
 //! before anything is created. A new output kind is one field in [`OutputOptions`] (and its
-//! flag in the command's twin, `host::cli::driver_args::OutputArgs`) and one entry in
+//! flag in the command's twin, `host_cli::cli::driver_args::OutputArgs`) and one entry in
 //! [`OutputOptions::targets`].
 
 use std::{
@@ -50,7 +50,7 @@ pub const MP4_MIN_SIDE: u32 = 15;
 
 /// Where frames go, and how they look: what `--gif`, `--mp4`, `--png-dir`, `--png`,
 /// `--frame-every`, `--fps` and `--palette` ask for. A command parses them with a parser of
-/// its own (the `rust-gpu-sim` command and model crates: `host::cli::driver_args::OutputArgs`,
+/// its own (the `rust-gpu-sim` command and model crates: `host_cli::cli::driver_args::OutputArgs`,
 /// on clap); [`Default`] is no output at `S`'s frame interval, rate and palette.
 pub struct OutputOptions<S: FrameDefaults> {
     /// Write an animated GIF here.

@@ -47,7 +47,7 @@ impl<F: FrameDefaults> Driver<F> {
     /// Checks every option and output path (`targets`: the run's own besides the frame and
     /// state outputs; `formats`: the `--save` extensions it writes) and reads `--resume`.
     /// `output` and `state` are the options, or what converts into them (a command's parsed
-    /// arguments: `&host::cli::driver_args::OutputArgs<F>` and `&StateArgs`).
+    /// arguments: `&host_cli::cli::driver_args::OutputArgs<F>` and `&StateArgs`).
     pub fn new(
         output: impl Into<OutputOptions<F>>,
         state: impl Into<StateOptions>,

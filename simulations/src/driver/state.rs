@@ -13,7 +13,7 @@ use crate::{
 /// The state a run saves and continues from: raw fields (`--save`), checkpoints
 /// (`--checkpoint`) and a restart (`--resume`). `--steps` is the total step count, so a
 /// resumed run does the steps left from its checkpoint's. A command parses them with a parser
-/// of its own (the `rust-gpu-sim` command and model crates: `host::cli::driver_args::StateArgs`,
+/// of its own (the `rust-gpu-sim` command and model crates: `host_cli::cli::driver_args::StateArgs`,
 /// on clap); [`Default`] is none of them.
 #[derive(Clone, Debug, Default)]
 pub struct StateOptions {
