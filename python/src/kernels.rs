@@ -112,7 +112,11 @@ fn jacobi(
     let (height, width) = grid("input", input.matrix()?)?;
     output.expect_shape(input.shape())?;
     let cfg = cookbook_launch::jacobi_config(width, height);
-    call.launch(cookbook_k::jacobi_5pt, cfg, (&input.slice(), output.slice_mut().rows(width as usize)))
+    call.launch(
+        cookbook_k::jacobi_5pt,
+        cfg,
+        (input.slice().rows(width as usize), output.slice_mut().rows(width as usize)),
+    )
 }
 
 /// `output = inputᵀ` for a 2-D float32 tensor (shared-memory tiles): `output` has the shape

@@ -338,7 +338,7 @@ pub fn jacobi_launch(
     match flavour {
         Flavour::Safe => {
             let rows = ptxkit_host::RowsMut::new(output, width as usize);
-            gpu.launch(k::jacobi_5pt, config, (input, rows))
+            gpu.launch(k::jacobi_5pt, config, (ptxkit_host::Rows::new(input, width as usize), rows))
         }
         Flavour::Raw => gpu.launch(k::jacobi_5pt_raw, config, (input, output, width, height)),
     }
