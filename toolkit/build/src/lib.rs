@@ -222,12 +222,12 @@ impl PtxBuilder {
         var: &str,
         without_gpu: impl IntoIterator<Item = S>,
     ) -> Self {
-        let set = env::var_os(var).is_some();
-        let profile = env::var_os("OUT_DIR").and_then(|dir| outer_profile(Path::new(&dir)));
-        if set || profile.as_deref() != Some(KERNEL_DEV_PROFILE) {
+        let out_dir = env::var_os("OUT_DIR").map(PathBuf::from);
+        let profile = out_dir.as_deref().and_then(outer_profile);
+        if env::var_os(var).is_some() || profile.as_deref() != Some(KERNEL_DEV_PROFILE) {
             return self;
         }
-        let local = local_gpu_archs();
+        let local = local_gpu_archs(out_dir.as_deref());
         let without_gpu = without_gpu.into_iter().map(Into::into).collect();
         let archs = kernel_dev_archs(&self.cubins, &local, without_gpu);
         self.cubins(archs)
@@ -971,16 +971,43 @@ pub fn parse_arch_list(var: &str, value: Option<&str>) -> Result<Option<Vec<Stri
 }
 
 /// This machine's GPUs' architectures (`sm_90` for compute capability 9.0), as
-/// `nvidia-smi --query-gpu=compute_cap` reports them; none where it is missing or fails.
-fn local_gpu_archs() -> Vec<String> {
-    Command::new("nvidia-smi")
+/// `nvidia-smi --query-gpu=compute_cap` reports them; none without NVIDIA's driver
+/// (`/proc/driver/nvidia/gpus`) or where `nvidia-smi` fails. The answer is kept in `out_dir`
+/// with the driver's list of GPUs (their PCI addresses) and reused while that list is the
+/// same: `nvidia-smi` is not run on every kernel edit.
+fn local_gpu_archs(out_dir: Option<&Path>) -> Vec<String> {
+    let Ok(entries) = fs::read_dir("/proc/driver/nvidia/gpus") else { return Vec::new() };
+    let mut gpus: Vec<String> =
+        entries.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    gpus.sort();
+    let key = gpus.join(" ");
+    let cache = out_dir.map(|dir| dir.join("kernel-dev-gpus.txt"));
+    if let Some(archs) =
+        cache.as_ref().and_then(|c| fs::read_to_string(c).ok()).and_then(|text| cached_archs(&text, &key))
+    {
+        return archs;
+    }
+    let archs = Command::new("nvidia-smi")
         .args(["--query-gpu=compute_cap", "--format=csv,noheader"])
         .stderr(Stdio::null())
         .output()
         .ok()
         .filter(|out| out.status.success())
         .map(|out| archs_of_compute_caps(&String::from_utf8_lossy(&out.stdout)))
-        .unwrap_or_default()
+        .unwrap_or_default();
+    if let Some(cache) = cache {
+        // A cache that cannot be written only costs the next build a query.
+        let _ = fs::write(cache, format!("{key}\n{}\n", archs.join(",")));
+    }
+    archs
+}
+
+/// The architectures a `kernel-dev-gpus.txt` holds (its first line the driver's list of GPUs,
+/// its second the architectures), if it was written for the GPUs `key` lists.
+pub fn cached_archs(text: &str, key: &str) -> Option<Vec<String>> {
+    let mut lines = text.lines();
+    (lines.next()? == key)
+        .then(|| lines.next().unwrap_or("").split(',').filter(|a| !a.is_empty()).map(String::from).collect())
 }
 
 /// `sm_XY` for each `X.Y` line of `nvidia-smi`'s compute capabilities, in order, once each;
@@ -1444,6 +1471,19 @@ mod tests {
         assert_eq!(archs_of_compute_caps(" 10.0 \n"), ["sm_100"]);
         assert!(archs_of_compute_caps("").is_empty());
         assert!(archs_of_compute_caps("[N/A]\nNo devices were found\n").is_empty());
+    }
+
+    #[test]
+    fn the_gpu_query_is_reused_only_for_the_same_gpus() {
+        let key = "0000:18:00.0 0000:2a:00.0";
+        assert_eq!(
+            cached_archs("0000:18:00.0 0000:2a:00.0\nsm_90,sm_80\n", key),
+            Some(vec!["sm_90".into(), "sm_80".into()])
+        );
+        assert_eq!(cached_archs("0000:18:00.0 0000:2a:00.0\n\n", key), Some(vec![]));
+        // Another GPU list, or a file from before: asked again.
+        assert_eq!(cached_archs("0000:18:00.0\nsm_90\n", key), None);
+        assert_eq!(cached_archs("", key), None);
     }
 
     #[test]
