@@ -350,6 +350,13 @@ pub fn laplacian7_fma(centre: f32, x: [f32; 2], y: [f32; 2], z: [f32; 2]) -> f32
     core::f32::math::mul_add(centre, -6.0, (x[0] + x[1]) + (y[0] + y[1]) + (z[0] + z[1]))
 }
 
+/// `a·b + c`, rounded once: the single pass accumulates RK4's polynomial so (an instruction a
+/// term fewer than the multiply and add of [`rk4_polynomial`], within rounding of it).
+#[inline(always)]
+fn fma(a: f32, b: f32, c: f32) -> f32 {
+    core::f32::math::mul_add(a, b, c)
+}
+
 /// The coefficients of RK4's polynomial, `dt^j / j!` for j = 1..4, passed to
 /// [`heat_rk4_single`] by value (kernel parameters are operands in constant memory, where
 /// values computed in the kernel would take registers).
@@ -400,6 +407,16 @@ pub fn rows_read_in_round(round: u32, blocks: u32, tiles_x: u32, ny: u32) -> u32
     (tile_row + 1).saturating_mul(SINGLE_OUT_H).saturating_add(SINGLE_HALO).min(ny)
 }
 
+/// Whether [`heat_rk4_single`]'s steps `t`, `t+1`, `t+2` of a march that writes output planes
+/// from `z0` on (and ends at its last output plane + [`SINGLE_LAG`]) need none of the tests
+/// of the march's ends: the levels they compute (planes `t−4 ..= t+1`) lie off the z faces,
+/// the planes they load (`t+2 ..= t+4`) inside the grid, and the planes they write
+/// (`t−4 ..= t−2`) at or past `z0`. (Before the march's end, which the loop never passes.)
+#[inline(always)]
+pub fn single_steady_steps(t: i32, z0: i32, nz: i32) -> bool {
+    t - SINGLE_LAG as i32 >= z0.max(1) && t + 4 < nz
+}
+
 /// One column of [`heat_rk4_single`]'s pipeline: per level, the plane below and the current
 /// plane of this thread's `SINGLE_ROWS` cells, and the polynomial's partial sums.
 #[derive(Clone, Copy)]
@@ -414,6 +431,8 @@ struct Pipeline {
     /// (wrapping: they may lie outside the grid while unused).
     load: *const f32,
     store: *mut f32,
+    /// This thread's cell in the shared buffer of the next plane (the two buffers alternate).
+    buffer: u32,
 }
 
 /// `coefficient·∇²` of one level at the `SINGLE_ROWS` cells of one column: the centres are
@@ -459,10 +478,13 @@ unsafe fn column_stencil(
 /// from registers (two per level), the current plane of each level from shared memory (x and
 /// y neighbours). Even and odd planes use separate shared buffers, so a plane costs one
 /// barrier. The polynomial is accumulated in registers as the levels pass (three partial sums
-/// per cell). Level L is valid `L` cells inside the tile, so the tile's outer 4 rings compute
-/// values that are discarded, and rows of threads nearer the edge than a level skip it. The
-/// loop is unrolled three times, the lifetime of a plane in registers, so the pipeline
-/// advances by renaming registers instead of moving them.
+/// per cell, each term one fused multiply-add: within rounding of [`rk4_polynomial`], not
+/// bit-identical to it). Level L is valid `L` cells inside the tile, so the tile's outer 4
+/// rings compute values that are discarded, and rows of threads nearer the edge than a level
+/// skip it. The loop is unrolled three times, the lifetime of a plane in registers, so the
+/// pipeline advances by renaming registers instead of moving them; between the march's ends
+/// ([`single_steady_steps`]) its steps test nothing per plane (no z face, no plane to load
+/// outside the grid, no output plane outside the segment).
 ///
 /// Writes output planes `z_first .. z_first + z_count` only (the whole grid: 0 and nz; a
 /// slab of a split run: its own planes, not its halos, or one half of them at a time so that
@@ -526,6 +548,8 @@ pub unsafe fn heat_rk4_single(
     let middle = (ty * R as u32).max((SINGLE_TILE_H - 1) / 2).min(ty * R as u32 + R as u32 - 1);
     let inset = middle.min(SINGLE_TILE_H - 1 - middle);
     let index = (ty * R as u32 + 1) * SINGLE_PITCH + tx + 1;
+    // The two buffers' indices of this thread's cell add up to `buffers`.
+    let buffers = 2 * index + 4 * SINGLE_SPAN;
     let Rk4Terms { dt, dt2, dt3, dt4 } = terms;
     let lag = SINGLE_LAG as i32;
 
@@ -561,11 +585,13 @@ pub unsafe fn heat_rk4_single(
         };
         // One plane: start loading u(t+2), store each level's current plane, then compute
         // v1(t−1), v2(t−2), v3(t−3), A v3(t−4) and write the output plane t−4. `masked`:
-        // whether a z face may occur (the unmasked copy serves the planes away from them).
+        // whether a z face, a plane to load outside the grid or an output plane outside
+        // `z0..z1` may occur (the unmasked copy serves the steady march between them, with
+        // none of those tests).
         let step = #[inline(always)]
         |t: i32, s: Pipeline, masked: bool| -> Pipeline {
             let mut ahead = [0.0f32; R];
-            if (t + 2 >= 0) & (t + 2 < nz_i) {
+            if !masked || ((t + 2 >= 0) & (t + 2 < nz_i)) {
                 for r in 0..R {
                     ahead[r] = unsafe { *s.load.add(offset[r] as usize) };
                 }
@@ -573,7 +599,7 @@ pub unsafe fn heat_rk4_single(
             let [u_new, u_next_plane] = s.ahead;
             // A thread writing plane t+2's buffer has passed plane t+1's barrier, which every
             // thread reaches only after its reads of plane t: one barrier per plane suffices.
-            let buffer = (t & 1) as u32 * 4 * SINGLE_SPAN + index;
+            let buffer = s.buffer;
             for l in 0..4 {
                 for r in 0..R {
                     let i = buffer + l as u32 * SINGLE_SPAN + r as u32 * SINGLE_PITCH;
@@ -589,19 +615,19 @@ pub unsafe fn heat_rk4_single(
             let v2 = if inset >= 2 { on_face(stencil(1, &s.level[1], &v1), t - 2, masked) } else { [0.0; R] };
             let v3 = if inset >= 3 { on_face(stencil(2, &s.level[2], &v2), t - 3, masked) } else { [0.0; R] };
             let p = t - lag;
-            if inset >= SINGLE_HALO && p >= z0 && p < z1 {
+            if inset >= SINGLE_HALO && (!masked || (p >= z0 && p < z1)) {
                 let a_v3 = on_face(stencil(3, &s.level[3], &v3), p, masked);
                 for r in 0..R {
                     let (address, value) =
-                        (s.store.wrapping_add(offset[r] as usize), s.acc[2][r] + dt4 * a_v3[r]);
+                        (s.store.wrapping_add(offset[r] as usize), fma(dt4, a_v3[r], s.acc[2][r]));
                     unsafe { memory::store_if(address, value, writes[r]) };
                 }
             }
             let mut acc = [[0.0; R]; 3];
             for r in 0..R {
-                acc[2][r] = s.acc[1][r] + dt3 * v3[r];
-                acc[1][r] = s.acc[0][r] + dt2 * v2[r];
-                acc[0][r] = s.level[0][1][r] + dt * v1[r];
+                acc[2][r] = fma(dt3, v3[r], s.acc[1][r]);
+                acc[1][r] = fma(dt2, v2[r], s.acc[0][r]);
+                acc[0][r] = fma(dt, v1[r], s.level[0][1][r]);
             }
             let [u_here, v1_here, v2_here, v3_here] = s.level.map(|[_, here]| here);
             Pipeline {
@@ -610,12 +636,12 @@ pub unsafe fn heat_rk4_single(
                 acc,
                 load: s.load.wrapping_add(plane),
                 store: s.store.wrapping_add(plane),
+                buffer: buffers - buffer,
             }
         };
-        // Steps t..t+3 meet no z face when planes t−4 .. t+2 are all interior.
         let step3 = #[inline(always)]
         |t: i32, s: Pipeline| -> Pipeline {
-            if t - 4 > 0 && t + 2 < nz_i - 1 {
+            if single_steady_steps(t, z0, nz_i) {
                 step(t + 2, step(t + 1, step(t, s, false), false), false)
             } else {
                 step(t + 2, step(t + 1, step(t, s, true), true), true)
@@ -630,6 +656,7 @@ pub unsafe fn heat_rk4_single(
             acc: [[0.0; R]; 3],
             load: u.wrapping_offset(at(t + 2)),
             store: u_next.wrapping_offset(at(t - lag)),
+            buffer: (t & 1) as u32 * 4 * SINGLE_SPAN + index,
         };
         // Prime the pipeline with u(t) and u(t+1).
         for (k, ahead) in state.ahead.iter_mut().enumerate() {
@@ -765,6 +792,38 @@ mod tests {
         let (c, x, y, z) = (2.0, [1.0, 4.0], [9.0, 16.0], [25.0, 36.0]);
         assert_eq!(laplacian7_fma(c, x, y, z), 91.0 - 12.0);
         assert_eq!(laplacian7_fma(c, x, y, z), laplacian7(c, x, y, z));
+    }
+
+    /// The single pass's steady steps, against their definition by plane: for every march
+    /// of small grids (every first output plane z0 and last z1), each triple of steps the
+    /// function calls steady computes levels only at interior planes, loads only planes of
+    /// the grid and writes only planes of `z0..z1`; and each triple it does not call steady
+    /// breaks one of these (it is the largest such set, not merely a safe one).
+    #[test]
+    fn single_steady_steps_are_those_that_meet_no_end_of_the_march() {
+        let lag = SINGLE_LAG as i32;
+        let mut steady_seen = 0;
+        for nz in 3..24 {
+            for z0 in 0..nz {
+                for z1 in z0 + 1..=nz {
+                    let mut t = z0 - lag;
+                    while t + 3 <= z1 + lag {
+                        let computes_inside = (t - 4..=t + 1).all(|p| p > 0 && p < nz - 1);
+                        let loads_inside = (t + 2..=t + 4).all(|p| p >= 0 && p < nz);
+                        let writes_inside = (t - 4..=t - 2).all(|p| p >= z0 && p < z1);
+                        let steady = single_steady_steps(t, z0, nz);
+                        assert_eq!(
+                            steady,
+                            computes_inside && loads_inside && writes_inside,
+                            "nz {nz}, z {z0}..{z1}, t {t}"
+                        );
+                        steady_seen += usize::from(steady);
+                        t += 3;
+                    }
+                }
+            }
+        }
+        assert!(steady_seen > 1000, "{steady_seen}");
     }
 
     /// RK4's polynomial against its definition evaluated in f64: u + dt·v1 + dt²/2·v2 +
