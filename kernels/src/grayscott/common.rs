@@ -185,11 +185,15 @@ pub const fn stream_strip(steps: u32, warps: u32, cols: u32) -> u32 {
     32 * cols * warps - 2 * steps
 }
 
-/// Dynamic shared memory of a `streaming` block of `warps` warps taking `steps` steps: for
-/// each time level below `steps` and each iteration parity, a plane of one `float4` per
-/// thread (its outer cells' U and V) plus one at each end.
-pub const fn stream_shared_bytes(steps: u32, warps: u32) -> u32 {
-    2 * steps * 16 * (32 * warps + 2)
+/// Floats of a `streaming` block's shared plane: one `float4` per thread (its outer cells' U
+/// and V) plus one at each end, for the largest block ([`STREAM_MAX_WARPS`]); smaller blocks
+/// use the start of it.
+pub const STREAM_PLANE: u32 = 4 * (32 * STREAM_MAX_WARPS + 2);
+
+/// Dynamic shared memory of a `streaming` block taking `steps` steps: for each time level
+/// below `steps` and each iteration parity, a plane of [`STREAM_PLANE`] floats.
+pub const fn stream_shared_bytes(steps: u32) -> u32 {
+    2 * steps * 4 * STREAM_PLANE
 }
 
 #[cfg(test)]
@@ -223,7 +227,8 @@ mod tests {
     /// The kernels' tile geometry, from the documented shapes: the tiled block's 32 × 8 cells
     /// and their one-cell halo; the temporal window (32 lanes × 4 columns, 8 warps × 6 rows)
     /// less a halo of `steps` each side; the streaming strip (32 · cols · warps columns less
-    /// `steps` each side) and its shared planes (2 · steps float4 planes of 32 · warps + 2).
+    /// `steps` each side) and its shared planes (2 · steps planes of a float4 for each of the
+    /// largest block's 128 threads plus one at each end, whatever the block).
     #[test]
     fn tile_geometry_is_the_documented_shapes() {
         assert_eq!(TILE_SPAN, 34 * 10);
@@ -231,8 +236,9 @@ mod tests {
         assert_eq!(temporal_tile(3), (122, 42));
         assert_eq!(stream_strip(7, 4, 2), 256 - 14);
         assert_eq!(stream_strip(1, 1, 1), 30);
-        assert_eq!(stream_shared_bytes(7, 4), 2 * 7 * 16 * 130);
-        assert_eq!(stream_shared_bytes(1, 1), 2 * 16 * 34);
+        assert_eq!(STREAM_PLANE, 4 * 130);
+        assert_eq!(stream_shared_bytes(7), 2 * 7 * 16 * 130);
+        assert_eq!(stream_shared_bytes(1), 2 * 16 * 130);
     }
 
     /// The stencil's indices, from a row-major periodic grid's definition: (x, y) is

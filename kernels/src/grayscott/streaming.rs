@@ -20,10 +20,10 @@ struct Streaming<const C: usize, const T: usize> {
     /// Output rows of this block (a chunk) and its first grid row.
     chunk: u32,
     y0: u32,
-    /// The block's edge planes ([time level][parity], `plane` floats each), and this
-    /// thread's `float4` in a plane (element `4 · (thread + 1)`).
+    /// The block's edge planes ([time level][parity], [`STREAM_PLANE`] floats each, whatever
+    /// the block's size, so that a level's offset is a constant), and this thread's `float4`
+    /// in a plane (element `4 · (thread + 1)`).
     planes: ptxkit_device::SharedF32,
-    plane: u32,
     slot: u32,
     /// This thread's grid columns, and which of them it writes (inside the strip and grid).
     columns: [usize; C],
@@ -54,7 +54,7 @@ impl<const C: usize, const T: usize> Streaming<C, T> {
     /// row of `level`, for its neighbours to read in the next iteration.
     #[inline(always)]
     unsafe fn publish(&self, parity: u32, level: usize, row: &[[f32; C]; 2]) {
-        let at = (2 * level as u32 + parity) * self.plane + self.slot;
+        let at = (2 * level as u32 + parity) * STREAM_PLANE + self.slot;
         unsafe { self.planes.store4(at, [row[0][0], row[1][0], row[0][C - 1], row[1][C - 1]]) };
     }
 
@@ -101,7 +101,7 @@ impl<const C: usize, const T: usize> Streaming<C, T> {
         let below = &self.ring[S - 1];
         // The centre row's cells beside this thread's, published by the neighbouring threads
         // in iteration i-1: the left one's last column, the right one's first ([U, V]).
-        let at = (2 * (S as u32 - 1) + before) * self.plane + self.slot;
+        let at = (2 * (S as u32 - 1) + before) * STREAM_PLANE + self.slot;
         let (left, right) = unsafe { (self.planes.load2(at - 2), self.planes.load2(at + 4)) };
         let mut next = [[0.0f32; C]; 2];
         for field in 0..2 {
@@ -159,13 +159,12 @@ unsafe fn streaming<const C: usize, const T: usize>(
     }
     let t = thread::thread_idx_x();
     let steps = T as u32;
-    let plane = 4 * (threads + 2);
     // The float4 slots at both ends of every plane stand for the neighbours outside the
     // window: they feed only halo cells, but hold defined values.
     if t < 2 * steps {
         unsafe {
-            planes.store4(t * plane, [0.0; 4]);
-            planes.store4(t * plane + plane - 4, [0.0; 4]);
+            planes.store4(t * STREAM_PLANE, [0.0; 4]);
+            planes.store4(t * STREAM_PLANE + 4 * (threads + 1), [0.0; 4]);
         }
     }
     let window = 32 * C as u32 * warps;
@@ -192,7 +191,6 @@ unsafe fn streaming<const C: usize, const T: usize>(
         chunk,
         y0,
         planes,
-        plane,
         slot: 4 * (t + 1),
         columns,
         writes,
@@ -227,7 +225,7 @@ unsafe fn streaming<const C: usize, const T: usize>(
 macro_rules! streaming_kernels {
     ($cols:expr; $($(#[$doc:meta])* $name:ident $steps:literal),*) => {$(
         $(#[$doc])*
-        #[kernel(launch_bounds(128, 3), dynamic_shared = stream_shared_bytes($steps, 1))]
+        #[kernel(launch_bounds(128, 3), dynamic_shared = stream_shared_bytes($steps))]
         #[allow(clippy::too_many_arguments)]
         pub unsafe fn $name(
             u: *const f32,

@@ -254,7 +254,7 @@ macro_rules! with_streaming_kernel {
 /// How many blocks of the streaming kernel for `steps` steps and `cols` cells per thread, with
 /// `warps` warps, the GPU holds at once.
 pub(super) fn stream_resident_blocks(gpu: &Gpu, steps: u32, warps: u32, cols: u32) -> Result<u32> {
-    let (threads, shared) = (32 * warps, stream_shared_bytes(steps, warps));
+    let (threads, shared) = (32 * warps, stream_shared_bytes(steps));
     with_streaming_kernel!(cols, steps, kernel => Ok(gpu.resident_blocks_with(kernel, threads, shared)?))
 }
 
@@ -281,7 +281,7 @@ pub fn launch_streaming(
     let cfg = cudarc::driver::LaunchConfig {
         grid_dim: (width.div_ceil(stream_strip(steps, shape.warps, shape.cols)), height.div_ceil(chunk), 1),
         block_dim: (32 * shape.warps, 1, 1),
-        shared_mem_bytes: stream_shared_bytes(steps, shape.warps),
+        shared_mem_bytes: stream_shared_bytes(steps),
     };
     // Blocks of 32 × warps (≤ 4) threads with their shared planes; strips of `stream_strip`
     // columns and chunks of `chunk` rows cover the grid.

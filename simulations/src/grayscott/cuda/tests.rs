@@ -82,18 +82,21 @@ fn malformed_or_unlaunchable_cache_entries_are_refused() {
     }
 }
 
-/// The shared memory a streaming block gets covers the planes it indexes: 2·T planes of
-/// one float4 per thread plus one at each end.
+/// The shared memory a streaming block gets covers the planes it indexes: 2·T planes, each
+/// one float4 per thread of the largest block plus one at each end (a smaller block uses the
+/// start of each plane, its last thread's right neighbour slot at 4·(threads + 1)).
 #[test]
 fn streaming_shared_memory_matches_its_layout() {
     for steps in 1..=STREAM_MAX_STEPS {
+        let floats_per_plane = 4 * (32 * STREAM_MAX_WARPS + 2);
+        assert_eq!(stream_shared_bytes(steps), 2 * steps * floats_per_plane * 4);
         for warps in 1..=STREAM_MAX_WARPS {
-            let floats_per_plane = 4 * (32 * warps + 2);
-            assert_eq!(stream_shared_bytes(steps, warps), 2 * steps * floats_per_plane * 4);
+            // The right end's slot, the last a block of `warps` warps touches in a plane.
+            assert!(4 * (32 * warps + 1) + 4 <= floats_per_plane);
         }
     }
     // The largest block stays under the 48 KiB a launch gets without opting in.
-    assert!(stream_shared_bytes(STREAM_MAX_STEPS, STREAM_MAX_WARPS) <= 48 * 1024);
+    assert!(stream_shared_bytes(STREAM_MAX_STEPS) <= 48 * 1024);
 }
 
 /// The registration is whole: every variant parses back from a name of its own, only `cpu`
