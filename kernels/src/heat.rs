@@ -504,8 +504,9 @@ unsafe fn column_stencil(
 /// Bytes per cell: read u once (plus the halo's share: tile/outputs = 64·32 / 56·24 = 1.52,
 /// mostly L2 hits), write u_next once: 8 B from DRAM, the floor. Shared-memory traffic per
 /// cell and level: one store, 3 loads. u_next must not alias u.
-/// Measured at 600³ on an H100: 1.087-1.094 ms per step (1.9× the copy floor); DRAM reads per
-/// step 0.89 GB (1.62 GB when each block marched its own run of columns, 1.245 ms).
+/// Measured at 600³ on an H100: 1.003-1.008 ms per step (1.74× the copy floor; 1.084 before
+/// the steady march and the fused polynomial); DRAM reads per step 0.89 GB (1.62 GB when each
+/// block marched its own run of columns, 1.245 ms).
 // 1024 threads per block: at most 64 registers a thread.
 #[kernel(launch_bounds(1024, 1), dynamic_shared = SINGLE_SHARED_BYTES)]
 // Explicit bounds and index loops over the pipeline's registers, as written for the unroller.
