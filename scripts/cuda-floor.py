@@ -4,11 +4,12 @@ cuInit, creating the primary context, loading cubins (the program's modules), an
 the context, each timed
 (ctypes, no CUDA toolkit needed). The floor under `host`'s cold start (README, "Measured").
 
-    python3 scripts/cuda-floor.py [--keep] [--exit-now] [image.cubin ...]
+    python3 scripts/cuda-floor.py [--keep] [--exit-now] [--detach] [image.cubin ...]
 
 --keep leaves the context to process exit instead of releasing it, --exit-now ends the
-process with _exit (no exit handlers, the driver's included); time the whole process from
-outside to see what exit then costs.
+process with _exit (no exit handlers, the driver's included), --detach forks a child that
+holds the driver's open files until this process has exited, so the child's exit, not this
+one's, closes them; time the whole process from outside to see what exit then costs.
 """
 import os
 import ctypes
@@ -61,6 +62,22 @@ for what, at in times:
     print(f"{what:>24}: {1000 * (at - previous):7.1f} ms")
     previous = at
 print(f"{'total':>24}: {1000 * (previous - t0):7.1f} ms")
+sys.stdout.flush()
+if "--detach" in sys.argv[1:]:
+    alive_read, alive_write = os.pipe()
+    # The driver's threads make Python warn about fork; the child runs no Python that could
+    # need their locks (dup2, read, _exit).
+    import warnings
+
+    warnings.filterwarnings("ignore", "This process .* is multi-threaded", DeprecationWarning)
+    if os.fork() == 0:
+        # The child: no output of its own; it waits for the parent's end of the pipe to close.
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        os.close(alive_write)
+        os.read(alive_read, 1)
+        os._exit(0)
+    os.close(alive_read)
 if exit_now:
-    sys.stdout.flush()
     os._exit(0)

@@ -57,6 +57,10 @@ fi
 if has coldstart; then
   echo "== the driver's own start-up (scripts/cuda-floor.py, cold), the floor under ours"
   for i in 1 2 3; do CUDA_CACHE_DISABLE=1 python3 scripts/cuda-floor.py $B/kernels.*.sm_90.cubin | tr -s ' ' | tr '\n' ';'; echo; done
+  echo "-- the driver alone, process start to exit (7 each): releasing the context, leaving it to exit, handing it to a child"
+  mkdir -p /tmp/floor && (cd /tmp/floor && for how in "" --keep "--keep --detach"; do
+    rm -f t.txt; for i in 1 2 3 4 5 6 7; do CUDA_CACHE_DISABLE=1 /usr/bin/time -f %e -a -o t.txt python3 "$OLDPWD/scripts/cuda-floor.py" $how > /dev/null; done
+    echo "cuda-floor.py ${how:-(release)}: median $(sort -n t.txt | sed -n 4p) s of $(sort -n t.txt | tr '\n' ' ')"; done)
   echo "== cold start (CUDA_CACHE_DISABLE=1: no driver JIT cache), process start to exit"
   mkdir -p /tmp/cold && cd /tmp/cold
   echo "-- where a cold startup-only run spends its time (RUST_GPU_SIM_TIMELINE=1)"
@@ -77,6 +81,9 @@ if has coldstart; then
     --frame-every 1 --gif s.gif
   runs "PTX default --gif cold" 3 env CUDA_CACHE_DISABLE=1 RUST_GPU_SIM_FORCE_PTX=1 $B/rust-gpu-sim grayscott --gif
   cd - > /dev/null
+  echo "-- the driver's teardown after exit, by a child (host/tests/it/teardown_gpu.rs)"
+  $B/host_it --ignored --test-threads=1 --nocapture teardown_gpu:: > "$OUT/teardown.log" 2>&1
+  grep -E "test result|panicked|the run, to|its child exited" "$OUT/teardown.log"
 fi
 
 if has sanitize; then

@@ -20,6 +20,9 @@ fn main() -> ExitCode {
     // Before any thread starts: threads keep the CPU affinity they start with.
     simulations::split::binding::widen_at_start(&launcher);
     simulations::timeline::start();
+    // The driver's teardown after exit, by a child process (dropped last, after the outputs);
+    // not under a launcher, whose processes' children it may wait for.
+    let _teardown = launcher.job_if_read().is_none().then(simulations::cuda::ExitTeardown::hand_to_child);
     let (cli, given) = match cli::parse(&launcher) {
         Ok(parsed) => parsed,
         Err(status) => return status,

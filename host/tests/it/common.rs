@@ -14,6 +14,12 @@ use std::{
 mod library;
 pub use library::*;
 
+/// The program beside this test binary when staged (`.gpu/rust-gpu-sim`), else Cargo's.
+pub fn program() -> std::path::PathBuf {
+    let staged = std::env::current_exe().unwrap().with_file_name("rust-gpu-sim");
+    if staged.is_file() { staged } else { env!("CARGO_BIN_EXE_rust-gpu-sim").into() }
+}
+
 /// Runs `rust-gpu-sim args` in `dir`.
 pub fn host(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_rust-gpu-sim")).current_dir(dir).args(args).output().expect("run host")

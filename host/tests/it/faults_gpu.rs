@@ -18,18 +18,12 @@ use simulations::{
     faults::{INJECT_FAULT_VAR, PAUSE_AFTER_GPU_CHECK_VAR},
 };
 
-use crate::common::{files_in, test_path};
+use crate::common::{files_in, program, test_path};
 
 const HOG_VAR: &str = "FAULTS_GPU_HOG";
 
 fn scratch(name: &str) -> tempfile::TempDir {
     tempfile::Builder::new().prefix(&format!("faults-gpu-{name}-")).tempdir_in(std::env::temp_dir()).unwrap()
-}
-
-/// The program beside this test binary when staged (`.gpu/rust-gpu-sim`), else Cargo's.
-fn program() -> std::path::PathBuf {
-    let staged = std::env::current_exe().unwrap().with_file_name("rust-gpu-sim");
-    if staged.is_file() { staged } else { env!("CARGO_BIN_EXE_rust-gpu-sim").into() }
 }
 
 fn start(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Child {

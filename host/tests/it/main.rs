@@ -27,3 +27,4 @@ mod serve_gpu;
 mod serve_protocol;
 mod settings;
 mod split_cpu;
+mod teardown_gpu;

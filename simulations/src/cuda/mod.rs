@@ -3,10 +3,12 @@
 //! from the toolkit's host runtime (`ptxkit-host`), re-exported here; simulations never see
 //! module handles or unchecked argument lists.
 //!
-//! The kernel tables and the opening of a GPU live in `open.rs`.
+//! The kernel tables and the opening of a GPU live in `open.rs`; the driver's teardown after
+//! exit in `teardown.rs`.
 
 mod images;
 mod open;
+mod teardown;
 
 pub use images::IMAGES;
 pub use open::{
@@ -17,3 +19,4 @@ pub use ptxkit_host::{
     Gpu, KernelArg, KernelArgs, KernelImage, KernelImages, KernelInfo, KernelModule, Timer, grid_1d, grid_2d,
     select_image,
 };
+pub use teardown::{ExitTeardown, Holder, hand_to_child, let_go};

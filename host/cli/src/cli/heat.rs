@@ -171,6 +171,7 @@ pub fn run(mut args: HeatArgs, given: &Given, launcher: &Launcher) -> Result<()>
         sim.describe(),
         super::destination(&written, "--png, --gif, --mp4, --png-dir or --save"),
     );
+    simulations::cuda::let_go((sim, device));
     Ok(())
 }
 
