@@ -11,10 +11,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// Whether this process hands the driver's teardown to a child at exit ([`ExitTeardown`]).
 static HANDED_TO_CHILD_AT_EXIT: AtomicBool = AtomicBool::new(false);
 
-/// Lets go of what a finished run holds on a GPU (its simulation and device): drops it,
-/// releasing the context, or, in a program that hands the driver's teardown to a child at exit
-/// ([`ExitTeardown`]), leaves it to exit (a release here would only take the time that the
-/// hand-over saves).
+/// Lets go of what a finished run holds on a GPU (its simulation and device) when nothing is
+/// left to overlap its release with: drops it, releasing the context, or, in a program that
+/// hands the driver's teardown to a child at exit ([`ExitTeardown`]), leaves it to exit (a
+/// release here would only take the time that the hand-over saves). A run whose encoders are
+/// still busy releases meanwhile instead ([`crate::driver::Finishing::finish_while`]).
 pub fn let_go<T>(held: T) {
     if HANDED_TO_CHILD_AT_EXIT.load(Ordering::Relaxed) {
         std::mem::forget(held);
@@ -25,8 +26,8 @@ pub fn let_go<T>(held: T) {
 
 /// Made by a program's `main` that exits when it is dropped: on drop, after every output is
 /// finished, it hands the CUDA driver's files to a child process ([`hand_to_child`]) where
-/// this process opened the driver. Meanwhile finished runs leave their contexts to exit
-/// ([`let_go`]).
+/// this process opened the driver. Meanwhile finished runs with nothing left to overlap
+/// leave their contexts to exit ([`let_go`]).
 #[must_use = "the hand-over happens when the value is dropped, at the end of `main`"]
 pub struct ExitTeardown(());
 

@@ -223,8 +223,8 @@ pub fn run(mut args: GrayScottArgs, given: &Given, launcher: &Launcher) -> Resul
         .run_with(&mut sim, steps, "steps", |done| simulations::faults::inject_if_asked(&device, done))?;
     let described = sim.describe();
     let Report { first, frames, written, seconds } = finishing.finish_while(|| {
-        simulations::cuda::let_go((sim, device));
-        simulations::timeline::mark("simulation and device let go");
+        drop((sim, device));
+        simulations::timeline::mark("simulation and device released");
     })?;
     if !root {
         return Ok(());

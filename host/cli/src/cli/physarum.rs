@@ -288,8 +288,7 @@ pub fn run(mut args: PhysarumArgs, given: &Given) -> Result<()> {
     let steps = args.steps;
     let finishing = driver.run(&mut run, steps, "steps")?;
     let described = run.sim.describe();
-    let Report { first, frames, written, seconds } =
-        finishing.finish_while(|| simulations::cuda::let_go((run, device)))?;
+    let Report { first, frames, written, seconds } = finishing.finish_while(|| drop((run, device)))?;
     say!(
         "physarum {}x{}, {} agents: {} steps{}, {frames} frames on {} in {seconds:.2} s ({:.3e} agent-steps/s) -> {}",
         setup.width,
