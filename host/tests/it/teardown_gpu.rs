@@ -1,29 +1,42 @@
 //! The driver's teardown after exit (simulations/src/cuda/teardown.rs) on a GPU, run by
-//! `scripts/gpu-check.sh coldstart`: a run that opened the GPU exits with its outputs whole,
-//! and the child that holds the driver's files outlives it, then exits by itself.
+//! `scripts/gpu-check.sh coldstart` (one test at a time: it adopts orphans, so another test's
+//! programs must not be running): a run that opened the GPU exits with its outputs whole, and
+//! the child that holds the driver's files is alive after it, holds nothing else, then exits
+//! by itself.
 
 use std::{
+    path::{Path, PathBuf},
     process::{Command, Stdio},
     time::{Duration, Instant},
 };
 
 use crate::common::{program, scratch_dir};
 
-/// The processes whose parent is this one and whose name is `rust-gpu-sim` (live or exited
-/// and not yet reaped), from `/proc`.
-fn our_programs() -> Vec<libc::pid_t> {
+/// The processes whose parent is this one, named `rust-gpu-sim` and working in `dir` (live, or
+/// exited and not yet reaped), from `/proc`.
+fn our_programs_in(dir: &Path) -> Vec<libc::pid_t> {
     let us = std::process::id().to_string();
     std::fs::read_dir("/proc")
         .unwrap()
         .filter_map(|entry| {
             let pid: libc::pid_t = entry.ok()?.file_name().to_str()?.parse().ok()?;
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            // `pid (comm) state ppid ...`; the name may hold spaces, not a `)` followed by one.
-            let (name, rest) = stat.split_once(" (")?.1.rsplit_once(") ")?;
-            let parent = rest.split(' ').nth(1)?;
-            (name == "rust-gpu-sim" && parent == us).then_some(pid)
+            let (name, state, parent) = stat(pid)?;
+            let cwd = std::fs::read_link(format!("/proc/{pid}/cwd")).ok();
+            // A zombie has no working directory left to read.
+            let here = cwd.as_ref().is_none_or(|cwd| cwd == dir) && (cwd.is_some() || state == 'Z');
+            (name == "rust-gpu-sim" && parent == us && here).then_some(pid)
         })
         .collect()
+}
+
+/// `(name, state, parent)` of process `pid`, from `/proc/PID/stat` (`pid (comm) state ppid ...`;
+/// the name may hold spaces, not a `)` followed by one).
+fn stat(pid: libc::pid_t) -> Option<(String, char, String)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (name, rest) = stat.split_once(" (")?.1.rsplit_once(") ")?;
+    let mut fields = rest.split(' ');
+    let state = fields.next()?.chars().next()?;
+    Some((name.to_owned(), state, fields.next()?.to_owned()))
 }
 
 #[test]
@@ -31,7 +44,7 @@ fn our_programs() -> Vec<libc::pid_t> {
 fn a_gpu_run_exits_with_its_outputs_whole_and_a_child_tears_the_driver_down() {
     // Orphans of our children become ours: the program's child, once the program has exited.
     assert_eq!(unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) }, 0);
-    let dir = scratch_dir("teardown-gpu");
+    let dir = std::fs::canonicalize(scratch_dir("teardown-gpu")).unwrap();
     let started = Instant::now();
     let out = Command::new(program())
         .current_dir(&dir)
@@ -41,9 +54,30 @@ fn a_gpu_run_exits_with_its_outputs_whole_and_a_child_tears_the_driver_down() {
         .stderr(Stdio::piped())
         .output()
         .expect("run the program");
+    let ended = Instant::now();
+    // The program's child, adopted: alive (not yet exited) the moment the program has, and
+    // holding nothing but `/dev/null`, the driver's files and its pipe (what it still holds:
+    // it closes them as it exits).
+    let children = our_programs_in(&dir);
+    let files: Vec<PathBuf> = children
+        .iter()
+        .flat_map(|pid| std::fs::read_dir(format!("/proc/{pid}/fd")).into_iter().flatten())
+        .filter_map(|entry| std::fs::read_link(entry.ok()?.path()).ok())
+        .collect();
+    let state = children.first().and_then(|&pid| stat(pid)).map(|(_, state, _)| state);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
-    eprintln!("the run, to its exit and its pipes' end: {:.3} s", started.elapsed().as_secs_f64());
+    eprintln!("the run, to its exit and its pipes' end: {:.3} s", (ended - started).as_secs_f64());
+    assert_eq!(children.len(), 1, "one child of the program, adopted here: {children:?}");
+    assert_ne!(state, Some('Z'), "the child exited before the program");
+    for file in &files {
+        let name = file.to_string_lossy();
+        assert!(
+            name == "/dev/null" || name.starts_with("/dev/nvidia") || name.starts_with("pipe:"),
+            "the child holds {name}"
+        );
+    }
+    eprintln!("the child, as the program ended: state {state:?}, files {files:?}");
 
     // The outputs are whole the moment the program has exited.
     let gif = gif::DecodeOptions::new().read_info(std::fs::File::open(dir.join("o.gif")).unwrap()).unwrap();
@@ -52,13 +86,17 @@ fn a_gpu_run_exits_with_its_outputs_whole_and_a_child_tears_the_driver_down() {
     let saved = std::fs::read(dir.join("o.npz")).unwrap();
     assert!(saved.starts_with(b"PK") && saved.len() > 96 * 96 * 4, "{} bytes", saved.len());
 
-    // The program's child took the driver's files and outlived it; it exits by itself.
-    let children = our_programs();
-    assert_eq!(children.len(), 1, "one child of the program, adopted here: {children:?}");
+    // The child exits by itself.
     let mut status = 0;
-    let waited = Instant::now();
-    assert_eq!(unsafe { libc::waitpid(children[0], &mut status, 0) }, children[0]);
+    loop {
+        let waited = unsafe { libc::waitpid(children[0], &mut status, libc::WNOHANG) };
+        if waited == children[0] {
+            break;
+        }
+        assert_eq!(waited, 0, "waitpid: {}", std::io::Error::last_os_error());
+        assert!(ended.elapsed() < Duration::from_secs(30), "the child is still there 30 s after the program");
+        std::thread::sleep(Duration::from_millis(1));
+    }
     assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "the child's status {status:#x}");
-    eprintln!("its child exited {:.3} s after the program", waited.elapsed().as_secs_f64());
-    assert!(waited.elapsed() < Duration::from_secs(30));
+    eprintln!("its child exited {:.3} s after the program", ended.elapsed().as_secs_f64());
 }

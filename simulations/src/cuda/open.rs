@@ -102,6 +102,11 @@ pub fn open_device(ordinal: usize) -> Result<Arc<Gpu>> {
         None => Gpu::open_with(ordinal, IMAGES, force_ptx)?,
     };
     crate::timeline::mark("GPU: driver initialised, context created");
+    // Where another process could not share the GPU, its teardown must not outlive us.
+    let mode = gpu
+        .context()
+        .attribute(ptxkit_host::cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_MODE);
+    super::note_compute_mode(mode.unwrap_or(-1));
     Ok(gpu)
 }
 

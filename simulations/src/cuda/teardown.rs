@@ -1,15 +1,37 @@
 //! The CUDA driver's teardown after the process has exited, not before it. A short command's
 //! last 0.1 s on a GPU is the driver releasing its context and closing its device files
-//! ([docs/startup.md](../../../docs/startup.md#cold-start)); nothing the user waits for needs
-//! them. A program that ends with [`ExitTeardown`] hands them to a child process that holds
-//! them until the program has exited: the teardown then runs when the child exits, after the
-//! program's exit status has reached whoever waits for it.
+//! ([docs/startup.md](../../../docs/startup.md#the-drivers-teardown-after-exit)); nothing the
+//! user waits for needs them. A program that ends with [`ExitTeardown`] hands them to a child
+//! process that holds them until the program has exited: the teardown begins as the program's
+//! exit closes its files and runs while its exit status goes to whoever waits for it.
 
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+/// Set to 1 to tear the driver down in the process, before it exits, as without
+/// [`ExitTeardown`] (for a script that needs the GPU free the moment the program has exited).
+pub const IN_PROCESS_VAR: &str = "RUST_GPU_SIM_TEARDOWN_IN_PROCESS";
+
 /// Whether this process hands the driver's teardown to a child at exit ([`ExitTeardown`]).
 static HANDED_TO_CHILD_AT_EXIT: AtomicBool = AtomicBool::new(false);
+/// Set when a GPU was opened in a compute mode other than the default: there the next
+/// process could not have the GPU while the child still holds this one's context.
+static KEPT_IN_PROCESS: AtomicBool = AtomicBool::new(false);
+
+/// Whether the driver's teardown goes to a child at exit.
+fn hands_over() -> bool {
+    HANDED_TO_CHILD_AT_EXIT.load(Ordering::Relaxed) && !KEPT_IN_PROCESS.load(Ordering::Relaxed)
+}
+
+/// Records the compute mode of a GPU this process opened (`CU_DEVICE_ATTRIBUTE_COMPUTE_MODE`,
+/// -1 where it could not be read): in any mode but the default (0: several processes at once),
+/// for instance exclusive-process, the teardown stays in this process, so that the GPU is free
+/// for the next one when this one has exited.
+pub fn note_compute_mode(mode: i32) {
+    if mode != 0 {
+        KEPT_IN_PROCESS.store(true, Ordering::Relaxed);
+    }
+}
 
 /// Lets go of what a finished run holds on a GPU (its simulation and device) when nothing is
 /// left to overlap its release with: drops it, releasing the context, or, in a program that
@@ -17,7 +39,7 @@ static HANDED_TO_CHILD_AT_EXIT: AtomicBool = AtomicBool::new(false);
 /// release here would only take the time that the hand-over saves). A run whose encoders are
 /// still busy releases meanwhile instead ([`crate::driver::Finishing::finish_while`]).
 pub fn let_go<T>(held: T) {
-    if HANDED_TO_CHILD_AT_EXIT.load(Ordering::Relaxed) {
+    if hands_over() {
         std::mem::forget(held);
     } else {
         drop(held);
@@ -27,20 +49,27 @@ pub fn let_go<T>(held: T) {
 /// Made by a program's `main` that exits when it is dropped: on drop, after every output is
 /// finished, it hands the CUDA driver's files to a child process ([`hand_to_child`]) where
 /// this process opened the driver. Meanwhile finished runs with nothing left to overlap
-/// leave their contexts to exit ([`let_go`]).
+/// leave their contexts to exit ([`let_go`]). Nothing is handed over where [`IN_PROCESS_VAR`]
+/// is 1, or where a GPU was opened in a compute mode other than the default
+/// ([`note_compute_mode`]).
 #[must_use = "the hand-over happens when the value is dropped, at the end of `main`"]
 pub struct ExitTeardown(());
 
 impl ExitTeardown {
-    /// Starts leaving GPU contexts to exit; the hand-over happens on drop.
+    /// Starts leaving GPU contexts to exit (unless [`IN_PROCESS_VAR`] is 1); the hand-over
+    /// happens on drop.
     pub fn hand_to_child() -> Self {
-        HANDED_TO_CHILD_AT_EXIT.store(true, Ordering::Relaxed);
+        let in_process = std::env::var(IN_PROCESS_VAR).is_ok_and(|v| v == "1");
+        HANDED_TO_CHILD_AT_EXIT.store(!in_process, Ordering::Relaxed);
         ExitTeardown(())
     }
 }
 
 impl Drop for ExitTeardown {
     fn drop(&mut self) {
+        if !hands_over() {
+            return;
+        }
         // No driver files: the driver was never opened, and there is nothing to tear down.
         let files = driver_files();
         if !files.is_empty() {
@@ -49,7 +78,8 @@ impl Drop for ExitTeardown {
     }
 }
 
-/// This process's open files that are the CUDA driver's (`/dev/nvidia*`), from `/proc/self/fd`.
+/// This process's open files that are the CUDA driver's (`/dev/nvidia*`, `/dev/nvidia-caps/*`),
+/// from `/proc/self/fd`.
 fn driver_files() -> Vec<RawFd> {
     let Ok(entries) = std::fs::read_dir("/proc/self/fd") else { return Vec::new() };
     let mut files: Vec<RawFd> = entries
@@ -65,14 +95,30 @@ fn driver_files() -> Vec<RawFd> {
     files
 }
 
-/// Forks a child that keeps the files `kept` open (and no other: its standard streams become
-/// `/dev/null`, every other file of ours is closed in it) until this process has exited, then
-/// exits. Returns the child's process id, or `None` where no child could be made.
+/// The child's stack (it calls a few system calls and nothing else).
+const CHILD_STACK_BYTES: usize = 64 << 10;
+
+/// What the child of [`hand_to_child`] does, all decided before it starts: it allocates
+/// nothing.
+struct ChildPlan {
+    /// `/dev/null`, for its standard streams.
+    null: RawFd,
+    /// The reading end of the pipe whose end of file says the parent has exited.
+    alive_read: RawFd,
+    /// The ranges of descriptors it closes (`first..=last`).
+    closed: Vec<(u32, u32)>,
+}
+
+/// Starts a child that keeps the files `kept` open until this process has exited, then
+/// exits. It keeps no other file of ours: its standard streams become `/dev/null` (so `kept`
+/// descriptors 0 to 2 are not kept) and every other descriptor is closed in it. It shares
+/// this process's memory (`clone` with `CLONE_VM`: no page tables are copied, however large
+/// the process), so this process's exit leaves the memory's teardown to it too. Returns
+/// `None` where no child could be made.
 ///
 /// The child learns of our exit from a pipe whose writing end only we hold: [`Holder`] owns
-/// it, and it closes with this process (or when the holder is dropped).
+/// it, and it closes with this process (or by [`Holder::release`]).
 pub fn hand_to_child(kept: &[RawFd]) -> Option<Holder> {
-    // Made before the fork: the child calls nothing but async-signal-safe system calls.
     // SAFETY: plain system calls on descriptors this function creates.
     let null = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
     if null < 0 {
@@ -85,9 +131,73 @@ pub fn hand_to_child(kept: &[RawFd]) -> Option<Holder> {
         unsafe { libc::close(null) };
         return None;
     }
-    let [alive_read, alive_write] = alive;
-    // The ranges of descriptors the child closes: all from 3 up except `kept` and the pipe's
-    // reading end (computed here: the child allocates nothing).
+    let [mut alive_read, alive_write] = alive;
+    if alive_read < 3 {
+        // A process started with its standard streams closed: the child's own would replace it.
+        // SAFETY: duplicating our descriptor to one numbered 3 or above, then closing the old.
+        let moved = unsafe { libc::fcntl(alive_read, libc::F_DUPFD_CLOEXEC, 3) };
+        unsafe { libc::close(alive_read) };
+        alive_read = moved;
+    }
+    // The child's stack, and what it does, outlive this call: freed by `Holder::release`,
+    // else with the child, the last user of this memory.
+    // SAFETY: a fresh private anonymous mapping.
+    let stack = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            CHILD_STACK_BYTES,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+            -1,
+            0,
+        )
+    };
+    if alive_read < 0 || stack == libc::MAP_FAILED {
+        // SAFETY: ours, not used again.
+        unsafe {
+            libc::close(null);
+            libc::close(alive_read);
+            libc::close(alive_write);
+            if stack != libc::MAP_FAILED {
+                libc::munmap(stack, CHILD_STACK_BYTES);
+            }
+        }
+        return None;
+    }
+    let plan =
+        Box::into_raw(Box::new(ChildPlan { null, alive_read, closed: closed_ranges(kept, alive_read) }));
+    // SAFETY: the child runs `hold_until_parent_exits` on its own stack (the top of the mapping:
+    // stacks grow down), reading only `plan`, which nothing frees while it runs; it shares our
+    // memory but writes none of it but its stack, and calls only system calls (through libc,
+    // whose thread-local `errno` it shares with this thread: it reads none). Not `fork`: no
+    // `pthread_atfork` handlers run.
+    let child = unsafe {
+        libc::clone(
+            hold_until_parent_exits,
+            stack.cast::<u8>().add(CHILD_STACK_BYTES).cast(),
+            libc::CLONE_VM | libc::SIGCHLD,
+            plan.cast(),
+        )
+    };
+    // SAFETY: the child's copies of these are its own; ours are not used again.
+    unsafe {
+        libc::close(null);
+        libc::close(alive_read);
+    }
+    if child < 0 {
+        // SAFETY: no child uses them.
+        unsafe {
+            libc::close(alive_write);
+            libc::munmap(stack, CHILD_STACK_BYTES);
+            drop(Box::from_raw(plan));
+        }
+        return None;
+    }
+    Some(Holder { child, alive_write, stack, plan })
+}
+
+/// The ranges of descriptors the child closes: all from 3 up but `kept` and `alive_read`.
+fn closed_ranges(kept: &[RawFd], alive_read: RawFd) -> Vec<(u32, u32)> {
     let mut keep: Vec<RawFd> = kept.iter().copied().filter(|&fd| fd > 2).chain([alive_read]).collect();
     keep.sort_unstable();
     keep.dedup();
@@ -97,42 +207,44 @@ pub fn hand_to_child(kept: &[RawFd]) -> Option<Holder> {
         if fd > from {
             closed.push((from as u32, (fd - 1) as u32));
         }
-        from = fd + 1;
+        from = from.max(fd + 1);
     }
     closed.push((from as u32, u32::MAX));
-    // SAFETY: the child runs only async-signal-safe calls (dup2, close_range, read, _exit), as
-    // a child of a multi-threaded process must, and touches no memory allocated after fork.
-    match unsafe { libc::fork() } {
-        0 => unsafe {
-            for fd in 0..3 {
-                libc::dup2(null, fd);
-            }
-            for &(first, last) in &closed {
-                close_range(first, last);
-            }
-            // Returns 0 (end of file) once no writing end is open: when the parent has exited.
-            let mut byte = 0u8;
-            while libc::read(alive_read, (&raw mut byte).cast(), 1) < 0 {}
-            libc::_exit(0)
-        },
-        child => {
-            // SAFETY: the child's copies are its own; these two are ours and not used again.
-            unsafe {
-                libc::close(null);
-                libc::close(alive_read);
-            }
-            if child < 0 {
-                // SAFETY: ours, as above.
-                unsafe { libc::close(alive_write) };
-                return None;
-            }
-            Some(Holder { child, alive_write })
+    closed
+}
+
+/// The child of [`hand_to_child`]: signals blocked (a terminal's Ctrl-C must not run our
+/// handlers in it), standard streams `/dev/null`, every descriptor but the kept ones closed;
+/// then it waits for the end of file on `alive_read` and exits.
+extern "C" fn hold_until_parent_exits(plan: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `plan` is the ChildPlan made for this child, alive while it runs. Only system
+    // calls follow, on descriptors of its own.
+    unsafe {
+        let plan = &*plan.cast::<ChildPlan>();
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::sigprocmask(libc::SIG_BLOCK, &all, std::ptr::null_mut());
+        for fd in 0..3 {
+            libc::dup2(plan.null, fd);
         }
+        for &(first, last) in &plan.closed {
+            close_range(first, last);
+        }
+        // Returns 0 (end of file) once no writing end is open: when the parent has exited. With
+        // every signal blocked nothing interrupts it; an error ends the wait after a few tries.
+        let mut byte = 0u8;
+        for _ in 0..100 {
+            if libc::read(plan.alive_read, (&raw mut byte).cast(), 1) >= 0 {
+                break;
+            }
+        }
+        libc::_exit(0)
     }
 }
 
 /// Closes the descriptors `first..=last`: `close_range` where the kernel has it (Linux 5.9),
-/// else one `close` each up to the highest a process may have open. Async-signal-safe.
+/// else one `close` each up to the highest a process may have open (at most 65,536).
+/// Async-signal-safe.
 unsafe fn close_range(first: u32, last: u32) {
     // SAFETY: a system call on plain integers.
     if unsafe { libc::syscall(libc::SYS_close_range, first, last, 0) } == 0 {
@@ -158,6 +270,8 @@ unsafe fn close_range(first: u32, last: u32) {
 pub struct Holder {
     child: libc::pid_t,
     alive_write: RawFd,
+    stack: *mut libc::c_void,
+    plan: *mut ChildPlan,
 }
 
 impl Holder {
@@ -166,14 +280,26 @@ impl Holder {
         self.child
     }
 
-    /// Lets the child go now (closes this process's end of its pipe) and waits for it to exit;
-    /// for callers that are not about to exit (tests).
+    /// Lets the child go now (closes this process's end of its pipe), waits for it to exit and
+    /// frees its stack; for callers that are not about to exit (tests).
     pub fn release(self) -> std::io::Result<()> {
-        // SAFETY: our descriptor, closed once; waiting for our own child.
+        // SAFETY: our descriptor, closed once.
         unsafe { libc::close(self.alive_write) };
         let mut status = 0;
-        if unsafe { libc::waitpid(self.child, &mut status, 0) } != self.child {
-            return Err(std::io::Error::last_os_error());
+        loop {
+            // SAFETY: waiting for our own child.
+            if unsafe { libc::waitpid(self.child, &mut status, 0) } == self.child {
+                break;
+            }
+            let error = std::io::Error::last_os_error();
+            if error.kind() != std::io::ErrorKind::Interrupted {
+                return Err(error);
+            }
+        }
+        // SAFETY: the child has exited: nothing uses its stack or plan any more.
+        unsafe {
+            libc::munmap(self.stack, CHILD_STACK_BYTES);
+            drop(Box::from_raw(self.plan));
         }
         Ok(())
     }
@@ -229,6 +355,15 @@ mod tests {
             libc::close(kept_read);
             libc::close(other_read);
         }
+    }
+
+    /// The child closes every descriptor from 3 up but the kept ones and its pipe's end:
+    /// adjacent, repeated, unordered and standard-stream descriptors among them.
+    #[test]
+    fn the_child_closes_every_descriptor_but_the_kept_ones() {
+        assert_eq!(closed_ranges(&[], 3), vec![(4, u32::MAX)]);
+        assert_eq!(closed_ranges(&[9, 5, 6, 9, 1], 7), vec![(3, 4), (8, 8), (10, u32::MAX)]);
+        assert_eq!(closed_ranges(&[0, 2], 12), vec![(3, 11), (13, u32::MAX)]);
     }
 
     /// Without an [`ExitTeardown`] (a library's caller, a test), a finished run's GPU is

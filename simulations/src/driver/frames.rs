@@ -298,7 +298,7 @@ impl Frames {
     /// following them. Outputs done within 2 ms leave nothing to overlap: then `release` is
     /// not run, and process exit tears the context down, which costs less than a release
     /// followed by exit (startup-only run on an H200: 0.34–0.35 → 0.32 s, medians of 11 and
-    /// 13 runs); in `rust-gpu-sim`, a child does that after exit
+    /// 13 runs); in `rust-gpu-sim` outside a launcher, a child does that after exit
     /// ([`crate::cuda::ExitTeardown`]). Returns what [`Frames::finish`] returns.
     pub fn finish_while(self, release: impl FnOnce()) -> Result<Vec<PathBuf>> {
         let (done, finished) = std::sync::mpsc::channel();
