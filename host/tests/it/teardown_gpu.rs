@@ -5,26 +5,23 @@
 //! by itself.
 
 use std::{
-    path::{Path, PathBuf},
+    path::PathBuf,
     process::{Command, Stdio},
     time::{Duration, Instant},
 };
 
 use crate::common::{program, scratch_dir};
 
-/// The processes whose parent is this one, named `rust-gpu-sim` and working in `dir` (live, or
-/// exited and not yet reaped), from `/proc`.
-fn our_programs_in(dir: &Path) -> Vec<libc::pid_t> {
+/// The processes other than `program` whose parent is this one and whose name is
+/// `rust-gpu-sim` (live, or exited and not yet reaped), from `/proc`: the program's orphans.
+fn adopted(program: u32) -> Vec<libc::pid_t> {
     let us = std::process::id().to_string();
     std::fs::read_dir("/proc")
         .unwrap()
         .filter_map(|entry| {
             let pid: libc::pid_t = entry.ok()?.file_name().to_str()?.parse().ok()?;
-            let (name, state, parent) = stat(pid)?;
-            let cwd = std::fs::read_link(format!("/proc/{pid}/cwd")).ok();
-            // A zombie has no working directory left to read.
-            let here = cwd.as_ref().is_none_or(|cwd| cwd == dir) && (cwd.is_some() || state == 'Z');
-            (name == "rust-gpu-sim" && parent == us && here).then_some(pid)
+            let (name, _, parent) = stat(pid)?;
+            (name == "rust-gpu-sim" && parent == us && pid as u32 != program).then_some(pid)
         })
         .collect()
 }
@@ -44,21 +41,23 @@ fn stat(pid: libc::pid_t) -> Option<(String, char, String)> {
 fn a_gpu_run_exits_with_its_outputs_whole_and_a_child_tears_the_driver_down() {
     // Orphans of our children become ours: the program's child, once the program has exited.
     assert_eq!(unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) }, 0);
-    let dir = std::fs::canonicalize(scratch_dir("teardown-gpu")).unwrap();
+    let dir = scratch_dir("teardown-gpu");
     let started = Instant::now();
-    let out = Command::new(program())
+    let run = Command::new(program())
         .current_dir(&dir)
         .args(["grayscott", "--backend", "cuda", "--size", "96", "--steps", "40", "--frame-every", "10"])
         .args(["--gif", "o.gif", "--save", "o.npz"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .output()
-        .expect("run the program");
+        .spawn()
+        .expect("start the program");
+    let program_id = run.id();
+    let out = run.wait_with_output().expect("run the program");
     let ended = Instant::now();
     // The program's child, adopted: alive (not yet exited) the moment the program has, and
     // holding nothing but `/dev/null`, the driver's files and its pipe (what it still holds:
     // it closes them as it exits).
-    let children = our_programs_in(&dir);
+    let children = adopted(program_id);
     let files: Vec<PathBuf> = children
         .iter()
         .flat_map(|pid| std::fs::read_dir(format!("/proc/{pid}/fd")).into_iter().flatten())
