@@ -19,4 +19,5 @@ pub use ptxkit_host::{
     Gpu, KernelArg, KernelArgs, KernelImage, KernelImages, KernelInfo, KernelModule, Timer, grid_1d, grid_2d,
     select_image,
 };
-pub use teardown::{ExitTeardown, Holder, IN_PROCESS_VAR, hand_to_child, let_go, note_compute_mode};
+pub(crate) use teardown::note_compute_mode;
+pub use teardown::{ExitTeardown, IN_PROCESS_VAR, let_go};

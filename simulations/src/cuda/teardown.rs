@@ -27,7 +27,7 @@ fn hands_over() -> bool {
 /// -1 where it could not be read): in any mode but the default (0: several processes at once),
 /// for instance exclusive-process, the teardown stays in this process, so that the GPU is free
 /// for the next one when this one has exited.
-pub fn note_compute_mode(mode: i32) {
+pub(crate) fn note_compute_mode(mode: i32) {
     if mode != 0 {
         KEPT_IN_PROCESS.store(true, Ordering::Relaxed);
     }
@@ -47,11 +47,11 @@ pub fn let_go<T>(held: T) {
 }
 
 /// Made by a program's `main` that exits when it is dropped: on drop, after every output is
-/// finished, it hands the CUDA driver's files to a child process ([`hand_to_child`]) where
+/// finished, it hands the CUDA driver's files to a child process (`hand_to_child`) where
 /// this process opened the driver. Meanwhile finished runs with nothing left to overlap
 /// leave their contexts to exit ([`let_go`]). Nothing is handed over where [`IN_PROCESS_VAR`]
 /// is 1, or where a GPU was opened in a compute mode other than the default
-/// ([`note_compute_mode`]).
+/// (noted when it is opened).
 #[must_use = "the hand-over happens when the value is dropped, at the end of `main`"]
 pub struct ExitTeardown(());
 
@@ -115,9 +115,10 @@ struct ChildPlan {
 /// before it exits (a copy of this function on the 2-core build machine: 14 ms with 1 GiB
 /// touched, 99 ms with 8 GiB).
 ///
-/// The child learns of our exit from a pipe whose writing end only we hold: [`Holder`] owns
-/// it, and it closes with this process (or by [`Holder::release`]).
-pub fn hand_to_child(kept: &[RawFd]) -> Option<Holder> {
+/// Returns the child's process id and our end of the pipe whose end of file tells it that
+/// we have exited: only we hold it, and it closes with this process (a caller that is not
+/// about to exit closes it to let the child go).
+fn hand_to_child(kept: &[RawFd]) -> Option<(libc::pid_t, RawFd)> {
     // SAFETY: plain system calls on descriptors this function creates.
     let null = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
     if null < 0 {
@@ -163,7 +164,7 @@ pub fn hand_to_child(kept: &[RawFd]) -> Option<Holder> {
         unsafe { libc::close(alive_write) };
         return None;
     }
-    Some(Holder { child, alive_write })
+    Some((child, alive_write))
 }
 
 /// The ranges of descriptors the child closes: all from 3 up but `kept` and `alive_read`.
@@ -231,41 +232,6 @@ unsafe fn close_range(first: u32, last: u32) {
     }
 }
 
-/// The child of [`hand_to_child`]: it exits once `alive_write`, this process's end of its
-/// pipe, is closed, by [`Holder::release`] or by this process's exit. Dropping a `Holder`
-/// keeps the end open (and leaves the child to its own exit) so that a program's exit, not
-/// the drop, is what ends the child.
-pub struct Holder {
-    child: libc::pid_t,
-    alive_write: RawFd,
-}
-
-impl Holder {
-    /// The child's process id.
-    pub fn pid(&self) -> libc::pid_t {
-        self.child
-    }
-
-    /// Lets the child go now (closes this process's end of its pipe) and waits for it to exit;
-    /// for callers that are not about to exit (tests).
-    pub fn release(self) -> std::io::Result<()> {
-        // SAFETY: our descriptor, closed once.
-        unsafe { libc::close(self.alive_write) };
-        let mut status = 0;
-        loop {
-            // SAFETY: waiting for our own child.
-            if unsafe { libc::waitpid(self.child, &mut status, 0) } == self.child {
-                break;
-            }
-            let error = std::io::Error::last_os_error();
-            if error.kind() != std::io::ErrorKind::Interrupted {
-                return Err(error);
-            }
-        }
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -298,8 +264,8 @@ mod tests {
     fn the_child_holds_only_the_kept_files_until_let_go() {
         let (kept_read, kept_write) = pipe();
         let (other_read, other_write) = pipe();
-        let holder = hand_to_child(&[kept_write]).expect("a child process");
-        assert!(holder.pid() > 0);
+        let (child, alive_write) = hand_to_child(&[kept_write]).expect("a child process");
+        assert!(child > 0);
         // Our writing ends closed: only the child can hold a pipe open now.
         unsafe {
             libc::close(kept_write);
@@ -310,7 +276,13 @@ mod tests {
             !ends_within(kept_read, Duration::from_millis(200)),
             "the child let go of a file it was given"
         );
-        holder.release().expect("the child exits when let go");
+        // Let go: our end of its pipe closed, the child exits.
+        unsafe { libc::close(alive_write) };
+        let mut status = 0;
+        while unsafe { libc::waitpid(child, &mut status, 0) } != child {
+            assert_eq!(std::io::Error::last_os_error().kind(), std::io::ErrorKind::Interrupted);
+        }
+        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "the child's status {status:#x}");
         assert!(ends_within(kept_read, Duration::from_secs(10)), "the child's exit closes what it held");
         unsafe {
             libc::close(kept_read);
