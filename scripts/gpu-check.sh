@@ -66,15 +66,20 @@ if has coldstart; then
   echo "-- where a cold startup-only run spends its time (RUST_GPU_SIM_TIMELINE=1)"
   CUDA_CACHE_DISABLE=1 RUST_GPU_SIM_TIMELINE=1 /usr/bin/time -f "process wall %e s" $B/rust-gpu-sim grayscott --size 64 \
     --steps 1 --frame-every 1 --gif s.gif 2>&1 | grep -E "timeline|wall"
-  # The median and range of N runs of a command, process start to exit.
+  # The median and range of N runs of a command, process start to exit; PAUSE seconds after
+  # each run (default none: in a row, each run starting while the previous run's teardown
+  # child may still be releasing its context, docs/startup.md).
   runs() {
     local label=$1 n=$2; shift 2
     rm -f times.txt
-    for i in $(seq "$n"); do /usr/bin/time -f "%e" -a -o times.txt "$@" > /dev/null 2>&1; done
+    for i in $(seq "$n"); do /usr/bin/time -f "%e" -a -o times.txt "$@" > /dev/null 2>&1; sleep "${PAUSE:-0}"; done
     echo "$label: median $(sort -n times.txt | sed -n "$(( (n + 1) / 2 ))p") s of $(sort -n times.txt | tr '\n' ' ')"
   }
   runs "cubin startup-only cold" 7 env CUDA_CACHE_DISABLE=1 $B/rust-gpu-sim grayscott --size 64 --steps 1 --frame-every 1 --gif s.gif
   runs "cubin default --gif cold" 7 env CUDA_CACHE_DISABLE=1 $B/rust-gpu-sim grayscott --gif
+  PAUSE=0.6 runs "cubin startup-only cold, alone (0.6 s apart)" 7 env CUDA_CACHE_DISABLE=1 $B/rust-gpu-sim grayscott \
+    --size 64 --steps 1 --frame-every 1 --gif s.gif
+  PAUSE=0.6 runs "cubin default --gif cold, alone (0.6 s apart)" 7 env CUDA_CACHE_DISABLE=1 $B/rust-gpu-sim grayscott --gif
   runs "cubin startup-only warm cache" 7 $B/rust-gpu-sim grayscott --size 64 --steps 1 --frame-every 1 --gif s.gif
   runs "cubin default --gif warm cache" 7 $B/rust-gpu-sim grayscott --gif
   runs "PTX startup-only cold" 3 env CUDA_CACHE_DISABLE=1 RUST_GPU_SIM_FORCE_PTX=1 $B/rust-gpu-sim grayscott --size 64 --steps 1 \
