@@ -296,10 +296,12 @@ impl Frames {
     /// drops the simulation and its GPU in it): releasing a GPU context takes 65–75 ms on an
     /// H200 (`scripts/cuda-floor.py`), which so overlaps the encoders' last frames instead of
     /// following them. Outputs done within 2 ms leave nothing to overlap: then `release` is
-    /// not run, and process exit tears the context down, which costs less than a release
-    /// followed by exit (startup-only run on an H200: 0.34–0.35 → 0.32 s, medians of 11 and
-    /// 13 runs); in `rust-gpu-sim` outside a launcher, a child does that after exit
-    /// ([`crate::cuda::ExitTeardown`]). Returns what [`Frames::finish`] returns.
+    /// not run but let go ([`crate::cuda::let_go`]): in a program that hands the driver's
+    /// teardown to a child at exit ([`crate::cuda::ExitTeardown`]) what it holds is left to
+    /// exit, which costs less than a release followed by exit (startup-only run on an H200:
+    /// 0.34–0.35 → 0.32 s, medians of 11 and 13 runs, before the hand-over); anywhere else it
+    /// is dropped, so a library's caller keeps no context it gave up. Returns what
+    /// [`Frames::finish`] returns.
     pub fn finish_while(self, release: impl FnOnce()) -> Result<Vec<PathBuf>> {
         let (done, finished) = std::sync::mpsc::channel();
         let frames = std::sync::Arc::new(std::sync::Mutex::new(Some(self)));
@@ -318,9 +320,8 @@ impl Frames {
             return written;
         };
         if finished.recv_timeout(std::time::Duration::from_millis(2)).is_ok() {
-            // Nothing left to overlap: the simulation and its context are left to process
-            // exit (which the caller's return leads to).
-            std::mem::forget(release);
+            // Nothing left to overlap: what `release` holds is let go, not released here.
+            crate::cuda::let_go(release);
         } else {
             release();
         }
@@ -434,4 +435,26 @@ fn identity(path: &Path) -> PathBuf {
 fn note(message: &str) {
     use std::io::Write as _;
     let _ = writeln!(std::io::stderr().lock(), "note: {message}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the release holds is dropped, run or not, where no child takes the driver's
+    /// teardown (a library's caller): finishing never keeps a simulation it was given.
+    #[test]
+    fn finishing_drops_what_the_release_holds_without_a_hand_over() {
+        struct Held<'a>(&'a std::sync::atomic::AtomicU32);
+        impl Drop for Held<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+        let drops = std::sync::atomic::AtomicU32::new(0);
+        let held = Held(&drops);
+        let written = Frames { images: None, video: None }.finish_while(move || drop(held)).unwrap();
+        assert!(written.is_empty());
+        assert_eq!(drops.load(std::sync::atomic::Ordering::Relaxed), 1, "the simulation was kept");
+    }
 }
