@@ -20,4 +20,4 @@ pub use ptxkit_host::{
     select_image,
 };
 pub(crate) use teardown::note_compute_mode;
-pub use teardown::{ExitTeardown, IN_PROCESS_VAR, let_go};
+pub use teardown::{ExitTeardown, IN_PROCESS_VAR, let_go, release_or_let_go};

@@ -36,8 +36,8 @@ pub(crate) fn note_compute_mode(mode: i32) {
 /// Lets go of what a finished run holds on a GPU (its simulation and device) when nothing is
 /// left to overlap its release with: drops it, releasing the context, or, in a program that
 /// hands the driver's teardown to a child at exit ([`ExitTeardown`]), leaves it to exit (a
-/// release here would only take the time that the hand-over saves). A run whose encoders are
-/// still busy releases meanwhile instead ([`crate::driver::Finishing::finish_while`]).
+/// release here would only take the time that the hand-over saves); the same rule as
+/// [`release_or_let_go`], for a value.
 pub fn let_go<T>(held: T) {
     if hands_over() {
         std::mem::forget(held);
@@ -46,10 +46,31 @@ pub fn let_go<T>(held: T) {
     }
 }
 
+/// Runs `release` (which drops what a finished run holds on a GPU: its simulation and
+/// device), or, in a program that hands the driver's teardown to a child at exit
+/// ([`ExitTeardown`]), leaves what it holds to exit without running it. There a release here,
+/// even one overlapping the encoders' last frames, costs more than it saves: on an H100 the
+/// default GIF job took 0.31 s releasing while encoding against 0.30 s leaving the context
+/// to the child, run alone, and 0.40 s against 0.26 s run back to back (medians of 9 and 5;
+/// docs/startup.md). Anywhere else the context is released here, so a library's caller
+/// keeps no context it gave up.
+pub fn release_or_let_go(release: impl FnOnce()) {
+    release_unless_left(hands_over(), release);
+}
+
+/// Runs `release`, or, where `left_to_exit`, neither runs nor drops it (nor what it holds).
+fn release_unless_left(left_to_exit: bool, release: impl FnOnce()) {
+    if left_to_exit {
+        std::mem::forget(release);
+    } else {
+        release();
+    }
+}
+
 /// Made by a program's `main` that exits when it is dropped: on drop, after every output is
 /// finished, it hands the CUDA driver's files to a child process (`hand_to_child`) where
-/// this process opened the driver. Meanwhile finished runs with nothing left to overlap
-/// leave their contexts to exit ([`let_go`]). Nothing is handed over where [`IN_PROCESS_VAR`]
+/// this process opened the driver. Meanwhile finished runs leave their contexts to exit
+/// ([`let_go`], [`release_or_let_go`]). Nothing is handed over where [`IN_PROCESS_VAR`]
 /// is 1, or where a GPU was opened in a compute mode other than the default
 /// (noted when it is opened).
 #[must_use = "the hand-over happens when the value is dropped, at the end of `main`"]
@@ -299,18 +320,37 @@ mod tests {
         assert_eq!(closed_ranges(&[0, 2], 12), vec![(3, 11), (13, u32::MAX)]);
     }
 
+    /// Counts its drops: what a finished run holds.
+    struct Counted<'a>(&'a std::cell::Cell<u32>);
+
+    impl Drop for Counted<'_> {
+        fn drop(&mut self) {
+            self.0.set(self.0.get() + 1);
+        }
+    }
+
     /// Without an [`ExitTeardown`] (a library's caller, a test), a finished run's GPU is
     /// dropped, not left to exit.
     #[test]
     fn let_go_drops_where_nothing_is_handed_to_a_child() {
-        struct Counted<'a>(&'a std::cell::Cell<u32>);
-        impl Drop for Counted<'_> {
-            fn drop(&mut self) {
-                self.0.set(self.0.get() + 1);
-            }
-        }
         let drops = std::cell::Cell::new(0);
         let_go(Counted(&drops));
         assert_eq!(drops.get(), 1);
+    }
+
+    /// A run's release is run where the teardown stays in the process, and neither run nor
+    /// its simulation dropped where it is left to exit.
+    #[test]
+    fn a_release_runs_unless_the_run_is_left_to_exit() {
+        for left in [false, true] {
+            let (drops, runs) = (std::cell::Cell::new(0), std::cell::Cell::new(0));
+            let held = Counted(&drops);
+            release_unless_left(left, || {
+                runs.set(1);
+                drop(held);
+            });
+            let want = if left { 0 } else { 1 };
+            assert_eq!((runs.get(), drops.get()), (want, want), "left to exit: {left}");
+        }
     }
 }

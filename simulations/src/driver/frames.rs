@@ -293,38 +293,27 @@ impl Frames {
     }
 
     /// Finishes the outputs on a thread of their own while `release` runs here (the caller
-    /// drops the simulation and its GPU in it): releasing a GPU context takes 65–75 ms on an
-    /// H200 (`scripts/cuda-floor.py`), which so overlaps the encoders' last frames instead of
-    /// following them. Outputs done within 2 ms leave nothing to overlap: then `release` is
-    /// not run but let go ([`crate::cuda::let_go`]): in a program that hands the driver's
-    /// teardown to a child at exit ([`crate::cuda::ExitTeardown`]) what it holds is left to
-    /// exit, which costs less than a release followed by exit (startup-only run on an H200:
-    /// 0.34–0.35 → 0.32 s, medians of 11 and 13 runs, before the hand-over); anywhere else it
-    /// is dropped, so a library's caller keeps no context it gave up. Returns what
-    /// [`Frames::finish`] returns.
+    /// drops the simulation and its GPU in it): releasing a GPU context takes 50–75 ms
+    /// (`scripts/cuda-floor.py`), which so overlaps the encoders' last frames instead of
+    /// following them. In a program that hands the driver's teardown to a child at exit
+    /// ([`crate::cuda::ExitTeardown`]) `release` is not run and what it holds is left to exit
+    /// ([`crate::cuda::release_or_let_go`], which says why). Returns what [`Frames::finish`]
+    /// returns.
     pub fn finish_while(self, release: impl FnOnce()) -> Result<Vec<PathBuf>> {
-        let (done, finished) = std::sync::mpsc::channel();
         let frames = std::sync::Arc::new(std::sync::Mutex::new(Some(self)));
         let handed = frames.clone();
         let spawned = std::thread::Builder::new().name("outputs-finishing".into()).spawn(move || {
             let frames = handed.lock().unwrap_or_else(|p| p.into_inner()).take();
-            let written = frames.map(Frames::finish);
-            let _ = done.send(());
-            written
+            frames.map(Frames::finish)
         });
         let Ok(finishing) = spawned else {
             // No thread to be had (an address-space limit): finish here, then release.
             let frames = frames.lock().unwrap_or_else(|p| p.into_inner()).take();
             let written = frames.map_or_else(|| Ok(Vec::new()), Frames::finish);
-            release();
+            crate::cuda::release_or_let_go(release);
             return written;
         };
-        if finished.recv_timeout(std::time::Duration::from_millis(2)).is_ok() {
-            // Nothing left to overlap: what `release` holds is let go, not released here.
-            crate::cuda::let_go(release);
-        } else {
-            release();
-        }
+        crate::cuda::release_or_let_go(release);
         match finishing.join() {
             Ok(Some(written)) => written,
             Ok(None) => Ok(Vec::new()),

@@ -201,14 +201,13 @@ impl Finishing {
     }
 
     /// [`Finishing::finish`], running `release` meanwhile (dropping the simulation and its
-    /// GPU: a context's release overlaps the encoders' last frames; see
-    /// [`Frames::finish_while`]).
+    /// GPU: a context's release overlaps the encoders' last frames), or leaving what it holds
+    /// to exit where a child takes the driver's teardown ([`Frames::finish_while`]).
     pub fn finish_while(self, release: impl FnOnce()) -> Result<Report> {
         let mut written = match self.frames {
             Some(frames) => frames.finish_while(release)?,
-            // Nothing to overlap: the simulation goes when the caller lets it.
             None => {
-                drop(release);
+                crate::cuda::release_or_let_go(release);
                 Vec::new()
             }
         };
