@@ -106,7 +106,7 @@ pub fn open_device(ordinal: usize) -> Result<Arc<Gpu>> {
     let mode = gpu
         .context()
         .attribute(ptxkit_host::cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_MODE);
-    super::note_compute_mode(mode.unwrap_or(-1));
+    super::note_gpu_opened(mode.unwrap_or(-1));
     Ok(gpu)
 }
 

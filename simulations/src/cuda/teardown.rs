@@ -14,20 +14,34 @@ pub const IN_PROCESS_VAR: &str = "RUST_GPU_SIM_TEARDOWN_IN_PROCESS";
 
 /// Whether this process hands the driver's teardown to a child at exit ([`ExitTeardown`]).
 static HANDED_TO_CHILD_AT_EXIT: AtomicBool = AtomicBool::new(false);
+/// Set when this process opened a GPU: a run on the CPU has no driver to hand over, and
+/// nothing to leave to exit (its memory is freed as before).
+static GPU_OPENED: AtomicBool = AtomicBool::new(false);
 /// Set when a GPU was opened in a compute mode other than the default: there the next
 /// process could not have the GPU while the child still holds this one's context.
 static KEPT_IN_PROCESS: AtomicBool = AtomicBool::new(false);
 
 /// Whether the driver's teardown goes to a child at exit.
 fn hands_over() -> bool {
-    HANDED_TO_CHILD_AT_EXIT.load(Ordering::Relaxed) && !KEPT_IN_PROCESS.load(Ordering::Relaxed)
+    hands_over_when(
+        HANDED_TO_CHILD_AT_EXIT.load(Ordering::Relaxed),
+        GPU_OPENED.load(Ordering::Relaxed),
+        KEPT_IN_PROCESS.load(Ordering::Relaxed),
+    )
 }
 
-/// Records the compute mode of a GPU this process opened (`CU_DEVICE_ATTRIBUTE_COMPUTE_MODE`,
-/// -1 where it could not be read): in any mode but the default (0: several processes at once),
-/// for instance exclusive-process, the teardown stays in this process, so that the GPU is free
-/// for the next one when this one has exited.
-pub(crate) fn note_compute_mode(mode: i32) {
+/// [`hands_over`] from its three facts: the program asked for the hand-over, opened a GPU,
+/// and opened none that keeps the teardown in the process.
+fn hands_over_when(asked: bool, gpu_opened: bool, kept_in_process: bool) -> bool {
+    asked && gpu_opened && !kept_in_process
+}
+
+/// Records that this process opened a GPU, and its compute mode
+/// (`CU_DEVICE_ATTRIBUTE_COMPUTE_MODE`, -1 where it could not be read): in any mode but the
+/// default (0: several processes at once), for instance exclusive-process, the teardown stays
+/// in this process, so that the GPU is free for the next one when this one has exited.
+pub(crate) fn note_gpu_opened(mode: i32) {
+    GPU_OPENED.store(true, Ordering::Relaxed);
     if mode != 0 {
         KEPT_IN_PROCESS.store(true, Ordering::Relaxed);
     }
@@ -52,8 +66,9 @@ pub fn let_go<T>(held: T) {
 /// even one overlapping the encoders' last frames, costs more than it saves: on an H100 the
 /// default GIF job took 0.31 s releasing while encoding against 0.30 s leaving the context
 /// to the child, run alone, and 0.40 s against 0.26 s run back to back (medians of 9 and 5;
-/// docs/startup.md). Anywhere else the context is released here, so a library's caller
-/// keeps no context it gave up.
+/// docs/startup.md). Anywhere else (no GPU opened, no hand-over) it runs here, so a library's
+/// caller keeps no context it gave up. For a process's last run only: a run left to exit is
+/// never released.
 pub fn release_or_let_go(release: impl FnOnce()) {
     release_unless_left(hands_over(), release);
 }
@@ -336,6 +351,16 @@ mod tests {
         let drops = std::cell::Cell::new(0);
         let_go(Counted(&drops));
         assert_eq!(drops.get(), 1);
+    }
+
+    /// Only a program that asked for the hand-over and opened a GPU, none in an exclusive
+    /// compute mode, leaves its runs to exit: a CPU run is dropped as before.
+    #[test]
+    fn runs_are_left_to_exit_only_after_a_gpu_was_opened_for_the_hand_over() {
+        assert!(hands_over_when(true, true, false));
+        for (asked, opened, kept) in [(true, false, false), (false, true, false), (true, true, true)] {
+            assert!(!hands_over_when(asked, opened, kept), "{asked} {opened} {kept}");
+        }
     }
 
     /// A run's release is run where the teardown stays in the process, and neither run nor
