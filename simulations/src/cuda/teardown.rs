@@ -53,11 +53,7 @@ pub(crate) fn note_gpu_opened(mode: i32) {
 /// release here would only take the time that the hand-over saves); the same rule as
 /// [`release_or_let_go`], for a value.
 pub fn let_go<T>(held: T) {
-    if hands_over() {
-        std::mem::forget(held);
-    } else {
-        drop(held);
-    }
+    release_or_let_go(move || drop(held));
 }
 
 /// Runs `release` (which drops what a finished run holds on a GPU: its simulation and
