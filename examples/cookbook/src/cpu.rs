@@ -172,6 +172,12 @@ pub fn scale(a: f32, x: &[f32]) -> Vec<f32> {
     x.iter().map(|&v| a * v).collect()
 }
 
+/// `steps` steps of `v ← a·v + b` on each value (a multiply, then an add, each rounded: the
+/// chain kernel's order).
+pub fn chain(x: &[f32], a: f32, b: f32, steps: u32) -> Vec<f32> {
+    x.iter().map(|&v| (0..steps).fold(v, |v, _| a * v + b)).collect()
+}
+
 /// How many of `values` fall in each of 1024 bins (`v % 1024`).
 pub fn histogram_1024(values: &[u32]) -> Vec<u32> {
     let mut bins = vec![0u32; 1024];

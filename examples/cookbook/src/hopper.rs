@@ -52,6 +52,35 @@ pub fn bulk_scale(gpu: &Gpu, a: f32, x: &[f32]) -> Result<Vec<f32>> {
     download(gpu, &y)
 }
 
+/// `steps` steps of `v ← a·v + b` on each value of `x`, one launch of
+/// [`k::chain_step_f32`] a step (two buffers in turn), each launched with programmatic
+/// dependence where `programmatic` (it may start while the step before is finishing), else
+/// the ordinary way.
+pub fn chain(gpu: &Gpu, x: &[f32], (a, b): (f32, f32), steps: u32, programmatic: bool) -> Result<Vec<f32>> {
+    let n = u32::try_from(x.len()).map_err(|_| Error::InvalidLaunch("chain: more than u32 values".into()))?;
+    let (mut from, mut to) = (upload(gpu, x)?, zeros::<f32>(gpu, x.len())?);
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    let config = LaunchConfig {
+        grid_dim: (n.div_ceil(k::CHAIN_BLOCK), 1, 1),
+        block_dim: (k::CHAIN_BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    for _ in 0..steps {
+        let args = (&from, &mut to, n, a, b);
+        if programmatic {
+            // SAFETY: every thread of `chain_step_f32` waits for the step before
+            // (`grid::dependency_synchronize`) before it reads `from` or writes `to`.
+            unsafe { gpu.launch_programmatic(k::chain_step_f32, config, args)? };
+        } else {
+            gpu.launch(k::chain_step_f32, config, args)?;
+        }
+        std::mem::swap(&mut from, &mut to);
+    }
+    download(gpu, &from)
+}
+
 /// The 1024-bin histogram (`v % 1024`) of `values`, by clusters of
 /// [`k::HISTOGRAM_CLUSTER`] blocks sharing their bins through distributed shared memory;
 /// `clusters` clusters in the grid.

@@ -115,6 +115,9 @@ struct Module {
     /// The cargo features it is built with (`--no-default-features --features ...`); `None`
     /// for the crate's default features.
     features: Option<Vec<String>>,
+    /// The architecture of a module built for a newer GPU than the others
+    /// ([`PtxBuilder::module_for_arch`]); `None`: the builder's.
+    arch: Option<String>,
 }
 
 /// Why the PTX could not be built.
@@ -293,8 +296,38 @@ impl PtxBuilder {
                 "PTX module {name:?}: a module needs a name of its own, of letters, digits and `_`"
             ));
         }
-        self.modules.push(Module { name, features: Some(features.into_iter().map(Into::into).collect()) });
+        self.modules.push(Module {
+            name,
+            features: Some(features.into_iter().map(Into::into).collect()),
+            arch: None,
+        });
         self
+    }
+
+    /// A [`module`](Self::module) for a newer GPU than the others: its PTX targets `arch`
+    /// (e.g. `sm_90`, for Hopper's `griddepcontrol`, clusters or TMA, beside `sm_70` modules),
+    /// and its only cubin is for `arch` (where the builder assembles cubins at all). The host
+    /// loads it only on a GPU of that architecture or newer (`ptxkit_host::Gpu::can_launch`
+    /// tells), from its own cubin or its PTX, and the other modules' image choice ignores it.
+    /// It is built in a target directory of its own architecture (`core` compiled once per
+    /// architecture), and its kernels need names of their own, as every module's do.
+    pub fn module_for_arch<S: Into<String>>(
+        self,
+        name: impl Into<String>,
+        features: impl IntoIterator<Item = S>,
+        arch: impl Into<String>,
+    ) -> Self {
+        let arch = arch.into();
+        let mut builder = self.module(name, features);
+        if arch_number(&arch).is_none() {
+            builder
+                .invalid
+                .get_or_insert(format!("module architecture {arch:?} is not of the form sm_XX or sm_XXa"));
+        }
+        if let Some(module) = builder.modules.last_mut() {
+            module.arch = Some(arch);
+        }
+        builder
     }
 
     /// Builds the PTX and copies it to `$OUT_DIR/<file_name>`, and writes the kernel table
@@ -318,7 +351,7 @@ impl PtxBuilder {
         }
         let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR is set for build scripts"));
         let stem = file_name.strip_suffix(".ptx").unwrap_or(file_name);
-        let whole = [Module { name: String::new(), features: None }];
+        let whole = [Module { name: String::new(), features: None, arch: None }];
         let modules: &[Module] = if self.modules.is_empty() { &whole } else { &self.modules };
         let module_file = |module: &Module, extension: &str| match module.name.as_str() {
             "" => out_dir.join(format!("{stem}.{extension}")),
@@ -380,7 +413,8 @@ impl PtxBuilder {
             match self.find_ptxas() {
                 Some(ptxas) => {
                     let clock = Instant::now();
-                    let images = self.assemble(&ptxas, &ptx_files, settings.line_info, &mut times)?;
+                    let archs: Vec<Vec<String>> = modules.iter().map(|m| self.cubin_archs_of(m)).collect();
+                    let images = self.assemble(&ptxas, &ptx_files, &archs, settings.line_info, &mut times)?;
                     times.push_str(&format!("ptxas, all at once: {:.2} s\n", clock.elapsed().as_secs_f64()));
                     report_resources(&out_dir.join(format!("{stem}.resources.txt")), &images)?;
                     images
@@ -402,9 +436,10 @@ impl PtxBuilder {
             let cubins = module_file(module, "cubins.rs");
             write_if_changed(&cubins, &cubin_table(images))?;
             let name = if module.name.is_empty() { stem } else { &module.name };
+            let requires = module.arch.as_deref().and_then(arch_number).unwrap_or(0);
             list.push_str(&format!(
                 "    ::ptxkit_host::KernelModule {{\n        name: {name:?},\n        ptx: include_str!({:?}),\n        \
-                 cubins: include!({:?}),\n        kernels: include!({:?}),\n    }},\n",
+                 cubins: include!({:?}),\n        kernels: include!({:?}),\n        requires: {requires},\n    }},\n",
                 module_file(module, "ptx").display().to_string(),
                 cubins.display().to_string(),
                 module_file(module, "rs").display().to_string(),
@@ -433,24 +468,41 @@ impl PtxBuilder {
         on_path.then(|| "ptxas".into())
     }
 
-    /// Assembles each `(path, text)` PTX for every architecture of [`PtxBuilder::cubins`],
+    /// The cubin architectures of `module`: the builder's [`cubins`](Self::cubins), or for a
+    /// module of its own architecture that one alone (none where the builder makes none).
+    fn cubin_archs_of(&self, module: &Module) -> Vec<String> {
+        match &module.arch {
+            None => self.cubins.clone(),
+            Some(_) if self.cubins.is_empty() => Vec::new(),
+            Some(arch) => vec![arch.clone()],
+        }
+    }
+
+    /// Assembles each `(path, text)` PTX for every architecture of its `module_archs` entry,
     /// all in parallel, except where the cubin's stamp says it was assembled from these very
     /// bytes by this `ptxas` already; returns each PTX's (arch number, cubin path) pairs.
     fn assemble(
         &self,
         ptxas: &Path,
         ptx_files: &[(PathBuf, String)],
+        module_archs: &[Vec<String>],
         line_info: bool,
         times: &mut String,
     ) -> Result<Vec<Vec<(u32, PathBuf)>>, BuildError> {
         // `-lineinfo`: the cubin keeps the PTX's line table (for compute-sanitizer, Nsight).
         let extra: &[&str] = if line_info { &["-lineinfo"] } else { &[] };
-        let mut archs = Vec::new();
-        for arch in &self.cubins {
-            let number = arch_number(arch).ok_or_else(|| {
-                BuildError::Compile(format!("cubin architecture {arch:?} is not of the form sm_XX or sm_XXa"))
-            })?;
-            archs.push((arch.as_str(), number));
+        let mut per_module = Vec::new();
+        for names in module_archs {
+            let mut archs = Vec::new();
+            for arch in names {
+                let number = arch_number(arch).ok_or_else(|| {
+                    BuildError::Compile(format!(
+                        "cubin architecture {arch:?} is not of the form sm_XX or sm_XXa"
+                    ))
+                })?;
+                archs.push((arch.as_str(), number));
+            }
+            per_module.push(archs);
         }
         // What identifies the assembler: its path, size and modification time.
         let assembler = match fs::metadata(ptxas).or_else(|_| fs::metadata(which(ptxas))) {
@@ -465,7 +517,8 @@ impl PtxBuilder {
         std::thread::scope(|scope| {
             let jobs: Vec<Vec<_>> = ptx_files
                 .iter()
-                .map(|(ptx, text)| {
+                .zip(&per_module)
+                .map(|((ptx, text), archs)| {
                     let content = format!("{:016x} {}", fnv1a(text.as_bytes()), text.len());
                     archs
                         .iter()
@@ -537,8 +590,8 @@ impl PtxBuilder {
 
     /// The nested build's `RUSTFLAGS`: the target GPU, the extra flags, and (on Unix) the link
     /// wrapper [`LINK_WRAPPER`], written into `target_dir`.
-    fn device_rustflags(&self, target_dir: &Path) -> Result<String, BuildError> {
-        let mut flags = format!("-C target-cpu={} {}", self.arch, self.rustflags.join(" "));
+    fn device_rustflags(&self, target_dir: &Path, arch: &str) -> Result<String, BuildError> {
+        let mut flags = format!("-C target-cpu={arch} {}", self.rustflags.join(" "));
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
@@ -555,7 +608,7 @@ impl PtxBuilder {
     /// Builds the PTX of the crate whole (its default features) into `target_dir`; returns the
     /// path of the `.ptx` file.
     pub fn build(&self, target_dir: &Path) -> Result<PathBuf, BuildError> {
-        let whole = Module { name: String::new(), features: None };
+        let whole = Module { name: String::new(), features: None, arch: None };
         Ok(self.build_module(target_dir, &whole, &self.settings()?)?.0)
     }
 
@@ -632,6 +685,17 @@ impl PtxBuilder {
         for dir in std::iter::once(&self.crate_dir).chain(&self.watch) {
             println!("cargo::rerun-if-changed={}", dir.display());
         }
+        // A module of its own architecture builds in a directory of that architecture: the
+        // builds' `RUSTFLAGS` differ, and in one directory each would rebuild `core` for the
+        // other.
+        let arch = module.arch.as_deref().unwrap_or(&self.arch);
+        let own_dir;
+        let target_dir = if arch == self.arch {
+            target_dir
+        } else {
+            own_dir = target_dir.join(arch);
+            &own_dir
+        };
         let manifest = self.crate_dir.join("Cargo.toml");
         let mut cmd = Command::new(env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
         // The outer build's variables would otherwise leak in: its rustflags and wrappers
@@ -662,7 +726,7 @@ impl PtxBuilder {
         }
         cmd.arg("--target-dir")
             .arg(target_dir)
-            .env("RUSTFLAGS", self.device_rustflags(target_dir)?)
+            .env("RUSTFLAGS", self.device_rustflags(target_dir, arch)?)
             // Line tables only (`.file`/`.loc`) when asked for: the DWARF sections and the
             // `, debug` of `.target` that come with them are taken out below
             // ([`strip_dwarf`]), so the kernels stay optimised and portable.

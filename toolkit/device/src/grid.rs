@@ -1,4 +1,6 @@
-//! Grid-wide synchronisation for cooperative launches (`cooperative_groups::this_grid().sync()`).
+//! Grid-wide synchronisation for cooperative launches (`cooperative_groups::this_grid().sync()`),
+//! and the kernel side of programmatic dependent launch (sm_90: `griddepcontrol`, CUDA C's
+//! `cudaGridDependencySynchronize` and `cudaTriggerProgrammaticLaunchCompletion`).
 
 #[cfg(target_arch = "nvptx64")]
 use crate::thread;
@@ -65,5 +67,39 @@ pub unsafe fn sync(barrier: *mut u32) {
             }
         }
         thread::sync_threads();
+    })
+}
+
+/// Waits until the kernels this one was launched to overlap have completed and their memory
+/// is visible to it (`griddepcontrol.wait`; CUDA C's `cudaGridDependencySynchronize()`).
+/// sm_90+ (a module built for `sm_90` or later, PTX ISA 7.8+).
+///
+/// A kernel launched with programmatic dependence (the host's `Gpu::launch_programmatic`)
+/// may start while the kernel before it on the stream is still running; it calls this before
+/// it reads what that kernel writes, or writes what that kernel reads: what comes before the
+/// call (index arithmetic, shared-memory set-up, loads of data nothing earlier writes) overlaps
+/// the previous kernel's end. In a kernel launched the ordinary way it returns at once.
+#[doc(alias = "cudaGridDependencySynchronize")]
+#[inline(always)]
+pub fn dependency_synchronize() {
+    on_gpu!("grid::dependency_synchronize", {
+        // SAFETY: a wait with no operands; not `nomem`, so no memory access moves across it.
+        unsafe { core::arch::asm!("griddepcontrol.wait;", options(nostack, preserves_flags)) }
+    })
+}
+
+/// Lets the next kernel on the stream, if it was launched with programmatic dependence,
+/// start its blocks before this kernel has finished (`griddepcontrol.launch_dependents`;
+/// CUDA C's `cudaTriggerProgrammaticLaunchCompletion()`). sm_90+. The launch happens once
+/// every block of this kernel has called it or exited; it is a hint about scheduling only:
+/// what this kernel writes becomes visible to the next one at the next one's
+/// [`dependency_synchronize`], wherever this is called, so a kernel may call it early (as
+/// soon as it no longer needs the SM to itself).
+#[doc(alias = "cudaTriggerProgrammaticLaunchCompletion")]
+#[inline(always)]
+pub fn trigger_dependent_launch() {
+    on_gpu!("grid::trigger_dependent_launch", {
+        // SAFETY: a scheduling hint with no operands.
+        unsafe { core::arch::asm!("griddepcontrol.launch_dependents;", options(nostack, preserves_flags)) }
     })
 }

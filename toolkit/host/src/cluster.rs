@@ -2,8 +2,8 @@
 //! C's `cudaLaunchKernelEx` with `cudaLaunchAttributeClusterDimension` (or `__cluster_dims__`).
 //! The kernel side is `ptxkit_device::cluster`.
 
-use crate::launch::check_shape;
-use crate::{Context as _, Error, Gpu, Kernel, KernelArgs, Result, StagedArgs as _, launch::RawParams};
+use crate::launch_ex::{check_hopper, launch_attribute};
+use crate::{Error, Gpu, Kernel, KernelArgs, Result};
 use cudarc::driver::{CudaStream, LaunchConfig, sys};
 
 /// The most blocks in a cluster that every GPU with clusters allows (the "portable" size;
@@ -19,11 +19,7 @@ pub fn check_cluster(
     cluster: (u32, u32, u32),
     major: i32,
 ) -> Result<()> {
-    if major < 9 {
-        return Err(Error::InvalidLaunch(format!(
-            "{kernel}: thread-block clusters need a GPU of compute capability 9.0 or later (Hopper); this one is {major}.x"
-        )));
-    }
+    check_hopper(kernel, "thread-block clusters", major)?;
     let blocks = u64::from(cluster.0) * u64::from(cluster.1) * u64::from(cluster.2);
     if blocks == 0 || blocks > u64::from(MAX_PORTABLE_CLUSTER_BLOCKS) {
         return Err(Error::InvalidLaunch(format!(
@@ -63,54 +59,19 @@ impl Gpu {
         &self,
         stream: &CudaStream,
         kernel: K,
-        mut cfg: LaunchConfig,
+        cfg: LaunchConfig,
         cluster: (u32, u32, u32),
-        mut args: impl KernelArgs<K::Params>,
+        args: impl KernelArgs<K::Params>,
     ) -> Result<()> {
-        let name = K::NAME;
-        self.check_stream(stream, name)?;
-        check_shape::<K>(&cfg)?;
-        let major = self
-            .ctx
-            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
-            .context(|| "querying the compute capability".into())?;
-        check_cluster(name, cfg.grid_dim, cluster, major)?;
-        cfg.shared_mem_bytes = cfg.shared_mem_bytes.max(K::DYNAMIC_SHARED_BYTES);
-        let function = self.function(kernel)?;
-        let mut staged = args.stage(stream, name, &cfg)?;
-        let mut params = RawParams::new();
-        staged.push_all(&mut params);
-        // SAFETY: a C struct of an id and a union of plain values, for which zeros are valid.
-        let mut attribute: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
-        attribute.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        check_cluster(K::NAME, cfg.grid_dim, cluster, self.compute_capability_major())?;
+        let mut attribute = launch_attribute(sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
         attribute.value.clusterDim.x = cluster.0;
         attribute.value.clusterDim.y = cluster.1;
         attribute.value.clusterDim.z = cluster.2;
-        let config = sys::CUlaunchConfig {
-            gridDimX: cfg.grid_dim.0,
-            gridDimY: cfg.grid_dim.1,
-            gridDimZ: cfg.grid_dim.2,
-            blockDimX: cfg.block_dim.0,
-            blockDimY: cfg.block_dim.1,
-            blockDimZ: cfg.block_dim.2,
-            sharedMemBytes: cfg.shared_mem_bytes,
-            hStream: stream.cu_stream(),
-            attrs: &mut attribute,
-            numAttrs: 1,
-        };
-        self.ctx.bind_to_thread().context(|| "binding the GPU's context".into())?;
-        // SAFETY: as for `Gpu::launch`: the arguments' types match the kernel's parameters
-        // (`KernelArgs`, checked at compile time), the block respects the launch bounds, the
-        // dynamic shared memory is at least what the kernel declares; `params` points to the
-        // staged values, alive until after the call; `attribute` outlives the call; the
-        // cluster shape tiles the grid (checked above). Buffer lengths against the grid are
-        // each raw-pointer kernel's launcher's contract.
-        unsafe {
-            sys::cuLaunchKernelEx(&config, function.cu_function(), params.as_mut_ptr(), std::ptr::null_mut())
-                .result()
-        }
-        .context(|| format!("launching {name} in clusters of {cluster:?}"))?;
-        Ok(())
+        let what = format!("in clusters of {cluster:?}");
+        // SAFETY: a cluster shape asks nothing of the kernel that the launch does not check:
+        // it tiles the grid and fits the portable size (checked above).
+        unsafe { self.launch_with_attribute(stream, kernel, cfg, args, attribute, &what) }
     }
 }
 

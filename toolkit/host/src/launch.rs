@@ -37,7 +37,7 @@ use ptxkit_device::safe::{BlockSlice, GridSlice, Input, Input2d, Output, Output2
 use std::sync::Mutex;
 
 /// The kernel launched last by this process, on any GPU and thread.
-static LAST_LAUNCHED: Mutex<Option<&'static str>> = Mutex::new(None);
+pub(crate) static LAST_LAUNCHED: Mutex<Option<&'static str>> = Mutex::new(None);
 
 /// The name of the kernel launched last by this process (on any GPU and thread), if any. A
 /// kernel's fault is reported by a later call (a synchronisation, the next launch), so this

@@ -50,6 +50,7 @@ mod cooperative;
 mod event;
 mod graph;
 mod launch;
+mod launch_ex;
 mod module;
 mod pinned;
 mod stream;
@@ -171,13 +172,27 @@ pub struct KernelModule {
     pub cubins: &'static [(u32, &'static [u8])],
     /// The kernels in this module's PTX.
     pub kernels: &'static [KernelInfo],
+    /// `0` for a module that runs wherever its set does (the image a [`Gpu`] picks for all
+    /// such modules); else the architecture its PTX targets as a number (`90` for sm_90: a
+    /// `ptxkit_build` module built for a newer GPU than the others), loaded only on a GPU of
+    /// that compute capability or newer, from its own cubin or its PTX.
+    pub requires: u32,
+}
+
+impl KernelModule {
+    /// Whether this module can load on a GPU of compute capability `major.minor`.
+    pub fn runs_on(&self, major: u32, minor: u32) -> bool {
+        self.requires <= major * 10 + minor
+    }
 }
 
 impl KernelImages {
     /// The architectures every module has a cubin for, newest first: a GPU runs one of
-    /// them, or the PTX of every module.
+    /// them, or the PTX of every module. Modules of a newer architecture than the set's
+    /// ([`KernelModule::requires`]) pick their own image and are left out.
     pub fn cubin_archs(&self) -> Vec<u32> {
-        let Some((first, rest)) = self.modules.split_first() else { return Vec::new() };
+        let portable: Vec<&KernelModule> = self.modules.iter().filter(|m| m.requires == 0).collect();
+        let Some((first, rest)) = portable.split_first() else { return Vec::new() };
         first
             .cubins
             .iter()
@@ -306,6 +321,10 @@ pub struct Gpu {
     functions: Mutex<HashMap<&'static str, CudaFunction>>,
     name: String,
     image: KernelImage,
+    /// Compute capability (major, minor), read once at open.
+    capability: (u32, u32),
+    /// The PTX chosen where a cubin matches ([`Gpu::open_with`]).
+    force_ptx: bool,
 }
 
 impl std::fmt::Debug for Gpu {
@@ -359,7 +378,14 @@ impl Gpu {
             functions: Mutex::new(HashMap::new()),
             name,
             image,
+            capability: (major as u32, minor as u32),
+            force_ptx,
         }))
+    }
+
+    /// The device's compute capability, (major, minor): (9, 0) for an H100 or H200.
+    pub fn compute_capability(&self) -> (u32, u32) {
+        self.capability
     }
 
     /// The device ordinal this GPU was opened with.
@@ -372,10 +398,19 @@ impl Gpu {
         &self.name
     }
 
-    /// The kernel image this GPU loads, the same for every module (a cubin for its
-    /// architecture, or the PTX).
+    /// The kernel image this GPU loads for every module of its set's architecture (a cubin
+    /// for its architecture, or the PTX); a module built for a newer architecture
+    /// ([`KernelModule::requires`]) picks its own the same way among its own cubins.
     pub fn image(&self) -> KernelImage {
         self.image
+    }
+
+    /// Whether `kernel`'s module loads on this GPU: false only for a kernel of a module built
+    /// for a newer architecture than this GPU's ([`KernelModule::requires`]), whose launch
+    /// would fail with [`Error::InvalidLaunch`].
+    pub fn can_launch<K: Kernel>(&self, _kernel: K) -> bool {
+        let (major, minor) = self.capability;
+        self.images.module_of(K::NAME).is_none_or(|index| self.images.modules[index].runs_on(major, minor))
     }
 
     /// The CUDA context (for streams, events and buffers of its own).
@@ -426,11 +461,15 @@ impl Gpu {
         Ok(f)
     }
 
-    /// Loads every kernel module now (from the cubin, or JIT-compiled from the PTX) instead of
-    /// at the first launch of one of its kernels, e.g. on a thread while the program does
-    /// other start-up work.
+    /// Loads every kernel module this GPU can run now (from the cubin, or JIT-compiled from
+    /// the PTX) instead of at the first launch of one of its kernels, e.g. on a thread while
+    /// the program does other start-up work. Modules built for a newer GPU
+    /// ([`KernelModule::requires`]) are left out.
     pub fn load_kernels(&self) -> Result<()> {
-        (0..self.images.modules.len()).try_for_each(|index| self.module(index).map(drop))
+        let (major, minor) = self.capability;
+        (0..self.images.modules.len())
+            .filter(|&index| self.images.modules[index].runs_on(major, minor))
+            .try_for_each(|index| self.module(index).map(drop))
     }
 
     /// Module `index` of the images, loaded on first use.
@@ -443,20 +482,37 @@ impl Gpu {
             return Ok(m.clone());
         }
         let module = &self.images.modules[index];
-        let image = match self.image {
+        let (major, minor) = self.capability;
+        if !module.runs_on(major, minor) {
+            return Err(Error::InvalidLaunch(format!(
+                "the kernels of module {} need a GPU of compute capability {}.{} or later; this one is {major}.{minor}",
+                module.name,
+                module.requires / 10,
+                module.requires % 10
+            )));
+        }
+        let image = match module.requires {
+            0 => self.image,
+            _ => {
+                let own: Vec<u32> = module.cubins.iter().map(|(arch, _)| *arch).collect();
+                select_image(&own, major, minor, self.force_ptx)
+            }
+        };
+        let chosen = image;
+        let image = match image {
             KernelImage::Cubin(arch) => {
                 let (_, cubin) = module
                     .cubins
                     .iter()
                     .find(|(a, _)| *a == arch)
-                    .expect("selected from every module's cubins");
+                    .expect("selected from this module's cubins");
                 Ptx::from_binary(cubin.to_vec())
             }
             KernelImage::Ptx => Ptx::from_src(module.ptx),
         };
         let m = self.ctx.load_module(image).context(|| match self.images.modules.len() {
-            1 => format!("loading the kernels ({})", self.image),
-            _ => format!("loading the kernels of module {} ({})", module.name, self.image),
+            1 => format!("loading the kernels ({chosen})"),
+            _ => format!("loading the kernels of module {} ({chosen})", module.name),
         })?;
         *slot = Some(m.clone());
         Ok(m)
@@ -584,5 +640,26 @@ mod tests {
         assert_eq!(select_image(&archs, 10, 0, false), KernelImage::Ptx);
         assert_eq!(select_image(&archs, 9, 0, true), KernelImage::Ptx);
         assert_eq!(select_image(&[], 9, 0, false), KernelImage::Ptx);
+    }
+
+    #[test]
+    fn a_module_for_a_newer_gpu_picks_its_own_image_and_loads_only_there() {
+        const CUBIN: &[u8] = &[];
+        let portable = |name| KernelModule {
+            name,
+            ptx: "",
+            cubins: &[(90, CUBIN), (80, CUBIN)],
+            kernels: &[],
+            requires: 0,
+        };
+        let hopper =
+            KernelModule { name: "hopper", ptx: "", cubins: &[(90, CUBIN)], kernels: &[], requires: 90 };
+        let modules: &'static [KernelModule] = Box::leak(Box::new([portable("a"), hopper, portable("b")]));
+        let images = KernelImages { modules, kernels: &[] };
+        // The sm_90-only module does not take sm_80 out of the set's choice.
+        assert_eq!(images.cubin_archs(), [90, 80]);
+        assert!(hopper.runs_on(9, 0) && hopper.runs_on(10, 0));
+        assert!(!hopper.runs_on(8, 9));
+        assert!(portable("a").runs_on(7, 0));
     }
 }

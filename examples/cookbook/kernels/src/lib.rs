@@ -12,6 +12,8 @@
 
 #[cfg(feature = "hopper")]
 pub mod cluster_reduce;
+#[cfg(feature = "hopper")]
+pub mod dependent_launch;
 #[cfg(feature = "classic")]
 pub mod elementwise;
 #[cfg(feature = "classic")]
@@ -43,6 +45,8 @@ pub mod wgmma_swizzle;
 
 #[cfg(feature = "hopper")]
 pub use cluster_reduce::{CLUSTER_REDUCE_BLOCK, CLUSTER_REDUCE_CLUSTER, cluster_reduce_f32};
+#[cfg(feature = "hopper")]
+pub use dependent_launch::{CHAIN_BLOCK, chain_step_f32};
 #[cfg(feature = "classic")]
 pub use elementwise::{ELEMENTWISE_BLOCK, saxpy, saxpy_raw};
 #[cfg(feature = "classic")]

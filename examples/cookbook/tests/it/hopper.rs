@@ -26,6 +26,28 @@ fn gpu_tma_transpose_equals_cpu() {
     assert!(error.contains("multiple of 16"), "{error}");
 }
 
+/// A chain of short kernels launched with programmatic dependence (each lets the next start at
+/// once, and waits for the one before): the CPU's values bit for bit, and the ordinary
+/// launches' too, on odd sizes up to 4 MB a step (the next step's blocks start while the step
+/// before is still running).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_programmatic_chain_equals_cpu() {
+    let (gpu, mut r) = (open(), common::fresh());
+    for (n, steps) in [(1, 3), (257, 1), (100_003, 40), (1_000_003, 64)] {
+        let x = r.floats(n, -1.0, 1.0);
+        let (a, b) = (r.uniform(0.5, 1.0), r.uniform(-0.1, 0.1));
+        let want = cpu::chain(&x, a, b, steps);
+        assert_eq!(hopper::chain(&gpu, &x, (a, b), steps, true).unwrap(), want, "n = {n}, {steps} steps");
+        assert_eq!(
+            hopper::chain(&gpu, &x, (a, b), steps, false).unwrap(),
+            want,
+            "n = {n}, ordinary launches"
+        );
+    }
+    assert!(hopper::chain(&gpu, &[], (1.0, 0.0), 5, true).unwrap().is_empty());
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn gpu_bulk_scale_equals_cpu() {

@@ -206,6 +206,17 @@ fn hopper_kernels_are_sm_90_ptx_with_tma_mbarriers_and_clusters() {
     }
 }
 
+/// The chain step lets its dependents start, then waits for the step before, before any
+/// global load or store.
+#[test]
+fn the_chain_step_waits_for_the_step_before_before_it_touches_memory() {
+    let step = hopper_entry("chain_step_f32");
+    let at = |what: &str| step.find(what).unwrap_or_else(|| panic!("chain_step_f32: no `{what}`:\n{step}"));
+    let (trigger, wait) = (at("griddepcontrol.launch_dependents;"), at("griddepcontrol.wait;"));
+    assert!(trigger < wait, "the dependents are let start first:\n{step}");
+    assert!(wait < at("ld.global") && wait < at("st.global"), "a global access before the wait:\n{step}");
+}
+
 #[test]
 fn wgmma_gemm_issues_four_warpgroup_products_a_stage_between_fence_commit_and_wait() {
     let gemm = hopper_entry("wgmma_gemm_bf16");
