@@ -110,8 +110,9 @@ if has sanitize; then
 fi
 
 if has unit-sanitize; then
-  echo "== compute-sanitizer on kernel tests: the streaming kernels (every step count and block shape, small grids), fused and fused_pair"
-  for test in streaming_kernels_match_cpu_on_small fused_kernel_matches; do
+  echo "== compute-sanitizer on kernel tests: the streaming kernels (every step count and block shape, small grids), fused and fused_pair,"
+  echo "   chains of programmatic launches (on Hopper the one-cell streaming kernels overlap the launch before)"
+  for test in streaming_kernels_match_cpu_on_small fused_kernel_matches programmatic_streaming_chains; do
     for tool in memcheck racecheck; do
       timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 $B/simulations_it --ignored --test-threads=1 \
         gpu_grayscott::$test > "$OUT/san-$tool-$test.log" 2>&1

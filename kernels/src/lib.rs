@@ -8,10 +8,12 @@
 //! - [`halo`]: the halo copy between GPUs of a split run.
 //! - [`math`]: per-cell helpers that several of them use.
 //!
-//! The kernels are compiled as six PTX modules, each of its own cargo feature (all on by
+//! The kernels are compiled as seven PTX modules, each of its own cargo feature (all on by
 //! default): `heat`, `grayscott` (Gray-Scott's kernels up to the temporal one, the map, and
 //! `diagnostics`), `grayscott_streaming` and `grayscott_streaming_c1` (the streaming kernels'
-//! instances, most of Gray-Scott's PTX), `physarum`, and `common` (`colormap`, `halo`), so
+//! instances, most of Gray-Scott's PTX), `grayscott_pdl` (the one-cell streaming kernels
+//! again, for Hopper's programmatic dependent launch: the one `sm_90` module), `physarum`, and
+//! `common` (`colormap`, `halo`), so
 //! that a kernel edit recompiles only the modules that load its file and reassembles only
 //! those whose PTX changed (Gray-Scott's files: `grayscott/progression.rs` is the `grayscott`
 //! module, `grayscott/streaming.rs` the two streaming ones, `grayscott/common.rs` all three).
@@ -65,7 +67,12 @@
 pub mod colormap;
 #[cfg(feature = "grayscott")]
 pub mod diagnostics;
-#[cfg(any(feature = "grayscott", feature = "grayscott_streaming", feature = "grayscott_streaming_c1"))]
+#[cfg(any(
+    feature = "grayscott",
+    feature = "grayscott_streaming",
+    feature = "grayscott_streaming_c1",
+    feature = "grayscott_pdl"
+))]
 pub mod grayscott;
 #[cfg(feature = "common")]
 pub mod halo;

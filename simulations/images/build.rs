@@ -32,6 +32,9 @@ fn main() {
         .module("grayscott", ["grayscott"])
         .module("grayscott_streaming", ["grayscott_streaming"])
         .module("grayscott_streaming_c1", ["grayscott_streaming_c1"])
+        // The one-cell streaming kernels again, with `griddepcontrol` for programmatic
+        // dependent launch: sm_90 PTX and cubin, loaded on Hopper and later only.
+        .module_for_arch("grayscott_pdl", ["grayscott_pdl"], "sm_90")
         .module("physarum", ["physarum"])
         .module("common", ["common"])
         .build_into_out_dir("kernels.ptx")

@@ -23,20 +23,25 @@
 //! Beside the progression, [`gray_scott_map`] steps many small tiles with their own (F, k)
 //! in one launch, for the parameter map.
 //!
-//! The kernels are three PTX modules, each in a file of its own so that an edit of one
+//! The kernels are four PTX modules, each in a file of its own so that an edit of one
 //! recompiles only its module: [`progression`] (steps 1 to 4 and the map: the `grayscott`
-//! module) and [`streaming`] (step 5's instances, most of the PTX: `grayscott_streaming` and
-//! `grayscott_streaming_c1`). [`common`], which all three load, holds the rates, the per-cell
-//! math and the kernels' tile shapes.
+//! module) and [`streaming`] (step 5's instances, most of the PTX: `grayscott_streaming`,
+//! `grayscott_streaming_c1`, and `grayscott_pdl`, the one-cell instances for Hopper's
+//! programmatic dependent launch, an `sm_90` module). [`common`], which all of them load,
+//! holds the rates, the per-cell math and the kernels' tile shapes.
 
 pub mod common;
 #[cfg(feature = "grayscott")]
 pub mod progression;
-#[cfg(any(feature = "grayscott_streaming", feature = "grayscott_streaming_c1"))]
+#[cfg(any(feature = "grayscott_streaming", feature = "grayscott_streaming_c1", feature = "grayscott_pdl"))]
 pub mod streaming;
 
 pub use common::*;
 #[cfg(feature = "grayscott")]
 pub use progression::*;
-#[cfg(any(feature = "grayscott_streaming", feature = "grayscott_streaming_c1"))]
+#[cfg(any(
+    feature = "grayscott_streaming",
+    feature = "grayscott_streaming_c1",
+    feature = "grayscott_pdl"
+))]
 pub use streaming::*;

@@ -1,6 +1,7 @@
 //! Step 5, 2.5-D streaming temporal blocking: one kernel per step count and cells per
 //! thread, in the `grayscott_streaming` (two columns a thread) and `grayscott_streaming_c1`
-//! (one) PTX modules.
+//! (one) PTX modules, and the one-cell kernels again for programmatic dependent launch in the
+//! `grayscott_pdl` module (sm_90).
 
 use super::common::*;
 use ptxkit_device::kernel;
@@ -138,10 +139,16 @@ impl<const C: usize, const T: usize> Streaming<C, T> {
     }
 }
 
-/// The body of the `gray_scott_streaming_*` kernels: `C` cells per thread, `T` steps.
+/// The body of the `gray_scott_streaming_*` kernels: `C` cells per thread, `T` steps. With
+/// `PDL` (the `_pdl` kernels, sm_90, launched with programmatic dependence) a block sets up
+/// its indices and shared planes while the launch before it may still be finishing, and waits
+/// for that launch (`grid::dependency_synchronize`) before its first load of the fields. It
+/// does not trigger the next launch early (`grid::trigger_dependent_launch`): blocks of the
+/// next launches would then fill the SMs while waiting (on an H100 at 512², up to 2.2 times
+/// as long a step; docs/performance.md).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn streaming<const C: usize, const T: usize>(
+unsafe fn streaming<const C: usize, const T: usize, const PDL: bool>(
     u: *const f32,
     v: *const f32,
     u_next: *mut f32,
@@ -198,6 +205,11 @@ unsafe fn streaming<const C: usize, const T: usize>(
         load_row,
         ring: [[[[0.0; C]; 2]; 3]; T],
     };
+    // The launch before wrote the fields this one reads, and read the ones it writes.
+    #[cfg(feature = "grayscott_pdl")]
+    if PDL {
+        ptxkit_device::grid::dependency_synchronize();
+    }
     unsafe { block.load_next_row() };
     thread::sync_threads();
     let window_rows = chunk + 2 * steps;
@@ -223,7 +235,7 @@ unsafe fn streaming<const C: usize, const T: usize>(
 }
 
 macro_rules! streaming_kernels {
-    ($cols:expr; $($(#[$doc:meta])* $name:ident $steps:literal),*) => {$(
+    ($cols:expr, $pdl:expr; $($(#[$doc:meta])* $name:ident $steps:literal),*) => {$(
         $(#[$doc])*
         #[kernel(launch_bounds(128, 3), dynamic_shared = stream_shared_bytes($steps))]
         #[allow(clippy::too_many_arguments)]
@@ -238,13 +250,13 @@ macro_rules! streaming_kernels {
             chunk: u32,
         ) {
             const C: usize = $cols;
-            unsafe { streaming::<C, $steps>(u, v, u_next, v_next, width, height, rates, chunk) }
+            unsafe { streaming::<C, $steps, $pdl>(u, v, u_next, v_next, width, height, rates, chunk) }
         }
     )*};
 }
 
 #[cfg(feature = "grayscott_streaming")]
-streaming_kernels!(STREAM_COLS as usize;
+streaming_kernels!(STREAM_COLS as usize, false;
     /// Step 5, the `streaming` variant with 1 step per launch; see [`gray_scott_streaming_s8`].
     gray_scott_streaming_s1 1,
     /// Step 5, the `streaming` variant with 2 steps per launch; see [`gray_scott_streaming_s8`].
@@ -290,7 +302,7 @@ streaming_kernels!(STREAM_COLS as usize;
 );
 
 #[cfg(feature = "grayscott_streaming_c1")]
-streaming_kernels!(1;
+streaming_kernels!(1, false;
     /// The `streaming` variant with one cell per thread and 1 step per launch; see
     /// [`gray_scott_streaming_c1_s8`].
     gray_scott_streaming_c1_s1 1,
@@ -318,4 +330,30 @@ streaming_kernels!(1;
     /// Bytes per cell per launch as [`gray_scott_streaming_s8`], with a wider halo share (2T
     /// columns of `32 · warps`).
     gray_scott_streaming_c1_s8 8
+);
+
+#[cfg(feature = "grayscott_pdl")]
+streaming_kernels!(1, true;
+    /// [`gray_scott_streaming_c1_pdl_s8`] for 1 step per launch.
+    gray_scott_streaming_c1_pdl_s1 1,
+    /// [`gray_scott_streaming_c1_pdl_s8`] for 2 steps per launch.
+    gray_scott_streaming_c1_pdl_s2 2,
+    /// [`gray_scott_streaming_c1_pdl_s8`] for 3 steps per launch.
+    gray_scott_streaming_c1_pdl_s3 3,
+    /// [`gray_scott_streaming_c1_pdl_s8`] for 4 steps per launch.
+    gray_scott_streaming_c1_pdl_s4 4,
+    /// [`gray_scott_streaming_c1_pdl_s8`] for 5 steps per launch.
+    gray_scott_streaming_c1_pdl_s5 5,
+    /// [`gray_scott_streaming_c1_pdl_s8`] for 6 steps per launch.
+    gray_scott_streaming_c1_pdl_s6 6,
+    /// [`gray_scott_streaming_c1_pdl_s8`] for 7 steps per launch.
+    gray_scott_streaming_c1_pdl_s7 7,
+    /// [`gray_scott_streaming_c1_s8`] for programmatic dependent launch (sm_90, the
+    /// `grayscott_pdl` module; the host launches it with `Gpu::launch_programmatic`): its blocks
+    /// may start as the launch before it ends, compute their columns and clear their shared
+    /// planes, and wait for that launch (`grid::dependency_synchronize`) before they read the
+    /// fields, so a launch's start overlaps the previous one's end instead of following it.
+    /// Same thread mapping, bytes and float operations as [`gray_scott_streaming_c1_s8`]:
+    /// bit-identical.
+    gray_scott_streaming_c1_pdl_s8 8
 );

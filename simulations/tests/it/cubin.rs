@@ -5,17 +5,14 @@
 use object::{Object, ObjectSymbol, SymbolKind};
 use simulations::cuda::{IMAGES, KernelImage, modules, select_image};
 
-/// `scripts/setup.sh` installs ptxas, so the build assembled the four architectures.
+/// `scripts/setup.sh` installs ptxas, so the build assembled the four architectures (the
+/// sm_90 module of programmatic launches, its own alone).
 #[test]
 fn cubins_are_embedded_for_the_common_gpus() {
     for module in modules() {
         let archs: Vec<u32> = module.cubins.iter().map(|(arch, _)| *arch).collect();
-        assert_eq!(
-            archs,
-            [90, 89, 86, 80],
-            "{}: ptxas missing at build time? (see the build warning)",
-            module.name
-        );
+        let expected: &[u32] = if module.requires == 90 { &[90] } else { &[90, 89, 86, 80] };
+        assert_eq!(archs, expected, "{}: ptxas missing at build time? (see the build warning)", module.name);
     }
     assert_eq!(IMAGES.cubin_archs(), [90, 89, 86, 80]);
 }

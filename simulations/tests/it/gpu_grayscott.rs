@@ -374,6 +374,53 @@ fn every_variant_agrees_with_cpu_after_1000_steps() {
     }
 }
 
+/// Chains of one-cell streaming launches (1, 2 and 5 steps each; launched one by one and from
+/// step graphs) with programmatic dependent launch allowed and forbidden, against the CPU bit
+/// for bit. On Hopper the allowed runs launch the `_pdl` kernels, each starting while the one
+/// before it finishes: a kernel touching the fields before its wait would read cells the step
+/// before had not written yet. A Hopper GPU must take that path.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn programmatic_streaming_chains_equal_the_cpu() {
+    let gpu = gpu();
+    let hopper = gpu.compute_capability().0 >= 9;
+    let mut setup = Setup::new(515, 300, coral());
+    setup.init = Init::Spots;
+    setup.seed = fresh_seed();
+    let mut cpu_sim = GrayScott::new(&setup, &Device::Cpu, Variant::Cpu).unwrap();
+    cpu_sim.step(12 * 20).unwrap();
+    let (cu, cv) = cpu_sim.fields().unwrap();
+    assert!(cv.iter().any(|&x| x > 0.1), "the pattern must be alive to be a test");
+    for allowed in [true, false] {
+        cuda::set_programmatic_streaming(allowed);
+        assert_eq!(
+            cuda::programmatic_streaming(&gpu),
+            allowed && hopper,
+            "allowed {allowed}, Hopper {hopper}"
+        );
+        for steps in [1, 2, 5] {
+            for graphs in [true, false] {
+                let mut sim = GrayScott::new(&setup, &Device::Cuda(gpu.clone()), Variant::Streaming).unwrap();
+                let engine = sim.cuda_engine().unwrap();
+                engine.set_graphs(graphs);
+                engine.set_stream_shape(cuda::StreamShape { steps, warps: 3, chunk: 8, cols: 1 });
+                for _ in 0..12 {
+                    sim.step(20).unwrap();
+                }
+                let (gu, gv) = sim.fields().unwrap();
+                let what =
+                    format!("programmatic {}, {steps} steps a launch, graphs {graphs}", allowed && hopper);
+                assert!(
+                    bits(&gu) == bits(&cu) && bits(&gv) == bits(&cv),
+                    "{what}: not bit-identical to the CPU"
+                );
+                eprintln!("{what}: 240 steps bit-identical to the CPU");
+            }
+        }
+    }
+    cuda::set_programmatic_streaming(true);
+}
+
 /// Replaying the same step graph many times (and with graphs off) equals the CPU.
 #[test]
 #[ignore = "needs a CUDA GPU"]

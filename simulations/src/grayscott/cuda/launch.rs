@@ -6,7 +6,10 @@ use kernels::{
     colormap::{MIN_MAX_BLOCK, MinMax, colormap_levels, field_min_max},
     grayscott::{
         Rates, TEMPORAL_MAX_STEPS, TEMPORAL_SPAN_Y, TEMPORAL_WARPS, TILE_H, TILE_W, gray_scott_fused,
-        gray_scott_fused_x4, gray_scott_laplacian, gray_scott_streaming_c1_s1, gray_scott_streaming_c1_s2,
+        gray_scott_fused_x4, gray_scott_laplacian, gray_scott_streaming_c1_pdl_s1,
+        gray_scott_streaming_c1_pdl_s2, gray_scott_streaming_c1_pdl_s3, gray_scott_streaming_c1_pdl_s4,
+        gray_scott_streaming_c1_pdl_s5, gray_scott_streaming_c1_pdl_s6, gray_scott_streaming_c1_pdl_s7,
+        gray_scott_streaming_c1_pdl_s8, gray_scott_streaming_c1_s1, gray_scott_streaming_c1_s2,
         gray_scott_streaming_c1_s3, gray_scott_streaming_c1_s4, gray_scott_streaming_c1_s5,
         gray_scott_streaming_c1_s6, gray_scott_streaming_c1_s7, gray_scott_streaming_c1_s8,
         gray_scott_streaming_s1, gray_scott_streaming_s2, gray_scott_streaming_s3, gray_scott_streaming_s4,
@@ -251,6 +254,71 @@ macro_rules! with_streaming_kernel {
     };
 }
 
+/// Evaluates `$body` with `$kernel` bound to the one-cell streaming kernel for `$steps` steps
+/// made for programmatic dependent launch (`gray_scott_streaming_c1_pdl_s{steps}`, sm_90).
+macro_rules! with_programmatic_streaming_kernel {
+    ($steps:expr, $kernel:ident => $body:expr) => {
+        match $steps {
+            1 => {
+                let $kernel = gray_scott_streaming_c1_pdl_s1;
+                $body
+            }
+            2 => {
+                let $kernel = gray_scott_streaming_c1_pdl_s2;
+                $body
+            }
+            3 => {
+                let $kernel = gray_scott_streaming_c1_pdl_s3;
+                $body
+            }
+            4 => {
+                let $kernel = gray_scott_streaming_c1_pdl_s4;
+                $body
+            }
+            5 => {
+                let $kernel = gray_scott_streaming_c1_pdl_s5;
+                $body
+            }
+            6 => {
+                let $kernel = gray_scott_streaming_c1_pdl_s6;
+                $body
+            }
+            7 => {
+                let $kernel = gray_scott_streaming_c1_pdl_s7;
+                $body
+            }
+            8 => {
+                let $kernel = gray_scott_streaming_c1_pdl_s8;
+                $body
+            }
+            steps => unreachable!("no programmatic streaming kernel for {steps} steps"),
+        }
+    };
+}
+
+/// Turns the one-cell streaming kernels' programmatic dependent launches off (`0`); on by
+/// default where the GPU has them ([`programmatic_streaming`]).
+pub const PROGRAMMATIC_VAR: &str = "RUST_GPU_SIM_PROGRAMMATIC";
+
+/// Whether programmatic launches are allowed: [`PROGRAMMATIC_VAR`] at first use, then
+/// [`set_programmatic_streaming`].
+static PROGRAMMATIC: std::sync::LazyLock<std::sync::atomic::AtomicBool> = std::sync::LazyLock::new(|| {
+    std::sync::atomic::AtomicBool::new(std::env::var(PROGRAMMATIC_VAR).map_or(true, |v| v != "0"))
+});
+
+/// Allows or forbids programmatic dependent launches of the streaming kernels in this process
+/// (to compare both launch paths on one GPU; the default comes from [`PROGRAMMATIC_VAR`]).
+pub fn set_programmatic_streaming(on: bool) {
+    PROGRAMMATIC.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether [`launch_streaming`] launches the one-cell kernels with programmatic dependence on
+/// `gpu`: where it can load their sm_90 module (Hopper and later) and it is allowed
+/// ([`set_programmatic_streaming`]). The one place that decides it.
+pub fn programmatic_streaming(gpu: &Gpu) -> bool {
+    PROGRAMMATIC.load(std::sync::atomic::Ordering::Relaxed) && gpu.can_launch(gray_scott_streaming_c1_pdl_s1)
+}
+
 /// How many blocks of the streaming kernel for `steps` steps and `cols` cells per thread, with
 /// `warps` warps, the GPU holds at once.
 pub(super) fn stream_resident_blocks(gpu: &Gpu, steps: u32, warps: u32, cols: u32) -> Result<u32> {
@@ -260,7 +328,9 @@ pub(super) fn stream_resident_blocks(gpu: &Gpu, steps: u32, warps: u32, cols: u3
 
 /// A streaming kernel: `steps` (≤ 8) steps from (`u`, `v`) into (`u_next`, `v_next`), with
 /// the warps, chunk and cells per thread of `shape` (its `steps` is not used: the last launch
-/// of a run may take fewer).
+/// of a run may take fewer). One cell per thread on a GPU with [`programmatic_streaming`]: the
+/// same kernel built for programmatic dependent launch, whose blocks start while the launch
+/// before it on the stream finishes.
 #[allow(clippy::too_many_arguments)]
 pub fn launch_streaming(
     gpu: &Gpu,
@@ -286,6 +356,12 @@ pub fn launch_streaming(
     // Blocks of 32 × warps (≤ 4) threads with their shared planes; strips of `stream_strip`
     // columns and chunks of `chunk` rows cover the grid.
     let args = (u, v, u_next, v_next, width, height, rates, chunk);
+    if shape.cols == 1 && programmatic_streaming(gpu) {
+        // SAFETY: every `_pdl` kernel waits for the launch before it
+        // (`grid::dependency_synchronize`, on every path that reaches a field) before its
+        // first load from the fields and its first store to them.
+        return with_programmatic_streaming_kernel!(steps, kernel => Ok(unsafe { gpu.launch_programmatic(kernel, cfg, args) }?));
+    }
     with_streaming_kernel!(shape.cols, steps, kernel => Ok(gpu.launch(kernel, cfg, args)?))
 }
 
