@@ -140,12 +140,12 @@ impl<const C: usize, const T: usize> Streaming<C, T> {
 }
 
 /// The body of the `gray_scott_streaming_*` kernels: `C` cells per thread, `T` steps. With
-/// `PDL` (the `_pdl` kernels, sm_90, launched with programmatic dependence) a block sets up
-/// its indices and shared planes while the launch before it may still be finishing, and waits
-/// for that launch (`grid::dependency_synchronize`) before its first load of the fields. It
-/// does not trigger the next launch early (`grid::trigger_dependent_launch`): blocks of the
-/// next launches would then fill the SMs while waiting (on an H100 at 512², up to 2.2 times
-/// as long a step; docs/performance.md).
+/// `PDL` (the `_pdl` kernels, sm_90, launched with programmatic dependence) a block's first
+/// act is to wait for the launch before it (`grid::dependency_synchronize`), the placement
+/// measured best (docs/performance.md): the gain is the launch itself, which the driver
+/// starts as the launch before ends. It does not trigger the next launch early
+/// (`grid::trigger_dependent_launch`): blocks of the next launches would then fill the SMs
+/// while waiting (on an H100 at 512², up to 2.2 times as long a step).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn streaming<const C: usize, const T: usize, const PDL: bool>(
@@ -158,6 +158,11 @@ unsafe fn streaming<const C: usize, const T: usize, const PDL: bool>(
     rates: Rates,
     chunk: u32,
 ) {
+    // The launch before wrote the fields this one reads, and read the ones it writes.
+    #[cfg(feature = "grayscott_pdl")]
+    if PDL {
+        ptxkit_device::grid::dependency_synchronize();
+    }
     let planes = ptxkit_device::dynamic_shared_f32!(streaming_planes);
     let threads = thread::block_dim_x();
     let warps = threads / 32;
@@ -205,11 +210,6 @@ unsafe fn streaming<const C: usize, const T: usize, const PDL: bool>(
         load_row,
         ring: [[[[0.0; C]; 2]; 3]; T],
     };
-    // The launch before wrote the fields this one reads, and read the ones it writes.
-    #[cfg(feature = "grayscott_pdl")]
-    if PDL {
-        ptxkit_device::grid::dependency_synchronize();
-    }
     unsafe { block.load_next_row() };
     thread::sync_threads();
     let window_rows = chunk + 2 * steps;
@@ -350,10 +350,9 @@ streaming_kernels!(1, true;
     gray_scott_streaming_c1_pdl_s7 7,
     /// [`gray_scott_streaming_c1_s8`] for programmatic dependent launch (sm_90, the
     /// `grayscott_pdl` module; the host launches it with `Gpu::launch_programmatic`): its blocks
-    /// may start as the launch before it ends, compute their columns and clear their shared
-    /// planes, and wait for that launch (`grid::dependency_synchronize`) before they read the
-    /// fields, so a launch's start overlaps the previous one's end instead of following it.
-    /// Same thread mapping, bytes and float operations as [`gray_scott_streaming_c1_s8`]:
-    /// bit-identical.
+    /// may start as the launch before it ends, and first wait for that launch
+    /// (`grid::dependency_synchronize`), so the launch overlaps the previous one's end instead
+    /// of following it. Same thread mapping, bytes and float operations as
+    /// [`gray_scott_streaming_c1_s8`]: bit-identical.
     gray_scott_streaming_c1_pdl_s8 8
 );

@@ -78,6 +78,27 @@ fn ptx_has_every_kernel_and_no_other() {
     assert_eq!(in_modules, listed, "the kernel table must list each module's kernels, each once");
 }
 
+/// The one-cell streaming kernels for programmatic dependent launch wait for the launch
+/// before them (`griddepcontrol.wait`) before any access to global memory, on every path (the
+/// wait is in the entry block, ahead of every branch), and never trigger the next launch early.
+#[test]
+fn programmatic_streaming_kernels_wait_before_they_touch_the_fields() {
+    let module = modules().iter().find(|m| m.name == "grayscott_pdl").expect("the grayscott_pdl module");
+    let mut checked = 0;
+    for entry in module.ptx.split(".visible .entry ").skip(1) {
+        let name = entry.split('(').next().unwrap();
+        let body = &entry[entry.find('{').expect("a body")..];
+        let wait = body.find("griddepcontrol.wait;").unwrap_or_else(|| panic!("{name}: no wait"));
+        let before = &body[..wait];
+        for first in ["ld.global", "st.global", "atom.global", "red.global", "bra", "ret;", "@"] {
+            assert!(!before.contains(first), "{name}: `{first}` before the wait");
+        }
+        assert!(!body.contains("launch_dependents"), "{name}: triggers the next launch");
+        checked += 1;
+    }
+    assert_eq!(checked, 8, "the kernels for 1 to 8 steps");
+}
+
 /// One `.param` of a PTX entry: its size, and its alignment if it is an aggregate.
 type PtxParam = (usize, Option<usize>);
 
