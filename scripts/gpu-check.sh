@@ -111,7 +111,8 @@ fi
 
 if has unit-sanitize; then
   echo "== compute-sanitizer on kernel tests: the streaming kernels (every step count and block shape, small grids), fused and fused_pair,"
-  echo "   chains of programmatic launches (on Hopper the one-cell streaming kernels overlap the launch before)"
+  echo "   and the chains of programmatic launches (out-of-bounds accesses and shared-memory races within a launch;"
+  echo "   not races between launches, which the chain test's bit-identity and the PTX test of the wait's place guard)"
   for test in streaming_kernels_match_cpu_on_small fused_kernel_matches programmatic_streaming_chains; do
     for tool in memcheck racecheck; do
       timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 $B/simulations_it --ignored --test-threads=1 \

@@ -16,7 +16,7 @@
 //! `common` (`colormap`, `halo`), so
 //! that a kernel edit recompiles only the modules that load its file and reassembles only
 //! those whose PTX changed (Gray-Scott's files: `grayscott/progression.rs` is the `grayscott`
-//! module, `grayscott/streaming.rs` the two streaming ones, `grayscott/common.rs` all three).
+//! module, `grayscott/streaming.rs` the three streaming ones, `grayscott/common.rs` all four).
 //!
 //! Everything GPU-specific comes from the toolkit's device crate, `ptxkit_device` (thread
 //! indices, barriers, shared tiles, atomics, `ld.global.nc`, `device_assert!`, `#[kernel]`

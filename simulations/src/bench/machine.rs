@@ -31,7 +31,12 @@ impl Machine {
         Ok(Self {
             gpu: gpu.name().into(),
             cuda_driver: gpu.driver_version(),
-            kernels: gpu.image().to_string(),
+            // The sm_70 modules' image; on Hopper the one-cell streaming kernels come from the
+            // sm_90 module and are launched with programmatic dependence.
+            kernels: match crate::grayscott::cuda::programmatic_streaming(gpu) {
+                true => format!("{}; one-cell streaming: programmatic launches (sm_90 module)", gpu.image()),
+                false => gpu.image().to_string(),
+            },
             date: today(),
             copy_gbps: copy_bandwidth(gpu)?,
         })

@@ -19,9 +19,11 @@ pub const PTX_DIR_VAR: &str = "RUST_GPU_SIM_PTX_DIR";
 /// The `kernels` crate's PTX modules, compiled by `build.rs` for `sm_70` (JIT-compiled by the
 /// driver on any GPU from Volta on): one per simulation (`heat`, `grayscott` with two more of
 /// its streaming kernels, `physarum`) and one of the kernels they share (`common`: the
-/// colormap, the halo copy). Each holds its machine code for the common GPUs, `(arch, cubin)`
-/// newest first, assembled by `ptxas` at build time (none where the build had no `ptxas`). A
-/// GPU loads every module, all from cubins of one architecture or all from the PTX.
+/// colormap, the halo copy); and `grayscott_pdl`, built for `sm_90` and loaded on Hopper and
+/// later only (`KernelModule::requires`). Each holds its machine code, `(arch, cubin)` newest
+/// first, assembled by `ptxas` at build time (none where the build had no `ptxas`). A GPU loads
+/// the `sm_70` modules all from cubins of one architecture or all from the PTX, and
+/// `grayscott_pdl` from its own `sm_90` cubin or its PTX.
 pub fn modules() -> &'static [KernelModule] {
     IMAGES.modules
 }

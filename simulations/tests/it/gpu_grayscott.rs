@@ -378,10 +378,19 @@ fn every_variant_agrees_with_cpu_after_1000_steps() {
 /// step graphs) with programmatic dependent launch allowed and forbidden, against the CPU bit
 /// for bit. On Hopper the allowed runs launch the `_pdl` kernels, each starting while the one
 /// before it finishes: a kernel touching the fields before its wait would read cells the step
-/// before had not written yet. A Hopper GPU must take that path.
+/// before had not written yet. A Hopper GPU must take that path (the last kernel launched is a
+/// `_pdl` one), any other must not.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn programmatic_streaming_chains_equal_the_cpu() {
+    /// Puts the process-wide setting back however the test ends.
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            cuda::set_programmatic_streaming(self.0);
+        }
+    }
+    let _restore = Restore(cuda::set_programmatic_streaming(true));
     let gpu = gpu();
     let hopper = gpu.compute_capability().0 >= 9;
     let mut setup = Setup::new(515, 300, coral());
@@ -407,9 +416,13 @@ fn programmatic_streaming_chains_equal_the_cpu() {
                 for _ in 0..12 {
                     sim.step(20).unwrap();
                 }
+                let last = simulations::cuda::last_launched().unwrap_or_default();
+                assert_eq!(last.contains("_pdl_"), allowed && hopper, "the last kernel launched: {last}");
                 let (gu, gv) = sim.fields().unwrap();
-                let what =
-                    format!("programmatic {}, {steps} steps a launch, graphs {graphs}", allowed && hopper);
+                let what = format!(
+                    "programmatic {}, {steps} steps a launch, graphs {graphs}: {last}",
+                    allowed && hopper
+                );
                 assert!(
                     bits(&gu) == bits(&cu) && bits(&gv) == bits(&cv),
                     "{what}: not bit-identical to the CPU"
@@ -418,7 +431,6 @@ fn programmatic_streaming_chains_equal_the_cpu() {
             }
         }
     }
-    cuda::set_programmatic_streaming(true);
 }
 
 /// Replaying the same step graph many times (and with graphs off) equals the CPU.

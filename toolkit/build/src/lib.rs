@@ -319,10 +319,12 @@ impl PtxBuilder {
     ) -> Self {
         let arch = arch.into();
         let mut builder = self.module(name, features);
-        if arch_number(&arch).is_none() {
-            builder
-                .invalid
-                .get_or_insert(format!("module architecture {arch:?} is not of the form sm_XX or sm_XXa"));
+        // `sm_XXa` code runs on that architecture alone, which `requires` cannot say.
+        if arch.ends_with('a') || arch_number(&arch).is_none() {
+            builder.invalid.get_or_insert(format!(
+                "module architecture {arch:?} is not of the form sm_XX (an architecture-specific sm_XXa \
+                 module needs a builder of its own, `.arch(\"sm_90a\")`)"
+            ));
         }
         if let Some(module) = builder.modules.last_mut() {
             module.arch = Some(arch);
@@ -469,12 +471,12 @@ impl PtxBuilder {
     }
 
     /// The cubin architectures of `module`: the builder's [`cubins`](Self::cubins), or for a
-    /// module of its own architecture that one alone (none where the builder makes none).
+    /// module of its own architecture that one alone, where the builder assembles any of its
+    /// major version (not where a kernel author narrowed the list to an older GPU's).
     fn cubin_archs_of(&self, module: &Module) -> Vec<String> {
         match &module.arch {
             None => self.cubins.clone(),
-            Some(_) if self.cubins.is_empty() => Vec::new(),
-            Some(arch) => vec![arch.clone()],
+            Some(arch) => own_arch_cubins(arch, &self.cubins),
         }
     }
 
@@ -1182,6 +1184,15 @@ pub fn arch_number(arch: &str) -> Option<u32> {
     digits.parse().ok()
 }
 
+/// The cubins of a module built for `arch` ([`PtxBuilder::module_for_arch`]) among the
+/// builder's `cubins`: `arch` itself where the list has an architecture of its major version
+/// (`sm_90` for a list with `sm_90`), else none (its PTX is JIT-compiled where it runs).
+pub fn own_arch_cubins(arch: &str, cubins: &[String]) -> Vec<String> {
+    let major = |a: &str| arch_number(a).map(|n| n / 10);
+    let wanted = major(arch).is_some_and(|m| cubins.iter().any(|c| major(c) == Some(m)));
+    if wanted { vec![arch.to_string()] } else { Vec::new() }
+}
+
 /// The comment line `#[kernel]` emits for each kernel (`ptxkit_device::PTX_MARKER`).
 const MARKER: &str = "// kernel-abi: ";
 
@@ -1405,6 +1416,34 @@ fn package_name(manifest: &Path) -> String {
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_module_for_a_newer_gpu_gets_its_cubin_only_where_its_major_version_is_assembled() {
+        let list = |archs: &[&str]| archs.iter().map(|a| a.to_string()).collect::<Vec<_>>();
+        assert_eq!(own_arch_cubins("sm_90", &list(&["sm_80", "sm_86", "sm_89", "sm_90"])), ["sm_90"]);
+        // A kernel author's loop narrowed to an A100, or PTX only: no sm_90 cubin to assemble.
+        assert!(own_arch_cubins("sm_90", &list(&["sm_80"])).is_empty());
+        assert!(own_arch_cubins("sm_90", &[]).is_empty());
+        assert_eq!(own_arch_cubins("sm_90", &list(&["sm_90a"])), ["sm_90"]);
+    }
+
+    #[test]
+    fn a_module_for_a_newer_gpu_needs_a_plain_architecture() {
+        let refused = |arch: &str| {
+            let builder = PtxBuilder::new("k").module("a", ["a"]).module_for_arch("b", ["b"], arch);
+            builder.invalid.clone()
+        };
+        assert_eq!(refused("sm_90"), None);
+        assert!(
+            refused("sm_90a").is_some_and(|m| m.contains("architecture-specific")),
+            "{:?}",
+            refused("sm_90a")
+        );
+        assert!(refused("compute_90").is_some());
+        let built = PtxBuilder::new("k").module_for_arch("b", ["b"], "sm_90");
+        assert_eq!(built.modules[0].arch.as_deref(), Some("sm_90"));
+        assert_eq!(built.modules[0].features.as_deref(), Some(&["b".to_string()][..]));
+    }
 
     #[test]
     fn libdevice_is_looked_for_in_the_toolkit_of_a_ptxas_link_included() {

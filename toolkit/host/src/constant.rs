@@ -88,8 +88,11 @@ impl Gpu {
         let name = symbol.name();
         let declaration = format!(".const .align 16 .b8 {name}[");
         let images = self.images.modules;
-        let (declaring, others): (Vec<usize>, Vec<usize>) =
-            (0..images.len()).partition(|&index| images[index].ptx.contains(&declaration));
+        let (major, minor) = self.compute_capability();
+        // Modules built for a newer GPU than this one do not load here.
+        let (declaring, others): (Vec<usize>, Vec<usize>) = (0..images.len())
+            .filter(|&index| images[index].runs_on(major, minor))
+            .partition(|&index| images[index].ptx.contains(&declaration));
         let mut found = self.modules_holding(name, &declaring)?;
         if found.is_empty() {
             found = self.modules_holding(name, &others)?;

@@ -253,6 +253,26 @@ pub fn select_image(archs: &[u32], major: u32, minor: u32, force_ptx: bool) -> K
         .map_or(KernelImage::Ptx, KernelImage::Cubin)
 }
 
+/// The image a GPU of compute capability `major.minor` loads for `module`: the set's image
+/// (`set_image`, [`select_image`] over [`KernelImages::cubin_archs`]) for a module of the set's
+/// architecture; for a module built for a newer GPU ([`KernelModule::requires`]), the same
+/// choice among its own cubins. (Whether the module runs there at all is
+/// [`KernelModule::runs_on`].)
+pub fn module_image(
+    module: &KernelModule,
+    set_image: KernelImage,
+    (major, minor): (u32, u32),
+    force_ptx: bool,
+) -> KernelImage {
+    match module.requires {
+        0 => set_image,
+        _ => {
+            let own: Vec<u32> = module.cubins.iter().map(|(arch, _)| *arch).collect();
+            select_image(&own, major, minor, force_ptx)
+        }
+    }
+}
+
 /// How many CUDA GPUs this machine has (0 without a driver).
 pub fn device_count() -> Result<usize> {
     // SAFETY: only tries to dlopen the driver library.
@@ -491,13 +511,7 @@ impl Gpu {
                 module.requires % 10
             )));
         }
-        let image = match module.requires {
-            0 => self.image,
-            _ => {
-                let own: Vec<u32> = module.cubins.iter().map(|(arch, _)| *arch).collect();
-                select_image(&own, major, minor, self.force_ptx)
-            }
-        };
+        let image = module_image(module, self.image, (major, minor), self.force_ptx);
         let chosen = image;
         let image = match image {
             KernelImage::Cubin(arch) => {
@@ -644,6 +658,21 @@ mod tests {
 
     #[test]
     fn a_module_for_a_newer_gpu_picks_its_own_image_and_loads_only_there() {
+        const NO_CUBIN: &[u8] = &[];
+        let sm90 = KernelModule { name: "h", ptx: "", cubins: &[(90, NO_CUBIN)], kernels: &[], requires: 90 };
+        let ptx_only = KernelModule { cubins: &[], ..sm90 };
+        let portable = KernelModule { requires: 0, ..sm90 };
+        // An H100 whose set runs from the sm_80 cubins (RUST_GPU_SIM_CUBINS=sm_80): its own sm_90.
+        assert_eq!(module_image(&sm90, KernelImage::Ptx, (9, 0), false), KernelImage::Cubin(90));
+        assert_eq!(module_image(&sm90, KernelImage::Cubin(90), (9, 0), true), KernelImage::Ptx);
+        assert_eq!(module_image(&ptx_only, KernelImage::Cubin(90), (9, 0), false), KernelImage::Ptx);
+        // A newer major version runs the PTX; the set's modules follow the set.
+        assert_eq!(module_image(&sm90, KernelImage::Ptx, (10, 0), false), KernelImage::Ptx);
+        assert_eq!(module_image(&portable, KernelImage::Cubin(80), (9, 0), false), KernelImage::Cubin(80));
+    }
+
+    #[test]
+    fn a_module_for_a_newer_gpu_is_left_out_of_the_sets_choice() {
         const CUBIN: &[u8] = &[];
         let portable = |name| KernelModule {
             name,

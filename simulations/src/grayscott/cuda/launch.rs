@@ -307,9 +307,10 @@ static PROGRAMMATIC: std::sync::LazyLock<std::sync::atomic::AtomicBool> = std::s
 });
 
 /// Allows or forbids programmatic dependent launches of the streaming kernels in this process
-/// (to compare both launch paths on one GPU; the default comes from [`PROGRAMMATIC_VAR`]).
-pub fn set_programmatic_streaming(on: bool) {
-    PROGRAMMATIC.store(on, std::sync::atomic::Ordering::Relaxed);
+/// (to compare both launch paths on one GPU; the default comes from [`PROGRAMMATIC_VAR`]);
+/// returns the setting before.
+pub fn set_programmatic_streaming(on: bool) -> bool {
+    PROGRAMMATIC.swap(on, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// Whether [`launch_streaming`] launches the one-cell kernels with programmatic dependence on
@@ -323,6 +324,10 @@ pub fn programmatic_streaming(gpu: &Gpu) -> bool {
 /// `warps` warps, the GPU holds at once.
 pub(super) fn stream_resident_blocks(gpu: &Gpu, steps: u32, warps: u32, cols: u32) -> Result<u32> {
     let (threads, shared) = (32 * warps, stream_shared_bytes(steps));
+    // The kernel `launch_streaming` launches.
+    if cols == 1 && programmatic_streaming(gpu) {
+        return with_programmatic_streaming_kernel!(steps, kernel => Ok(gpu.resident_blocks_with(kernel, threads, shared)?));
+    }
     with_streaming_kernel!(cols, steps, kernel => Ok(gpu.resident_blocks_with(kernel, threads, shared)?))
 }
 

@@ -364,9 +364,10 @@ pub fn temporal_steps_for(gpu: &Gpu, width: u32, height: u32, autotune: bool) ->
 }
 
 /// Times every [`StreamShape::candidates`] on random fields and returns the fastest per step,
-/// each replayed from a CUDA graph as a run steps: at small sizes a launch is short, and
-/// launched from the host one by one the shapes ranked otherwise (on an H100 at 512², a shape
-/// 1.16 times as slow in a graph won).
+/// each replayed from a CUDA graph as a run steps: at small sizes a launch is short, and timed
+/// launched from the host one by one the tuner chose, on an H100 at 512², a shape that took
+/// 1.62 µs a step in `bench`'s graph where another took 1.32 µs in a graph of the same
+/// kernels run by `scripts/pdl-gs.cu` (two programs: docs/performance.md).
 pub fn tune_streaming(gpu: &Gpu, width: u32, height: u32) -> Result<StreamShape> {
     let cells = width as usize * height as usize;
     let mut fields = TuningFields::new(gpu, cells)?;
@@ -409,9 +410,14 @@ pub fn streaming_shape_for(
     autotune: bool,
 ) -> Result<(StreamShape, &'static str)> {
     let tune = || tune_streaming(gpu, width, height);
+    // Tuned apart with and without programmatic launches (their ranking may differ).
+    let kernel = match programmatic_streaming(gpu) {
+        true => "gray_scott_streaming+programmatic",
+        false => "gray_scott_streaming",
+    };
     tuned(
         gpu,
-        "gray_scott_streaming",
+        kernel,
         (width, height),
         autotune,
         StreamShape::default(),
