@@ -19,43 +19,33 @@ sm90 = src.replace(".version 7.0", ".version 7.8").replace(".target sm_70", ".ta
 WAIT, TRIGGER = "\tgriddepcontrol.wait;", "\tgriddepcontrol.launch_dependents;"
 
 
-def first(trigger):
-    """The wait (and the trigger) before each entry's first instruction."""
+def patched(wait_late, trigger):
+    """Each entry gets the wait as its first instruction (then the trigger, if any), or with
+    `wait_late` the trigger (if any) at its first block and the wait before its first global
+    access."""
     res, state = [], 0
     for line in sm90.split("\n"):
         s = line.strip()
         if s.startswith(".visible .entry"):
             state = 1
-        elif state == 1 and s == "{":
+        elif state == 1 and not wait_late and s == "{":
             state = 2
-        elif state == 2 and s and not s.startswith((".reg", ".local", ".shared", "//")):
-            res += [WAIT] + ([TRIGGER] if trigger else [])
-            state = 0
-        res.append(line)
-    return "\n".join(res)
-
-
-def late(trigger):
-    """The trigger (if any) at the entry's first block, the wait before its first global access."""
-    res, state = [], 0
-    for line in sm90.split("\n"):
-        s = line.strip()
-        if s.startswith(".visible .entry"):
-            state = 1
-        if state == 1 and s.startswith("// %bb.0"):
+        elif state == 1 and wait_late and s.startswith("// %bb.0"):
             res.append(line)
-            if trigger:
-                res.append(TRIGGER)
+            res += [TRIGGER] if trigger else []
             state = 2
             continue
-        if state == 2 and s.startswith(("ld.global", "st.global")):
+        elif state == 2 and not wait_late and s and not s.startswith((".reg", ".local", ".shared", "//")):
+            res += [WAIT] + ([TRIGGER] if trigger else [])
+            state = 0
+        elif state == 2 and wait_late and s.startswith(("ld.global", "st.global")):
             res.append(WAIT)
             state = 0
         res.append(line)
     return "\n".join(res)
 
 
-for name, text in [("orig", src), ("wait", first(False)), ("trig", first(True)),
-                   ("late", late(True)), ("latenotrig", late(False))]:
+for name, text in [("orig", src), ("wait", patched(False, False)), ("trig", patched(False, True)),
+                   ("late", patched(True, True)), ("latenotrig", patched(True, False))]:
     open(os.path.join(out, name + ".ptx"), "w").write(text)
     print(name, text.count("griddepcontrol.wait"), "waits,", text.count("launch_dependents"), "triggers")
