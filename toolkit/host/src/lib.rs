@@ -429,6 +429,11 @@ impl Gpu {
     /// for a newer architecture than this GPU's ([`KernelModule::requires`]), whose launch
     /// would fail with [`Error::InvalidLaunch`].
     pub fn can_launch<K: Kernel>(&self, _kernel: K) -> bool {
+        // A kernel already loaded can (the common case on a launch path: one lookup, not a
+        // search of every module's kernel list).
+        if self.functions.lock().expect("kernel cache lock").contains_key(K::NAME) {
+            return true;
+        }
         let (major, minor) = self.capability;
         self.images.module_of(K::NAME).is_none_or(|index| self.images.modules[index].runs_on(major, minor))
     }

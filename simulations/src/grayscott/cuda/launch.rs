@@ -176,81 +176,35 @@ pub fn launch_temporal(
     Ok(gpu.launch(gray_scott_temporal, cfg, (u, v, u_next, v_next, width, height, rates, steps))?)
 }
 
+/// Evaluates `$body` with `$kernel` bound to the kernel handle whose pattern matches `$key`
+/// (each kernel's handle is its own type, so this is a match rather than a table).
+macro_rules! with_kernel_for {
+    ($key:expr, $kernel:ident => $body:expr; $($pattern:pat => $handle:ident),* $(,)?) => {
+        match $key {
+            $($pattern => {
+                let $kernel = $handle;
+                $body
+            })*
+            key => unreachable!("no streaming kernel for {key:?}"),
+        }
+    };
+}
+
 /// Evaluates `$body` with `$kernel` bound to the handle of the streaming kernel for `$cols`
 /// cells per thread and `$steps` steps (`gray_scott_streaming_s{steps}` for two cells,
-/// `gray_scott_streaming_c1_s{steps}` for one; each kernel's handle is its own type, so this
-/// is a match rather than a table).
+/// `gray_scott_streaming_c1_s{steps}` for one).
 macro_rules! with_streaming_kernel {
     ($cols:expr, $steps:expr, $kernel:ident => $body:expr) => {
-        match ($cols, $steps) {
-            (2, 1) => {
-                let $kernel = gray_scott_streaming_s1;
-                $body
-            }
-            (2, 2) => {
-                let $kernel = gray_scott_streaming_s2;
-                $body
-            }
-            (2, 3) => {
-                let $kernel = gray_scott_streaming_s3;
-                $body
-            }
-            (2, 4) => {
-                let $kernel = gray_scott_streaming_s4;
-                $body
-            }
-            (2, 5) => {
-                let $kernel = gray_scott_streaming_s5;
-                $body
-            }
-            (2, 6) => {
-                let $kernel = gray_scott_streaming_s6;
-                $body
-            }
-            (2, 7) => {
-                let $kernel = gray_scott_streaming_s7;
-                $body
-            }
-            (2, 8) => {
-                let $kernel = gray_scott_streaming_s8;
-                $body
-            }
-            (1, 1) => {
-                let $kernel = gray_scott_streaming_c1_s1;
-                $body
-            }
-            (1, 2) => {
-                let $kernel = gray_scott_streaming_c1_s2;
-                $body
-            }
-            (1, 3) => {
-                let $kernel = gray_scott_streaming_c1_s3;
-                $body
-            }
-            (1, 4) => {
-                let $kernel = gray_scott_streaming_c1_s4;
-                $body
-            }
-            (1, 5) => {
-                let $kernel = gray_scott_streaming_c1_s5;
-                $body
-            }
-            (1, 6) => {
-                let $kernel = gray_scott_streaming_c1_s6;
-                $body
-            }
-            (1, 7) => {
-                let $kernel = gray_scott_streaming_c1_s7;
-                $body
-            }
-            (1, 8) => {
-                let $kernel = gray_scott_streaming_c1_s8;
-                $body
-            }
-            (cols, steps) => {
-                unreachable!("no streaming kernel for {cols} cells per thread and {steps} steps")
-            }
-        }
+        with_kernel_for!(($cols, $steps), $kernel => $body;
+            (2, 1) => gray_scott_streaming_s1, (2, 2) => gray_scott_streaming_s2,
+            (2, 3) => gray_scott_streaming_s3, (2, 4) => gray_scott_streaming_s4,
+            (2, 5) => gray_scott_streaming_s5, (2, 6) => gray_scott_streaming_s6,
+            (2, 7) => gray_scott_streaming_s7, (2, 8) => gray_scott_streaming_s8,
+            (1, 1) => gray_scott_streaming_c1_s1, (1, 2) => gray_scott_streaming_c1_s2,
+            (1, 3) => gray_scott_streaming_c1_s3, (1, 4) => gray_scott_streaming_c1_s4,
+            (1, 5) => gray_scott_streaming_c1_s5, (1, 6) => gray_scott_streaming_c1_s6,
+            (1, 7) => gray_scott_streaming_c1_s7, (1, 8) => gray_scott_streaming_c1_s8,
+        )
     };
 }
 
@@ -258,41 +212,12 @@ macro_rules! with_streaming_kernel {
 /// made for programmatic dependent launch (`gray_scott_streaming_c1_pdl_s{steps}`, sm_90).
 macro_rules! with_programmatic_streaming_kernel {
     ($steps:expr, $kernel:ident => $body:expr) => {
-        match $steps {
-            1 => {
-                let $kernel = gray_scott_streaming_c1_pdl_s1;
-                $body
-            }
-            2 => {
-                let $kernel = gray_scott_streaming_c1_pdl_s2;
-                $body
-            }
-            3 => {
-                let $kernel = gray_scott_streaming_c1_pdl_s3;
-                $body
-            }
-            4 => {
-                let $kernel = gray_scott_streaming_c1_pdl_s4;
-                $body
-            }
-            5 => {
-                let $kernel = gray_scott_streaming_c1_pdl_s5;
-                $body
-            }
-            6 => {
-                let $kernel = gray_scott_streaming_c1_pdl_s6;
-                $body
-            }
-            7 => {
-                let $kernel = gray_scott_streaming_c1_pdl_s7;
-                $body
-            }
-            8 => {
-                let $kernel = gray_scott_streaming_c1_pdl_s8;
-                $body
-            }
-            steps => unreachable!("no programmatic streaming kernel for {steps} steps"),
-        }
+        with_kernel_for!($steps, $kernel => $body;
+            1 => gray_scott_streaming_c1_pdl_s1, 2 => gray_scott_streaming_c1_pdl_s2,
+            3 => gray_scott_streaming_c1_pdl_s3, 4 => gray_scott_streaming_c1_pdl_s4,
+            5 => gray_scott_streaming_c1_pdl_s5, 6 => gray_scott_streaming_c1_pdl_s6,
+            7 => gray_scott_streaming_c1_pdl_s7, 8 => gray_scott_streaming_c1_pdl_s8,
+        )
     };
 }
 
@@ -300,11 +225,30 @@ macro_rules! with_programmatic_streaming_kernel {
 /// default where the GPU has them ([`programmatic_streaming`]).
 pub const PROGRAMMATIC_VAR: &str = "RUST_GPU_SIM_PROGRAMMATIC";
 
-/// Whether programmatic launches are allowed: [`PROGRAMMATIC_VAR`] at first use, then
+/// Whether programmatic launches are allowed: [`PROGRAMMATIC_VAR`] at first use (a value other
+/// than `0` or `1` is said once on stderr and leaves them on), then
 /// [`set_programmatic_streaming`].
 static PROGRAMMATIC: std::sync::LazyLock<std::sync::atomic::AtomicBool> = std::sync::LazyLock::new(|| {
-    std::sync::atomic::AtomicBool::new(std::env::var(PROGRAMMATIC_VAR).map_or(true, |v| v != "0"))
+    let value = std::env::var_os(PROGRAMMATIC_VAR);
+    let allowed = programmatic_setting(value.as_ref().map(|v| v.to_string_lossy()).as_deref())
+        .unwrap_or_else(|message| {
+            crate::stderr_line!("warning: {message}");
+            true
+        });
+    std::sync::atomic::AtomicBool::new(allowed)
 });
+
+/// [`PROGRAMMATIC_VAR`]'s value read: unset or `1` allows, `0` forbids; anything else is a
+/// mistake, in words.
+pub fn programmatic_setting(value: Option<&str>) -> std::result::Result<bool, String> {
+    match value {
+        None | Some("1") => Ok(true),
+        Some("0") => Ok(false),
+        Some(other) => {
+            Err(format!("{PROGRAMMATIC_VAR}={other:?} is neither 0 nor 1: programmatic launches stay on"))
+        }
+    }
+}
 
 /// Allows or forbids programmatic dependent launches of the streaming kernels in this process
 /// (to compare both launch paths on one GPU; the default comes from [`PROGRAMMATIC_VAR`]);

@@ -175,3 +175,17 @@ fn the_bench_defaults_hold_fused_and_every_multi_step_variant() {
         }
     }
 }
+
+/// `RUST_GPU_SIM_PROGRAMMATIC`: unset or 1 allows programmatic launches, 0 forbids them, and
+/// anything else is named in the warning (and leaves them on).
+#[test]
+fn the_programmatic_switch_reads_0_and_1_and_names_anything_else() {
+    assert_eq!(programmatic_setting(None), Ok(true));
+    assert_eq!(programmatic_setting(Some("1")), Ok(true));
+    assert_eq!(programmatic_setting(Some("0")), Ok(false));
+    for bad in ["off", "", "false", " 0", "2"] {
+        let message = programmatic_setting(Some(bad)).unwrap_err();
+        assert!(message.contains(&format!("RUST_GPU_SIM_PROGRAMMATIC={bad:?}")), "{message}");
+        assert!(message.contains("stay on"), "{message}");
+    }
+}
