@@ -438,6 +438,9 @@ impl Written {
     fn put(self, list: &mut Vec<Temporary>) -> Result<PathBuf> {
         let Self { dest, file, backing } = self;
         let fail = |e: std::io::Error| output_error(&dest, describe_io(&e));
+        if !matches!(backing, Backing::Direct) {
+            crate::cuda::keep_replaced_until_exit(&dest);
+        }
         match backing {
             Backing::Direct => {}
             Backing::Anonymous => link_into_place(&file, &dest).map_err(fail)?,
@@ -551,6 +554,7 @@ impl HeldOutputs {
             && let Some(mut file) = open_anonymous(dir, Access::WriteOnly)?
         {
             fill(&mut file)?;
+            crate::cuda::keep_replaced_until_exit(dest);
             return link_into_place(&file, dest);
         }
         let mut builder = tempfile::Builder::new();
@@ -564,6 +568,7 @@ impl HeldOutputs {
         // renamed or (dropped on an error) removed.
         let mut named = builder.tempfile_in(dir)?;
         fill(named.as_file_mut())?;
+        crate::cuda::keep_replaced_until_exit(dest);
         named.persist(dest).map(drop).map_err(|e| e.error)
     }
 }
