@@ -24,11 +24,13 @@ static GPU_OPENED: AtomicBool = AtomicBool::new(false);
 static KEPT_IN_PROCESS: AtomicBool = AtomicBool::new(false);
 
 /// Files that an output replaced, held open until this process has exited and then closed by
-/// the teardown child ([`keep_replaced_until_exit`]).
-static REPLACED: Mutex<Vec<OwnedFd>> = Mutex::new(Vec::new());
-/// At most this many replaced files are held (a long run naming many outputs frees the rest
-/// as it replaces them, as before).
-const MOST_REPLACED_HELD: usize = 64;
+/// the teardown child ([`keep_replaced_until_exit`]), and their sizes added up.
+static REPLACED: Mutex<(Vec<OwnedFd>, u64)> = Mutex::new((Vec::new(), 0));
+/// At most this many replaced files, of at most this many bytes in all, are held: a run that
+/// replaces more (streamed checkpoints, `bench encode`'s repeats) frees the rest in their
+/// renames, as before, and never holds more disk than that past its outputs.
+const MOST_REPLACED_HELD: usize = 16;
+const MOST_REPLACED_BYTES: u64 = 256 << 20;
 
 /// Whether the driver's teardown goes to a child at exit.
 fn hands_over() -> bool {
@@ -62,20 +64,23 @@ pub(crate) fn note_gpu_opened(mode: i32) {
 /// after exit. A rename over a 31 MB GIF (the default job's, replacing the previous run's)
 /// otherwise frees it in the renaming call, 15-33 ms on the build machine's disk
 /// ([docs/startup.md](../../../docs/startup.md#the-replaced-output-after-exit)). Does nothing
-/// elsewhere, or where `dest` is not a regular file with one name.
+/// elsewhere, where `dest` is not a regular file with one name, or past the first 16 files or
+/// 256 MiB held.
 pub(crate) fn keep_replaced_until_exit(dest: &Path) {
-    if let Some(file) = hold_replaced_when(hands_over(), dest) {
+    if let Some((file, bytes)) = hold_replaced_when(hands_over(), dest) {
         let mut held = REPLACED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if held.len() < MOST_REPLACED_HELD {
-            held.push(file);
+        let (files, total) = &mut *held;
+        if files.len() < MOST_REPLACED_HELD && *total + bytes <= MOST_REPLACED_BYTES {
+            files.push(file);
+            *total += bytes;
         }
     }
 }
 
-/// [`keep_replaced_until_exit`]'s file: `dest` opened as a path only (`O_PATH`: no read
-/// permission needed, nothing read), where `handing_over` and it is a regular file whose one
-/// name is `dest` (the rename over it would free it); `None` otherwise.
-fn hold_replaced_when(handing_over: bool, dest: &Path) -> Option<OwnedFd> {
+/// [`keep_replaced_until_exit`]'s file and the bytes it holds on disk: `dest` opened as a path
+/// only (`O_PATH`: no read permission needed, nothing read), where `handing_over` and it is a
+/// regular file whose one name is `dest` (the rename over it would free it); `None` otherwise.
+fn hold_replaced_when(handing_over: bool, dest: &Path) -> Option<(OwnedFd, u64)> {
     use std::os::{fd::FromRawFd, unix::ffi::OsStrExt};
     if !handing_over {
         return None;
@@ -94,7 +99,8 @@ fn hold_replaced_when(handing_over: bool, dest: &Path) -> Option<OwnedFd> {
     if unsafe { libc::fstat(file.as_raw_fd(), &mut stat) } != 0 {
         return None;
     }
-    (stat.st_mode & libc::S_IFMT == libc::S_IFREG && stat.st_nlink == 1).then_some(file)
+    let bytes = (stat.st_blocks as u64).saturating_mul(512).max(stat.st_size as u64);
+    (stat.st_mode & libc::S_IFMT == libc::S_IFREG && stat.st_nlink == 1).then_some((file, bytes))
 }
 
 /// Lets go of what a finished run holds on a GPU (its simulation and device) when nothing is
@@ -159,7 +165,7 @@ impl Drop for ExitTeardown {
         let mut files = driver_files();
         if !files.is_empty() {
             let replaced = REPLACED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            files.extend(replaced.iter().map(AsRawFd::as_raw_fd));
+            files.extend(replaced.0.iter().map(AsRawFd::as_raw_fd));
             hand_to_child(&files);
         }
     }
@@ -397,7 +403,8 @@ mod tests {
         let dest = dir.path().join("o.gif");
         std::fs::write(&dest, b"the previous run's").unwrap();
         assert!(hold_replaced_when(false, &dest).is_none());
-        let held = hold_replaced_when(true, &dest).expect("a regular file with one name is held");
+        let (held, bytes) = hold_replaced_when(true, &dest).expect("a regular file with one name is held");
+        assert!(bytes >= 18, "{bytes} bytes held");
         let fresh = dir.path().join("fresh");
         std::fs::write(&fresh, b"this run's").unwrap();
         std::fs::rename(&fresh, &dest).unwrap();
