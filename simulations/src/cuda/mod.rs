@@ -19,5 +19,5 @@ pub use ptxkit_host::{
     Gpu, KernelArg, KernelArgs, KernelImage, KernelImages, KernelInfo, KernelModule, Timer, grid_1d, grid_2d,
     last_launched, select_image,
 };
-pub use teardown::{ExitTeardown, IN_PROCESS_VAR, let_go, release_or_let_go};
+pub use teardown::{ExitTeardown, IN_PROCESS_VAR, LINGER_VAR, let_go, release_or_let_go};
 pub(crate) use teardown::{keep_replaced_until_exit, note_gpu_opened};

@@ -197,6 +197,19 @@ struct ChildPlan {
     alive_read: RawFd,
     /// The ranges of descriptors it closes (`first..=last`).
     closed: Vec<(u32, u32)>,
+    /// How long it waits after the parent's exit before it exits itself ([`LINGER_VAR`]).
+    linger: libc::timespec,
+}
+
+/// Set to a number of milliseconds for the teardown child to wait that long after the
+/// program has exited before it closes what it holds (test only: the GPU test then reads the
+/// child's files before its exit has begun; otherwise the child's exit races the reading).
+pub const LINGER_VAR: &str = "RUST_GPU_SIM_TEARDOWN_LINGER_MS";
+
+/// [`LINGER_VAR`]'s wait (none where it is unset or not a number of milliseconds).
+fn linger() -> libc::timespec {
+    let ms = std::env::var(LINGER_VAR).ok().and_then(|v| v.parse::<u32>().ok()).unwrap_or(0);
+    libc::timespec { tv_sec: (ms / 1000).into(), tv_nsec: (ms % 1000 * 1_000_000).into() }
 }
 
 /// Forks a child that keeps the files `kept` open until this process has exited, then exits.
@@ -240,7 +253,7 @@ fn hand_to_child(kept: &[RawFd]) -> Option<(libc::pid_t, RawFd)> {
         }
         return None;
     }
-    let plan = ChildPlan { null, alive_read, closed: closed_ranges(kept, alive_read) };
+    let plan = ChildPlan { null, alive_read, closed: closed_ranges(kept, alive_read), linger: linger() };
     // SAFETY: the child runs `hold_until_parent_exits`, which makes only system calls and
     // allocates nothing, as the child of a multi-threaded process must.
     let child = unsafe { libc::fork() };
@@ -299,6 +312,9 @@ fn hold_until_parent_exits(plan: &ChildPlan) -> ! {
             if libc::read(plan.alive_read, (&raw mut byte).cast(), 1) >= 0 {
                 break;
             }
+        }
+        if plan.linger.tv_sec > 0 || plan.linger.tv_nsec > 0 {
+            libc::nanosleep(&plan.linger, std::ptr::null_mut());
         }
         libc::_exit(0)
     }
