@@ -166,7 +166,7 @@ impl Drop for ExitTeardown {
         if !files.is_empty() {
             let replaced = REPLACED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             files.extend(replaced.0.iter().map(AsRawFd::as_raw_fd));
-            hand_to_child(&files);
+            hand_to_child(&files, linger_ms());
         }
     }
 }
@@ -206,14 +206,13 @@ struct ChildPlan {
 /// child's files before its exit has begun; otherwise the child's exit races the reading).
 pub const LINGER_VAR: &str = "RUST_GPU_SIM_TEARDOWN_LINGER_MS";
 
-/// [`LINGER_VAR`]'s wait (none where it is unset or not a number of milliseconds).
-fn linger() -> libc::timespec {
-    let ms = std::env::var(LINGER_VAR).ok().and_then(|v| v.parse::<u32>().ok()).unwrap_or(0);
-    libc::timespec { tv_sec: (ms / 1000).into(), tv_nsec: (ms % 1000 * 1_000_000).into() }
+/// [`LINGER_VAR`]'s wait in milliseconds (none where it is unset or not a number).
+fn linger_ms() -> u32 {
+    std::env::var(LINGER_VAR).ok().and_then(|v| v.parse::<u32>().ok()).unwrap_or(0)
 }
 
-/// Forks a child that keeps the files `kept` open until this process has exited, then exits.
-/// It keeps no other file of ours: its standard streams become `/dev/null` (so `kept`
+/// Forks a child that keeps the files `kept` open until this process has exited, then exits
+/// (`linger_ms` milliseconds later: [`LINGER_VAR`], for a test). It keeps no other file of ours: its standard streams become `/dev/null` (so `kept`
 /// descriptors 0 to 2 are not kept) and every other descriptor is closed in it. Returns `None`
 /// where no child could be made.
 ///
@@ -224,7 +223,7 @@ fn linger() -> libc::timespec {
 /// Returns the child's process id and our end of the pipe whose end of file tells it that
 /// we have exited: only we hold it, and it closes with this process (a caller that is not
 /// about to exit closes it to let the child go).
-fn hand_to_child(kept: &[RawFd]) -> Option<(libc::pid_t, RawFd)> {
+fn hand_to_child(kept: &[RawFd], linger_ms: u32) -> Option<(libc::pid_t, RawFd)> {
     // SAFETY: plain system calls on descriptors this function creates.
     let null = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
     if null < 0 {
@@ -253,7 +252,15 @@ fn hand_to_child(kept: &[RawFd]) -> Option<(libc::pid_t, RawFd)> {
         }
         return None;
     }
-    let plan = ChildPlan { null, alive_read, closed: closed_ranges(kept, alive_read), linger: linger() };
+    let plan = ChildPlan {
+        null,
+        alive_read,
+        closed: closed_ranges(kept, alive_read),
+        linger: libc::timespec {
+            tv_sec: (linger_ms / 1000).into(),
+            tv_nsec: (linger_ms % 1000 * 1_000_000).into(),
+        },
+    };
     // SAFETY: the child runs `hold_until_parent_exits`, which makes only system calls and
     // allocates nothing, as the child of a multi-threaded process must.
     let child = unsafe { libc::fork() };
@@ -373,7 +380,7 @@ mod tests {
     fn the_child_holds_only_the_kept_files_until_let_go() {
         let (kept_read, kept_write) = pipe();
         let (other_read, other_write) = pipe();
-        let (child, alive_write) = hand_to_child(&[kept_write]).expect("a child process");
+        let (child, alive_write) = hand_to_child(&[kept_write], 0).expect("a child process");
         assert!(child > 0);
         // Our writing ends closed: only the child can hold a pipe open now.
         unsafe {
@@ -397,6 +404,26 @@ mod tests {
             libc::close(kept_read);
             libc::close(other_read);
         }
+    }
+
+    /// Asked to linger ([`LINGER_VAR`]), the child holds the kept files that long after it is
+    /// let go, then exits.
+    #[test]
+    fn the_child_lingers_after_it_is_let_go_when_asked() {
+        let (kept_read, kept_write) = pipe();
+        let (child, alive_write) = hand_to_child(&[kept_write], 300).expect("a child process");
+        unsafe { libc::close(kept_write) };
+        let let_go = Instant::now();
+        unsafe { libc::close(alive_write) };
+        assert!(ends_within(kept_read, Duration::from_secs(10)), "the child's exit closes what it held");
+        let held = let_go.elapsed();
+        assert!(held >= Duration::from_millis(300), "held {held:?} after it was let go");
+        let mut status = 0;
+        while unsafe { libc::waitpid(child, &mut status, 0) } != child {
+            assert_eq!(std::io::Error::last_os_error().kind(), std::io::ErrorKind::Interrupted);
+        }
+        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "the child's status {status:#x}");
+        unsafe { libc::close(kept_read) };
     }
 
     /// The child closes every descriptor from 3 up but the kept ones and its pipe's end:
