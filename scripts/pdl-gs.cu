@@ -28,7 +28,9 @@ int main(int argc, char** argv) {
   CUdeviceptr b[4]; for (int i = 0; i < 4; i++) CK(cuMemAlloc(&b[i], N * 4));
   CUstream st; CK(cuStreamCreate(&st, CU_STREAM_NON_BLOCKING));
   Rates r = {0.16f, 0.08f, 0.035f, 0.065f, 1.0f};
-  struct Shape { int steps, warps, chunk; } shapes[] = {{5, 3, 8}, {4, 3, 8}, {6, 3, 8}, {5, 2, 8}, {5, 4, 8}, {5, 3, 16}, {3, 3, 8}, {8, 3, 8}, {4, 2, 8}};
+  struct Shape { int steps, warps, chunk; } shapes[] = {{5, 3, 8}, {4, 3, 8}, {6, 3, 8}, {5, 2, 8}, {5, 4, 8}, {5, 3, 16}, {3, 3, 8}, {8, 3, 8}, {4, 2, 8},
+    // Shorter and longer chunks than the tuner's (not yet run): a block's serial chain against the wavefront's start.
+    {5, 3, 4}, {5, 3, 6}, {5, 3, 10}, {5, 3, 12}, {4, 3, 6}, {6, 3, 6}, {5, 2, 6}};
   const int total = 1200;  // steps per graph (a multiple of every step count below)
   std::vector<float> ref_u, ref_v;
   printf("%-48s %s\n", "variant", "us/step for shapes (steps,warps,chunk) ...");
