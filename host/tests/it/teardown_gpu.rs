@@ -80,8 +80,8 @@ fn a_gpu_run_exits_with_its_outputs_whole_and_a_child_tears_the_driver_down() {
 }
 
 /// Runs the default-style GIF and `--save` job in `dir` and checks the program's child, adopted
-/// here: alive (not yet exited) the moment the program has, and holding nothing but
-/// `/dev/null`, the driver's files, its pipe and the outputs the run replaced (`replaced`,
+/// here: alive (not yet exited) the moment the program has, holding the driver's files and
+/// its pipe, and nothing else but `/dev/null` and the outputs the run replaced (`replaced`,
 /// unlinked). Returns the adopted children and when the program ended.
 fn run_and_check_the_child(dir: &std::path::Path, replaced: &[&str]) -> (Vec<libc::pid_t>, Instant) {
     let started = Instant::now();
@@ -90,6 +90,9 @@ fn run_and_check_the_child(dir: &std::path::Path, replaced: &[&str]) -> (Vec<lib
         // The child waits this long after the program's exit before its own: its files are
         // read here before it begins to close them (its exit would race the reading).
         .env(LINGER_VAR, LINGER_MS.to_string())
+        // A tuning cache of its own: the first run creates it, the second reads it, so no run
+        // replaces a cache file (which the child would hold too).
+        .env("XDG_CACHE_HOME", dir.join("cache"))
         .args(["grayscott", "--backend", "cuda", "--size", "96", "--steps", "40", "--frame-every", "10"])
         .args(["--gif", "o.gif", "--save", "o.npz"])
         .stdout(Stdio::piped())
@@ -125,6 +128,9 @@ fn run_and_check_the_child(dir: &std::path::Path, replaced: &[&str]) -> (Vec<lib
             None => panic!("the child holds {name}"),
         }
     }
+    let driver = files.iter().any(|file| file.starts_with("/dev/nvidia"));
+    let pipe = files.iter().any(|file| file.to_string_lossy().starts_with("pipe:"));
+    assert!(driver && pipe, "the child holds the driver's files and its pipe: {files:?}");
     outputs.sort();
     assert_eq!(outputs, replaced, "the replaced outputs the child holds: {files:?}");
     eprintln!("the child, as the program ended: state {state:?}, files {files:?}");

@@ -6,7 +6,7 @@
 //! exit closes its files and runs while its exit status goes to whoever waits for it.
 
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -24,11 +24,10 @@ static GPU_OPENED: AtomicBool = AtomicBool::new(false);
 static KEPT_IN_PROCESS: AtomicBool = AtomicBool::new(false);
 
 /// Files that an output replaced, held open until this process has exited and then closed by
-/// the teardown child ([`keep_replaced_until_exit`]), and their sizes added up.
-static REPLACED: Mutex<(Vec<OwnedFd>, u64)> = Mutex::new((Vec::new(), 0));
-/// At most this many replaced files, of at most this many bytes in all, are held: a run that
-/// replaces more (streamed checkpoints, `bench encode`'s repeats) frees the rest in their
-/// renames, as before, and never holds more disk than that past its outputs.
+/// the teardown child ([`keep_replaced_until_exit`]): the output's path, the file, its bytes.
+static REPLACED: Mutex<Vec<(PathBuf, OwnedFd, u64)>> = Mutex::new(Vec::new());
+/// At most this many replaced files, of at most this many bytes in all, are held (one per
+/// output path: a path replaced again frees the copy held before, as its rename did).
 const MOST_REPLACED_HELD: usize = 16;
 const MOST_REPLACED_BYTES: u64 = 256 << 20;
 
@@ -62,24 +61,46 @@ pub(crate) fn note_gpu_opened(mode: i32) {
 /// teardown to a child at exit, holds the file now at `dest` open until this process has
 /// exited, so that the rename only unlinks it and the child frees its blocks and page cache
 /// after exit. A rename over a 31 MB GIF (the default job's, replacing the previous run's)
-/// otherwise frees it in the renaming call, 15-33 ms on the build machine's disk
-/// ([docs/startup.md](../../../docs/startup.md#the-replaced-output-after-exit)). Does nothing
-/// elsewhere, where `dest` is not a regular file with one name, or past the first 16 files or
-/// 256 MiB held.
+/// otherwise frees it in the renaming call: 20-24 ms on an H100 host's disk, 15-19 ms on the
+/// build machine's ([docs/startup.md](../../../docs/startup.md#the-replaced-output-after-exit)).
+///
+/// One copy is held per path: where `dest` was replaced before in this run (a checkpoint
+/// written every N steps, `bench encode`'s repeats), the copy held then is closed now, freed
+/// here as its rename would have freed it. Nothing is held elsewhere: no hand-over, `dest`
+/// not a regular file with one name, not on a local file system (on NFS an open file that is
+/// renamed over is kept under a `.nfs` name in the directory instead), or a file that would
+/// take the held files past 16 or 256 MiB. A hold taken before a rename that then fails stays
+/// until exit (the file is still in place; it costs a descriptor). Where the hand-over does
+/// not happen after all (no driver file open at exit, no child), the held files close with
+/// this process, freed in its exit instead of in the renames.
 pub(crate) fn keep_replaced_until_exit(dest: &Path) {
     if let Some((file, bytes)) = hold_replaced_when(hands_over(), dest) {
         let mut held = REPLACED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let (files, total) = &mut *held;
-        if files.len() < MOST_REPLACED_HELD && *total + bytes <= MOST_REPLACED_BYTES {
-            files.push(file);
-            *total += bytes;
-        }
+        hold_one_per_path(&mut held, dest, file, bytes);
     }
 }
 
+/// Adds `file` (the copy replaced at `dest`, of `bytes`) to `held`, closing the copy held
+/// before for the same path, unless that would take `held` past [`MOST_REPLACED_HELD`] files
+/// or [`MOST_REPLACED_BYTES`] (then `file` is closed here).
+fn hold_one_per_path(held: &mut Vec<(PathBuf, OwnedFd, u64)>, dest: &Path, file: OwnedFd, bytes: u64) {
+    held.retain(|(path, _, _)| path != dest);
+    let total: u64 = held.iter().map(|(_, _, bytes)| bytes).sum();
+    if held.len() < MOST_REPLACED_HELD && total + bytes <= MOST_REPLACED_BYTES {
+        held.push((dest.to_owned(), file, bytes));
+    }
+}
+
+/// File systems (`statfs`'s `f_type`) where a file renamed over while open is freed at its
+/// last close, with nothing left in the directory: ext2/3/4, XFS, Btrfs, tmpfs, overlayfs,
+/// ZFS, F2FS.
+const LOCAL_FILE_SYSTEMS: [i64; 7] =
+    [0xEF53, 0x5846_5342, 0x9123_683E, 0x0102_1994, 0x794C_7630, 0x2FC1_2FC1, 0xF2F5_2010];
+
 /// [`keep_replaced_until_exit`]'s file and the bytes it holds on disk: `dest` opened as a path
 /// only (`O_PATH`: no read permission needed, nothing read), where `handing_over` and it is a
-/// regular file whose one name is `dest` (the rename over it would free it); `None` otherwise.
+/// regular file whose one name is `dest` (the rename over it would free it), on one of the
+/// [`LOCAL_FILE_SYSTEMS`]; `None` otherwise.
 fn hold_replaced_when(handing_over: bool, dest: &Path) -> Option<(OwnedFd, u64)> {
     use std::os::{fd::FromRawFd, unix::ffi::OsStrExt};
     if !handing_over {
@@ -99,8 +120,19 @@ fn hold_replaced_when(handing_over: bool, dest: &Path) -> Option<(OwnedFd, u64)>
     if unsafe { libc::fstat(file.as_raw_fd(), &mut stat) } != 0 {
         return None;
     }
+    if stat.st_mode & libc::S_IFMT != libc::S_IFREG || stat.st_nlink != 1 {
+        return None;
+    }
+    // SAFETY: `statfs` is a plain struct the call fills in.
+    let mut fs: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: an open descriptor (fstatfs takes an O_PATH one) and a valid statfs.
+    if unsafe { libc::fstatfs(file.as_raw_fd(), &mut fs) } != 0
+        || !LOCAL_FILE_SYSTEMS.contains(&(fs.f_type as i64))
+    {
+        return None;
+    }
     let bytes = (stat.st_blocks as u64).saturating_mul(512).max(stat.st_size as u64);
-    (stat.st_mode & libc::S_IFMT == libc::S_IFREG && stat.st_nlink == 1).then_some((file, bytes))
+    Some((file, bytes))
 }
 
 /// Lets go of what a finished run holds on a GPU (its simulation and device) when nothing is
@@ -165,7 +197,7 @@ impl Drop for ExitTeardown {
         let mut files = driver_files();
         if !files.is_empty() {
             let replaced = REPLACED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            files.extend(replaced.0.iter().map(AsRawFd::as_raw_fd));
+            files.extend(replaced.iter().map(|(_, file, _)| file.as_raw_fd()));
             hand_to_child(&files, linger_ms());
         }
     }
@@ -201,19 +233,22 @@ struct ChildPlan {
     linger: libc::timespec,
 }
 
-/// Set to a number of milliseconds for the teardown child to wait that long after the
-/// program has exited before it closes what it holds (test only: the GPU test then reads the
-/// child's files before its exit has begun; otherwise the child's exit races the reading).
+/// Set to a number of milliseconds for the teardown child to wait that long (at most 10 s)
+/// after the program has exited before it closes what it holds (test only: the GPU test then
+/// reads the child's files before its exit has begun; otherwise the child's exit races the
+/// reading).
 pub const LINGER_VAR: &str = "RUST_GPU_SIM_TEARDOWN_LINGER_MS";
 
 /// [`LINGER_VAR`]'s wait in milliseconds (none where it is unset or not a number).
 fn linger_ms() -> u32 {
-    std::env::var(LINGER_VAR).ok().and_then(|v| v.parse::<u32>().ok()).unwrap_or(0)
+    // At most 10 s: the child blocks every signal, so only SIGKILL would end a longer wait.
+    std::env::var(LINGER_VAR).ok().and_then(|v| v.parse::<u32>().ok()).unwrap_or(0).min(10_000)
 }
 
 /// Forks a child that keeps the files `kept` open until this process has exited, then exits
-/// (`linger_ms` milliseconds later: [`LINGER_VAR`], for a test). It keeps no other file of ours: its standard streams become `/dev/null` (so `kept`
-/// descriptors 0 to 2 are not kept) and every other descriptor is closed in it. Returns `None`
+/// (`linger_ms` milliseconds later: [`LINGER_VAR`], for a test). It keeps no other file of
+/// ours: its standard streams become `/dev/null` (so `kept` descriptors 0 to 2 are not kept)
+/// and every other descriptor is closed in it. Returns `None`
 /// where no child could be made.
 ///
 /// `fork` copies the page tables of the memory this process has touched, in this process,
@@ -465,6 +500,41 @@ mod tests {
         assert!(hold_replaced_when(true, &link).is_none());
         std::fs::hard_link(&dest, dir.path().join("second name")).unwrap();
         assert!(hold_replaced_when(true, &dest).is_none());
+    }
+
+    /// One copy is held per path (the one before is closed), and none past the limits.
+    #[test]
+    fn one_replaced_copy_is_held_per_path_within_the_limits() {
+        use std::os::fd::FromRawFd;
+        // Pipes' writing ends stand for held files: a closed one ends its reading end.
+        let end = || {
+            let (read, write) = pipe();
+            (read, unsafe { OwnedFd::from_raw_fd(write) })
+        };
+        // A closed writing end shows at once; an open one is given 50 ms.
+        let closed = |read: RawFd| ends_within(read, Duration::from_millis(50));
+        let mut held = Vec::new();
+        let (first_read, first) = end();
+        hold_one_per_path(&mut held, Path::new("o.gif"), first, 31 << 20);
+        let (second_read, second) = end();
+        hold_one_per_path(&mut held, Path::new("o.gif"), second, 31 << 20);
+        assert!(closed(first_read), "the copy held before for the same path is closed");
+        assert!(!closed(second_read), "the latest copy is held");
+        let (big_read, big) = end();
+        hold_one_per_path(&mut held, Path::new("big.npz"), big, MOST_REPLACED_BYTES);
+        assert!(closed(big_read), "past the bytes' limit: not held");
+        let mut reads = vec![second_read, first_read, big_read];
+        for i in 1..MOST_REPLACED_HELD + 1 {
+            let (read, file) = end();
+            hold_one_per_path(&mut held, Path::new(&format!("frame-{i}.png")), file, 1);
+            assert_eq!(closed(read), i >= MOST_REPLACED_HELD, "file {i}");
+            reads.push(read);
+        }
+        assert_eq!(held.len(), MOST_REPLACED_HELD);
+        drop(held);
+        for read in reads {
+            unsafe { libc::close(read) };
+        }
     }
 
     /// Counts its drops: what a finished run holds.
