@@ -438,13 +438,11 @@ impl Written {
     fn put(self, list: &mut Vec<Temporary>) -> Result<PathBuf> {
         let Self { dest, file, backing } = self;
         let fail = |e: std::io::Error| output_error(&dest, describe_io(&e));
-        if !matches!(backing, Backing::Direct) {
-            crate::cuda::keep_replaced_until_exit(&dest);
-        }
         match backing {
             Backing::Direct => {}
             Backing::Anonymous => link_into_place(&file, &dest).map_err(fail)?,
             Backing::Named(temp) => {
+                crate::cuda::keep_replaced_until_exit(&dest);
                 let entry = Temporary::File(temp.to_path_buf());
                 let result = temp.persist(&dest);
                 unregister(list, &entry);
@@ -554,7 +552,6 @@ impl HeldOutputs {
             && let Some(mut file) = open_anonymous(dir, Access::WriteOnly)?
         {
             fill(&mut file)?;
-            crate::cuda::keep_replaced_until_exit(dest);
             return link_into_place(&file, dest);
         }
         let mut builder = tempfile::Builder::new();
@@ -602,6 +599,7 @@ fn link_into_place(file: &File, dest: &Path) -> std::io::Result<()> {
     // Replace: a fresh name in the same directory (retried while taken), renamed over `dest`.
     // The name is removed again if the rename fails (dropped `NamedTempFile`).
     let named = tempfile::Builder::new().prefix(".tmp").make_in(parent_dir(dest), |path| link(path))?;
+    crate::cuda::keep_replaced_until_exit(dest);
     named.persist(dest).map(drop).map_err(|e| e.error)
 }
 
