@@ -916,8 +916,12 @@ pub fn resolve_switch(
 
 /// The PTX without its DWARF: the `, debug` of `.target` and the `.section .debug_*` blocks,
 /// keeping the line table (`.file`, `.loc`), which is what nvcc's `-lineinfo` writes. The
-/// code is the same optimised code; `ptxas` then needs no `-g`-style debug build. PTX without
-/// DWARF comes back unchanged.
+/// code is the same optimised code; `ptxas` then needs no `-g`-style debug build. For PTX
+/// ISA 7.2 and later (an `sm_90` module) LLVM's `.loc` also names the inlined function and
+/// where it was inlined (`, function_name $L__info_stringN, inlined_at F L C`), the name a
+/// label in the `.debug_str` section removed here: that part goes too (ptxas rejects the
+/// label otherwise), and a line keeps its file, line and column. PTX without DWARF comes back
+/// unchanged.
 pub fn strip_dwarf(ptx: &str) -> String {
     let mut out = String::with_capacity(ptx.len());
     let mut lines = ptx.lines();
@@ -932,6 +936,13 @@ pub fn strip_dwarf(ptx: &str) -> String {
                     break;
                 }
             }
+            continue;
+        }
+        if code.starts_with(".loc")
+            && let Some(at) = line.find(", function_name")
+        {
+            out.push_str(&line[..at]);
+            out.push('\n');
             continue;
         }
         match code.strip_prefix(".target ") {
@@ -1625,6 +1636,11 @@ mod tests {
             stripped,
             ".version 8.0\n.target sm_80\n.address_size 64\n\t.loc\t1 5 0\n\tret;\n\t.file\t1 \"/w/src/lib.rs\"\n"
         );
+        // An sm_90 module's `.loc` names the inlined function by a `.debug_str` label.
+        let inlined = ".version 7.8\n.target sm_90, debug\n\t.loc\t1 164 9, function_name $L__info_string0, \
+                       inlined_at 1 253 22 // src/a.rs:164:9\n\tret;\n\t.section\t.debug_str\n\t{\n\
+                       $L__info_string0:\n.b8 102\n\t}\n";
+        assert_eq!(strip_dwarf(inlined), ".version 7.8\n.target sm_90\n\t.loc\t1 164 9\n\tret;\n");
         // PTX without DWARF is left as it is, byte for byte.
         let plain = ".version 8.0\n.target sm_70\n.address_size 64\n\tret;\n";
         assert_eq!(strip_dwarf(plain), plain);
