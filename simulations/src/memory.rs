@@ -125,7 +125,19 @@ pub fn start_workers_under_address_limit() -> Result<()> {
     if address_space_limit().is_none() {
         return Ok(());
     }
-    rayon::ThreadPoolBuilder::new().build_global().map_err(|e| {
+    rayon::ThreadPoolBuilder::new()
+        .spawn_handler(|thread| {
+            let mut builder = std::thread::Builder::new();
+            if let Some(name) = thread.name() {
+                builder = builder.name(name.to_owned());
+            }
+            if let Some(bytes) = thread.stack_size() {
+                builder = builder.stack_size(bytes);
+            }
+            spawn(builder, || thread.run()).map(drop)
+        })
+        .build_global()
+        .map_err(|e| {
         let room = address_space_room().map_or_else(String::new, |room| format!(" {}", human_bytes(room)));
         Error::InvalidInput(format!(
             "cannot start the worker threads ({e}): this process's address-space limit (ulimit -v) leaves it \
@@ -192,11 +204,49 @@ pub fn promise_state_copy() -> StateCopy {
     StateCopy(())
 }
 
-/// The stack a thread maps when it starts (Rust's and rayon's: `RUST_MIN_STACK`'s size, else
-/// 2 MiB), with its guard page.
+/// The address space a thread maps when it starts: its stack (Rust's and rayon's:
+/// `RUST_MIN_STACK`'s size, else 2 MiB) with its guard page, and the alternate signal stack
+/// Rust's runtime maps inside the new thread (`max(SIGSTKSZ, AT_MINSIGSTKSZ)` and a guard
+/// page). A thread whose stack fits but whose alternate stack does not aborts the process
+/// (the runtime panics where no panic can be caught), so [`spawn`] checks for both.
 pub fn thread_stack_bytes() -> u64 {
     let stack = std::env::var("RUST_MIN_STACK").ok().and_then(|s| s.trim().parse::<u64>().ok());
-    stack.unwrap_or(2 << 20) + 4096
+    stack.unwrap_or(2 << 20) + PAGE + signal_stack_bytes()
+}
+
+/// A guard page.
+const PAGE: u64 = 4096;
+
+/// The alternate signal stack of a thread, with its guard page (Rust's runtime, on Linux).
+fn signal_stack_bytes() -> u64 {
+    #[cfg(target_os = "linux")]
+    // SAFETY: getauxval reads the process's auxiliary vector; 0 where the entry is missing.
+    let least = unsafe { libc::getauxval(AT_MINSIGSTKSZ) };
+    #[cfg(not(target_os = "linux"))]
+    let least = 0;
+    (libc::SIGSTKSZ as u64).max(least) + PAGE
+}
+
+/// The auxiliary vector's least signal stack size (Linux 5.14 on; `<elf.h>`'s value).
+#[cfg(target_os = "linux")]
+const AT_MINSIGSTKSZ: libc::c_ulong = 51;
+
+/// Starts a thread, as `builder.spawn(body)`, but under an address-space limit only where the
+/// room left holds all it maps ([`thread_stack_bytes`]): otherwise an error saying what a
+/// thread maps, for the caller's one line
+/// ([`thread_start_failure`]), instead of a thread that maps its stack and then aborts the
+/// process for want of its signal stack. Every thread the program starts goes through here
+/// (rayon's workers through [`start_workers_under_address_limit`]).
+pub fn spawn<F, T>(builder: std::thread::Builder, body: F) -> std::io::Result<std::thread::JoinHandle<T>>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    if address_space_room().is_some_and(|room| room < thread_stack_bytes()) {
+        let need = human_bytes(thread_stack_bytes());
+        return Err(std::io::Error::new(std::io::ErrorKind::OutOfMemory, format!("a thread maps {need}")));
+    }
+    builder.spawn(body)
 }
 
 /// Threads a run may start after its grid's check: Gray-Scott's start's builder, then the

@@ -66,12 +66,14 @@ static OPENING: Mutex<Option<std::thread::JoinHandle<Result<Arc<Gpu>>>>> = Mutex
 pub fn open_in_background() {
     let mut opening = OPENING.lock().expect("GPU opening lock");
     if opening.is_none() {
-        *opening = Some(std::thread::spawn(|| {
+        // Where no thread can start (an address-space limit), `open` opens the GPU itself.
+        *opening = crate::memory::spawn(std::thread::Builder::new().name("gpu-open".into()), || {
             let gpu = open_device(0)?;
             gpu.load_kernels()?;
             crate::timeline::mark("GPU: kernels loaded");
             Ok(gpu)
-        }));
+        })
+        .ok();
     }
 }
 

@@ -24,29 +24,27 @@ pub fn handle_signals() -> Result<()> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])
         .map_err(|e| invalid!("cannot watch for signals: {e}"))?;
-    std::thread::Builder::new()
-        .name("signals".into())
-        .spawn(move || {
-            if let Some(signal) = signals.forever().next() {
-                SIGNALLED.store(true, std::sync::atomic::Ordering::SeqCst);
-                output::remove_temporaries();
-                if std::io::stderr().is_terminal() {
-                    // Clear the progress bar's line.
-                    let _ = write!(std::io::stderr(), "\r\x1b[2K");
-                }
-                let name = match signal {
-                    SIGINT => "SIGINT",
-                    SIGTERM => "SIGTERM",
-                    _ => "SIGHUP",
-                };
-                let _ = writeln!(
-                    std::io::stderr().lock(),
-                    "error: interrupted by {name}; the run's unfinished outputs were removed"
-                );
-                std::process::exit(128 + signal);
+    crate::memory::spawn(std::thread::Builder::new().name("signals".into()), move || {
+        if let Some(signal) = signals.forever().next() {
+            SIGNALLED.store(true, std::sync::atomic::Ordering::SeqCst);
+            output::remove_temporaries();
+            if std::io::stderr().is_terminal() {
+                // Clear the progress bar's line.
+                let _ = write!(std::io::stderr(), "\r\x1b[2K");
             }
-        })
-        .map_err(|e| invalid!("cannot watch for signals: {}", crate::memory::thread_start_failure(&e)))?;
+            let name = match signal {
+                SIGINT => "SIGINT",
+                SIGTERM => "SIGTERM",
+                _ => "SIGHUP",
+            };
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "error: interrupted by {name}; the run's unfinished outputs were removed"
+            );
+            std::process::exit(128 + signal);
+        }
+    })
+    .map_err(|e| invalid!("cannot watch for signals: {}", crate::memory::thread_start_failure(&e)))?;
     Ok(())
 }
 

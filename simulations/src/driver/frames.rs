@@ -302,10 +302,11 @@ impl Frames {
     pub fn finish_while(self, release: impl FnOnce()) -> Result<Vec<PathBuf>> {
         let frames = std::sync::Arc::new(std::sync::Mutex::new(Some(self)));
         let handed = frames.clone();
-        let spawned = std::thread::Builder::new().name("outputs-finishing".into()).spawn(move || {
-            let frames = handed.lock().unwrap_or_else(|p| p.into_inner()).take();
-            frames.map(Frames::finish)
-        });
+        let spawned =
+            crate::memory::spawn(std::thread::Builder::new().name("outputs-finishing".into()), move || {
+                let frames = handed.lock().unwrap_or_else(|p| p.into_inner()).take();
+                frames.map(Frames::finish)
+            });
         let Ok(finishing) = spawned else {
             // No thread to be had (an address-space limit): finish here, then release.
             let frames = frames.lock().unwrap_or_else(|p| p.into_inner()).take();

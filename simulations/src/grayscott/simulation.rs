@@ -42,7 +42,7 @@ impl StartFields {
             crate::timeline::mark("initial fields built");
             Ok(fields)
         };
-        let thread = std::thread::Builder::new().name("initial-fields".into()).spawn(build);
+        let thread = memory::spawn(std::thread::Builder::new().name("initial-fields".into()), build);
         thread.map(Self).map_err(|e| {
             Error::InvalidInput(format!("cannot start a thread: {}", memory::thread_start_failure(&e)))
         })

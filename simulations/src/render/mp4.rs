@@ -588,9 +588,10 @@ impl Mp4Writer {
         let budget = crate::memory::buffer_budget(queue as u64 * frame);
         let queue = queue.min((budget / frame.max(1)) as usize).max(1);
         let (sender, receiver) = sync_channel(queue);
-        let worker = std::thread::Builder::new()
-            .name("mp4-encoder".into())
-            .spawn(move || run(encoder, receiver))
+        let worker =
+            crate::memory::spawn(std::thread::Builder::new().name("mp4-encoder".into()), move || {
+                run(encoder, receiver)
+            })
             .map_err(|e| {
                 let why = crate::memory::thread_start_failure(&e);
                 output_error(dest, format!("cannot start the encoder thread: {why}"))

@@ -143,9 +143,10 @@ impl FrameWriter {
             previous: None,
             batch_size,
         };
-        let worker = std::thread::Builder::new()
-            .name("frame-encoder".into())
-            .spawn(move || encoder.run(receiver))
+        let worker =
+            crate::memory::spawn(std::thread::Builder::new().name("frame-encoder".into()), move || {
+                encoder.run(receiver)
+            })
             .map_err(|e| {
                 let why = crate::memory::thread_start_failure(&e);
                 Error::InvalidInput(format!("cannot start the frame encoder's thread: {why}"))

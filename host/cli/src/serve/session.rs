@@ -80,7 +80,7 @@ impl Session {
         let (requests, inbox) = std::sync::mpsc::sync_channel(REQUEST_QUEUE);
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
-        std::thread::Builder::new().name("serve-session".into()).spawn(move || {
+        simulations::memory::spawn(std::thread::Builder::new().name("serve-session".into()), move || {
             let mut runner = Runner::new(device, limits, registry, start, frames, replies, flag);
             runner.run(inbox);
             drop(runner);
