@@ -127,7 +127,9 @@ fn run_and_check_the_child(dir: &std::path::Path, replaced: &[&str]) -> (Vec<lib
             None => panic!("the child holds {name}"),
         }
     }
-    let driver = files.iter().any(|file| file.starts_with("/dev/nvidia"));
+    // By text: `Path::starts_with` compares whole components (`/dev/nvidia0` is not under
+    // `/dev/nvidia`).
+    let driver = files.iter().any(|file| file.to_string_lossy().starts_with("/dev/nvidia"));
     let pipe = files.iter().any(|file| file.to_string_lossy().starts_with("pipe:"));
     assert!(driver && pipe, "the child holds the driver's files and its pipe: {files:?}");
     outputs.sort();

@@ -10,7 +10,7 @@ use ptxkit_device::thread;
 /// The per-thread state of a `streaming` block; see [`gray_scott_streaming_s8`]. `C` is
 /// the cells per thread and `T` the steps per launch, constants so that every ring index is
 /// static (registers, not local memory).
-struct Streaming<const C: usize, const T: usize> {
+struct Streaming<const C: usize, const T: usize, const UNIT_DT: bool> {
     u: *const f32,
     v: *const f32,
     u_next: *mut f32,
@@ -37,7 +37,7 @@ struct Streaming<const C: usize, const T: usize> {
     ring: [[[[f32; C]; 2]; 3]; T],
 }
 
-impl<const C: usize, const T: usize> Streaming<C, T> {
+impl<const C: usize, const T: usize, const UNIT_DT: bool> Streaming<C, T, UNIT_DT> {
     /// Loads grid row `load_row` into `prefetch` and moves on to the next row (periodically).
     #[inline(always)]
     unsafe fn load_next_row(&mut self) {
@@ -115,7 +115,7 @@ impl<const C: usize, const T: usize> Streaming<C, T> {
         }
         for j in 0..C {
             let (u, v) = (below[centre][0][j], below[centre][1][j]);
-            (next[0][j], next[1][j]) = self.rates.step(u, v, next[0][j], next[1][j]);
+            (next[0][j], next[1][j]) = self.rates.step_at::<UNIT_DT>(u, v, next[0][j], next[1][j]);
         }
         if S < T {
             self.ring[S][centre] = next;
@@ -163,6 +163,31 @@ unsafe fn streaming<const C: usize, const T: usize, const PDL: bool>(
     if PDL {
         ptxkit_device::grid::dependency_synchronize();
     }
+    // At dt = 1 (every preset's) a copy of the march without the two multiplies by dt a
+    // cell-step: one uniform branch.
+    unsafe {
+        if rates.dt == 1.0 {
+            march::<C, T, true>(u, v, u_next, v_next, width, height, rates, chunk)
+        } else {
+            march::<C, T, false>(u, v, u_next, v_next, width, height, rates, chunk)
+        }
+    }
+}
+
+/// A block's march down its chunk, the body of [`streaming`] after the launch's wait;
+/// `UNIT_DT` where `rates.dt` is 1 ([`Rates::step_at`]).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn march<const C: usize, const T: usize, const UNIT_DT: bool>(
+    u: *const f32,
+    v: *const f32,
+    u_next: *mut f32,
+    v_next: *mut f32,
+    width: u32,
+    height: u32,
+    rates: Rates,
+    chunk: u32,
+) {
     let planes = ptxkit_device::dynamic_shared_f32!(streaming_planes);
     let threads = thread::block_dim_x();
     let warps = threads / 32;
@@ -192,7 +217,7 @@ unsafe fn streaming<const C: usize, const T: usize, const PDL: bool>(
     }
     let y0 = thread::block_idx_y() * chunk;
     let load_row = (i64::from(y0) - i64::from(steps)).rem_euclid(i64::from(height)) as u32;
-    let mut block = Streaming::<C, T> {
+    let mut block = Streaming::<C, T, UNIT_DT> {
         u,
         v,
         u_next,
@@ -294,8 +319,9 @@ streaming_kernels!(STREAM_COLS as usize, false;
     /// strip = [`stream_strip`]; dynamic shared memory [`stream_shared_bytes`]. Bytes per cell per
     /// launch: 8 read × window / strip × (chunk + 2T) / chunk, 8 written: about 17 B, over T
     /// steps (2.2 B per step at T = 8, against 16 for any single-step kernel). Same float
-    /// operations per cell as the other kernels ([`laplacian5`], [`Rates::step`]): results are
-    /// bit-identical. On an H200 at 4096², tuned (7 steps, 4 warps, 133-row chunks: one wave
+    /// operations per cell as the other kernels ([`laplacian5`], [`Rates::step`]), less the
+    /// two multiplies by `dt` where `dt` is 1 (a second copy of the march, [`Rates::step_at`],
+    /// picked by one uniform branch): results are bit-identical. On an H200 at 4096², tuned (7 steps, 4 warps, 133-row chunks: one wave
     /// of blocks): 23.8 µs per step, against 40.1 for [`gray_scott_temporal`]; ncu: 119
     /// registers (148 at 8 steps), 4 blocks per SM, issue slots 74% busy.
     gray_scott_streaming_s8 8

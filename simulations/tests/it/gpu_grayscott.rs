@@ -278,30 +278,43 @@ fn check_streaming_kernels(sizes: &[(u32, u32)]) {
         (3, 33, 1),
         (2, 1, 1),
     ];
+    // The layouts alternate between the presets' dt = 1 (the kernels' copy without the
+    // multiplies by dt) and another dt, so each kernel runs both copies.
+    let rates = [coral(), grayscott::Rates { dt: 0.9, ..coral() }];
     let mut checked = 0;
     for &(w, h) in sizes {
         let cells = (w * h) as usize;
         let u = random_field(cells, seed, 0.0, 1.0);
         let v = random_field(cells, seed + 1, 0.0, 0.5);
-        let mut cpu_sim = cpu::CpuGrayScott::new(w, h, coral(), u.clone(), v.clone());
-        let expected: Vec<(Vec<f32>, Vec<f32>)> = (0..STREAM_MAX_STEPS)
-            .map(|_| {
-                cpu_sim.step_once();
-                grayscott::Engine::fields(&mut cpu_sim).unwrap()
+        let expected: Vec<Vec<(Vec<f32>, Vec<f32>)>> = rates
+            .iter()
+            .map(|&rates| {
+                let mut cpu_sim = cpu::CpuGrayScott::new(w, h, rates, u.clone(), v.clone());
+                (0..STREAM_MAX_STEPS)
+                    .map(|_| {
+                        cpu_sim.step_once();
+                        grayscott::Engine::fields(&mut cpu_sim).unwrap()
+                    })
+                    .collect()
             })
             .collect();
         let (du, dv) = (upload(&gpu, &u), upload(&gpu, &v));
-        for (warps, chunk, cols) in layouts {
+        for (layout, (warps, chunk, cols)) in layouts.into_iter().enumerate() {
+            let which = layout % 2;
             for steps in 1..=STREAM_MAX_STEPS {
                 let shape = cuda::StreamShape { steps, warps, chunk, cols };
                 let (mut un, mut vn) = poisoned_pair(&gpu, cells);
-                cuda::launch_streaming(&gpu, &du, &dv, &mut un, &mut vn, w, h, coral(), shape, steps)
+                cuda::launch_streaming(&gpu, &du, &dv, &mut un, &mut vn, w, h, rates[which], shape, steps)
                     .unwrap();
-                let (cu, cv) = &expected[steps as usize - 1];
+                let (cu, cv) = &expected[which][steps as usize - 1];
                 let (gu, gv) = (download(&gpu, &un), download(&gpu, &vn));
                 let wrong = gu.iter().zip(cu).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
-                assert_eq!(wrong, 0, "{w}x{h}, {shape:?}: {wrong} cells of U differ");
-                assert!(gv.iter().zip(cv).all(|(a, b)| a.to_bits() == b.to_bits()), "{w}x{h}, {shape:?}: V");
+                let dt = rates[which].dt;
+                assert_eq!(wrong, 0, "{w}x{h}, {shape:?}, dt {dt}: {wrong} cells of U differ");
+                assert!(
+                    gv.iter().zip(cv).all(|(a, b)| a.to_bits() == b.to_bits()),
+                    "{w}x{h}, {shape:?}, dt {dt}: V"
+                );
                 checked += 1;
             }
         }
@@ -393,13 +406,21 @@ fn programmatic_streaming_chains_equal_the_cpu() {
     let _restore = Restore(cuda::set_programmatic_streaming(true));
     let gpu = gpu();
     let hopper = gpu.compute_capability().0 >= 9;
-    let mut setup = Setup::new(515, 300, coral());
-    setup.init = Init::Spots;
-    setup.seed = fresh_seed();
-    let mut cpu_sim = GrayScott::new(&setup, &Device::Cpu, Variant::Cpu).unwrap();
-    cpu_sim.step(12 * 20).unwrap();
-    let (cu, cv) = cpu_sim.fields().unwrap();
-    assert!(cv.iter().any(|&x| x > 0.1), "the pattern must be alive to be a test");
+    // The presets' dt = 1 (the kernels' copy without the multiplies by dt) and another dt.
+    let seed = fresh_seed();
+    let setups: Vec<(Setup, Vec<f32>, Vec<f32>)> = [1.0, 0.9]
+        .into_iter()
+        .map(|dt| {
+            let mut setup = Setup::new(515, 300, grayscott::Rates { dt, ..coral() });
+            setup.init = Init::Spots;
+            setup.seed = seed;
+            let mut cpu_sim = GrayScott::new(&setup, &Device::Cpu, Variant::Cpu).unwrap();
+            cpu_sim.step(12 * 20).unwrap();
+            let (cu, cv) = cpu_sim.fields().unwrap();
+            assert!(cv.iter().any(|&x| x > 0.1), "the pattern must be alive to be a test");
+            (setup, cu, cv)
+        })
+        .collect();
     for allowed in [true, false] {
         cuda::set_programmatic_streaming(allowed);
         assert_eq!(
@@ -408,8 +429,8 @@ fn programmatic_streaming_chains_equal_the_cpu() {
             "allowed {allowed}, Hopper {hopper}"
         );
         for steps in [1, 2, 5] {
-            for graphs in [true, false] {
-                let mut sim = GrayScott::new(&setup, &Device::Cuda(gpu.clone()), Variant::Streaming).unwrap();
+            for (graphs, (setup, cu, cv)) in [true, false].into_iter().zip(&setups) {
+                let mut sim = GrayScott::new(setup, &Device::Cuda(gpu.clone()), Variant::Streaming).unwrap();
                 let engine = sim.cuda_engine().unwrap();
                 engine.set_graphs(graphs);
                 engine.set_stream_shape(cuda::StreamShape { steps, warps: 3, chunk: 8, cols: 1 });
@@ -420,11 +441,12 @@ fn programmatic_streaming_chains_equal_the_cpu() {
                 assert_eq!(last.contains("_pdl_"), allowed && hopper, "the last kernel launched: {last}");
                 let (gu, gv) = sim.fields().unwrap();
                 let what = format!(
-                    "programmatic {}, {steps} steps a launch, graphs {graphs}: {last}",
-                    allowed && hopper
+                    "programmatic {}, {steps} steps a launch, graphs {graphs}, dt {}: {last}",
+                    allowed && hopper,
+                    setup.rates.dt
                 );
                 assert!(
-                    bits(&gu) == bits(&cu) && bits(&gv) == bits(&cv),
+                    bits(&gu) == bits(cu) && bits(&gv) == bits(cv),
                     "{what}: not bit-identical to the CPU"
                 );
                 eprintln!("{what}: 240 steps bit-identical to the CPU");
