@@ -139,46 +139,13 @@ impl<const C: usize, const T: usize, const UNIT_DT: bool> Streaming<C, T, UNIT_D
     }
 }
 
-/// The body of the `gray_scott_streaming_*` kernels: `C` cells per thread, `T` steps. With
-/// `PDL` (the `_pdl` kernels, sm_90, launched with programmatic dependence) a block's first
-/// act is to wait for the launch before it (`grid::dependency_synchronize`), the placement
-/// measured best (docs/performance.md): the gain is the launch itself, which the driver
-/// starts as the launch before ends. It does not trigger the next launch early
-/// (`grid::trigger_dependent_launch`): blocks of the next launches would then fill the SMs
-/// while waiting (on an H100 at 512², up to 2.2 times as long a step).
+/// The body of the `gray_scott_streaming_*` kernels after the launch's wait (see
+/// `streaming_kernels!`): a block's march down its chunk, `C` cells per thread, `T` steps, and
+/// with `UNIT_DT` the copy for `rates.dt` = 1, without the two multiplies by dt a cell-step
+/// ([`Rates::step_at`]; the kernels pick the copy by one uniform branch).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn streaming<const C: usize, const T: usize, const PDL: bool>(
-    u: *const f32,
-    v: *const f32,
-    u_next: *mut f32,
-    v_next: *mut f32,
-    width: u32,
-    height: u32,
-    rates: Rates,
-    chunk: u32,
-) {
-    // The launch before wrote the fields this one reads, and read the ones it writes.
-    #[cfg(feature = "grayscott_pdl")]
-    if PDL {
-        ptxkit_device::grid::dependency_synchronize();
-    }
-    // At dt = 1 (every preset's) a copy of the march without the two multiplies by dt a
-    // cell-step: one uniform branch.
-    unsafe {
-        if rates.dt == 1.0 {
-            march::<C, T, true>(u, v, u_next, v_next, width, height, rates, chunk)
-        } else {
-            march::<C, T, false>(u, v, u_next, v_next, width, height, rates, chunk)
-        }
-    }
-}
-
-/// A block's march down its chunk, the body of [`streaming`] after the launch's wait;
-/// `UNIT_DT` where `rates.dt` is 1 ([`Rates::step_at`]).
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-unsafe fn march<const C: usize, const T: usize, const UNIT_DT: bool>(
+unsafe fn streaming<const C: usize, const T: usize, const UNIT_DT: bool>(
     u: *const f32,
     v: *const f32,
     u_next: *mut f32,
@@ -275,7 +242,25 @@ macro_rules! streaming_kernels {
             chunk: u32,
         ) {
             const C: usize = $cols;
-            unsafe { streaming::<C, $steps, $pdl>(u, v, u_next, v_next, width, height, rates, chunk) }
+            // With `$pdl` (the `_pdl` kernels, sm_90, launched with programmatic dependence) a
+            // block's first act is to wait for the launch before it, which wrote the fields this
+            // one reads and read the ones it writes: the placement measured best
+            // (docs/performance.md), the gain being the launch itself, which the driver starts
+            // as the launch before ends. No early trigger of the next launch
+            // (`grid::trigger_dependent_launch`): its blocks would fill the SMs while waiting
+            // (on an H100 at 512², up to 2.2 times as long a step).
+            #[cfg(feature = "grayscott_pdl")]
+            if $pdl {
+                ptxkit_device::grid::dependency_synchronize();
+            }
+            // At dt = 1 (every preset's) the march without the two multiplies by dt.
+            unsafe {
+                if rates.dt == 1.0 {
+                    streaming::<C, $steps, true>(u, v, u_next, v_next, width, height, rates, chunk)
+                } else {
+                    streaming::<C, $steps, false>(u, v, u_next, v_next, width, height, rates, chunk)
+                }
+            }
         }
     )*};
 }
