@@ -138,12 +138,12 @@ pub fn start_workers_under_address_limit() -> Result<()> {
         })
         .build_global()
         .map_err(|e| {
-        let room = address_space_room().map_or_else(String::new, |room| format!(" {}", human_bytes(room)));
-        Error::InvalidInput(format!(
-            "cannot start the worker threads ({e}): this process's address-space limit (ulimit -v) leaves it \
-             only{room}; raise the limit"
-        ))
-    })
+            let room = address_space_room().map_or_else(String::new, |room| format!(" {}", human_bytes(room)));
+            Error::InvalidInput(format!(
+                "cannot start the worker threads ({e}): this process's address-space limit (ulimit -v) leaves \
+                 it only{room}; raise the limit"
+            ))
+        })
 }
 
 /// The words for a thread that could not start (`spawn`'s error): under an address-space limit
@@ -205,48 +205,77 @@ pub fn promise_state_copy() -> StateCopy {
 }
 
 /// The address space a thread maps when it starts: its stack (Rust's and rayon's:
-/// `RUST_MIN_STACK`'s size, else 2 MiB) with its guard page, and the alternate signal stack
-/// Rust's runtime maps inside the new thread (`max(SIGSTKSZ, AT_MINSIGSTKSZ)` and a guard
-/// page). A thread whose stack fits but whose alternate stack does not aborts the process
-/// (the runtime panics where no panic can be caught), so [`spawn`] checks for both.
+/// `RUST_MIN_STACK`'s size, read as the standard library reads it, else 2 MiB) with its guard
+/// page, and the alternate signal stack Rust's runtime maps inside the new thread
+/// (`max(SIGSTKSZ, AT_MINSIGSTKSZ)` and a guard page, in whole pages). A thread whose stack fits
+/// but whose alternate stack does not aborts the process (the runtime panics where no panic can
+/// be caught), so [`spawn`] checks for both.
 pub fn thread_stack_bytes() -> u64 {
-    let stack = std::env::var("RUST_MIN_STACK").ok().and_then(|s| s.trim().parse::<u64>().ok());
-    stack.unwrap_or(2 << 20) + PAGE + signal_stack_bytes()
+    let stack =
+        std::env::var_os("RUST_MIN_STACK").and_then(|s| s.to_str().and_then(|s| s.parse::<u64>().ok()));
+    let page = page_bytes();
+    stack.unwrap_or(2 << 20).next_multiple_of(page) + page + signal_stack_bytes(page)
 }
 
-/// A guard page.
-const PAGE: u64 = 4096;
+/// The system's page size.
+fn page_bytes() -> u64 {
+    // SAFETY: sysconf reads a system setting.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    u64::try_from(page).ok().filter(|&p| p > 0).unwrap_or(4096)
+}
 
 /// The alternate signal stack of a thread, with its guard page (Rust's runtime, on Linux).
-fn signal_stack_bytes() -> u64 {
+fn signal_stack_bytes(page: u64) -> u64 {
     #[cfg(target_os = "linux")]
     // SAFETY: getauxval reads the process's auxiliary vector; 0 where the entry is missing.
-    let least = unsafe { libc::getauxval(AT_MINSIGSTKSZ) };
+    let least = unsafe { libc::getauxval(libc::AT_MINSIGSTKSZ) };
     #[cfg(not(target_os = "linux"))]
     let least = 0;
-    (libc::SIGSTKSZ as u64).max(least) + PAGE
+    (libc::SIGSTKSZ as u64).max(least).next_multiple_of(page) + page
 }
 
-/// The auxiliary vector's least signal stack size (Linux 5.14 on; `<elf.h>`'s value).
-#[cfg(target_os = "linux")]
-const AT_MINSIGSTKSZ: libc::c_ulong = 51;
+/// Held across a check and the start it allows (see [`spawn`]).
+static STARTING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Starts a thread, as `builder.spawn(body)`, but under an address-space limit only where the
 /// room left holds all it maps ([`thread_stack_bytes`]): otherwise an error saying what a
-/// thread maps, for the caller's one line
-/// ([`thread_start_failure`]), instead of a thread that maps its stack and then aborts the
-/// process for want of its signal stack. Every thread the program starts goes through here
-/// (rayon's workers through [`start_workers_under_address_limit`]).
+/// thread maps, for the caller's one line ([`thread_start_failure`]), instead of a thread that
+/// maps its stack and then aborts the process for want of its signal stack. Under a limit,
+/// starts are one at a time and each waits for its thread to be running (its signal stack
+/// mapped), so the next check reads all of it. The threads of the command's runs go through
+/// here (rayon's workers through [`start_workers_under_address_limit`]); [`check_thread_room`]
+/// is for pools that start their own.
 pub fn spawn<F, T>(builder: std::thread::Builder, body: F) -> std::io::Result<std::thread::JoinHandle<T>>
 where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
-    if address_space_room().is_some_and(|room| room < thread_stack_bytes()) {
-        let need = human_bytes(thread_stack_bytes());
-        return Err(std::io::Error::new(std::io::ErrorKind::OutOfMemory, format!("a thread maps {need}")));
+    if address_space_limit().is_none() {
+        return builder.spawn(body);
     }
-    builder.spawn(body)
+    let _one_at_a_time = STARTING.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    check_thread_room(1)?;
+    let (running, started) = std::sync::mpsc::sync_channel(0);
+    let thread = builder.spawn(move || {
+        let _ = running.send(());
+        body()
+    })?;
+    let _ = started.recv();
+    Ok(thread)
+}
+
+/// Under an address-space limit, whether the room left holds `threads` more threads
+/// ([`thread_stack_bytes`] each); the error says what they map otherwise.
+pub fn check_thread_room(threads: u64) -> std::io::Result<()> {
+    let need = threads * thread_stack_bytes();
+    if address_space_room().is_some_and(|room| room < need) {
+        let what = if threads == 1 { "a thread maps".to_owned() } else { format!("{threads} threads map") };
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::OutOfMemory,
+            format!("{what} {}", human_bytes(need)),
+        ));
+    }
+    Ok(())
 }
 
 /// Threads a run may start after its grid's check: Gray-Scott's start's builder, then the

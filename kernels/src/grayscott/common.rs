@@ -27,8 +27,9 @@ impl Rates {
 
     /// [`Rates::step`], and with `UNIT_DT` its copy for `dt` = 1 (the presets' time step,
     /// which the caller has checked), without the two multiplies by `dt`: `x · 1.0` is `x` in
-    /// IEEE arithmetic, every bit (these kernels do not flush subnormals), so both give the
-    /// same results; a CPU test compares them.
+    /// IEEE arithmetic, every bit, for every `x` but NaN (whose payload a multiply may change;
+    /// the clamp makes any NaN +0 either way), and these kernels do not flush subnormals (a PTX
+    /// test checks), so both give the same results; a CPU test compares them.
     #[inline(always)]
     pub fn step_at<const UNIT_DT: bool>(&self, u: f32, v: f32, lu: f32, lv: f32) -> (f32, f32) {
         let uvv = u * v * v;

@@ -429,7 +429,9 @@ fn programmatic_streaming_chains_equal_the_cpu() {
             "allowed {allowed}, Hopper {hopper}"
         );
         for steps in [1, 2, 5] {
-            for (graphs, (setup, cu, cv)) in [true, false].into_iter().zip(&setups) {
+            for (graphs, (setup, cu, cv)) in
+                [true, false].into_iter().flat_map(|g| setups.iter().map(move |s| (g, s)))
+            {
                 let mut sim = GrayScott::new(setup, &Device::Cuda(gpu.clone()), Variant::Streaming).unwrap();
                 let engine = sim.cuda_engine().unwrap();
                 engine.set_graphs(graphs);

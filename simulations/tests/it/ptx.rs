@@ -99,6 +99,28 @@ fn programmatic_streaming_kernels_wait_before_they_touch_the_fields() {
     assert_eq!(checked, 8, "the kernels for 1 to 8 steps");
 }
 
+/// The Gray-Scott modules' float arithmetic is the CPU's: no instruction flushes subnormals
+/// (`.ftz`), none is left to `ptxas` to contract or approximate (every f32 add, subtract and
+/// multiply rounds to nearest, `.rn`, which ptxas does not fuse). The bit-identical results,
+/// and the streaming kernels' copy for dt = 1 (`x · 1.0` is `x` for every non-NaN `x` only
+/// without a flush), rest on it; fields in [0, 1] never hold subnormals, so the GPU tests
+/// could not see a flush.
+#[test]
+fn grayscott_arithmetic_rounds_like_the_cpu() {
+    let mut checked = 0;
+    for module in modules().iter().filter(|m| m.name.starts_with("grayscott")) {
+        for line in module.ptx.lines().map(str::trim) {
+            let op = line.split_whitespace().next().unwrap_or("");
+            assert!(!op.contains(".ftz"), "{}: `{line}` flushes subnormals", module.name);
+            if ["add.f32", "sub.f32", "mul.f32"].contains(&op) {
+                panic!("{}: `{line}` may be contracted (no .rn)", module.name);
+            }
+            checked += usize::from(op.starts_with("add.rn.f32") || op.starts_with("mul.rn.f32"));
+        }
+    }
+    assert!(checked > 1000, "{checked} rounded adds and multiplies: the modules' float code was not found");
+}
+
 /// One `.param` of a PTX entry: its size, and its alignment if it is an aggregate.
 type PtxParam = (usize, Option<usize>);
 

@@ -159,6 +159,15 @@ pub fn run(args: ServeArgs, registry: Registry) -> Result<()> {
     }
     let limits = Limits::for_device(&device, options.max_cells, options.max_agents);
     let start = Settings::starting(&registry, &device, &limits).map_err(anyhow::Error::msg)?;
+    // Under an address-space limit, room for the runtime's two workers and a blocking thread
+    // first: its pool starts them itself (each also maps a signal stack, which a thread that
+    // finds no room for it aborts the process for).
+    simulations::memory::check_thread_room(3).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot start the server's runtime: {}",
+            simulations::memory::thread_start_failure(&e)
+        )
+    })?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("serve-io")
