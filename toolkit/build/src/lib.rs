@@ -1321,9 +1321,11 @@ fn report_resources(report: &Path, images: &[Vec<(u32, PathBuf)>]) -> Result<(),
 }
 
 /// What a module's nested build depends on besides its source files: the command (its
-/// arguments, features, flags and profile settings), the environment it sets, and the
-/// toolchain (the outer cargo, the rustup toolchain, the link wrapper's and libdevice's paths
-/// are among the variables).
+/// arguments, features, flags and profile settings), the environment it sets, the toolchain
+/// (the outer cargo, the rustup toolchain, the link wrapper's and libdevice's paths are among
+/// the variables), and this builder itself (the running build script: a new builder may
+/// finish the PTX differently, as when [`strip_dwarf`] learned `.loc`'s `function_name`, and
+/// the finished copy of an unchanged module must not outlive it).
 fn fresh_key(cmd: &Command) -> String {
     let mut key = format!("{:?}", cmd.get_program());
     for arg in cmd.get_args() {
@@ -1337,7 +1339,10 @@ fn fresh_key(cmd: &Command) -> String {
         let modified = value.as_ref().and_then(|v| fs::metadata(v).ok()).and_then(|m| m.modified().ok());
         key.push_str(&format!("\n{name}={value:?} {modified:?}"));
     }
-    key.push('\n');
+    let builder = env::current_exe().ok();
+    let meta = builder.as_ref().and_then(|exe| fs::metadata(exe).ok());
+    let identity = meta.map(|m| (m.len(), m.modified().ok()));
+    key.push_str(&format!("\nbuilder={builder:?} {identity:?}\n"));
     key
 }
 
