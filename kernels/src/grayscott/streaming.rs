@@ -9,7 +9,7 @@ use ptxkit_device::thread;
 
 /// The per-thread state of a `streaming` block; see [`gray_scott_streaming_s8`]. `C` is
 /// the cells per thread and `T` the steps per launch, constants so that every ring index is
-/// static (registers, not local memory).
+/// static (registers, not local memory); `UNIT_DT` marks the copy for dt = 1.
 struct Streaming<const C: usize, const T: usize, const UNIT_DT: bool> {
     u: *const f32,
     v: *const f32,
@@ -306,9 +306,10 @@ streaming_kernels!(STREAM_COLS as usize, false;
     /// steps (2.2 B per step at T = 8, against 16 for any single-step kernel). Same float
     /// operations per cell as the other kernels ([`laplacian5`], [`Rates::step`]), less the
     /// two multiplies by `dt` where `dt` is 1 (a second copy of the march, [`Rates::step_at`],
-    /// picked by one uniform branch): results are bit-identical. On an H200 at 4096², tuned (7 steps, 4 warps, 133-row chunks: one wave
-    /// of blocks): 23.8 µs per step, against 40.1 for [`gray_scott_temporal`]; ncu: 119
-    /// registers (148 at 8 steps), 4 blocks per SM, issue slots 74% busy.
+    /// picked by one uniform branch): results are bit-identical. On an H200 at 4096², tuned
+    /// (7 steps, 4 warps, 133-row chunks: one wave of blocks), before the dt = 1 copy: 23.8 µs
+    /// per step, against 40.1 for [`gray_scott_temporal`]; ncu: 119 registers (148 at 8
+    /// steps), 4 blocks per SM, issue slots 74% busy. With it, on an H100: 23.3 µs.
     gray_scott_streaming_s8 8
 );
 
