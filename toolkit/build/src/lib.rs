@@ -81,7 +81,7 @@ use std::{
     env, fmt, fs,
     path::{Path, PathBuf},
     process::{Command, Stdio},
-    time::Instant,
+    time::{Duration, Instant},
 };
 
 pub mod resources;
@@ -344,9 +344,10 @@ impl PtxBuilder {
     /// table of every module's kernels, and the returned path is the first module's PTX.
     ///
     /// The modules are built one after another in one target directory (`core` and the
-    /// proc-macros compiled once for all), then `ptxas` runs for every module and
-    /// architecture at once, except where a cubin was already assembled from the same PTX
-    /// bytes by the same `ptxas` (a stamp next to each cubin records both).
+    /// proc-macros compiled once for all); each module's `ptxas` runs, one per architecture,
+    /// start as soon as its PTX is written, beside the next module's build, except where a
+    /// cubin was already assembled from the same PTX bytes by the same `ptxas` (a stamp next
+    /// to each cubin records both).
     pub fn build_into_out_dir(&self, file_name: &str) -> Result<PathBuf, BuildError> {
         if let Some(message) = &self.invalid {
             return Err(BuildError::Config(message.clone()));
@@ -379,57 +380,79 @@ impl PtxBuilder {
         // Where the build script's time goes, for a kernel author's edit-to-run loop.
         let mut times =
             String::from("# ptxkit-build: seconds per step of the last build (docs/startup.md)\n");
-        for module in modules {
-            let clock = Instant::now();
-            let (ptx, ran) = self.build_module(&target_dir, module, &settings)?;
-            let what = if ran { "compiled by cargo" } else { "current, cargo not run" };
-            times.push_str(&format!(
-                "module {:?}: {what}, {:.2} s\n",
-                module.name,
-                clock.elapsed().as_secs_f64()
-            ));
-            let dest = module_file(module, "ptx");
-            let text = fs::read_to_string(&ptx).map_err(|e| BuildError::Io(ptx.clone(), e))?;
-            write_if_changed(&dest, &text)?;
-            let markers = markers(&text);
-            write_if_changed(&module_file(module, "rs"), &kernel_table(&markers))?;
-            for marker in markers {
-                if let Some((other, _)) = all_markers.iter().find(|(_, m)| m.entry() == marker.entry()) {
-                    return Err(BuildError::Config(format!(
-                        "kernel {} is in two PTX modules, {other:?} and {:?}: each kernel must be in one \
-                         module only (the host finds a kernel by its name)",
-                        marker.path, module.name
-                    )));
-                }
-                all_markers.push((&module.name, marker));
-            }
-            ptx_files.push((dest, text));
+        let ptxas = if self.cubins.is_empty() { None } else { self.find_ptxas() };
+        if !self.cubins.is_empty() && ptxas.is_none() {
+            println!(
+                "cargo::warning=ptxas not found ($PTXAS, {:?}, PATH): embedding PTX only, which the driver \
+                 JIT-compiles at first use (scripts/setup.sh installs ptxas)",
+                self.ptxas
+            );
         }
+        let assembler = ptxas.map(|ptxas| Assembler::new(ptxas, settings.line_info));
+        // Each module's `ptxas` runs start as soon as its PTX is written, beside the cargo build
+        // of the next module (a nested rustc is mostly one thread; `ptxas` fills the other cores).
+        let images = std::thread::scope(|scope| -> Result<Vec<Vec<(u32, PathBuf)>>, BuildError> {
+            let mut jobs = Vec::new();
+            for module in modules {
+                let clock = Instant::now();
+                let (ptx, ran) = self.build_module(&target_dir, module, &settings)?;
+                let what = if ran { "compiled by cargo" } else { "current, cargo not run" };
+                times.push_str(&format!(
+                    "module {:?}: {what}, {:.2} s\n",
+                    module.name,
+                    clock.elapsed().as_secs_f64()
+                ));
+                let dest = module_file(module, "ptx");
+                let text = fs::read_to_string(&ptx).map_err(|e| BuildError::Io(ptx.clone(), e))?;
+                write_if_changed(&dest, &text)?;
+                let markers = markers(&text);
+                write_if_changed(&module_file(module, "rs"), &kernel_table(&markers))?;
+                for marker in markers {
+                    if let Some((other, _)) = all_markers.iter().find(|(_, m)| m.entry() == marker.entry()) {
+                        return Err(BuildError::Config(format!(
+                            "kernel {} is in two PTX modules, {other:?} and {:?}: each kernel must be in one \
+                             module only (the host finds a kernel by its name)",
+                            marker.path, module.name
+                        )));
+                    }
+                    all_markers.push((&module.name, marker));
+                }
+                if let Some(assembler) = &assembler {
+                    jobs.push(assembler.spawn(scope, &dest, &text, &self.cubin_archs_of(module))?);
+                }
+                ptx_files.push((dest, text));
+            }
+            let clock = Instant::now();
+            let mut images = Vec::new();
+            for (module, (ptx, _)) in jobs.into_iter().zip(&ptx_files) {
+                let mut cubins = Vec::new();
+                for job in module {
+                    let (number, cubin, took) = job.join().expect("ptxas thread")?;
+                    if let Some(took) = took {
+                        let name = ptx.file_name().unwrap_or_default().display();
+                        times.push_str(&format!("ptxas sm_{number} {name}: {:.2} s\n", took.as_secs_f64()));
+                    }
+                    cubins.push((number, cubin));
+                }
+                images.push(cubins);
+            }
+            if assembler.is_some() {
+                times.push_str(&format!(
+                    "ptxas, after the last module: {:.2} s\n",
+                    clock.elapsed().as_secs_f64()
+                ));
+            }
+            Ok(images)
+        })?;
         if !self.modules.is_empty() {
             let all: Vec<Marker> = all_markers.into_iter().map(|(_, m)| m).collect();
             write_if_changed(&out_dir.join(format!("{stem}.rs")), &kernel_table(&all))?;
         }
-        let images = if self.cubins.is_empty() {
-            vec![Vec::new(); modules.len()]
+        let images = if assembler.is_some() {
+            report_resources(&out_dir.join(format!("{stem}.resources.txt")), &images)?;
+            images
         } else {
-            match self.find_ptxas() {
-                Some(ptxas) => {
-                    let clock = Instant::now();
-                    let archs: Vec<Vec<String>> = modules.iter().map(|m| self.cubin_archs_of(m)).collect();
-                    let images = self.assemble(&ptxas, &ptx_files, &archs, settings.line_info, &mut times)?;
-                    times.push_str(&format!("ptxas, all at once: {:.2} s\n", clock.elapsed().as_secs_f64()));
-                    report_resources(&out_dir.join(format!("{stem}.resources.txt")), &images)?;
-                    images
-                }
-                None => {
-                    println!(
-                        "cargo::warning=ptxas not found ($PTXAS, {:?}, PATH): embedding PTX only, which the driver \
-                         JIT-compiles at first use (scripts/setup.sh installs ptxas)",
-                        self.ptxas
-                    );
-                    vec![Vec::new(); modules.len()]
-                }
-            }
+            vec![Vec::new(); modules.len()]
         };
         let mut list = String::from(
             "// Generated by ptxkit-build: the kernel crate's PTX modules, each with its cubins and its kernels.\n&[\n",
@@ -478,126 +501,6 @@ impl PtxBuilder {
             None => self.cubins.clone(),
             Some(arch) => own_arch_cubins(arch, &self.cubins),
         }
-    }
-
-    /// Assembles each `(path, text)` PTX for every architecture of its `module_archs` entry,
-    /// all in parallel, except where the cubin's stamp says it was assembled from these very
-    /// bytes by this `ptxas` already; returns each PTX's (arch number, cubin path) pairs.
-    fn assemble(
-        &self,
-        ptxas: &Path,
-        ptx_files: &[(PathBuf, String)],
-        module_archs: &[Vec<String>],
-        line_info: bool,
-        times: &mut String,
-    ) -> Result<Vec<Vec<(u32, PathBuf)>>, BuildError> {
-        let mut extra: Vec<&str> = Vec::new();
-        // `-lineinfo`: the cubin keeps the PTX's line table (for compute-sanitizer, Nsight).
-        if line_info {
-            extra.push("-lineinfo");
-        }
-        // One module's kernels optimised on every core (`-split-compile 0`, CUDA 12.9's
-        // ptxas: the same SASS, checked for every module and architecture of the simulations;
-        // the largest module's 2.35 s took 1.29 s on two cores), where this ptxas takes it.
-        if takes_split_compile(ptxas) {
-            extra.extend(["-split-compile", "0"]);
-        }
-        let extra = extra.as_slice();
-        let mut per_module = Vec::new();
-        for names in module_archs {
-            let mut archs = Vec::new();
-            for arch in names {
-                let number = arch_number(arch).ok_or_else(|| {
-                    BuildError::Compile(format!(
-                        "cubin architecture {arch:?} is not of the form sm_XX or sm_XXa"
-                    ))
-                })?;
-                archs.push((arch.as_str(), number));
-            }
-            per_module.push(archs);
-        }
-        // What identifies the assembler: its path, size and modification time.
-        let assembler = match fs::metadata(ptxas).or_else(|_| fs::metadata(which(ptxas))) {
-            Ok(meta) => format!(
-                "{} {} {:?}",
-                ptxas.display(),
-                meta.len(),
-                meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            ),
-            Err(_) => ptxas.display().to_string(),
-        };
-        std::thread::scope(|scope| {
-            let jobs: Vec<Vec<_>> = ptx_files
-                .iter()
-                .zip(&per_module)
-                .map(|((ptx, text), archs)| {
-                    let content = format!("{:016x} {}", fnv1a(text.as_bytes()), text.len());
-                    archs
-                        .iter()
-                        .map(|&(arch, number)| {
-                            let stamp_text =
-                                format!("{assembler}\n-arch={arch}{}\n{content}\n", extra.concat());
-                            scope.spawn(move || {
-                                let cubin = ptx.with_extension(format!("{arch}.cubin"));
-                                let stamp = ptx.with_extension(format!("{arch}.cubin.stamp"));
-                                let used = cubin.with_extension("resources");
-                                if cubin.is_file()
-                                    && used.is_file()
-                                    && fs::read_to_string(&stamp).is_ok_and(|s| s == stamp_text)
-                                {
-                                    return Ok((number, cubin, None));
-                                }
-                                let clock = Instant::now();
-                                let _ = fs::remove_file(&stamp);
-                                let output = Command::new(ptxas)
-                                    .arg(format!("-arch={arch}"))
-                                    .arg("-v")
-                                    .args(extra)
-                                    .arg("-o")
-                                    .arg(&cubin)
-                                    .arg(ptx)
-                                    .output()
-                                    .map_err(BuildError::Spawn)?;
-                                if !output.status.success() {
-                                    return Err(BuildError::Compile(format!(
-                                        "{} -arch={arch} {} failed:\n{}",
-                                        ptxas.display(),
-                                        ptx.display(),
-                                        String::from_utf8_lossy(&output.stderr)
-                                    )));
-                                }
-                                // What each kernel takes, from ptxas's report (`-v`).
-                                let bounds = resources::launch_bounds(text);
-                                let kernels = resources::parse(
-                                    &String::from_utf8_lossy(&output.stderr),
-                                    number,
-                                    &bounds,
-                                );
-                                let lines: String = kernels.iter().map(|k| k.line() + "\n").collect();
-                                fs::write(&used, lines).map_err(|e| BuildError::Io(used.clone(), e))?;
-                                fs::write(&stamp, &stamp_text)
-                                    .map_err(|e| BuildError::Io(stamp.clone(), e))?;
-                                Ok((number, cubin, Some(clock.elapsed())))
-                            })
-                        })
-                        .collect()
-                })
-                .collect();
-            let mut images = Vec::new();
-            for (module, (ptx, _)) in jobs.into_iter().zip(ptx_files) {
-                let mut cubins = Vec::new();
-                for job in module {
-                    let (number, cubin, took) = job.join().expect("ptxas thread")?;
-                    if let Some(took) = took {
-                        let name = ptx.file_name().unwrap_or_default().display();
-                        times.push_str(&format!("ptxas sm_{number} {name}: {:.2} s\n", took.as_secs_f64()));
-                    }
-                    cubins.push((number, cubin));
-                }
-                images.push(cubins);
-            }
-            Ok(images)
-        })
     }
 
     /// The nested build's `RUSTFLAGS`: the target GPU, the extra flags, and (on Unix) the link
@@ -921,6 +824,104 @@ pub fn resolve_switch(
         Some("0") => Ok(false),
         Some(other) => Err(format!("{var}={other:?}: write 0 (off) or 1 (on)")),
         None => Ok(setting.unwrap_or(profile == Some(KERNEL_DEV_PROFILE))),
+    }
+}
+
+/// What a cubin comes from, assembled in the background ([`Assembler::spawn`]): its
+/// architecture's number, the cubin's path, and how long `ptxas` took (`None`: the stamp said
+/// it was current).
+type Assembled = (u32, PathBuf, Option<Duration>);
+
+/// `ptxas` with the builder's flags, and what identifies it in the cubins' stamps.
+struct Assembler {
+    ptxas: PathBuf,
+    extra: Vec<&'static str>,
+    /// The assembler's path, size and modification time.
+    identity: String,
+}
+
+impl Assembler {
+    fn new(ptxas: PathBuf, line_info: bool) -> Self {
+        let mut extra: Vec<&'static str> = Vec::new();
+        // `-lineinfo`: the cubin keeps the PTX's line table (for compute-sanitizer, Nsight).
+        if line_info {
+            extra.push("-lineinfo");
+        }
+        // One module's kernels optimised on every core (`-split-compile 0`, CUDA 12.9's
+        // ptxas: the same SASS, checked for every module and architecture of the simulations;
+        // the largest module's 2.35 s took 1.29 s on two cores), where this ptxas takes it.
+        if takes_split_compile(&ptxas) {
+            extra.extend(["-split-compile", "0"]);
+        }
+        let identity = match fs::metadata(&ptxas).or_else(|_| fs::metadata(which(&ptxas))) {
+            Ok(meta) => format!(
+                "{} {} {:?}",
+                ptxas.display(),
+                meta.len(),
+                meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            ),
+            Err(_) => ptxas.display().to_string(),
+        };
+        Self { ptxas, extra, identity }
+    }
+
+    /// Starts assembling the PTX at `ptx` (whose text is `text`) for each of `archs`, one
+    /// thread each, except where the cubin's stamp says it was assembled from these very bytes
+    /// by this `ptxas` already; the threads' results are the cubins.
+    fn spawn<'scope>(
+        &'scope self,
+        scope: &'scope std::thread::Scope<'scope, '_>,
+        ptx: &Path,
+        text: &str,
+        archs: &[String],
+    ) -> Result<Vec<std::thread::ScopedJoinHandle<'scope, Result<Assembled, BuildError>>>, BuildError> {
+        let content = format!("{:016x} {}", fnv1a(text.as_bytes()), text.len());
+        // What each kernel takes is read from ptxas's report (`-v`), with the launch bounds.
+        let bounds = std::sync::Arc::new(resources::launch_bounds(text));
+        let mut jobs = Vec::new();
+        for arch in archs {
+            let number = arch_number(arch).ok_or_else(|| {
+                BuildError::Compile(format!("cubin architecture {arch:?} is not of the form sm_XX or sm_XXa"))
+            })?;
+            let stamp_text = format!("{}\n-arch={arch}{}\n{content}\n", self.identity, self.extra.concat());
+            let (ptx, arch, bounds) = (ptx.to_path_buf(), arch.clone(), bounds.clone());
+            jobs.push(scope.spawn(move || {
+                let cubin = ptx.with_extension(format!("{arch}.cubin"));
+                let stamp = ptx.with_extension(format!("{arch}.cubin.stamp"));
+                let used = cubin.with_extension("resources");
+                if cubin.is_file()
+                    && used.is_file()
+                    && fs::read_to_string(&stamp).is_ok_and(|s| s == stamp_text)
+                {
+                    return Ok((number, cubin, None));
+                }
+                let clock = Instant::now();
+                let _ = fs::remove_file(&stamp);
+                let output = Command::new(&self.ptxas)
+                    .arg(format!("-arch={arch}"))
+                    .arg("-v")
+                    .args(&self.extra)
+                    .arg("-o")
+                    .arg(&cubin)
+                    .arg(&ptx)
+                    .output()
+                    .map_err(BuildError::Spawn)?;
+                if !output.status.success() {
+                    return Err(BuildError::Compile(format!(
+                        "{} -arch={arch} {} failed:\n{}",
+                        self.ptxas.display(),
+                        ptx.display(),
+                        String::from_utf8_lossy(&output.stderr)
+                    )));
+                }
+                let kernels = resources::parse(&String::from_utf8_lossy(&output.stderr), number, &bounds);
+                let lines: String = kernels.iter().map(|k| k.line() + "\n").collect();
+                fs::write(&used, lines).map_err(|e| BuildError::Io(used.clone(), e))?;
+                fs::write(&stamp, &stamp_text).map_err(|e| BuildError::Io(stamp.clone(), e))?;
+                Ok((number, cubin, Some(clock.elapsed())))
+            }));
+        }
+        Ok(jobs)
     }
 }
 
