@@ -199,10 +199,18 @@ pub const fn stream_strip(steps: u32, warps: u32, cols: u32) -> u32 {
     32 * cols * warps - 2 * steps
 }
 
-/// Floats of a `streaming` block's shared plane: one `float4` per thread (its outer cells' U
-/// and V) plus one at each end, for the largest block ([`STREAM_MAX_WARPS`]); smaller blocks
-/// use the start of it.
+/// Floats of a `streaming` block's shared plane: two halves of a `float2` per thread (its
+/// first column's U and V in the first half, its last column's in the second; the one-cell
+/// kernels use the first half alone) plus one at each end, for the largest block
+/// ([`STREAM_MAX_WARPS`]); smaller blocks use the start of each half.
 pub const STREAM_PLANE: u32 = 4 * (32 * STREAM_MAX_WARPS + 2);
+
+/// The most cells a `streaming` launch takes: the kernels compute a cell's offset in 32 bits
+/// (`MAX_SIDE`² of the host's grids fits; a larger launch does nothing).
+pub const STREAM_MAX_CELLS: u64 = 1 << 32;
+
+/// Offset in a shared plane of the two-cell kernels' last-column slots (its second half).
+pub const STREAM_LAST_COLUMNS: u32 = STREAM_PLANE / 2;
 
 /// Dynamic shared memory of a `streaming` block taking `steps` steps: for each time level
 /// below `steps` and each iteration parity, a plane of [`STREAM_PLANE`] floats.
@@ -288,7 +296,7 @@ mod tests {
     /// The kernels' tile geometry, from the documented shapes: the tiled block's 32 × 8 cells
     /// and their one-cell halo; the temporal window (32 lanes × 4 columns, 8 warps × 6 rows)
     /// less a halo of `steps` each side; the streaming strip (32 · cols · warps columns less
-    /// `steps` each side) and its shared planes (2 · steps planes of a float4 for each of the
+    /// `steps` each side) and its shared planes (2 · steps planes of two float2 halves for the
     /// largest block's 128 threads plus one at each end, whatever the block).
     #[test]
     fn tile_geometry_is_the_documented_shapes() {
@@ -298,6 +306,7 @@ mod tests {
         assert_eq!(stream_strip(7, 4, 2), 256 - 14);
         assert_eq!(stream_strip(1, 1, 1), 30);
         assert_eq!(STREAM_PLANE, 4 * 130);
+        assert_eq!(STREAM_LAST_COLUMNS, 2 * 130);
         assert_eq!(stream_shared_bytes(7), 2 * 7 * 16 * 130);
         assert_eq!(stream_shared_bytes(1), 2 * 16 * 130);
     }

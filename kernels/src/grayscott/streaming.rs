@@ -22,8 +22,9 @@ struct Streaming<const C: usize, const T: usize, const UNIT_DT: bool> {
     chunk: u32,
     y0: u32,
     /// The block's edge planes ([time level][parity], [`STREAM_PLANE`] floats each, whatever
-    /// the block's size, so that a level's offset is a constant), and this thread's `float4`
-    /// in a plane (element `4 · (thread + 1)`).
+    /// the block's size, so that a level's offset is a constant), and this thread's `float2`
+    /// slot in a plane (element `2 · (thread + 1)`; in the two-cell kernels its last column's
+    /// slot is [`STREAM_LAST_COLUMNS`] further).
     planes: ptxkit_device::SharedF32,
     slot: u32,
     /// This thread's grid columns, and which of them it writes (inside the strip and grid).
@@ -41,22 +42,27 @@ impl<const C: usize, const T: usize, const UNIT_DT: bool> Streaming<C, T, UNIT_D
     /// Loads grid row `load_row` into `prefetch` and moves on to the next row (periodically).
     #[inline(always)]
     unsafe fn load_next_row(&mut self) {
-        let row = self.load_row as usize * self.width as usize;
+        let row = self.load_row * self.width;
         for j in 0..C {
+            let at = (row + self.columns[j] as u32) as usize;
             unsafe {
-                self.prefetch[0][j] = *self.u.add(row + self.columns[j]);
-                self.prefetch[1][j] = *self.v.add(row + self.columns[j]);
+                self.prefetch[0][j] = *self.u.add(at);
+                self.prefetch[1][j] = *self.v.add(at);
             }
         }
         self.load_row = wrap_next(self.load_row, self.height);
     }
 
-    /// Publishes this thread's outer cells (U and V of its first and last column) of a new
-    /// row of `level`, for its neighbours to read in the next iteration.
+    /// Publishes this thread's outer cells (U and V of its first column, and of its last in
+    /// the two-cell kernels) of a new row of `level`, for its neighbours to read in the next
+    /// iteration.
     #[inline(always)]
     unsafe fn publish(&self, parity: u32, level: usize, row: &[[f32; C]; 2]) {
         let at = (2 * level as u32 + parity) * STREAM_PLANE + self.slot;
-        unsafe { self.planes.store4(at, [row[0][0], row[1][0], row[0][C - 1], row[1][C - 1]]) };
+        unsafe { self.planes.store2(at, [row[0][0], row[1][0]]) };
+        if C > 1 {
+            unsafe { self.planes.store2(at + STREAM_LAST_COLUMNS, [row[0][C - 1], row[1][C - 1]]) };
+        }
     }
 
     /// Iteration `i`, which is `P` mod 3: loads window row `i` (time level 0), then each level
@@ -103,7 +109,8 @@ impl<const C: usize, const T: usize, const UNIT_DT: bool> Streaming<C, T, UNIT_D
         // The centre row's cells beside this thread's, published by the neighbouring threads
         // in iteration i-1: the left one's last column, the right one's first ([U, V]).
         let at = (2 * (S as u32 - 1) + before) * STREAM_PLANE + self.slot;
-        let (left, right) = unsafe { (self.planes.load2(at - 2), self.planes.load2(at + 4)) };
+        let (left, right) =
+            unsafe { (self.planes.load2(at - 2 + last_columns(C)), self.planes.load2(at + 2)) };
         let mut next = [[0.0f32; C]; 2];
         for field in 0..2 {
             let c = below[centre][field];
@@ -125,18 +132,28 @@ impl<const C: usize, const T: usize, const UNIT_DT: bool> Streaming<C, T, UNIT_D
             let out = i - 2 * T as u32;
             let gy = self.y0 + out;
             if out < self.chunk && gy < self.height {
-                let row = gy as usize * self.width as usize;
+                let row = gy * self.width;
                 for j in 0..C {
                     if self.writes[j] {
+                        let at = (row + self.columns[j] as u32) as usize;
                         unsafe {
-                            *self.u_next.add(row + self.columns[j]) = next[0][j];
-                            *self.v_next.add(row + self.columns[j]) = next[1][j];
+                            *self.u_next.add(at) = next[0][j];
+                            *self.v_next.add(at) = next[1][j];
                         }
                     }
                 }
             }
         }
     }
+}
+
+/// Where a plane's last-column slots start: the two-cell kernels publish a thread's first
+/// column (U, V) at its slot in the first half of a plane and its last column in the second
+/// half, so that the neighbours' reads of either are consecutive `float2`s (no bank
+/// conflicts); the one-cell kernels publish their one cell once, in the first half.
+#[inline(always)]
+const fn last_columns(cells: usize) -> u32 {
+    if cells == 1 { 0 } else { STREAM_LAST_COLUMNS }
 }
 
 /// The body of the `gray_scott_streaming_*` kernels after the launch's wait (see
@@ -158,17 +175,26 @@ unsafe fn streaming<const C: usize, const T: usize, const UNIT_DT: bool>(
     let planes = ptxkit_device::dynamic_shared_f32!(streaming_planes);
     let threads = thread::block_dim_x();
     let warps = threads / 32;
-    if width == 0 || height == 0 || chunk == 0 || warps == 0 || warps > STREAM_MAX_WARPS {
+    // A cell's offset is computed in 32 bits (fewer instructions per row than 64-bit ones):
+    // at most [`STREAM_MAX_CELLS`] (the host refuses more).
+    let cells = u64::from(width) * u64::from(height);
+    if width == 0
+        || height == 0
+        || chunk == 0
+        || warps == 0
+        || warps > STREAM_MAX_WARPS
+        || cells > STREAM_MAX_CELLS
+    {
         return;
     }
     let t = thread::thread_idx_x();
     let steps = T as u32;
-    // The float4 slots at both ends of every plane stand for the neighbours outside the
+    // The slots at both ends of every plane stand for the neighbours outside the
     // window: they feed only halo cells, but hold defined values.
     if t < 2 * steps {
         unsafe {
-            planes.store4(t * STREAM_PLANE, [0.0; 4]);
-            planes.store4(t * STREAM_PLANE + 4 * (threads + 1), [0.0; 4]);
+            planes.store2(t * STREAM_PLANE + last_columns(C), [0.0; 2]);
+            planes.store2(t * STREAM_PLANE + 2 * (threads + 1), [0.0; 2]);
         }
     }
     let window = 32 * C as u32 * warps;
@@ -195,7 +221,7 @@ unsafe fn streaming<const C: usize, const T: usize, const UNIT_DT: bool>(
         chunk,
         y0,
         planes,
-        slot: 4 * (t + 1),
+        slot: 2 * (t + 1),
         columns,
         writes,
         prefetch: [[0.0; C]; 2],
@@ -294,9 +320,11 @@ streaming_kernels!(STREAM_COLS as usize, false;
     /// are loaded one iteration ahead, hiding their latency); the horizontal
     /// neighbours of a thread's outer cells, on the row level `s − 1` finished one iteration
     /// earlier, from shared memory, where every thread publishes its outer cells of each new row
-    /// (one `float4`, read back as two `float2` by its neighbours), double-buffered by iteration
-    /// parity: one barrier per row. Level `T`'s row is written out. Redundant work is the halo
-    /// columns (`2T` of each window) and, per chunk, the wavefront's start; level `s` starts at
+    /// (a `float2` of its first column's U and V in the first half of a plane, one of its last
+    /// column's in the second half, so that the neighbours' `float2` reads are consecutive:
+    /// no bank conflicts), double-buffered by iteration parity: one barrier per row. Level
+    /// `T`'s row is written out. Redundant work is the halo columns (`2T` of each window) and,
+    /// per chunk, the wavefront's start; level `s` starts at
     /// iteration `2s`, the first where its inputs are exact.
     ///
     /// Thread mapping: blocks of `32 × warps` threads (1 ≤ warps ≤ 4) along x; thread t holds
@@ -309,7 +337,9 @@ streaming_kernels!(STREAM_COLS as usize, false;
     /// picked by one uniform branch): results are bit-identical. On an H200 at 4096², tuned
     /// (7 steps, 4 warps, 133-row chunks: one wave of blocks), before the dt = 1 copy: 23.8 µs
     /// per step, against 40.1 for [`gray_scott_temporal`]; ncu: 119 registers (148 at 8
-    /// steps), 4 blocks per SM, issue slots 74% busy. With it, on an H100: 23.3 µs.
+    /// steps), 4 blocks per SM, issue slots 74% busy. With it, on an H100: 23.3 µs; with the
+    /// `float2` half-planes and 32-bit cell offsets (at most [`STREAM_MAX_CELLS`] a launch):
+    /// 22.4 µs (the tuned 512² one-cell kernel in a graph: 1.26 → 1.07 µs).
     gray_scott_streaming_s8 8
 );
 

@@ -121,6 +121,25 @@ fn grayscott_arithmetic_rounds_like_the_cpu() {
     assert!(checked > 1000, "{checked} rounded adds and multiplies: the modules' float code was not found");
 }
 
+/// The streaming kernels publish their outer cells as `float2`s (`st.shared.v2.f32`), the
+/// two-cell kernels' first and last columns in the two halves of a plane, so that the
+/// neighbours' `float2` reads are consecutive (no bank conflicts); a `float4` slot, read back
+/// as two `float2`s 16 bytes apart, was 4-way conflicted.
+#[test]
+fn streaming_kernels_publish_float2_slots() {
+    let mut stores = 0;
+    for module in modules()
+        .iter()
+        .filter(|m| ["grayscott_streaming", "grayscott_streaming_c1", "grayscott_pdl"].contains(&m.name))
+    {
+        for line in module.ptx.lines().map(str::trim).filter(|l| l.starts_with("st.shared")) {
+            assert!(line.starts_with("st.shared.v2.f32"), "{}: `{line}` is not a float2 store", module.name);
+            stores += 1;
+        }
+    }
+    assert!(stores > 100, "{stores} shared stores: the streaming modules were not found");
+}
+
 /// One `.param` of a PTX entry: its size, and its alignment if it is an aggregate.
 type PtxParam = (usize, Option<usize>);
 

@@ -133,6 +133,26 @@ impl SharedF32 {
         })
     }
 
+    /// Writes elements `index` and `index + 1` in one access (`st.shared.v2.f32`).
+    ///
+    /// # Safety
+    /// As [`SharedF32::load`], for both elements; `index` must be even (8-byte aligned).
+    #[inline(always)]
+    pub unsafe fn store2(self, index: u32, values: [f32; 2]) {
+        on_gpu!("store2", {
+            // SAFETY: as `store`.
+            unsafe {
+                core::arch::asm!(
+                    "st.shared.v2.f32 [{p}], {{{a}, {b}}};",
+                    p = in(reg32) self.base + 4 * index,
+                    a = in(reg32) values[0],
+                    b = in(reg32) values[1],
+                    options(nostack, preserves_flags),
+                );
+            }
+        })
+    }
+
     /// Writes elements `index .. index + 4` in one access (`st.shared.v4.f32`).
     ///
     /// # Safety

@@ -5,8 +5,8 @@ use cudarc::driver::{CudaSlice, CudaStream};
 use kernels::{
     colormap::{MIN_MAX_BLOCK, MinMax, colormap_levels, field_min_max},
     grayscott::{
-        Rates, TEMPORAL_MAX_STEPS, TEMPORAL_SPAN_Y, TEMPORAL_WARPS, TILE_H, TILE_W, gray_scott_fused,
-        gray_scott_fused_x4, gray_scott_laplacian, gray_scott_streaming_c1_pdl_s1,
+        Rates, STREAM_MAX_CELLS, TEMPORAL_MAX_STEPS, TEMPORAL_SPAN_Y, TEMPORAL_WARPS, TILE_H, TILE_W,
+        gray_scott_fused, gray_scott_fused_x4, gray_scott_laplacian, gray_scott_streaming_c1_pdl_s1,
         gray_scott_streaming_c1_pdl_s2, gray_scott_streaming_c1_pdl_s3, gray_scott_streaming_c1_pdl_s4,
         gray_scott_streaming_c1_pdl_s5, gray_scott_streaming_c1_pdl_s6, gray_scott_streaming_c1_pdl_s7,
         gray_scott_streaming_c1_pdl_s8, gray_scott_streaming_c1_s1, gray_scott_streaming_c1_s2,
@@ -275,6 +275,25 @@ pub(super) fn stream_resident_blocks(gpu: &Gpu, steps: u32, warps: u32, cols: u3
     with_streaming_kernel!(cols, steps, kernel => Ok(gpu.resident_blocks_with(kernel, threads, shared)?))
 }
 
+/// Refuses a streaming launch of more cells than the kernels' 32-bit offsets reach
+/// ([`STREAM_MAX_CELLS`]; they would do nothing): a grid of `MAX_SIDE`² cells fits, a part of a
+/// split run with its halo rows may not.
+pub(crate) fn streaming_cells_fit(width: u32, height: u32) -> Result<()> {
+    if u64::from(width) * u64::from(height) > STREAM_MAX_CELLS {
+        return Err(Error::InvalidInput(format!(
+            "the streaming kernels take at most 2^32 cells a launch, and this grid or part with its \
+             halo rows has {width} x {height}: split it into more parts, or choose another --variant"
+        )));
+    }
+    Ok(())
+}
+
+// Every whole grid fits the streaming kernels' 32-bit cell offsets.
+const _: () = assert!(
+    crate::grayscott::MAX_SIDE as u64 * crate::grayscott::MAX_SIDE as u64 <= STREAM_MAX_CELLS,
+    "a grid of MAX_SIDE x MAX_SIDE cells must fit the streaming kernels' 32-bit offsets"
+);
+
 /// A streaming kernel: `steps` (≤ 8) steps from (`u`, `v`) into (`u_next`, `v_next`), with
 /// the warps, chunk and cells per thread of `shape` (its `steps` is not used: the last launch
 /// of a run may take fewer). One cell per thread on a GPU with [`programmatic_streaming`]: the
@@ -295,6 +314,7 @@ pub fn launch_streaming(
 ) -> Result<()> {
     let launched = StreamShape { steps, ..shape };
     assert!(launched.is_valid(), "no streaming kernel for {launched:?}");
+    streaming_cells_fit(width, height)?;
     // A chunk taller than the grid would only repeat rows.
     let chunk = shape.chunk.min(height.max(1));
     let cfg = cudarc::driver::LaunchConfig {

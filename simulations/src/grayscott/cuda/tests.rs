@@ -189,3 +189,16 @@ fn the_programmatic_switch_reads_0_and_1_and_names_anything_else() {
         assert!(message.contains("stay on"), "{message}");
     }
 }
+
+/// The streaming kernels' 32-bit cell offsets: a launch of up to 2³² cells goes, one more row
+/// of the widest grid past that is refused with one message naming the size.
+#[test]
+fn streaming_launches_fit_32_bit_offsets() {
+    use super::launch::streaming_cells_fit;
+    let side = crate::grayscott::MAX_SIDE;
+    assert!(streaming_cells_fit(side, side).is_ok());
+    assert!(streaming_cells_fit(1 << 16, 1 << 16).is_ok());
+    let refused = streaming_cells_fit(side, side + 16).unwrap_err().to_string();
+    assert!(refused.contains("65535 x 65551") && refused.contains("2^32"), "{refused}");
+    assert!(streaming_cells_fit(1 << 16, (1 << 16) + 1).is_err());
+}
