@@ -339,7 +339,7 @@ streaming_kernels!(STREAM_COLS as usize, false;
     /// per step, against 40.1 for [`gray_scott_temporal`]; ncu: 119 registers (148 at 8
     /// steps), 4 blocks per SM, issue slots 74% busy. With it, on an H100: 23.3 µs; with the
     /// `float2` half-planes and 32-bit cell offsets (at most [`STREAM_MAX_CELLS`] a launch):
-    /// 22.4 µs (the tuned 512² one-cell kernel in a graph: 1.26 → 1.07 µs).
+    /// 22.4 µs (the tuned 512² one-cell kernel in a graph: 1.27 → 1.07 µs).
     gray_scott_streaming_s8 8
 );
 

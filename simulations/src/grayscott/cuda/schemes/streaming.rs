@@ -7,7 +7,7 @@ use super::{Launch, Scheme, TuneTarget, Tuned};
 use crate::{
     error::Result,
     grayscott::{
-        cuda::{launch_streaming, streaming_shape_for},
+        cuda::{launch_streaming, streaming_cells_fit, streaming_shape_for},
         parts::LaunchSettings,
     },
 };
@@ -34,8 +34,10 @@ impl Scheme for Streaming {
         launch_streaming(gpu, u, v, other_u, other_v, width, height, rates, settings.stream, steps)
     }
 
-    /// [`LaunchSettings::stream`], from [`streaming_shape_for`].
+    /// [`LaunchSettings::stream`], from [`streaming_shape_for`]; a grid or part too large for
+    /// the kernels' 32-bit offsets is refused here, before tuning allocates for it.
     fn tune(&self, target: &TuneTarget<'_>, settings: &mut LaunchSettings) -> Result<Option<Tuned>> {
+        streaming_cells_fit(target.width, target.height)?;
         let (shape, source) = streaming_shape_for(target.gpu, target.width, target.height, target.autotune)?;
         settings.stream = shape;
         Ok(Some(Tuned { setting: shape.to_string(), source }))
