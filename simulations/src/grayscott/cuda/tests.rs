@@ -1,7 +1,7 @@
 //! Unit tests of the CUDA backend that need no GPU.
 
 use kernels::grayscott::{
-    STREAM_COLS, STREAM_MAX_STEPS, STREAM_MAX_WARPS, stream_shared_bytes, stream_strip,
+    STREAM_COLS, STREAM_LAST_COLUMNS, STREAM_MAX_STEPS, STREAM_MAX_WARPS, stream_shared_bytes, stream_strip,
 };
 
 use super::*;
@@ -82,17 +82,23 @@ fn malformed_or_unlaunchable_cache_entries_are_refused() {
     }
 }
 
-/// The shared memory a streaming block gets covers the planes it indexes: 2·T planes, each
-/// one float4 per thread of the largest block plus one at each end (a smaller block uses the
-/// start of each plane, its last thread's right neighbour slot at 4·(threads + 1)).
+/// The shared memory a streaming block gets covers the planes it indexes: 2·T planes, each two
+/// halves of one float2 per thread of the largest block plus one at each end (a smaller block
+/// uses the start of each half: its last thread's right neighbour slot at 2·(threads + 1) in
+/// the first half, its last thread's last-column slot at 2·threads in the second).
 #[test]
 fn streaming_shared_memory_matches_its_layout() {
     for steps in 1..=STREAM_MAX_STEPS {
         let floats_per_plane = 4 * (32 * STREAM_MAX_WARPS + 2);
+        let half = floats_per_plane / 2;
         assert_eq!(stream_shared_bytes(steps), 2 * steps * floats_per_plane * 4);
+        assert_eq!(STREAM_LAST_COLUMNS, half);
         for warps in 1..=STREAM_MAX_WARPS {
-            // The right end's slot, the last a block of `warps` warps touches in a plane.
-            assert!(4 * (32 * warps + 1) + 4 <= floats_per_plane);
+            let threads = 32 * warps;
+            // The right end's slot, the last a block touches in the first half, and the last
+            // thread's last-column slot in the second.
+            assert!(2 * (threads + 1) + 2 <= half);
+            assert!(half + 2 * threads + 2 <= floats_per_plane);
         }
     }
     // The largest block stays under the 48 KiB a launch gets without opting in.
