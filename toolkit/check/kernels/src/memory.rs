@@ -555,6 +555,37 @@ pub unsafe fn mem_shared_vectors_f64(input: *const f64, n: u32, output: *mut f64
     }
 }
 
+/// [`mem_shared_vectors_f64`]'s shape for the older [`ptxkit_device::SharedF32`] (32-bit
+/// shared addresses): each thread stores `input[2i .. 2i+2]` with `store2`
+/// (`st.shared.v2.f32`) and writes the block-mirrored pair, swapped, read with `load2`. `n`
+/// even; at most 128 threads per block; bytes per thread: 16.
+#[kernel(launch_bounds(128))]
+pub unsafe fn mem_shared_f32_pairs(input: *const f32, n: u32, output: *mut f32) {
+    let tile = ptxkit_device::shared_f32!(mem_f32_pairs_tile: 2 * ROTATE_BLOCK);
+    let t = thread::thread_idx_x();
+    let i = thread::index_1d();
+    let pairs = n / 2;
+    let first = i - t;
+    let active = thread::block_dim_x().min(pairs.saturating_sub(first));
+    if i < pairs {
+        // SAFETY: `2i + 1 < n`; the tile holds 2·128 values and `t < 128`; `2t` is even.
+        unsafe {
+            let p = input.add(2 * i as usize);
+            tile.store2(2 * t, [*p, *p.add(1)]);
+        }
+    }
+    thread::sync_threads();
+    if i < pairs {
+        // SAFETY: the mirrored pair was written before the barrier; `2i + 1 < n`.
+        unsafe {
+            let [a, b] = tile.load2(2 * (active - 1 - t));
+            let p = output.add(2 * i as usize);
+            *p = b;
+            *p.add(1) = a;
+        }
+    }
+}
+
 /// The bytes of dynamic shared memory [`mem_dynamic_shared_reverse_u64`] declares: room for
 /// 256 threads.
 pub const DYNAMIC_REVERSE_BYTES: u32 = 256 * 8;

@@ -215,6 +215,8 @@ fn shared_array_vector_accesses_emit_v2_and_v4() {
         &["st.shared.v4.f32 ", "st.shared.v2.f32 ", "ld.shared.v4.f32 ", "ld.shared.v2.f32 "],
     );
     assert_emits("mem_shared_vectors_f64", &["st.shared.v2.f64 ", "ld.shared.v2.f64 "]);
+    assert_emits("mem_shared_f32_pairs", &["st.shared.v2.f32 ", "ld.shared.v2.f32 "]);
+    assert_not_emits("mem_shared_f32_pairs", &["cvta.shared"]);
 }
 
 #[test]
@@ -938,6 +940,21 @@ fn gpu_shared_array_vectors_mirror_blocks() {
     let input = upload(&gpu, &values);
     let mut output = gpu.stream().alloc_zeros::<f64>(values.len()).unwrap();
     gpu.launch(k::mem_shared_vectors_f64, grid_1d(quads, ROTATE_THREADS), (&input, 2 * quads, &mut output))
+        .unwrap();
+    let mut expected = Vec::new();
+    for r in blocks(quads, ROTATE_THREADS) {
+        for t in 0..r.len() {
+            let mirror = r.start + r.len() - 1 - t;
+            expected.extend([values[2 * mirror + 1], values[2 * mirror]]);
+        }
+    }
+    assert_eq!(download(&gpu, &output), expected);
+
+    // f32 pairs through `SharedF32::store2` / `load2`: 1003 pairs.
+    let values: Vec<f32> = (0..2 * quads).map(|i| i as f32 * 0.75 - 5.0).collect();
+    let input = upload(&gpu, &values);
+    let mut output = gpu.stream().alloc_zeros::<f32>(values.len()).unwrap();
+    gpu.launch(k::mem_shared_f32_pairs, grid_1d(quads, ROTATE_THREADS), (&input, 2 * quads, &mut output))
         .unwrap();
     let mut expected = Vec::new();
     for r in blocks(quads, ROTATE_THREADS) {
