@@ -178,6 +178,23 @@ pub fn chain(x: &[f32], a: f32, b: f32, steps: u32) -> Vec<f32> {
     x.iter().map(|&v| (0..steps).fold(v, |v, _| a * v + b)).collect()
 }
 
+/// `steps` smoothing steps `(left + centre + right) · (1/3)` (in that order, in `f32`) of each
+/// `segment`-cell segment of `x` on its own, zero outside it: `cluster_smooth_f32`'s result.
+pub fn cluster_smooth(x: &[f32], segment: usize, steps: u32) -> Vec<f32> {
+    let mut out = x.to_vec();
+    for part in out.chunks_mut(segment.max(1)) {
+        for _ in 0..steps {
+            let before = part.to_vec();
+            for (i, cell) in part.iter_mut().enumerate() {
+                let left = if i > 0 { before[i - 1] } else { 0.0 };
+                let right = before.get(i + 1).copied().unwrap_or(0.0);
+                *cell = (left + before[i] + right) * (1.0 / 3.0);
+            }
+        }
+    }
+    out
+}
+
 /// How many of `values` fall in each of 1024 bins (`v % 1024`).
 pub fn histogram_1024(values: &[u32]) -> Vec<u32> {
     let mut bins = vec![0u32; 1024];

@@ -253,6 +253,29 @@ pub fn cluster_reduce(gpu: &Gpu, x: &[f32], clusters: u32) -> Result<f32> {
     Ok(download(gpu, &sum)?[0])
 }
 
+/// `steps` smoothing steps of each segment of `k::EXCHANGE_SEGMENT` cells of `x` on its own
+/// (`cpu::cluster_smooth`'s result, bit for bit), one cluster of `k::EXCHANGE_CLUSTER` blocks a
+/// segment, exchanging their edge cells through distributed shared memory. `x` must be a
+/// whole number of segments (refused in words otherwise).
+pub fn cluster_smooth(gpu: &Gpu, x: &[f32], steps: u32) -> Result<Vec<f32>> {
+    let segment = k::EXCHANGE_SEGMENT as usize;
+    if x.is_empty() || !x.len().is_multiple_of(segment) || x.len() / segment > u32::MAX as usize / segment {
+        return Err(Error::InvalidLaunch(format!(
+            "cluster_smooth: {} cells is not a whole number of {segment}-cell segments",
+            x.len()
+        )));
+    }
+    let d_x = upload(gpu, x)?;
+    let mut y = zeros::<f32>(gpu, x.len())?;
+    let config = LaunchConfig {
+        grid_dim: ((x.len() / k::EXCHANGE_BLOCK as usize) as u32, 1, 1),
+        block_dim: (k::EXCHANGE_BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    gpu.launch_cluster(k::cluster_smooth_f32, config, (k::EXCHANGE_CLUSTER, 1, 1), (&d_x, &mut y, steps))?;
+    download(gpu, &y)
+}
+
 /// Whether [`tma_stencil`] runs on an `nx × ny × nz` grid of `cells` values: the cells number
 /// nx·ny·nz, no size is 0, and nx is a multiple of 4 (TMA needs rows of a multiple of 16
 /// bytes); else why not, in words ([`Error::InvalidLaunch`]). Needs no GPU.

@@ -20,6 +20,7 @@
 //! memory: end with [`sync`] after the last remote access.
 
 use crate::SharedArray;
+use crate::mbarrier::Mbarrier;
 
 macro_rules! special_register {
     ($(#[$doc:meta])* $name:ident, $register:literal) => {
@@ -134,6 +135,26 @@ pub fn wait() {
 /// `cluster.map_shared_rank(ptr, rank)`).
 #[inline(always)]
 pub fn map_shared_rank<T: Copy>(array: SharedArray<T>, rank: u32) -> RemoteShared<T> {
+    RemoteShared { base: map_address(array.shared_address(), rank), element: core::marker::PhantomData }
+}
+
+/// A barrier of a block of this cluster, possibly another's ([`map_mbarrier`]): the one that
+/// [`RemoteShared::store_async`] counts its bytes on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RemoteMbarrier {
+    address: u32,
+}
+
+/// The same barrier in the block of rank `rank` of this cluster (`mapa.shared::cluster`).
+#[inline(always)]
+pub fn map_mbarrier(barrier: Mbarrier, rank: u32) -> RemoteMbarrier {
+    RemoteMbarrier { address: map_address(barrier.shared_address(), rank) }
+}
+
+/// The `shared::cluster` address of this block's shared-space address `address` in the block
+/// of rank `rank` (`mapa.shared::cluster.u32`).
+#[inline(always)]
+fn map_address(address: u32, rank: u32) -> u32 {
     on_gpu!("cluster::map_shared_rank", {
         let base: u32;
         // SAFETY: maps an address between blocks; no memory is touched.
@@ -141,12 +162,12 @@ pub fn map_shared_rank<T: Copy>(array: SharedArray<T>, rank: u32) -> RemoteShare
             core::arch::asm!(
                 "mapa.shared::cluster.u32 {d}, {s}, {r};",
                 d = out(reg32) base,
-                s = in(reg32) array.shared_address(),
+                s = in(reg32) address,
                 r = in(reg32) rank,
                 options(pure, nomem, nostack, preserves_flags),
             )
         }
-        RemoteShared { base, element: core::marker::PhantomData }
+        base
     })
 }
 
@@ -236,6 +257,35 @@ impl<T: Copy + RemoteElement> RemoteShared<T> {
                     "st.shared::cluster.b32 [{a}], {v};",
                     a = in(reg32) self.address(index),
                     v = in(reg32) value.to_bits(),
+                    options(nostack, preserves_flags),
+                )
+            }
+        })
+    }
+
+    /// `array[index] = value` in the other block, without waiting for it, the store's 4 bytes
+    /// counted on `barrier`, a barrier of that block
+    /// (`st.async.shared::cluster.mbarrier::complete_tx::bytes.b32`; sm_90, PTX ISA 8.1, so the
+    /// module is built with `-C target-feature=+ptx81` or later). The owning block's threads see
+    /// the value once they have waited for the phase the bytes complete
+    /// ([`Mbarrier::wait_parity_cluster`]): the phase's expected bytes (an
+    /// [`Mbarrier::arrive_expect_tx`] there) count these stores. No fence, no cluster barrier.
+    ///
+    /// # Safety
+    /// `index` is in bounds; the owning block has not exited; no thread there accesses the
+    /// element until the phase completes; `barrier` is a barrier of that block, initialised
+    /// before (with [`crate::mbarrier::fence_init`] and a cluster barrier in between), whose
+    /// current phase expects these bytes.
+    #[inline(always)]
+    pub unsafe fn store_async(self, index: u32, value: T, barrier: RemoteMbarrier) {
+        on_gpu!("RemoteShared::store_async", {
+            // SAFETY: the caller's contract.
+            unsafe {
+                core::arch::asm!(
+                    "st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [{a}], {v}, [{m}];",
+                    a = in(reg32) self.address(index),
+                    v = in(reg32) value.to_bits(),
+                    m = in(reg32) barrier.address,
                     options(nostack, preserves_flags),
                 )
             }

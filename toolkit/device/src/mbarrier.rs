@@ -269,6 +269,28 @@ impl Mbarrier {
         while !unsafe { self.try_wait_parity(parity) } {}
     }
 
+    /// [`wait_parity`](Self::wait_parity) with acquire semantics at cluster scope
+    /// (`mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64`, PTX ISA 8.0): the waiting
+    /// thread also sees what other blocks of the cluster released on the phase, e.g. the
+    /// values of their `cluster::RemoteShared::store_async`.
+    ///
+    /// # Safety
+    /// As [`wait_parity`](Self::wait_parity).
+    #[inline(always)]
+    pub unsafe fn wait_parity_cluster(self, parity: u32) {
+        on_gpu!("Mbarrier::wait_parity_cluster", {
+            // SAFETY: the caller's contract.
+            while !unsafe {
+                wait_predicate!(
+                    "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [{a}], {x};",
+                    self.address,
+                    reg32,
+                    parity
+                )
+            } {}
+        })
+    }
+
     /// Waits until the phase of `token` completes (sm_80: a loop on
     /// [`test_wait`](Self::test_wait)).
     ///

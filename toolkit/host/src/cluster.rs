@@ -3,7 +3,7 @@
 //! The kernel side is `ptxkit_device::cluster`.
 
 use crate::launch_ex::{check_hopper, launch_attribute};
-use crate::{Error, Gpu, Kernel, KernelArgs, Result};
+use crate::{Context as _, Error, Gpu, Kernel, KernelArgs, Result};
 use cudarc::driver::{CudaStream, LaunchConfig, sys};
 
 /// The most blocks in a cluster that every GPU with clusters allows (the "portable" size;
@@ -52,6 +52,46 @@ impl Gpu {
         args: impl KernelArgs<K::Params>,
     ) -> Result<()> {
         self.launch_cluster_on(self.stream(), kernel, cfg, cluster, args)
+    }
+
+    /// How many clusters of `cluster` blocks of `block_threads` threads of `kernel` (each
+    /// with the dynamic shared memory it declares) the whole GPU runs at once
+    /// (`cuOccupancyMaxActiveClusters`; CUDA C's `cudaOccupancyMaxActiveClusters`): what a
+    /// persistent grid of clusters is sized by. Refused as [`Gpu::launch_cluster`] refuses.
+    pub fn resident_clusters<K: Kernel>(
+        &self,
+        kernel: K,
+        block_threads: u32,
+        cluster: (u32, u32, u32),
+    ) -> Result<u32> {
+        let blocks = cluster.0 * cluster.1 * cluster.2;
+        check_cluster(K::NAME, (blocks.max(1), 1, 1), (blocks, 1, 1), self.compute_capability_major())?;
+        let function = self.function(kernel)?;
+        let mut attribute = launch_attribute(sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
+        attribute.value.clusterDim.x = cluster.0;
+        attribute.value.clusterDim.y = cluster.1;
+        attribute.value.clusterDim.z = cluster.2;
+        let config = sys::CUlaunchConfig {
+            gridDimX: cluster.0,
+            gridDimY: cluster.1,
+            gridDimZ: cluster.2,
+            blockDimX: block_threads,
+            blockDimY: 1,
+            blockDimZ: 1,
+            sharedMemBytes: K::DYNAMIC_SHARED_BYTES,
+            hStream: std::ptr::null_mut(),
+            attrs: &mut attribute,
+            numAttrs: 1,
+        };
+        let mut count = 0i32;
+        self.ctx.bind_to_thread().context(|| "binding the GPU's context".into())?;
+        // SAFETY: writes one int; `config` and its attribute outlive the call; the function
+        // belongs to this GPU's context, bound to this thread.
+        unsafe { sys::cuOccupancyMaxActiveClusters(&mut count, function.cu_function(), &config).result() }
+            .context(|| {
+                format!("querying how many clusters of {cluster:?} blocks of {} run at once", K::NAME)
+            })?;
+        Ok(count.max(0) as u32)
     }
 
     /// [`Gpu::launch_cluster`] on another stream of this GPU.

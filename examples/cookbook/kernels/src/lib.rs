@@ -11,6 +11,8 @@
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
 #[cfg(feature = "hopper")]
+pub mod cluster_exchange;
+#[cfg(feature = "hopper")]
 pub mod cluster_reduce;
 #[cfg(feature = "hopper")]
 pub mod dependent_launch;
@@ -43,6 +45,8 @@ pub mod wgmma_gemm;
 #[cfg(feature = "hopper")]
 pub mod wgmma_swizzle;
 
+#[cfg(feature = "hopper")]
+pub use cluster_exchange::{EXCHANGE_BLOCK, EXCHANGE_CLUSTER, EXCHANGE_SEGMENT, cluster_smooth_f32};
 #[cfg(feature = "hopper")]
 pub use cluster_reduce::{CLUSTER_REDUCE_BLOCK, CLUSTER_REDUCE_CLUSTER, cluster_reduce_f32};
 #[cfg(feature = "hopper")]

@@ -334,3 +334,20 @@ fn look_back_status_words_keep_flag_and_value_apart() {
     }
     assert_eq!(0u64 >> 32, 0);
 }
+
+/// The cluster smoothing's reference on a case worked by hand: a spike of 3 in the middle of
+/// a 4-cell segment spreads to 1, 1, 1 after one step (each `3 · (1/3)` rounds to exactly 1),
+/// the segment's ends see zero beyond them, and the next segment is smoothed on its own.
+#[test]
+fn cluster_smooth_spreads_a_spike_within_its_segment_only() {
+    let x = [0.0, 3.0, 0.0, 0.0, 6.0, 0.0, 0.0, 0.0];
+    assert_eq!(cpu::cluster_smooth(&x, 4, 0), x);
+    assert_eq!(cpu::cluster_smooth(&x, 4, 1), [1.0, 1.0, 1.0, 0.0, 2.0, 2.0, 0.0, 0.0]);
+    // Step two: (0 + 1 + 1)/3, (1 + 1 + 1)/3, (1 + 1 + 0)/3, (1 + 0)/3; (2 + 2)/3, ...
+    let third = 1.0f32 / 3.0;
+    let two_thirds = 2.0f32 * third;
+    assert_eq!(
+        cpu::cluster_smooth(&x, 4, 2),
+        [two_thirds, 1.0, two_thirds, third, 4.0 * third, 4.0 * third, 2.0 * third, 0.0]
+    );
+}

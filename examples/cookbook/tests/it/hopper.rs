@@ -26,6 +26,43 @@ fn gpu_tma_transpose_equals_cpu() {
     assert!(error.contains("multiple of 16"), "{error}");
 }
 
+/// The smoothing by clusters that exchange their edge cells through distributed shared memory
+/// (`st.async` counted on the neighbours' barriers, no cluster barrier in the loop): the CPU's
+/// values bit for bit, from one segment to a thousand and from no step to 200 (each buffer's
+/// barriers through a hundred phases), more clusters than run at once among them; a length
+/// that is not whole segments is refused in words. `Gpu::resident_clusters` counts the
+/// clusters of the kernel that run at once: at least one, at most the blocks that fit.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_cluster_smooth_equals_cpu() {
+    let (gpu, mut r) = (open(), common::fresh());
+    let segment = cookbook_kernels::EXCHANGE_SEGMENT as usize;
+    for (segments, steps) in [(1, 0), (1, 1), (3, 2), (7, 5), (132, 200), (1000, 33)] {
+        let x = r.floats(segments * segment, -1.0, 1.0);
+        let got = hopper::cluster_smooth(&gpu, &x, steps).unwrap();
+        assert_eq!(got, cpu::cluster_smooth(&x, segment, steps), "{segments} segments, {steps} steps");
+    }
+    let error = hopper::cluster_smooth(&gpu, &[0.0; 1000], 1).unwrap_err().to_string();
+    assert!(error.contains("whole number of 1024-cell segments"), "{error}");
+    let (kernel, block) = (cookbook_kernels::cluster_smooth_f32, cookbook_kernels::EXCHANGE_BLOCK);
+    let resident = gpu.resident_clusters(kernel, block, (cookbook_kernels::EXCHANGE_CLUSTER, 1, 1)).unwrap();
+    let sms = gpu
+        .context()
+        .attribute(
+            ptxkit_host::cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+        )
+        .unwrap() as u32;
+    eprintln!("{resident} clusters of 4 blocks of 256 threads run at once on {sms} SMs");
+    assert!(
+        resident >= 1 && resident * cookbook_kernels::EXCHANGE_CLUSTER <= sms * (2048 / block),
+        "{resident}"
+    );
+    assert!(
+        gpu.resident_clusters(kernel, block, (9, 1, 1)).is_err(),
+        "a cluster of 9 blocks is not portable"
+    );
+}
+
 /// A chain of short kernels launched with programmatic dependence (each lets the next start at
 /// once, and waits for the one before): the CPU's values bit for bit, and the ordinary
 /// launches' too, on odd sizes up to 4 MB a step (the next step's blocks start while the step

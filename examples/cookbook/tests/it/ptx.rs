@@ -354,6 +354,29 @@ fn cluster_reduce_combines_block_sums_through_distributed_shared_memory() {
 }
 
 #[test]
+fn cluster_smooth_stores_its_edge_cells_into_the_neighbours_by_st_async() {
+    let name = "cluster_smooth_f32";
+    assert!(IMAGES.kernels.iter().all(|k| k.name != name), "{name} is in the sm_80 module too");
+    assert!(cookbook::HOPPER_IMAGES.kernels.iter().any(|k| k.name == name), "{name} missing from the table");
+    let smooth = hopper_entry(name);
+    for instruction in [
+        ".maxntid 256",
+        "mbarrier.init.shared.b64",
+        "fence.mbarrier_init.release.cluster",
+        "mapa.shared::cluster.u32",
+        "st.async.shared::cluster.mbarrier::complete_tx::bytes.b32",
+        "mbarrier.arrive.expect_tx.shared::cta.b64",
+        "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64",
+        "bar.sync",
+    ] {
+        assert!(smooth.contains(instruction), "{name}: no `{instruction}`:\n{smooth}");
+    }
+    // One store a side a step, and the cluster's barrier only before the loop and at the end.
+    assert_eq!(smooth.matches("st.async").count(), 2, "{name}");
+    assert_eq!(smooth.matches("barrier.cluster.wait").count(), 2, "{name}");
+}
+
+#[test]
 fn tma_stencil_loads_its_tile_and_halo_with_one_3d_tensor_copy() {
     let name = "tma_stencil_7pt";
     assert!(IMAGES.kernels.iter().all(|k| k.name != name), "{name} is in the sm_80 module too");
