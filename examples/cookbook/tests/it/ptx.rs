@@ -146,8 +146,21 @@ fn hgemm_copies_asynchronously_and_multiplies_on_the_tensor_cores() {
     }
 }
 
-/// The PTX of Hopper kernel `name`'s entry (the sm_90 module), up to the next entry.
+/// Kernel `name`'s PTX in the Hopper module ([`hopper_entry`]), after asserting that it holds
+/// each of `instructions`.
+fn hopper_emits(name: &str, instructions: &[&str]) -> &'static str {
+    let body = hopper_entry(name);
+    for instruction in instructions {
+        assert!(body.contains(instruction), "{name}: no `{instruction}` in its PTX:\n{body}");
+    }
+    body
+}
+
+/// The PTX of Hopper kernel `name`'s entry (the sm_90 module), up to the next entry, after
+/// checking that the Hopper module's table lists it and the sm_80 module does not hold it.
 fn hopper_entry(name: &str) -> &'static str {
+    assert!(IMAGES.kernels.iter().all(|k| k.name != name), "{name} is in the sm_80 module too");
+    assert!(cookbook::HOPPER_IMAGES.kernels.iter().any(|k| k.name == name), "{name} missing from the table");
     let ptx = cookbook::HOPPER_IMAGES
         .modules
         .iter()
@@ -165,45 +178,42 @@ fn hopper_kernels_are_sm_90_ptx_with_tma_mbarriers_and_clusters() {
         assert!(module.ptx.contains(".target sm_90a"), "the Hopper module targets sm_90a");
         assert!(module.ptx.contains(".version 8.3"), "the Hopper module is PTX ISA 8.3");
     }
+    // Each in the Hopper module's table and not in the sm_80 module's (`hopper_entry` checks).
     for name in ["tma_transpose_f32", "bulk_scale_f32", "cluster_histogram_1024", "wgmma_gemm_bf16"] {
-        assert!(IMAGES.kernels.iter().all(|k| k.name != name), "{name} is in the sm_80 module too");
-        assert!(
-            cookbook::HOPPER_IMAGES.kernels.iter().any(|k| k.name == name),
-            "{name} missing from the table"
-        );
+        hopper_entry(name);
     }
-    let transpose = hopper_entry("tma_transpose_f32");
-    for instruction in [
-        "mbarrier.init.shared.b64",
-        "fence.mbarrier_init.release.cluster",
-        "fence.proxy.tensormap::generic.acquire.sys",
-        "mbarrier.arrive.expect_tx.shared::cta.b64",
-        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
-        "mbarrier.try_wait.parity.shared::cta.b64",
-        "fence.proxy.async.shared::cta",
-        "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group",
-        "cp.async.bulk.commit_group",
-        "cp.async.bulk.wait_group.read 0",
-    ] {
-        assert!(transpose.contains(instruction), "tma_transpose_f32: no `{instruction}`:\n{transpose}");
-    }
-    let bulk = hopper_entry("bulk_scale_f32");
-    for instruction in [
-        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes",
-        "cp.async.bulk.global.shared::cta.bulk_group",
-    ] {
-        assert!(bulk.contains(instruction), "bulk_scale_f32: no `{instruction}`");
-    }
-    let histogram = hopper_entry("cluster_histogram_1024");
-    for instruction in [
-        "barrier.cluster.arrive.release",
-        "barrier.cluster.wait.acquire",
-        "mapa.shared::cluster.u32",
-        "atom.shared::cluster.add.u32",
-        "%cluster_ctarank",
-    ] {
-        assert!(histogram.contains(instruction), "cluster_histogram_1024: no `{instruction}`");
-    }
+    let transpose = hopper_emits(
+        "tma_transpose_f32",
+        &[
+            "mbarrier.init.shared.b64",
+            "fence.mbarrier_init.release.cluster",
+            "fence.proxy.tensormap::generic.acquire.sys",
+            "mbarrier.arrive.expect_tx.shared::cta.b64",
+            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+            "mbarrier.try_wait.parity.shared::cta.b64",
+            "fence.proxy.async.shared::cta",
+            "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group",
+            "cp.async.bulk.commit_group",
+            "cp.async.bulk.wait_group.read 0",
+        ],
+    );
+    let bulk = hopper_emits(
+        "bulk_scale_f32",
+        &[
+            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes",
+            "cp.async.bulk.global.shared::cta.bulk_group",
+        ],
+    );
+    let histogram = hopper_emits(
+        "cluster_histogram_1024",
+        &[
+            "barrier.cluster.arrive.release",
+            "barrier.cluster.wait.acquire",
+            "mapa.shared::cluster.u32",
+            "atom.shared::cluster.add.u32",
+            "%cluster_ctarank",
+        ],
+    );
 }
 
 /// The chain step lets its dependents start, then waits for the step before, before any
@@ -219,18 +229,18 @@ fn the_chain_step_waits_for_the_step_before_before_it_touches_memory() {
 
 #[test]
 fn wgmma_gemm_issues_four_warpgroup_products_a_stage_between_fence_commit_and_wait() {
-    let gemm = hopper_entry("wgmma_gemm_bf16");
-    for instruction in [
-        ".maxntid 128",
-        "cp.async.ca.shared.global",
-        "fence.proxy.async.shared::cta",
-        "wgmma.fence.sync.aligned",
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16",
-        "wgmma.commit_group.sync.aligned",
-        "wgmma.wait_group.sync.aligned 0",
-    ] {
-        assert!(gemm.contains(instruction), "wgmma_gemm_bf16: no `{instruction}`");
-    }
+    let gemm = hopper_emits(
+        "wgmma_gemm_bf16",
+        &[
+            ".maxntid 128",
+            "cp.async.ca.shared.global",
+            "fence.proxy.async.shared::cta",
+            "wgmma.fence.sync.aligned",
+            "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16",
+            "wgmma.commit_group.sync.aligned",
+            "wgmma.wait_group.sync.aligned 0",
+        ],
+    );
     assert_eq!(gemm.matches("wgmma.mma_async").count(), 4, "four k16 products per stage of 64");
     // The accumulators never leave the registers (an indexed array would put them in local
     // memory, and every product's registers with them).
@@ -245,19 +255,19 @@ fn wgmma_gemm_issues_four_warpgroup_products_a_stage_between_fence_commit_and_wa
 
 #[test]
 fn gemm_tma_wgmma_streams_tiles_by_tma_into_wgmma_with_a_group_in_flight() {
-    let gemm = hopper_entry("gemm_tma_wgmma_bf16");
-    for instruction in [
-        ".maxntid 384",
-        "mbarrier.init.shared.b64",
-        "mbarrier.try_wait.parity.shared::cta.b64",
-        "mbarrier.arrive.expect_tx.shared::cta.b64",
-        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16",
-        "wgmma.wait_group.sync.aligned 1",
-        "mbarrier.arrive.shared.b64",
-    ] {
-        assert!(gemm.contains(instruction), "gemm_tma_wgmma_bf16: no `{instruction}`");
-    }
+    let gemm = hopper_emits(
+        "gemm_tma_wgmma_bf16",
+        &[
+            ".maxntid 384",
+            "mbarrier.init.shared.b64",
+            "mbarrier.try_wait.parity.shared::cta.b64",
+            "mbarrier.arrive.expect_tx.shared::cta.b64",
+            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+            "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16",
+            "wgmma.wait_group.sync.aligned 1",
+            "mbarrier.arrive.shared.b64",
+        ],
+    );
     assert_eq!(gemm.matches("wgmma.mma_async").count(), 4, "four k16 products per stage of 64");
     // One box of A and one of B a stage (LLVM unrolls the producer's loop: a multiple of 2).
     assert!(gemm.matches("cp.async.bulk.tensor").count().is_multiple_of(2));
@@ -273,27 +283,22 @@ fn wgmma_swizzle_gemms_carry_their_swizzle_in_every_descriptor() {
     // of the span, in units of 16 bytes), as LLVM prints an i64 (signed decimal).
     for (span, mode) in [(32u64, 3u64), (64, 2), (128, 1)] {
         let name = format!("wgmma_swizzle_gemm_bf16_{span}");
-        assert!(IMAGES.kernels.iter().all(|k| k.name != name), "{name} is in the sm_80 module too");
-        assert!(
-            cookbook::HOPPER_IMAGES.kernels.iter().any(|k| k.name == name),
-            "{name} missing from the table"
+        let gemm = hopper_emits(
+            &name,
+            &[
+                ".maxntid 128",
+                "mbarrier.init.shared.b64",
+                "fence.proxy.tensormap::generic.acquire.sys",
+                "mbarrier.arrive.expect_tx.shared::cta.b64",
+                "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+                "mbarrier.try_wait.parity.shared::cta.b64",
+                "%globaltimer",
+                "wgmma.fence.sync.aligned",
+                "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16",
+                "wgmma.commit_group.sync.aligned",
+                "wgmma.wait_group.sync.aligned 0",
+            ],
         );
-        let gemm = hopper_entry(&name);
-        for instruction in [
-            ".maxntid 128",
-            "mbarrier.init.shared.b64",
-            "fence.proxy.tensormap::generic.acquire.sys",
-            "mbarrier.arrive.expect_tx.shared::cta.b64",
-            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
-            "mbarrier.try_wait.parity.shared::cta.b64",
-            "%globaltimer",
-            "wgmma.fence.sync.aligned",
-            "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16",
-            "wgmma.commit_group.sync.aligned",
-            "wgmma.wait_group.sync.aligned 0",
-        ] {
-            assert!(gemm.contains(instruction), "{name}: no `{instruction}`:\n{gemm}");
-        }
         // One box of A and one of B a chunk, and the phase expects both: 2 × 64 rows × span.
         assert_eq!(gemm.matches("cp.async.bulk.tensor").count(), 2, "{name}: two boxes a chunk");
         assert_eq!(gemm.matches("mbarrier.arrive.expect_tx").count(), 1, "{name}");
@@ -329,24 +334,22 @@ fn wgmma_swizzle_gemms_carry_their_swizzle_in_every_descriptor() {
 #[test]
 fn cluster_reduce_combines_block_sums_through_distributed_shared_memory() {
     let name = "cluster_reduce_f32";
-    assert!(IMAGES.kernels.iter().all(|k| k.name != name), "{name} is in the sm_80 module too");
-    assert!(cookbook::HOPPER_IMAGES.kernels.iter().any(|k| k.name == name), "{name} missing from the table");
-    let reduce = hopper_entry(name);
-    for instruction in [
-        ".maxntid 256",
-        "shfl.sync.bfly.b32",
-        "st.shared.b32",
-        "bar.sync",
-        "barrier.cluster.arrive.release",
-        "barrier.cluster.wait.acquire",
-        "%cluster_ctarank",
-        "%cluster_nctarank",
-        "mapa.shared::cluster.u32",
-        "ld.shared::cluster.b32",
-        "red.relaxed.gpu.global.add.f32",
-    ] {
-        assert!(reduce.contains(instruction), "{name}: no `{instruction}`:\n{reduce}");
-    }
+    let reduce = hopper_emits(
+        name,
+        &[
+            ".maxntid 256",
+            "shfl.sync.bfly.b32",
+            "st.shared.b32",
+            "bar.sync",
+            "barrier.cluster.arrive.release",
+            "barrier.cluster.wait.acquire",
+            "%cluster_ctarank",
+            "%cluster_nctarank",
+            "mapa.shared::cluster.u32",
+            "ld.shared::cluster.b32",
+            "red.relaxed.gpu.global.add.f32",
+        ],
+    );
     // Two cluster barriers (the partials written; every partial read before any block exits)
     // and one atomic, by the leading block.
     assert_eq!(reduce.matches("barrier.cluster.wait.acquire").count(), 2, "{name}");
@@ -356,21 +359,19 @@ fn cluster_reduce_combines_block_sums_through_distributed_shared_memory() {
 #[test]
 fn cluster_smooth_stores_its_edge_cells_into_the_neighbours_by_st_async() {
     let name = "cluster_smooth_f32";
-    assert!(IMAGES.kernels.iter().all(|k| k.name != name), "{name} is in the sm_80 module too");
-    assert!(cookbook::HOPPER_IMAGES.kernels.iter().any(|k| k.name == name), "{name} missing from the table");
-    let smooth = hopper_entry(name);
-    for instruction in [
-        ".maxntid 256",
-        "mbarrier.init.shared.b64",
-        "fence.mbarrier_init.release.cluster",
-        "mapa.shared::cluster.u32",
-        "st.async.shared::cluster.mbarrier::complete_tx::bytes.b32",
-        "mbarrier.arrive.expect_tx.shared::cta.b64",
-        "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64",
-        "bar.sync",
-    ] {
-        assert!(smooth.contains(instruction), "{name}: no `{instruction}`:\n{smooth}");
-    }
+    let smooth = hopper_emits(
+        name,
+        &[
+            ".maxntid 256",
+            "mbarrier.init.shared.b64",
+            "fence.mbarrier_init.release.cluster",
+            "mapa.shared::cluster.u32",
+            "st.async.shared::cluster.mbarrier::complete_tx::bytes.b32",
+            "mbarrier.arrive.expect_tx.shared::cta.b64",
+            "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64",
+            "bar.sync",
+        ],
+    );
     // One store a side a step, and the cluster's barrier only before the loop and at the end.
     assert_eq!(smooth.matches("st.async").count(), 2, "{name}");
     assert_eq!(smooth.matches("barrier.cluster.wait").count(), 2, "{name}");
@@ -379,23 +380,21 @@ fn cluster_smooth_stores_its_edge_cells_into_the_neighbours_by_st_async() {
 #[test]
 fn tma_stencil_loads_its_tile_and_halo_with_one_3d_tensor_copy() {
     let name = "tma_stencil_7pt";
-    assert!(IMAGES.kernels.iter().all(|k| k.name != name), "{name} is in the sm_80 module too");
-    assert!(cookbook::HOPPER_IMAGES.kernels.iter().any(|k| k.name == name), "{name} missing from the table");
-    let stencil = hopper_entry(name);
-    for instruction in [
-        ".maxntid 256",
-        ".shared .align 128 .b8 tma_stencil_tile[16000]",
-        "mbarrier.init.shared.b64",
-        "fence.mbarrier_init.release.cluster",
-        "fence.proxy.tensormap::generic.acquire.sys",
-        "mbarrier.arrive.expect_tx.shared::cta.b64",
-        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
-        "mbarrier.try_wait.parity.shared::cta.b64",
-        "ld.shared.b32",
-        "st.global.b32",
-    ] {
-        assert!(stencil.contains(instruction), "{name}: no `{instruction}`:\n{stencil}");
-    }
+    let stencil = hopper_emits(
+        name,
+        &[
+            ".maxntid 256",
+            ".shared .align 128 .b8 tma_stencil_tile[16000]",
+            "mbarrier.init.shared.b64",
+            "fence.mbarrier_init.release.cluster",
+            "fence.proxy.tensormap::generic.acquire.sys",
+            "mbarrier.arrive.expect_tx.shared::cta.b64",
+            "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+            "mbarrier.try_wait.parity.shared::cta.b64",
+            "ld.shared.b32",
+            "st.global.b32",
+        ],
+    );
     // One copy of the whole box (40 × 10 × 10 floats), and six neighbours from shared memory
     // per cell with no fused multiply-add (the CPU reference's exact order).
     assert_eq!(stencil.matches("cp.async.bulk.tensor").count(), 1, "{name}");
