@@ -182,7 +182,7 @@ fn hopper_kernels_are_sm_90_ptx_with_tma_mbarriers_and_clusters() {
     for name in ["tma_transpose_f32", "bulk_scale_f32", "cluster_histogram_1024", "wgmma_gemm_bf16"] {
         hopper_entry(name);
     }
-    let transpose = hopper_emits(
+    hopper_emits(
         "tma_transpose_f32",
         &[
             "mbarrier.init.shared.b64",
@@ -197,14 +197,14 @@ fn hopper_kernels_are_sm_90_ptx_with_tma_mbarriers_and_clusters() {
             "cp.async.bulk.wait_group.read 0",
         ],
     );
-    let bulk = hopper_emits(
+    hopper_emits(
         "bulk_scale_f32",
         &[
             "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes",
             "cp.async.bulk.global.shared::cta.bulk_group",
         ],
     );
-    let histogram = hopper_emits(
+    hopper_emits(
         "cluster_histogram_1024",
         &[
             "barrier.cluster.arrive.release",
