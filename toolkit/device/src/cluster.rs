@@ -155,7 +155,7 @@ pub fn map_mbarrier(barrier: Mbarrier, rank: u32) -> RemoteMbarrier {
 /// of rank `rank` (`mapa.shared::cluster.u32`).
 #[inline(always)]
 fn map_address(address: u32, rank: u32) -> u32 {
-    on_gpu!("cluster::map_shared_rank", {
+    on_gpu!("cluster::map_address", {
         let base: u32;
         // SAFETY: maps an address between blocks; no memory is touched.
         unsafe {
@@ -272,10 +272,14 @@ impl<T: Copy + RemoteElement> RemoteShared<T> {
     /// [`Mbarrier::arrive_expect_tx`] there) count these stores. No fence, no cluster barrier.
     ///
     /// # Safety
-    /// `index` is in bounds; the owning block has not exited; no thread there accesses the
-    /// element until the phase completes; `barrier` is a barrier of that block, initialised
-    /// before (with [`crate::mbarrier::fence_init`] and a cluster barrier in between), whose
-    /// current phase expects these bytes.
+    /// The owning block is another block of this cluster (not the caller's own: the PTX ISA
+    /// leaves that undefined) and has not exited; `index` is in bounds; every earlier access
+    /// to the element by the owning block happens before this store, and none follows until
+    /// the owning block has waited for the phase; `barrier` is a barrier of that block,
+    /// initialised before (with [`crate::mbarrier::fence_init`] and a cluster barrier in
+    /// between), whose previous phase has completed, and whose current phase counts these
+    /// bytes (its expected bytes may be announced before or after they land: the
+    /// transaction count may go below zero meanwhile).
     #[inline(always)]
     pub unsafe fn store_async(self, index: u32, value: T, barrier: RemoteMbarrier) {
         on_gpu!("RemoteShared::store_async", {

@@ -2,6 +2,7 @@
 //! C's `cudaLaunchKernelEx` with `cudaLaunchAttributeClusterDimension` (or `__cluster_dims__`).
 //! The kernel side is `ptxkit_device::cluster`.
 
+use crate::launch::check_shape;
 use crate::launch_ex::{check_hopper, launch_attribute};
 use crate::{Context as _, Error, Gpu, Kernel, KernelArgs, Result};
 use cudarc::driver::{CudaStream, LaunchConfig, sys};
@@ -57,15 +58,21 @@ impl Gpu {
     /// How many clusters of `cluster` blocks of `block_threads` threads of `kernel` (each
     /// with the dynamic shared memory it declares) the whole GPU runs at once
     /// (`cuOccupancyMaxActiveClusters`; CUDA C's `cudaOccupancyMaxActiveClusters`): what a
-    /// persistent grid of clusters is sized by. Refused as [`Gpu::launch_cluster`] refuses.
+    /// persistent grid of clusters is sized by; 0 where not even one cluster fits. Refused as
+    /// [`Gpu::launch_cluster`] refuses (the cluster's shape, and blocks of `block_threads`
+    /// threads against the kernel's block-shape contract).
     pub fn resident_clusters<K: Kernel>(
         &self,
         kernel: K,
         block_threads: u32,
         cluster: (u32, u32, u32),
     ) -> Result<u32> {
-        let blocks = cluster.0 * cluster.1 * cluster.2;
-        check_cluster(K::NAME, (blocks.max(1), 1, 1), (blocks, 1, 1), self.compute_capability_major())?;
+        check_cluster(K::NAME, cluster, cluster, self.compute_capability_major())?;
+        check_shape::<K>(&LaunchConfig {
+            grid_dim: cluster,
+            block_dim: (block_threads, 1, 1),
+            shared_mem_bytes: 0,
+        })?;
         let function = self.function(kernel)?;
         let mut attribute = launch_attribute(sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
         attribute.value.clusterDim.x = cluster.0;

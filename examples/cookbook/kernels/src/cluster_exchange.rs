@@ -34,12 +34,14 @@ pub fn smooth(left: f32, centre: f32, right: f32) -> f32 {
 /// `mbarrier` of the buffer and side; the receiving thread arrives on its own barrier expecting
 /// them, and waits for the phase (acquire at cluster scope) before reading the pad. No cluster
 /// barrier in the loop: the blocks pace each other pairwise (a block writes a buffer's pad
-/// again only two steps on, after its neighbour's next value has reached it, which the
-/// neighbour sends only once it has read the pad). Bytes per cell: 8 (read x, write y), for any
+/// again only two steps on, after its neighbour's next value has reached it; the neighbour
+/// computes that value from the pad, so its read of the pad comes before it, by a data
+/// dependency). Blocks of exactly 256 threads (`#[kernel(block(256))]`: the last thread is
+/// the right edge). Bytes per cell: 8 (read x, write y), for any
 /// number of steps. Shows: `RemoteShared::store_async`, `cluster::map_mbarrier`,
 /// `Mbarrier::arrive_expect_tx` / `wait_parity_cluster`, `mbarrier::fence_init`,
 /// `Gpu::launch_cluster`.
-#[kernel(launch_bounds(256))]
+#[kernel(block(256))]
 pub unsafe fn cluster_smooth_f32(x: *const f32, y: *mut f32, steps: u32) {
     let cells = shared!(exchange_cells: [f32; 2 * SPAN as usize]);
     // Barrier `2·buffer + side` counts the pad of that buffer on that side (0: left, 1: right).
@@ -76,8 +78,9 @@ pub unsafe fn cluster_smooth_f32(x: *const f32, y: *mut f32, steps: u32) {
             // This block's first cell is the right pad of the block on the left.
             let barrier = cluster::map_mbarrier(Mbarrier::at(barriers, 2 * buffer + 1), left);
             // SAFETY: a cell of the left block, which reads it only after this phase of that
-            // barrier, whose one arrival expects these 4 bytes; it has not exited (the closing
-            // cluster barrier).
+            // barrier, whose one arrival expects these 4 bytes; its read of the cell two steps
+            // ago produced the value this block waited for last step (a data dependency), so
+            // it comes first; the block has not exited (it waits for this phase).
             unsafe {
                 cluster::map_shared_rank(cells, left).store_async(base + SPAN - 1, value, barrier);
                 Mbarrier::at(barriers, 2 * buffer).arrive_expect_tx(4);
@@ -107,6 +110,7 @@ pub unsafe fn cluster_smooth_f32(x: *const f32, y: *mut f32, steps: u32) {
     }
     // SAFETY: one thread per element of `y`.
     unsafe { *y.add(i) = value };
-    // No block exits while a block beside may still store into its shared memory.
+    // Every store into this block was waited for in the loop, so none is still in flight; the
+    // cluster barrier is the toolkit's rule for distributed shared memory, kept as a margin.
     cluster::sync();
 }

@@ -57,6 +57,9 @@ fn gpu_cluster_smooth_equals_cpu() {
         resident >= 1 && resident * cookbook_kernels::EXCHANGE_CLUSTER <= sms * (2048 / block),
         "{resident}"
     );
+    assert!(resident < 1000, "the 1000-segment case is not more clusters than run at once: {resident}");
+    // A block shape against the kernel's contract is refused before the driver is asked.
+    assert!(gpu.resident_clusters(kernel, 128, (cookbook_kernels::EXCHANGE_CLUSTER, 1, 1)).is_err());
     assert!(
         gpu.resident_clusters(kernel, block, (9, 1, 1)).is_err(),
         "a cluster of 9 blocks is not portable"

@@ -362,7 +362,7 @@ fn cluster_smooth_stores_its_edge_cells_into_the_neighbours_by_st_async() {
     let smooth = hopper_emits(
         name,
         &[
-            ".maxntid 256",
+            ".reqntid 256, 1, 1",
             "mbarrier.init.shared.b64",
             "fence.mbarrier_init.release.cluster",
             "mapa.shared::cluster.u32",
