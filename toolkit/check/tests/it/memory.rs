@@ -360,6 +360,20 @@ fn blocks(n: u32, block: u32) -> Vec<std::ops::Range<usize>> {
     (0..n.div_ceil(block)).map(|b| (b * block) as usize..((b + 1) * block).min(n) as usize).collect()
 }
 
+/// What the pair-mirroring kernels write: in each block of `ROTATE_THREADS` pairs of
+/// `values` (`pairs` of them, the last block partial), pair `t` is the block's mirrored pair,
+/// its two values swapped.
+fn mirrored_swapped_pairs<T: Copy>(values: &[T], pairs: u32) -> Vec<T> {
+    let mut expected = Vec::new();
+    for r in blocks(pairs, ROTATE_THREADS) {
+        for t in 0..r.len() {
+            let mirror = r.start + r.len() - 1 - t;
+            expected.extend([values[2 * mirror + 1], values[2 * mirror]]);
+        }
+    }
+    expected
+}
+
 fn upload<T: DeviceRepr>(gpu: &Gpu, values: &[T]) -> CudaSlice<T> {
     gpu.stream().clone_htod(values).unwrap()
 }
@@ -941,14 +955,7 @@ fn gpu_shared_array_vectors_mirror_blocks() {
     let mut output = gpu.stream().alloc_zeros::<f64>(values.len()).unwrap();
     gpu.launch(k::mem_shared_vectors_f64, grid_1d(quads, ROTATE_THREADS), (&input, 2 * quads, &mut output))
         .unwrap();
-    let mut expected = Vec::new();
-    for r in blocks(quads, ROTATE_THREADS) {
-        for t in 0..r.len() {
-            let mirror = r.start + r.len() - 1 - t;
-            expected.extend([values[2 * mirror + 1], values[2 * mirror]]);
-        }
-    }
-    assert_eq!(download(&gpu, &output), expected);
+    assert_eq!(download(&gpu, &output), mirrored_swapped_pairs(&values, quads));
 
     // f32 pairs through `SharedF32::store2` / `load2`: 1003 pairs.
     let values: Vec<f32> = (0..2 * quads).map(|i| i as f32 * 0.75 - 5.0).collect();
@@ -956,14 +963,7 @@ fn gpu_shared_array_vectors_mirror_blocks() {
     let mut output = gpu.stream().alloc_zeros::<f32>(values.len()).unwrap();
     gpu.launch(k::mem_shared_f32_pairs, grid_1d(quads, ROTATE_THREADS), (&input, 2 * quads, &mut output))
         .unwrap();
-    let mut expected = Vec::new();
-    for r in blocks(quads, ROTATE_THREADS) {
-        for t in 0..r.len() {
-            let mirror = r.start + r.len() - 1 - t;
-            expected.extend([values[2 * mirror + 1], values[2 * mirror]]);
-        }
-    }
-    assert_eq!(download(&gpu, &output), expected);
+    assert_eq!(download(&gpu, &output), mirrored_swapped_pairs(&values, quads));
 }
 
 #[test]
