@@ -10,7 +10,7 @@
 # Gray-Scott's and heat's scaling benches alone; multi-sweep measures two constants; multi-binding
 # the launcher's default binding, multi-short a short run's whole wall time, multi-hosts two hosts
 # simulated on one, NCCL over sockets, multi-pairs two hosts of 2 GPUs simulated on 4; multi-overlap the measurements behind the overlap defaults; multi-hosts-heat heat across a simulated host boundary on 2 and 4 ranks; multi-rounds heat's exchange by rounds against the halves in one process). toolkit: the
-# ptxkit-check GPU tests (toolkit-sanitize: compute-sanitizer on them; lineinfo: its report of a
+# ptxkit-check GPU tests (toolkit-sanitize: compute-sanitizer on them, synccheck on the Hopper module's; lineinfo: its report of a
 # deliberate fault names the Rust line); cookbook: examples/cookbook's GPU tests
 # (cookbook-sanitize: compute-sanitizer on them; cookbook-bench: its CUDA C twins built by nvcc
 # and cookbook-bench, Rust against nvcc; on sm_90 the bf16 GEMMs beside torch.matmul). python: the Python package's wheel (built here) with
@@ -528,6 +528,10 @@ if has toolkit-sanitize; then
       --skip oob --skip fault --skip panic --skip math_f > "$OUT/san-$tool-toolkit.log" 2>&1
     echo "toolkit $tool: exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|test result' "$OUT/san-$tool-toolkit.log" | tr '\n' ' ')"
   done
+  # The Hopper module's barriers (cluster barriers, mbarrier phases): synccheck too.
+  timeout 150 compute-sanitizer --tool synccheck --error-exitcode 9 $B/ptxkit_check --ignored --test-threads=1 cluster:: \
+    > "$OUT/san-synccheck-toolkit-cluster.log" 2>&1
+  echo "toolkit cluster synccheck: exit $? :: $(grep -E 'ERROR SUMMARY|test result' "$OUT/san-synccheck-toolkit-cluster.log" | tr '\n' ' ')"
 fi
 if has lineinfo; then
   # A deliberate out-of-bounds write, from a kernel image with line tables (the staged

@@ -3,3 +3,7 @@
 
 /// The PTX, the cubins and the kernel table of `kernels/`.
 pub static KERNELS: ptxkit_host::KernelImages = ptxkit_host::include_kernels!("check");
+
+/// The PTX (sm_90, ISA 8.1) and cubin of `kernels/`' Hopper kernels (feature `hopper`:
+/// clusters, distributed shared memory, `mbarrier` phases), a module of their own.
+pub static HOPPER_KERNELS: ptxkit_host::KernelImages = ptxkit_host::include_kernels!("check-hopper");

@@ -5,6 +5,7 @@
 
 mod common;
 
+mod cluster;
 mod constant;
 mod debug;
 mod generic;
