@@ -20,22 +20,9 @@ fn hopper_ptx() -> &'static str {
     HOPPER_KERNELS.modules[0].ptx
 }
 
-/// The PTX of the Hopper entry point `name` (as `common::kernel_ptx` for the classic module).
-fn hopper_kernel_ptx(name: &str) -> &'static str {
-    let ptx = hopper_ptx();
-    let start = ptx
-        .find(&format!(".entry {name}("))
-        .unwrap_or_else(|| panic!("no entry point {name} in the Hopper PTX"));
-    let rest = &ptx[start..];
-    &rest[..rest.find("\n}\n").map_or(rest.len(), |i| i + 3)]
-}
-
 #[track_caller]
 fn assert_hopper_emits(name: &str, needles: &[&str]) {
-    let body = hopper_kernel_ptx(name);
-    for needle in needles {
-        assert!(body.contains(needle), "{name}: expected `{needle}` in its PTX:\n{body}");
-    }
+    common::assert_emits_in(hopper_ptx(), name, needles);
 }
 
 #[test]

@@ -20,7 +20,11 @@ pub fn ptx() -> &'static str {
 /// start of a line), so that a test looks for an instruction in that kernel alone, not in
 /// the functions LLVM happens to place after it. Panics if there is none.
 pub fn kernel_ptx(name: &str) -> &'static str {
-    let ptx = ptx();
+    entry_ptx(ptx(), name)
+}
+
+/// [`kernel_ptx`] in the module PTX `ptx` (the classic module's, or the Hopper module's).
+pub fn entry_ptx(ptx: &'static str, name: &str) -> &'static str {
     let start = ptx
         .find(&format!(".entry {name}("))
         .unwrap_or_else(|| panic!("no entry point {name} in the check kernels' PTX"));
@@ -32,7 +36,13 @@ pub fn kernel_ptx(name: &str) -> &'static str {
 /// Asserts that the kernel `name`'s PTX contains every one of `needles`.
 #[track_caller]
 pub fn assert_emits(name: &str, needles: &[&str]) {
-    let body = kernel_ptx(name);
+    assert_emits_in(ptx(), name, needles);
+}
+
+/// [`assert_emits`] in the module PTX `ptx`.
+#[track_caller]
+pub fn assert_emits_in(ptx: &'static str, name: &str, needles: &[&str]) {
+    let body = entry_ptx(ptx, name);
     for needle in needles {
         assert!(body.contains(needle), "{name}: expected `{needle}` in its PTX:\n{body}");
     }
