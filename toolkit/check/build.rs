@@ -1,7 +1,9 @@
 //! Compiles `kernels/` (one small kernel per intrinsic) to PTX, as two PTX sets: the classic
-//! kernels (the crate's default features) for sm_80, with cubins for sm_80 and sm_90 where
-//! `ptxas` is found; and the Hopper kernels (feature `hopper`: clusters, distributed shared
-//! memory, `mbarrier` phases) for sm_90 with PTX ISA 8.1 (`st.async`), their cubin for sm_90.
+//! kernels (the crate's default features) for sm_80, with cubins where `ptxas` is found for
+//! the architectures `PTXKIT_CHECK_CUBINS` names (default sm_80 and sm_90); and the Hopper
+//! kernels (feature `hopper`: clusters, distributed shared memory, `mbarrier` phases) for
+//! sm_90 with PTX ISA 8.1 (`st.async`), their one cubin always for sm_90 (the variable does not
+//! apply: no other architecture runs them).
 //! The tests read the PTX for the instructions each intrinsic promises.
 fn main() {
     ptxkit_build::PtxBuilder::new("kernels")

@@ -2,9 +2,11 @@
 //! `hopper` module: sm_90, PTX ISA 8.1, built by `../build.rs` beside the classic one).
 //!
 //! Any block shape (a block's threads numbered by `thread::linear_idx`, x fastest), any grid
-//! of any cluster shape the host launches (`Gpu::launch_cluster`); blocks numbered x fastest
-//! over the grid (`block_linear`). The cookbook's cluster kernels run fixed 1-D shapes; these
-//! run the odd ones.
+//! of clusters the host launches (`Gpu::launch_cluster`: at most 8 blocks a cluster, every
+//! block of a launch the same shape), within each kernel's limits (the ring needs clusters of
+//! at least 2 blocks: a block's `st.async` into its own shared memory is undefined); blocks
+//! numbered x fastest over the grid (`block_linear`). The cookbook's cluster kernels run fixed
+//! 1-D shapes; these run the odd ones.
 
 use ptxkit_device::mbarrier::{self, Mbarrier};
 use ptxkit_device::{cluster, kernel, shared, thread};
@@ -70,9 +72,11 @@ pub fn ring_next(received: u32, rank: u32, round: u32) -> u32 {
 /// the same thread of the next block by rank (`rank + 1` mod `blocks`) with
 /// `RemoteShared::store_async`, counted on that block's `mbarrier` of the round's buffer (two
 /// buffers in turn); the receiving block's thread 0 arrives expecting `4 · threads` bytes, every
-/// thread waits for the phase (acquire at cluster scope, parity `round / 2`) and keeps
+/// thread waits for the phase (acquire at cluster scope, parity `(round / 2) mod 2`) and keeps
 /// [`ring_next`] of what it received. A cluster barrier split around each round (arrive after
-/// the read, wait before the next send) lets a buffer be written again two rounds on.
+/// the read, wait before the next send) orders every block's read of round r − 1 before any
+/// send of round r, so one buffer would do: the second is there so that two barriers go
+/// through their phases, each phase's parity waited for.
 ///
 /// Thread mapping: one thread per value (`x` and `y` block after block, `block_linear`, then
 /// `linear_idx`), at most [`RING_MAX_THREADS`] a block, clusters of at least 2 blocks. Bytes
@@ -97,14 +101,17 @@ pub unsafe fn cluster_ring_async(x: *const u32, y: *mut u32, rounds: u32) {
     for round in 0..rounds {
         let (buffer, parity) = (round & 1, (round >> 1) & 1);
         if round > 0 {
-            // Every block has read the buffer of round − 2 and waited for its phase.
+            // Every block has read round − 1's buffer and waited for its phase (so also every
+            // earlier one).
             cluster::wait();
         }
         let barrier = Mbarrier::at(barriers, buffer);
         // SAFETY: element `tid` of the next block's buffer (tid < 1024), another block of the
-        // cluster (at least 2 blocks); its last read of the element (round − 2) came before
-        // the cluster barrier just waited for, as did that phase's completion; the barrier
-        // was initialised before the first cluster barrier; this phase counts these bytes.
+        // cluster (at least 2 blocks), which has not exited (it waits for this phase) and
+        // accesses the element next only after waiting for it; its last read of the element
+        // (round − 2) came before the cluster barrier just waited for, as did that phase's
+        // completion; the barrier was initialised before the first cluster barrier; this
+        // phase counts these bytes.
         unsafe {
             cluster::map_shared_rank(incoming, next).store_async(
                 buffer * RING_MAX_THREADS + tid,
@@ -113,11 +120,13 @@ pub unsafe fn cluster_ring_async(x: *const u32, y: *mut u32, rounds: u32) {
             )
         };
         if tid == 0 {
-            // SAFETY: the phase's one arrival; the block's threads store 4 bytes each into it.
+            // SAFETY: the phase's one arrival; the previous block's threads (as many as this
+            // block's: one shape a launch) store 4 bytes each into it.
             unsafe { barrier.arrive_expect_tx(4 * threads) };
         }
         // SAFETY: the phase completes: thread 0 arrived, every thread of the previous block
-        // stores its 4 bytes in it.
+        // stores its 4 bytes in it; the phase of this parity is the barrier's current one (its
+        // previous phase, two rounds ago, was waited for before the cluster barrier).
         unsafe { barrier.wait_parity_cluster(parity) };
         // SAFETY: stored by the previous block's thread `tid`, waited for above.
         value = ring_next(unsafe { incoming.load(buffer * RING_MAX_THREADS + tid) }, rank, round);

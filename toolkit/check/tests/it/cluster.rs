@@ -37,9 +37,19 @@ fn hopper_module_targets_sm_90_with_isa_8_1_and_holds_the_cluster_kernels() {
         assert!(ptx.contains(&format!(".entry {name}(")), "{name} in the Hopper module");
         assert!(!common::ptx().contains(&format!(".entry {name}(")), "{name} not in the classic module");
     }
-    assert!(!ptx.contains(".entry check_"), "no classic kernel in the Hopper module");
-    assert_eq!(KERNELS.modules.len(), 1);
+    // Every entry of the classic module stays out of the Hopper one.
+    let classic: Vec<&str> =
+        common::ptx().split(".entry ").skip(1).filter_map(|rest| rest.split('(').next()).collect();
+    assert!(classic.len() > 50, "{} classic entries", classic.len());
+    for name in classic {
+        assert!(!ptx.contains(&format!(".entry {name}(")), "classic kernel {name} in the Hopper module");
+    }
+    assert_eq!((KERNELS.modules.len(), HOPPER_KERNELS.modules.len()), (1, 1));
 }
+
+// The counters kernel holds one counter per block of a cluster: as many as the largest
+// portable cluster.
+const _: () = assert!(k::REMOTE_COUNTERS >= ptxkit_host::MAX_PORTABLE_CLUSTER_BLOCKS);
 
 #[test]
 fn cluster_kernels_emit_their_instructions() {
@@ -94,7 +104,8 @@ fn hopper_module_assembles_for_sm_90() {
 
 /// GPU 0 with the Hopper check kernels (an sm_90 GPU).
 fn hopper_gpu() -> Arc<Gpu> {
-    Gpu::open(0, &HOPPER_KERNELS).expect("an sm_90 CUDA GPU (these tests are ignored without one)")
+    Gpu::open(0, &HOPPER_KERNELS)
+        .expect("the Hopper module needs an sm_90 or newer GPU (on older ones run with --skip cluster::)")
 }
 
 /// Block shapes: 3-D and odd, partial warps, one thread, a whole warp, the largest block.
@@ -135,16 +146,6 @@ fn download(gpu: &Gpu, slice: &CudaSlice<u32>) -> Vec<u32> {
 fn fresh_seed() -> u32 {
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos();
     nanos ^ std::process::id().rotate_left(16)
-}
-
-/// A well-mixed `u32` of `i` and `seed`.
-fn mix(i: u32, seed: u32) -> u32 {
-    let mut x = i.wrapping_mul(0x9E37_79B9) ^ seed ^ 0x85EB_CA6B;
-    x ^= x >> 15;
-    x = x.wrapping_mul(0x2C1B_3C6D);
-    x ^= x >> 12;
-    x = x.wrapping_mul(0x297A_2D39);
-    x ^ (x >> 15)
 }
 
 /// Every thread of every block reads the cluster registers of its block: rank and count x
@@ -198,7 +199,7 @@ fn gpu_cluster_registers_every_shape() {
 fn ring_on_cpu(
     x: &[u32],
     grid: (u32, u32, u32),
-    block: u32,
+    threads: u32,
     cluster: (u32, u32, u32),
     rounds: u32,
 ) -> Vec<u32> {
@@ -210,7 +211,7 @@ fn ring_on_cpu(
         (bx + grid.0 * (by + grid.1 * bz)) as usize
     };
     let mut values = x.to_vec();
-    let t = block as usize;
+    let t = threads as usize;
     for round in 0..rounds {
         let before = values.clone();
         for (b, position) in blocks_of(grid).enumerate() {
@@ -241,7 +242,7 @@ fn gpu_cluster_ring_async_odd_shapes() {
             let grid = grid_of(cluster, (2, 1, 3));
             let threads = volume(block);
             let n = volume(grid) * threads;
-            let x: Vec<u32> = (0..n).map(|i| mix(i, seed)).collect();
+            let x: Vec<u32> = (0..n).map(|i| common::mix(i, seed)).collect();
             let d_x = gpu.stream().clone_htod(&x).unwrap();
             let mut y = gpu.stream().alloc_zeros::<u32>(n as usize).unwrap();
             gpu.launch_cluster(
@@ -261,10 +262,13 @@ fn gpu_cluster_ring_async_odd_shapes() {
     // More clusters of 8 blocks of 105 threads than the GPU runs at once.
     let (block, cluster) = ((7, 5, 3), (8, 1, 1));
     let resident = gpu.resident_clusters(k::cluster_ring_async, volume(block), cluster).unwrap();
-    assert!(resident >= 1, "{resident}");
+    assert!(
+        resident >= 1,
+        "Gpu::resident_clusters: {resident} clusters of {cluster:?} blocks of {block:?} threads"
+    );
     let grid = grid_of(cluster, (2 * resident + 3, 1, 1));
     let n = volume(grid) * volume(block);
-    let x: Vec<u32> = (0..n).map(|i| mix(i, !seed)).collect();
+    let x: Vec<u32> = (0..n).map(|i| common::mix(i, !seed)).collect();
     let d_x = gpu.stream().clone_htod(&x).unwrap();
     let mut y = gpu.stream().alloc_zeros::<u32>(n as usize).unwrap();
     gpu.launch_cluster(k::cluster_ring_async, launch_config(grid, block), cluster, (&d_x, &mut y, 9))
@@ -289,7 +293,7 @@ fn gpu_cluster_remote_counts_every_shape() {
         for block in BLOCKS {
             let grid = grid_of(cluster, (2, 2, 1));
             let (blocks, threads) = (volume(cluster), volume(block));
-            // What the block of rank r adds to counter `from` of the block of rank `to`.
+            // What the block of rank `from` adds to counter `from` of the block of rank `to`.
             let added = |from: u32, to: u32| -> u32 {
                 (0..threads).filter(|t| (t + from) % blocks == to).map(|t| t + 1).sum()
             };

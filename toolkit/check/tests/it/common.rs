@@ -91,3 +91,13 @@ pub fn assemble(ptx: &str, arch: &str) {
 pub fn gpu() -> Arc<Gpu> {
     Gpu::open(0, &KERNELS).expect("a CUDA GPU (these tests are ignored without one)")
 }
+
+/// A well-mixed `u32` of `i` and `seed` (test data: deterministic for a fixed seed).
+pub fn mix(i: u32, seed: u32) -> u32 {
+    let mut x = i.wrapping_mul(0x9E37_79B9) ^ seed ^ 0x85EB_CA6B;
+    x ^= x >> 15;
+    x = x.wrapping_mul(0x2C1B_3C6D);
+    x ^= x >> 12;
+    x = x.wrapping_mul(0x297A_2D39);
+    x ^ (x >> 15)
+}

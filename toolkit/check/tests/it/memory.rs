@@ -342,12 +342,7 @@ fn memory_kernels_assemble_for_sm_90() {
 
 /// A well-mixed `u32` of `i` (deterministic test data).
 fn mix(i: u32) -> u32 {
-    let mut x = i.wrapping_mul(0x9E37_79B9) ^ 0x85EB_CA6B;
-    x ^= x >> 15;
-    x = x.wrapping_mul(0x2C1B_3C6D);
-    x ^= x >> 12;
-    x = x.wrapping_mul(0x297A_2D39);
-    x ^ (x >> 15)
+    crate::common::mix(i, 0)
 }
 
 /// A well-mixed `u64` of `i`.
