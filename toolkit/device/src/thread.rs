@@ -138,12 +138,30 @@ pub unsafe fn assume_block_shape<const X: u32, const Y: u32, const Z: u32>() {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: the caller's promise (the launch's block is X × Y × Z), so each holds.
     unsafe {
-        core::hint::assert_unchecked(block_dim_x() == X);
-        core::hint::assert_unchecked(block_dim_y() == Y);
-        core::hint::assert_unchecked(block_dim_z() == Z);
+        assume_block_dims::<X, Y, Z>();
         core::hint::assert_unchecked(thread_idx_x() < X);
         core::hint::assert_unchecked(thread_idx_y() < Y);
         core::hint::assert_unchecked(thread_idx_z() < Z);
+    }
+}
+
+/// The part of [`assume_block_shape`] that `#[kernel(block(X, Y, Z), thread_idx_hints =
+/// false)]` emits: `blockDim` is (X, Y, Z), nothing said of `threadIdx`. For a kernel whose
+/// code LLVM schedules worse with the `threadIdx` bounds (values kept live around them, and
+/// spilled). Not called by hand.
+///
+/// # Safety
+/// As [`assume_block_shape`]: every launch of the calling kernel has blocks of exactly
+/// X × Y × Z threads.
+#[doc(hidden)]
+#[inline(always)]
+pub unsafe fn assume_block_dims<const X: u32, const Y: u32, const Z: u32>() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the caller's promise (the launch's block is X × Y × Z), so each holds.
+    unsafe {
+        core::hint::assert_unchecked(block_dim_x() == X);
+        core::hint::assert_unchecked(block_dim_y() == Y);
+        core::hint::assert_unchecked(block_dim_z() == Z);
     }
 }
 

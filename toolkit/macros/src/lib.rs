@@ -66,6 +66,12 @@
 //!   so the block's size is a constant wherever the kernel reads it (a fill loop's stride, a
 //!   linear index) and `threadIdx.x % x` folds. Implies `launch_bounds(x·y·z)`; a
 //!   `launch_bounds` beside it may only add `min_blocks`.
+//! - `thread_idx_hints = false` (with `block`): the first statement tells the compiler
+//!   `blockDim` only, not `threadIdx` below it. Those bounds fold most kernels' index
+//!   arithmetic (the cookbook's `jacobi_5pt_tiled`: 104 sm_90 instructions with them, 160
+//!   without), but LLVM may keep values live around them and spill: heat's single-pass kernel
+//!   under `block(64, 16)` has 64 registers and 140 bytes of spills with them, 56 registers
+//!   and none without (sm_90).
 //! - `dynamic_shared = EXPR`: the bytes of dynamic shared memory each block needs (a `u32`
 //!   constant expression visible in the kernel's module); the host launches with at least
 //!   that much and raises the kernel's limit past 48 KiB when needed.
@@ -115,6 +121,8 @@ struct Options {
     launch_bounds: Option<(u32, u32)>,
     /// `block(x, y, z)`: the block-shape contract (then `launch_bounds` holds its threads).
     block: Option<[u32; 3]>,
+    /// `thread_idx_hints = false`: under `block(...)`, tell the compiler `blockDim` only.
+    thread_idx_hints: Option<bool>,
     dynamic_shared: Option<TokenStream>,
     /// `instantiate(name = Type, ...)`: each entry point's name and its generic arguments.
     instances: Vec<Instance>,
@@ -194,7 +202,13 @@ fn expand(attr: TokenStream, item: TokenStream) -> Result<TokenStream, Failure> 
     out.extend(attribute("unsafe(no_mangle)"));
     out.extend(tokens[..fn_pos].iter().cloned());
     if is_safe {
-        out.extend(safe_entry(name, &params, &kinds, EntryBody::Inner(&tokens[fn_pos + 2..]), options.block));
+        out.extend(safe_entry(
+            name,
+            &params,
+            &kinds,
+            EntryBody::Inner(&tokens[fn_pos + 2..]),
+            block_prologue(&options),
+        ));
     } else {
         out.push(Ident::new("extern", Span::call_site()).into());
         out.push(Literal::string("ptx-kernel").into());
@@ -215,7 +229,7 @@ fn expand(attr: TokenStream, item: TokenStream) -> Result<TokenStream, Failure> 
                     start += 3;
                 }
                 let mut stream: TokenStream = body[..start].iter().cloned().collect();
-                stream.extend(block_prologue(options.block));
+                stream.extend(block_prologue(&options));
                 stream.extend(body[start..].iter().cloned());
                 let mut group = Group::new(Delimiter::Brace, stream);
                 group.set_span(g.span());
@@ -584,7 +598,13 @@ fn expand_generic(
         out.extend(attribute("unsafe(no_mangle)"));
         out.extend(visibility.iter().cloned());
         if is_safe {
-            out.extend(safe_entry(&instance.name, &params, &kinds, EntryBody::Call(callee), options.block));
+            out.extend(safe_entry(
+                &instance.name,
+                &params,
+                &kinds,
+                EntryBody::Call(callee),
+                block_prologue(options),
+            ));
         } else {
             let mut abi_params = TokenStream::new();
             let mut arguments = TokenStream::new();
@@ -598,7 +618,7 @@ fn expand_generic(
             out.push(TokenTree::Ident(instance.name.clone()));
             out.push(TokenTree::Group(Group::new(Delimiter::Parenthesis, abi_params)));
             // The kernel's own contract is the caller's (the launch's), as for any kernel.
-            let mut call: Vec<TokenTree> = block_prologue(options.block).into_iter().collect();
+            let mut call: Vec<TokenTree> = block_prologue(options).into_iter().collect();
             call.extend(parse("unsafe"));
             let mut inner: Vec<TokenTree> = callee.into_iter().collect();
             inner.push(TokenTree::Group(Group::new(Delimiter::Parenthesis, arguments)));
@@ -711,13 +731,17 @@ fn substitute(tokens: TokenStream, names: &[Ident], arguments: &[TokenStream]) -
 }
 
 /// The entry point's first statement under `block(x, y, z)`: the block-shape contract told
-/// to the compiler (`ptxkit_device::thread::assume_block_shape`; the `.reqntid` the PTX
-/// builder adds makes the driver refuse any other shape, and the typed launch checks first).
-/// Nothing without a block shape.
-fn block_prologue(block: Option<[u32; 3]>) -> TokenStream {
-    match block {
+/// to the compiler (`ptxkit_device::thread::assume_block_shape`, or `assume_block_dims` under
+/// `thread_idx_hints = false`; the `.reqntid` the PTX builder adds makes the driver refuse
+/// any other shape, and the typed launch checks first). Nothing without a block shape.
+fn block_prologue(options: &Options) -> TokenStream {
+    let assume = match options.thread_idx_hints {
+        Some(false) => "assume_block_dims",
+        _ => "assume_block_shape",
+    };
+    match options.block {
         Some([x, y, z]) => {
-            parse(&format!("unsafe {{ ::ptxkit_device::thread::assume_block_shape::<{x}, {y}, {z}>() }};"))
+            parse(&format!("unsafe {{ ::ptxkit_device::thread::{assume}::<{x}, {y}, {z}>() }};"))
         }
         None => TokenStream::new(),
     }
@@ -726,13 +750,13 @@ fn block_prologue(block: Option<[u32; 3]>) -> TokenStream {
 /// The device entry point of a safe kernel: `unsafe extern "ptx-kernel" fn name(<ABI
 /// parameters>)` that holds the author's function, as written, under the name `body`, and calls
 /// it with the slices rebuilt from the parameters. `after_name` is the author's parameter
-/// list, return type and body.
+/// list, return type and body; `prologue` the block-shape contract's statement, if any.
 fn safe_entry(
     name: &Ident,
     params: &[Param],
     kinds: &[SafeParam],
     body: EntryBody,
-    block: Option<[u32; 3]>,
+    prologue: TokenStream,
 ) -> TokenStream {
     let mut abi_params = TokenStream::new();
     let mut call_args = TokenStream::new();
@@ -779,7 +803,7 @@ fn safe_entry(
     // launch (`ptxkit-host`) passes for each input a `&CudaSlice`'s pointer and length (valid,
     // aligned, non-null, not written during the launch) and for each output its own
     // `&mut CudaSlice`'s (reached by no other parameter); each output is made once per thread.
-    inner.extend(block_prologue(block));
+    inner.extend(prologue);
     inner.extend(parse("unsafe"));
     call.extend([TokenTree::Group(Group::new(Delimiter::Parenthesis, call_args))]);
     inner.extend([TokenTree::Group(Group::new(Delimiter::Brace, call))]);
@@ -794,7 +818,7 @@ fn parse_options(attr: TokenStream) -> Result<Options, Failure> {
         let Some(TokenTree::Ident(key)) = arg.first() else {
             return Err((
                 arg[0].span(),
-                "expected `launch_bounds(...)`, `block(...)`, `dynamic_shared = ...` or `instantiate(...)`"
+                "expected `launch_bounds(...)`, `block(...)`, `thread_idx_hints = false`, `dynamic_shared = ...` or `instantiate(...)`"
                     .into(),
             ));
         };
@@ -916,6 +940,22 @@ fn parse_options(attr: TokenStream) -> Result<Options, Failure> {
                     return Err((key.span(), "`instantiate()` names no instance".into()));
                 }
             }
+            "thread_idx_hints" => {
+                let value = match arg.as_slice() {
+                    [_, TokenTree::Punct(eq), TokenTree::Ident(v)] if eq.as_char() == '=' => v.to_string(),
+                    _ => String::new(),
+                };
+                if value != "true" && value != "false" {
+                    return Err((
+                        key.span(),
+                        "write `thread_idx_hints = false` (or `= true`, the default)".into(),
+                    ));
+                }
+                if options.thread_idx_hints.is_some() {
+                    return Err((key.span(), "`thread_idx_hints` given twice".into()));
+                }
+                options.thread_idx_hints = Some(value == "true");
+            }
             "dynamic_shared" => {
                 let is_eq = matches!(arg.get(1), Some(TokenTree::Punct(p)) if p.as_char() == '=');
                 if !is_eq || arg.len() < 3 {
@@ -930,11 +970,18 @@ fn parse_options(attr: TokenStream) -> Result<Options, Failure> {
                 return Err((
                     key.span(),
                     format!(
-                        "unknown #[kernel] argument `{other}`: expected `launch_bounds(...)`, `block(...)`, `dynamic_shared = ...` or `instantiate(...)`"
+                        "unknown #[kernel] argument `{other}`: expected `launch_bounds(...)`, `block(...)`, `thread_idx_hints = false`, `dynamic_shared = ...` or `instantiate(...)`"
                     ),
                 ));
             }
         }
+    }
+    if options.thread_idx_hints.is_some() && options.block.is_none() {
+        return Err((
+            Span::call_site(),
+            "`thread_idx_hints` applies to a block shape: give `block(...)` beside it, or leave it out"
+                .into(),
+        ));
     }
     // A block shape fixes the launch bounds' threads (PTX's `.reqntid` replaces `.maxntid`);
     // `launch_bounds` beside it may only add `min_blocks`.

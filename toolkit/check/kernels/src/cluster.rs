@@ -143,15 +143,16 @@ pub unsafe fn cluster_ring_async(x: *const u32, y: *mut u32, rounds: u32) {
 /// Distributed shared memory's atomics, loads and stores: each block zeroes its
 /// [`REMOTE_COUNTERS`] counters and mirror; after a cluster barrier, thread `t` of the block of
 /// rank `r` adds `t + 1` to counter `r` of the block of rank `(t + r) mod blocks`
-/// (`RemoteShared::fetch_add`); after another, thread `k < blocks` stores the block's counter
+/// (`RemoteShared::fetch_add`, its returned value written to `returned[block · threads + t]`,
+/// `block` x fastest in the grid); after another, thread `k < blocks` stores the block's counter
 /// `k` into mirror `r` of block `k` (`RemoteShared::store`); after another, it writes
 /// `out[block · 24 + k]` = counter `k`, `+ 8 + k` = mirror `k`, `+ 16 + k` = counter `k` of the
 /// next block by rank (`RemoteShared::load`).
 ///
 /// Thread mapping: any block shape (a block of fewer threads than counters takes them in
-/// turn), clusters of at most 8 blocks. Bytes per block: 96 written.
+/// turn), clusters of at most 8 blocks. Bytes per block: 96 written, and 4 a thread.
 #[kernel]
-pub unsafe fn cluster_remote_counts(out: *mut u32) {
+pub unsafe fn cluster_remote_counts(out: *mut u32, returned: *mut u32) {
     let counters = shared!(remote_counters: [u32; REMOTE_COUNTERS as usize]);
     let mirror = shared!(remote_mirror: [u32; REMOTE_COUNTERS as usize]);
     let (tid, threads) = (thread::linear_idx(), block_threads());
@@ -166,8 +167,11 @@ pub unsafe fn cluster_remote_counts(out: *mut u32) {
     }
     cluster::sync();
     // SAFETY: element `rank` (< 8) of a block of this cluster, zeroed before the barrier; an
-    // atomic among the cluster's adds.
-    unsafe { cluster::map_shared_rank(counters, (tid + rank) % blocks).fetch_add(rank, tid + 1) };
+    // atomic among the cluster's adds. `returned` holds one value per thread of the grid (host).
+    unsafe {
+        let old = cluster::map_shared_rank(counters, (tid + rank) % blocks).fetch_add(rank, tid + 1);
+        *returned.add((block_linear() * threads + tid) as usize) = old;
+    }
     cluster::sync();
     for k in (tid..blocks).step_by(threads as usize) {
         // SAFETY: element `rank` of block `k`'s mirror, whose one writer is this thread (of

@@ -101,6 +101,37 @@ pub unsafe fn check_thread_geometry_fixed_block(out: *mut u32) {
     unsafe { check_thread_geometry_body(out) }
 }
 
+/// Whether this thread's `threadIdx` lies below the declared block (7, 5, 3), written by every
+/// thread to `out[0]` (the same value): 1. Under `block(...)` the compiler is told so, and the
+/// comparison folds to the constant (no `%tid` read is left).
+///
+/// # Safety
+/// `out` holds one u32; launched with blocks of 7×5×3.
+#[kernel(block(7, 5, 3))]
+pub unsafe fn check_thread_idx_hinted(out: *mut u32) {
+    #![allow(clippy::missing_safety_doc)]
+    // SAFETY: the caller's promise, as the kernel's.
+    unsafe { *out = thread_idx_below_7_5_3() };
+}
+
+/// [`check_thread_idx_hinted`] under `thread_idx_hints = false`: the compiler is told the
+/// block's size only, so the comparison stays (each `%tid` is read).
+///
+/// # Safety
+/// As [`check_thread_idx_hinted`].
+#[kernel(block(7, 5, 3), thread_idx_hints = false)]
+pub unsafe fn check_thread_idx_unhinted(out: *mut u32) {
+    #![allow(clippy::missing_safety_doc)]
+    // SAFETY: the caller's promise, as the kernel's.
+    unsafe { *out = thread_idx_below_7_5_3() };
+}
+
+/// 1 if `threadIdx` < (7, 5, 3) on every axis, else 0.
+#[inline(always)]
+fn thread_idx_below_7_5_3() -> u32 {
+    u32::from(thread::thread_idx_x() < 7 && thread::thread_idx_y() < 5 && thread::thread_idx_z() < 3)
+}
+
 /// `warp::lane`, `warp::warp_id`, `warp::active_mask`, `warp::lanes_below`,
 /// `lanes_at_or_below`, `lanes_above`, `lanes_at_or_above`. One thread per record; 7 u32 (28
 /// bytes) per thread.

@@ -4,6 +4,7 @@
 //! loads and stores, each for odd block shapes (3-D, partial warps, one thread, 1024 threads)
 //! and cluster shapes of 2 to 8 blocks along every axis.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use ptxkit_check::{HOPPER_KERNELS, KERNELS};
@@ -132,6 +133,11 @@ fn rank_of((x, y, z): (u32, u32, u32), c: (u32, u32, u32)) -> u32 {
 /// The blocks of a grid in launch order (x fastest), as `block_linear` numbers them.
 fn blocks_of(grid: (u32, u32, u32)) -> impl Iterator<Item = (u32, u32, u32)> {
     (0..grid.2).flat_map(move |z| (0..grid.1).flat_map(move |y| (0..grid.0).map(move |x| (x, y, z))))
+}
+
+/// The cluster holding the block at `(x, y, z)`: its index in the grid of clusters.
+fn cluster_of((x, y, z): (u32, u32, u32), c: (u32, u32, u32)) -> (u32, u32, u32) {
+    (x / c.0, y / c.1, z / c.2)
 }
 
 fn launch_config(grid: (u32, u32, u32), block: (u32, u32, u32)) -> LaunchConfig {
@@ -282,8 +288,9 @@ fn gpu_cluster_ring_async_odd_shapes() {
 }
 
 /// Remote atomics, stores and loads: every block's counters, mirror and its next block's
-/// counters as the cluster's adds, stores and loads leave them, for every block and cluster
-/// shape (a block of one thread takes the eight counters in turn).
+/// counters as the cluster's adds, stores and loads leave them, and the values the adds
+/// returned, for every block and cluster shape (a block of one thread takes the eight counters
+/// in turn).
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn gpu_cluster_remote_counts_every_shape() {
@@ -298,9 +305,33 @@ fn gpu_cluster_remote_counts_every_shape() {
                 (0..threads).filter(|t| (t + from) % blocks == to).map(|t| t + 1).sum()
             };
             let mut out = gpu.stream().alloc_zeros::<u32>(volume(grid) as usize * 3 * counters).unwrap();
-            gpu.launch_cluster(k::cluster_remote_counts, launch_config(grid, block), cluster, (&mut out,))
-                .unwrap();
+            let mut returned = gpu.stream().alloc_zeros::<u32>((volume(grid) * threads) as usize).unwrap();
+            let cfg = launch_config(grid, block);
+            gpu.launch_cluster(k::cluster_remote_counts, cfg, cluster, (&mut out, &mut returned)).unwrap();
             let got = download(&gpu, &out);
+            let returned = download(&gpu, &returned);
+            // The values `fetch_add` returned to the adds of one counter, taken in their order,
+            // are the running sums of those adds: 0 first, each the last one plus its add.
+            let mut adds: HashMap<_, Vec<(u32, u32)>> = HashMap::new();
+            for (b, position) in blocks_of(grid).enumerate() {
+                let (from, which) = (rank_of(position, cluster), cluster_of(position, cluster));
+                for t in 0..threads {
+                    let old = returned[b * threads as usize + t as usize];
+                    adds.entry((which, (t + from) % blocks, from)).or_default().push((old, t + 1));
+                }
+            }
+            for ((which, to, from), mut list) in adds {
+                list.sort_unstable();
+                let mut sum = 0;
+                for (old, add) in list {
+                    assert_eq!(
+                        old, sum,
+                        "cluster {cluster:?} #{which:?}, block {block:?}: an add to counter {from} of rank {to} returned {old}"
+                    );
+                    sum += add;
+                }
+                assert_eq!(sum, added(from, to), "cluster {cluster:?}, block {block:?}, {from} -> {to}");
+            }
             for (b, position) in blocks_of(grid).enumerate() {
                 let rank = rank_of(position, cluster);
                 let next = (rank + 1) % blocks;

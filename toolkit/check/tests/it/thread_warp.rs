@@ -47,6 +47,20 @@ fn ptx_block_shape_contract_is_reqntid_and_folds_the_block_size() {
     assert_eq!(kernels::check_thread_geometry::BLOCK, None);
 }
 
+/// `thread_idx_hints = false` drops the `threadIdx` bounds from the contract and keeps the
+/// block's size: the hinted kernel's comparison folds away, the other's reads every `%tid`.
+#[test]
+fn ptx_thread_idx_hints_fold_the_bounds_and_can_be_turned_off() {
+    let hinted = common::kernel_ptx("check_thread_idx_hinted");
+    assert!(!hinted.contains("%tid") && !hinted.contains("%ntid"), "check_thread_idx_hinted:\n{hinted}");
+    assert!(hinted.contains(".reqntid 7, 5, 3"), "check_thread_idx_hinted:\n{hinted}");
+    let unhinted = common::kernel_ptx("check_thread_idx_unhinted");
+    assert!(!unhinted.contains("%ntid"), "check_thread_idx_unhinted reads the block's size:\n{unhinted}");
+    assert!(unhinted.contains(".reqntid 7, 5, 3"), "check_thread_idx_unhinted:\n{unhinted}");
+    common::assert_emits("check_thread_idx_unhinted", &["%tid.x", "%tid.y", "%tid.z"]);
+    assert_eq!(kernels::check_thread_idx_unhinted::BLOCK, Some([7, 5, 3]));
+}
+
 #[test]
 fn ptx_lane_reads_laneid() {
     common::assert_emits(
@@ -387,6 +401,20 @@ fn gpu_block_shape_contract_gives_the_registers_values_and_refuses_other_shapes(
     assert_records::<u32, { kernels::GEOMETRY_VALUES }>("after the refusals", &cfg, &got, |t| {
         geometry_record((2, 1, 1), block, t)
     });
+}
+
+/// Both `threadIdx` contracts compute 1 on the GPU: every thread is inside the declared block.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_thread_idx_hints_on_and_off_agree() {
+    let gpu = common::gpu();
+    let cfg = config((3, 2, 1), (7, 5, 3));
+    let mut hinted = gpu.stream().clone_htod(&[7u32]).unwrap();
+    gpu.launch(kernels::check_thread_idx_hinted, cfg, (&mut hinted,)).unwrap();
+    let mut unhinted = gpu.stream().clone_htod(&[7u32]).unwrap();
+    gpu.launch(kernels::check_thread_idx_unhinted, cfg, (&mut unhinted,)).unwrap();
+    assert_eq!(gpu.stream().clone_dtoh(&hinted).unwrap(), [1], "hinted");
+    assert_eq!(gpu.stream().clone_dtoh(&unhinted).unwrap(), [1], "unhinted");
 }
 
 #[test]
