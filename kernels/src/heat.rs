@@ -17,7 +17,7 @@
 //!    kernels: a block marches along z with the planes below/at/above in registers and the
 //!    current plane in a shared-memory tile.
 //! 5. [`heat_rk4_single`]: the whole polynomial in one 2.5-D pass, 8 B per cell of DRAM
-//!    traffic (1.09 ms per step at 600³ on an H100, 1.9× the copy floor).
+//!    traffic (1.00 ms per step at 600³ on an H100, 1.73× the copy floor).
 
 use ptxkit_device::kernel;
 use ptxkit_device::{atomic, fence, memory, shared_array, thread};
@@ -504,11 +504,11 @@ unsafe fn column_stencil(
 /// Bytes per cell: read u once (plus the halo's share: tile/outputs = 64·32 / 56·24 = 1.52,
 /// mostly L2 hits), write u_next once: 8 B from DRAM, the floor. Shared-memory traffic per
 /// cell and level: one store, 3 loads. u_next must not alias u.
-/// Measured at 600³ on an H100: 1.003-1.008 ms per step (1.74× the copy floor; 1.084 before
-/// the steady march and the fused polynomial); DRAM reads per step 0.89 GB (1.62 GB when each
-/// block marched its own run of columns, 1.245 ms).
-// 1024 threads per block: at most 64 registers a thread.
-#[kernel(launch_bounds(1024, 1), dynamic_shared = SINGLE_SHARED_BYTES)]
+/// Measured at 600³ on an H100: 0.996-0.998 ms per step (1.73× the copy floor); DRAM reads
+/// 0.89 GB a step (1.62 GB when each block marched its own run of columns, 1.245 ms).
+// 1024 threads a block: at most 64 registers. The shape declared (`.reqntid`): 56 registers,
+// level skips without BSSY/BSYNC. No `threadIdx` hints: with them LLVM's code spills 140 B.
+#[kernel(block(64, 16), thread_idx_hints = false, dynamic_shared = SINGLE_SHARED_BYTES)]
 // Explicit bounds and index loops over the pipeline's registers, as written for the unroller.
 #[allow(clippy::too_many_arguments, clippy::manual_range_contains, clippy::needless_range_loop)]
 pub unsafe fn heat_rk4_single(

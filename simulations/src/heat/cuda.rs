@@ -386,7 +386,12 @@ impl SinglePass {
         }
         let March { blocks, columns_per_block, planes_per_block } =
             split_march([n[0], n[1], count], self.resident);
-        // Blocks of exactly SINGLE_TX × SINGLE_TY threads; distinct buffers.
+        // Blocks of exactly SINGLE_TX × SINGLE_TY threads (the kernel's declared block, checked
+        // at compile time below); distinct buffers.
+        const _: () = assert!(matches!(
+            <heat_rk4_single as ptxkit_host::Kernel>::BLOCK,
+            Some([SINGLE_TX, SINGLE_TY, 1])
+        ));
         let cfg = LaunchConfig {
             grid_dim: (blocks, 1, 1),
             block_dim: (SINGLE_TX, SINGLE_TY, 1),

@@ -200,26 +200,30 @@ fn generated_parameter_lists_match_the_ptx() {
 }
 
 /// The launch bounds declared on the kernels (`#[kernel(launch_bounds(...))]`) are in the
-/// PTX, right after their entry's parameter list, and no other entry has any.
+/// PTX, right after their entry's parameter list, and no other entry has any; a declared
+/// block shape (`#[kernel(block(...))]`) is there as `.reqntid` instead of `.maxntid`.
 #[test]
 fn launch_bounds_come_from_the_kernels() {
-    let bounded: Vec<_> = kernels().iter().filter_map(|k| Some((k.name, k.launch_bounds?))).collect();
-    assert!(bounded.iter().any(|(name, _)| *name == "gray_scott_temporal"), "{bounded:?}");
-    assert_eq!(modules().iter().map(|m| m.ptx.matches(".maxntid").count()).sum::<usize>(), bounded.len());
-    for (name, bounds) in bounded {
+    let bounded: Vec<_> =
+        kernels().iter().filter_map(|k| Some((k.name, k.launch_bounds?, k.block))).collect();
+    assert!(bounded.iter().any(|(name, _, _)| *name == "gray_scott_temporal"), "{bounded:?}");
+    assert!(
+        bounded.iter().any(|(name, _, block)| *name == "heat_rk4_single" && block.is_some()),
+        "{bounded:?}"
+    );
+    let declared = |needle: &str| modules().iter().map(|m| m.ptx.matches(needle).count()).sum::<usize>();
+    assert_eq!(declared(".maxntid") + declared(".reqntid"), bounded.len());
+    for (name, bounds, block) in bounded {
         let header = format!(".visible .entry {name}(");
         let ptx = modules().iter().map(|m| m.ptx).find(|ptx| ptx.contains(&header)).expect(name);
         let body = &ptx[ptx.find(&header).unwrap()..];
         let close = body.find("\n)").unwrap() + 1;
         let after: Vec<&str> = body[close..].lines().skip(1).take(2).collect();
-        assert_eq!(
-            after,
-            [
-                format!(".maxntid {}, 1, 1", bounds.max_threads),
-                format!(".minnctapersm {}", bounds.min_blocks)
-            ],
-            "{name}"
-        );
+        let threads = match block {
+            Some([x, y, z]) => format!(".reqntid {x}, {y}, {z}"),
+            None => format!(".maxntid {}, 1, 1", bounds.max_threads),
+        };
+        assert_eq!(after, [threads, format!(".minnctapersm {}", bounds.min_blocks)], "{name}");
     }
 }
 
