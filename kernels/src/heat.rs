@@ -17,7 +17,7 @@
 //!    kernels: a block marches along z with the planes below/at/above in registers and the
 //!    current plane in a shared-memory tile.
 //! 5. [`heat_rk4_single`]: the whole polynomial in one 2.5-D pass, 8 B per cell of DRAM
-//!    traffic (1.00 ms per step at 600³ on an H100, 1.73× the copy floor).
+//!    traffic (0.96 ms per step at 600³ on an H100, 1.66× the copy floor).
 
 use ptxkit_device::kernel;
 use ptxkit_device::{atomic, fence, memory, shared_array, thread};
@@ -484,7 +484,8 @@ unsafe fn column_stencil(
 /// skip it. The loop is unrolled three times, the lifetime of a plane in registers, so the
 /// pipeline advances by renaming registers instead of moving them; between the march's ends
 /// ([`single_steady_steps`]) its steps test nothing per plane (no z face, no plane to load
-/// outside the grid, no output plane outside the segment).
+/// outside the grid, no output plane outside the segment), and the rows of threads that skip
+/// no level (all but the two at each y edge) march a copy without the skips' tests.
 ///
 /// Writes output planes `z_first .. z_first + z_count` only (the whole grid: 0 and nz; a
 /// slab of a split run: its own planes, not its halos, or one half of them at a time so that
@@ -504,10 +505,10 @@ unsafe fn column_stencil(
 /// Bytes per cell: read u once (plus the halo's share: tile/outputs = 64·32 / 56·24 = 1.52,
 /// mostly L2 hits), write u_next once: 8 B from DRAM, the floor. Shared-memory traffic per
 /// cell and level: one store, 3 loads. u_next must not alias u.
-/// Measured at 600³ on an H100: 0.996-0.998 ms per step (1.73× the copy floor); DRAM reads
+/// Measured at 600³ on an H100: 0.955-0.959 ms per step (1.66× the copy floor); DRAM reads
 /// 0.89 GB a step (1.62 GB when each block marched its own run of columns, 1.245 ms).
-// 1024 threads a block: at most 64 registers. The shape declared (`.reqntid`): 56 registers,
-// level skips without BSSY/BSYNC. No `threadIdx` hints: with them LLVM's code spills 140 B.
+// 1024 threads a block: at most 64 registers, all used (two steady copies). The shape declared
+// (`.reqntid`): no BSSY/BSYNC. No `threadIdx` hints: with them LLVM's code spills 140 B.
 #[kernel(block(64, 16), thread_idx_hints = false, dynamic_shared = SINGLE_SHARED_BYTES)]
 // Explicit bounds and index loops over the pipeline's registers, as written for the unroller.
 #[allow(clippy::too_many_arguments, clippy::manual_range_contains, clippy::needless_range_loop)]
@@ -588,9 +589,10 @@ pub unsafe fn heat_rk4_single(
         // v1(t−1), v2(t−2), v3(t−3), A v3(t−4) and write the output plane t−4. `masked`:
         // whether a z face, a plane to load outside the grid or an output plane outside
         // `z0..z1` may occur (the unmasked copy serves the steady march between them, with
-        // none of those tests).
+        // none of those tests). `full`: this row of threads skips no level (`inset` ≥ 4), so
+        // the copy for it tests none (no branch per level and plane).
         let step = #[inline(always)]
-        |t: i32, s: Pipeline, masked: bool| -> Pipeline {
+        |t: i32, s: Pipeline, masked: bool, full: bool| -> Pipeline {
             let mut ahead = [0.0f32; R];
             if !masked || ((t + 2 >= 0) & (t + 2 < nz_i)) {
                 for r in 0..R {
@@ -613,10 +615,18 @@ pub unsafe fn heat_rk4_single(
                 column_stencil(planes, buffer + l * SINGLE_SPAN, levels, above, &coefficient)
             };
             let v1 = on_face(stencil(0, &s.level[0], &u_new), t - 1, masked);
-            let v2 = if inset >= 2 { on_face(stencil(1, &s.level[1], &v1), t - 2, masked) } else { [0.0; R] };
-            let v3 = if inset >= 3 { on_face(stencil(2, &s.level[2], &v2), t - 3, masked) } else { [0.0; R] };
+            let v2 = if full || inset >= 2 {
+                on_face(stencil(1, &s.level[1], &v1), t - 2, masked)
+            } else {
+                [0.0; R]
+            };
+            let v3 = if full || inset >= 3 {
+                on_face(stencil(2, &s.level[2], &v2), t - 3, masked)
+            } else {
+                [0.0; R]
+            };
             let p = t - lag;
-            if inset >= SINGLE_HALO && (!masked || (p >= z0 && p < z1)) {
+            if (full || inset >= SINGLE_HALO) && (!masked || (p >= z0 && p < z1)) {
                 let a_v3 = on_face(stencil(3, &s.level[3], &v3), p, masked);
                 for r in 0..R {
                     let (address, value) =
@@ -643,9 +653,13 @@ pub unsafe fn heat_rk4_single(
         let step3 = #[inline(always)]
         |t: i32, s: Pipeline| -> Pipeline {
             if single_steady_steps(t, z0, nz_i) {
-                step(t + 2, step(t + 1, step(t, s, false), false), false)
+                if inset >= SINGLE_HALO {
+                    step(t + 2, step(t + 1, step(t, s, false, true), false, true), false, true)
+                } else {
+                    step(t + 2, step(t + 1, step(t, s, false, false), false, false), false, false)
+                }
             } else {
-                step(t + 2, step(t + 1, step(t, s, true), true), true)
+                step(t + 2, step(t + 1, step(t, s, true, false), true, false), true, false)
             }
         };
 
@@ -673,7 +687,7 @@ pub unsafe fn heat_rk4_single(
             t += 3;
         }
         while t < end {
-            state = step(t, state, true);
+            state = step(t, state, true, false);
             t += 1;
         }
     };
