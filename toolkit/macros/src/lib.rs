@@ -71,7 +71,7 @@
 //!   arithmetic (the cookbook's `jacobi_5pt_tiled`: 104 sm_90 instructions with them, 160
 //!   without), but LLVM may keep values live around them and spill: heat's single-pass kernel
 //!   under `block(64, 16)` has 64 registers and 140 bytes of spills with them, 56 registers
-//!   and none without (sm_90).
+//!   and none without (sm_90; its later second steady copy uses all 64, still without).
 //! - `dynamic_shared = EXPR`: the bytes of dynamic shared memory each block needs (a `u32`
 //!   constant expression visible in the kernel's module); the host launches with at least
 //!   that much and raises the kernel's limit past 48 KiB when needed.
@@ -812,15 +812,14 @@ fn safe_entry(
 }
 
 /// `launch_bounds(256, 2), dynamic_shared = BYTES`.
+/// What `#[kernel(...)]` accepts, for the messages that name an argument it does not.
+const EXPECTED_ARGUMENTS: &str = "expected `launch_bounds(...)`, `block(...)`, `thread_idx_hints = false`, `dynamic_shared = ...` or `instantiate(...)`";
+
 fn parse_options(attr: TokenStream) -> Result<Options, Failure> {
     let mut options = Options::default();
     for arg in split_commas(attr.into_iter().collect()) {
         let Some(TokenTree::Ident(key)) = arg.first() else {
-            return Err((
-                arg[0].span(),
-                "expected `launch_bounds(...)`, `block(...)`, `thread_idx_hints = false`, `dynamic_shared = ...` or `instantiate(...)`"
-                    .into(),
-            ));
+            return Err((arg[0].span(), EXPECTED_ARGUMENTS.into()));
         };
         match key.to_string().as_str() {
             "launch_bounds" => {
@@ -969,9 +968,7 @@ fn parse_options(attr: TokenStream) -> Result<Options, Failure> {
             other => {
                 return Err((
                     key.span(),
-                    format!(
-                        "unknown #[kernel] argument `{other}`: expected `launch_bounds(...)`, `block(...)`, `thread_idx_hints = false`, `dynamic_shared = ...` or `instantiate(...)`"
-                    ),
+                    format!("unknown #[kernel] argument `{other}`: {EXPECTED_ARGUMENTS}"),
                 ));
             }
         }
