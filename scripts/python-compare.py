@@ -13,10 +13,13 @@ One Python process, one GPU, the same torch tensors where the models allow it:
   simulation object (variant `fused`). All start from the same initial tensors (the
   simulation's own coral start, seed 1) and are compared after `--steps` steps by their
   largest absolute difference from the Rust fused kernel op; bit-identical is the target.
-  The Triton kernels are launched with `enable_fp_fusion=False`, so that no a*b+c is
-  contracted into an FMA: the project's kernels use none (except `fma(-4, c, sum)` in the
-  Laplacian, which is exact), so the results should be bit-identical; a third Triton row runs
-  the fused kernel with Triton's default contraction, to show what that costs and changes.
+  The project's update (`Rates::step_at`, CPU and GPU alike) uses explicit fused multiply-adds,
+  two per field (du·lu − uvv, then feed·(1 − u) + that; dv·lv + uvv, then −(feed + kill)·v +
+  that), and contracts nothing else; the Triton kernels write the same `tl.fma`s (fma.rn.f32
+  on a GPU) and are launched with `enable_fp_fusion=False`, so that no other a*b+c is
+  contracted, and the results should be bit-identical. A third Triton row runs the fused kernel
+  with Triton's default contraction, to show what that costs and changes (with dt = 1 the
+  only products left to contract, du_dt·dt and dv_dt·dt, are exact).
 * Physarum (network preset, 2048², 1M and 10M agents): a Triton step (sense+steer+move, an
   atomic deposit, diffuse+decay: three kernels) on torch tensors of its own agents, against
   `rust_gpu_sim.Physarum(variant="optimized")`. The Triton kernels use the project's model as
@@ -43,7 +46,11 @@ fn is one step, timed by do_bench's events (GPU time; do_bench flushes L2 before
 
 `--self-test` runs only the Triton kernels and the PyTorch reference against a NumPy
 reimplementation of the Rust arithmetic on tiny grids (under Triton's interpreter with
-`--interpret`, or automatically when there is no GPU), and needs no `rust_gpu_sim`.
+`--interpret`, or automatically when there is no GPU), and needs no `rust_gpu_sim`. NumPy has
+no fma: `np_fma32` builds one (float64 product, TwoSum, round to odd, then float32), checked
+first against exact rationals, and Triton's `tl.fma` against it. Triton's interpreter (3.6) computes
+`tl.fma` as a·b + c with two roundings, so there the Gray-Scott kernels are checked bit for
+bit against NumPy doing the same, and against the single-rounding arithmetic within a bound.
 
 Writes `python-compare.md` (the table) and `python-compare.json` (raw numbers) to `--out`
 (default `$OUT`, else the current directory). Exits 1 if any agreement check fails.
@@ -56,6 +63,7 @@ import os
 import platform
 import sys
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 import torch
@@ -149,17 +157,41 @@ def np_clamp01(s):
     return np.where(s > 0, np.minimum(s, F32(1)), F32(0)).astype(np.float32)
 
 
-def np_gs_step(u, v, r: GsRates):
-    """One Gray-Scott step (`gray_scott_fused` = `laplacian5` + `Rates::step`), periodic."""
+def np_fma32(a, b, c):
+    """float32 fma(a, b, c): a·b + c rounded once (to nearest, ties to even), elementwise.
+
+    NumPy has none. For float32 inputs a·b is exact in float64; TwoSum gives s = a·b + c
+    rounded to float64 and its exact error e; where e ≠ 0 and s is even, s moves one float64
+    step toward e (rounding to odd at 53 bits), and that rounded to float32 is correctly
+    rounded (53 ≥ 24 + 2). Signed zeros follow float64's sum; non-finite values pass through."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        p = np.asarray(a, np.float64) * np.asarray(b, np.float64)
+        c = np.asarray(c, np.float64)
+        s = np.asarray(p + c)
+        t = s - p
+        e = (p - (s - t)) + (c - t)
+        fix = np.isfinite(s) & (e != 0) & ((s.view(np.int64) & 1) == 0)
+        s = np.where(fix, np.nextafter(s, np.where(e > 0, np.inf, -np.inf)), s)
+    return s.astype(np.float32)
+
+
+def np_fma32_twice(a, b, c):
+    """a·b rounded to float32, then + c rounded: what Triton's interpreter makes of `tl.fma`."""
+    return (np.asarray(a, np.float32) * np.asarray(b, np.float32)) + np.asarray(c, np.float32)
+
+
+def np_gs_step(u, v, r: GsRates, fma=np_fma32):
+    """One Gray-Scott step (`gray_scott_fused` = `laplacian5` + `Rates::step_at`), periodic.
+    `fma` stands for the update's fused multiply-adds (`np_fma32_twice`: the interpreter's)."""
     du, dv, feed, kill, dt = (F32(x) for x in (r.du, r.dv, r.feed, r.kill, r.dt))
 
-    def lap(f):  # neighbours (left + right) + (up + down), minus 4·centre
+    def lap(f):  # neighbours (left + right) + (up + down), minus 4·centre (= fma(−4, centre, sum))
         return ((np.roll(f, 1, 1) + np.roll(f, -1, 1)) + (np.roll(f, 1, 0) + np.roll(f, -1, 0))) - F32(4) * f
 
     lu, lv = lap(u), lap(v)
-    uvv = u * v * v
-    du_dt = du * lu - uvv + feed * (F32(1) - u)
-    dv_dt = dv * lv + uvv - (feed + kill) * v
+    uvv = (u * v) * v
+    du_dt = fma(feed, F32(1) - u, fma(du, lu, -uvv))
+    dv_dt = fma(-(feed + kill), v, fma(dv, lv, uvv))
     return np_clamp01(u + du_dt * dt), np_clamp01(v + dv_dt * dt)
 
 
@@ -324,8 +356,9 @@ def np_heat_rk4_step(u, a, dt):
 # Triton kernels
 # ---------------------------------------------------------------------------------------
 
-# Launch options: `enable_fp_fusion=False` keeps every multiply and add separately rounded,
-# as the project's kernels are written (the interpreter ignores it: NumPy never contracts).
+# Launch options: `enable_fp_fusion=False` keeps every multiply and add not written as
+# `tl.fma` separately rounded, as the project's kernels are written (the interpreter ignores
+# it: NumPy never contracts).
 EXACT = dict(enable_fp_fusion=False)
 CONTRACTED = dict(enable_fp_fusion=True)  # Triton's default
 
@@ -344,10 +377,11 @@ def _laplacian5(centre, left, right, up, down):
 
 @triton.jit
 def _gs_rates_step(u, v, lu, lv, du, dv, feed, kill, dt):
-    """`Rates::step`: one explicit Euler step of a cell, clamped to [0, 1]."""
+    """`Rates::step_at`: one explicit Euler step of a cell, clamped to [0, 1], with the
+    project's fused multiply-adds (`tl.fma`: one rounding on a GPU); dt's are separate."""
     uvv = u * v * v
-    du_dt = du * lu - uvv + feed * (1.0 - u)
-    dv_dt = dv * lv + uvv - (feed + kill) * v
+    du_dt = tl.fma(feed, 1.0 - u, tl.fma(du, lu, -uvv))
+    dv_dt = tl.fma(-(feed + kill), v, tl.fma(dv, lv, uvv))
     return _clamp01(u + du_dt * dt), _clamp01(v + dv_dt * dt)
 
 
@@ -854,7 +888,8 @@ def phys_params_from(rgs, preset, height, width, seed):
 
 # Tolerances of the agreement checks (stated in the report).
 GS_TOL = 1e-5         # Triton (no contraction) vs Rust, max |Δ| after --steps steps; target: 0
-GS_TOL_FMA = 1e-4     # Triton with FMA contraction (4e-7 after 200 steps on a 300x257 test)
+GS_TOL_FMA = 1e-4     # Triton with FMA contraction (4e-7 after 200 steps on a 300x257 test, pre-fma update)
+GS_TOL_INTERP = 1e-6  # self-test, interpreter's two-rounding tl.fma vs one rounding (1.2e-7 on its 37x53, 12 steps)
 PHYS_MASS_RTOL = 1e-4  # total trail mass, relative
 PHYS_CV_RTOL = 0.05    # coefficient of variation of the trail (std/mean), relative
 HEAT_RTOL = 1e-5       # max |Δu| / max |u|
@@ -1050,9 +1085,10 @@ def write_report(report, meta, out_dir):
     lines += ["", "Notes:", ""]
     lines += [
         "- Gray-Scott: every implementation starts from the same tensors (the coral start of "
-        "`rgs.GrayScott(size, seed=1)`); the Triton kernels are launched with `enable_fp_fusion=False` (no "
-        "contracted multiply-adds, as the project's kernels), except the \"FMA contraction\" row (Triton's "
-        f"default). Triton tiles: {TILE_Y}×{TILE_X} cells (1-D: {BLOCK_1D}), {WARPS} warps, not tuned.",
+        "`rgs.GrayScott(size, seed=1)`); the update uses the project's explicit fused multiply-adds (two per "
+        "field, `tl.fma` in Triton, on the CPU too) and nothing else is contracted: the Triton kernels are "
+        "launched with `enable_fp_fusion=False`, except the \"FMA contraction\" row (Triton's default). "
+        f"Triton tiles: {TILE_Y}×{TILE_X} cells (1-D: {BLOCK_1D}), {WARPS} warps, not tuned.",
         "- Physarum: the Triton step runs its own agents, started as the project starts them (a hash of seed and "
         "index) and moved by the project's rules (ties, counter-based random side, its sine polynomial, nearest "
         "sensing, no jitter), on a float-atomic deposit; the checks are statistical: total trail mass (set by "
@@ -1092,6 +1128,128 @@ def np_spots(height, width, rng):
     return u, v
 
 
+def py_fma32_exact(a, b, c):
+    """fma(a, b, c) of three float32 values by exact rational arithmetic: the float32 nearest
+    a·b + c (ties to even; ±inf past the range), for checking `np_fma32`."""
+    a, b, c = float(a), float(b), float(c)
+    x = Fraction(a) * Fraction(b) + Fraction(c)
+    if x == 0:  # IEEE: −0 only when a·b and c are both −0
+        negative = a * b == 0 and c == 0 and math.copysign(1, a * b) < 0 and math.copysign(1, c) < 0
+        return F32(-0.0 if negative else 0.0)
+    m = abs(x)
+    e = m.numerator.bit_length() - m.denominator.bit_length()
+    if m < Fraction(2) ** e:
+        e -= 1  # 2^e ≤ m < 2^(e+1)
+    q = Fraction(2) ** (max(e, -126) - 23)  # float32's spacing there (subnormals below 2^-126)
+    n, rest = divmod(m, q)
+    if 2 * rest > q or (2 * rest == q and n % 2 == 1):
+        n += 1
+    r = n * q
+    return F32(math.copysign(math.inf if r >= 2 ** 128 else float(r), x))
+
+
+def fma_test_triples(rng, n=600):
+    """float32 triples (a, b, c) for checking an fma, in groups of n: (a, b, c, names of the
+    groups and their sizes). Groups: random magnitudes; Gray-Scott-like operands; c = −fl(a·b)
+    (± a few ulp); a·b + c within 2^-24 of a float32 tie (where rounding a·b + c to float64
+    first can land on the tie); exact ties; results in float32's subnormal range; signed zeros."""
+    def f32(mant, exp, sign):  # mant in [2^23, 2^24) (or below, for subnormal), exponents as ints
+        return (sign * np.ldexp(mant.astype(np.float64), exp - 23)).astype(np.float32)
+
+    def mant():
+        return rng.integers(1 << 23, 1 << 24, n)
+
+    def sign():
+        return rng.choice([-1.0, 1.0], n)
+
+    def ulp(x):  # float32 spacing above |x| (normal x)
+        return np.ldexp(1.0, np.frexp(np.abs(x).astype(np.float64))[1] - 24)
+
+    groups = []
+    ea, eb = rng.integers(-30, 31, n), rng.integers(-30, 31, n)
+    groups.append(("random", f32(mant(), ea, sign()), f32(mant(), eb, sign()),
+                   f32(mant(), ea + eb + rng.integers(-30, 31, n), sign())))
+    u, v = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+    uvv = (u * v) * v
+    groups.append(("Gray-Scott-like", rng.random(n, dtype=np.float32) * F32(0.25),
+                   (rng.random(n, dtype=np.float32) - F32(0.5)) * F32(8), np.where(rng.random(n) < 0.5, uvv, -uvv)))
+    a, b = f32(mant(), ea, sign()), f32(mant(), eb, sign())
+    b = np.where(np.arange(n) % 8 == 0, f32(np.full(n, 1 << 23), eb, sign()), b)  # some exact products
+    c = -(a * b)  # float32 product, so a·b + c is its rounding error (exact) or a few ulp off it
+    c = (c.astype(np.float64) + rng.integers(-2, 3, n) * ulp(c)).astype(np.float32)
+    groups.append(("c = -fl(a*b) ± ulps", a, b, c))
+    # a·b within 2^-24 (relative) of half of c's spacing, so a·b + c lies just off a float32
+    # tie: mantissas ma, mb = round(2^47/ma) (ma·mb within 2^-24 of 2^47), or, for half the
+    # pairs, 2^23 ± j (ma·mb = 2^46 − j², 2^-46 to 2^-24 below 2^46). A quarter of c's spacing
+    # is a tie too where c = ±2^ex and a·b has the other sign.
+    ma = mant()
+    mb = np.minimum(np.rint(2.0 ** 47 / ma), (1 << 24) - 1).astype(np.int64)
+    j = np.exp2(rng.random(n) * 11).astype(np.int64)
+    square = np.arange(n) % 2 == 1
+    ma, mb = np.where(square, (1 << 23) + j, ma), np.where(square, (1 << 23) - j, mb)
+    quarter = np.arange(n) % 8 < 2
+    sc = sign()
+    cx = f32(np.where(quarter, 1 << 23, mant()), rng.integers(-20, 21, n), sc)
+    ex = np.frexp(np.abs(cx).astype(np.float64))[1] - 1  # 2^ex ≤ |c| < 2^(ex+1)
+    k = ex - 24 - quarter  # a·b ≈ 2^k: half (or a quarter of) c's ulp
+    ka = rng.integers(-10, 11, n)
+    groups.append(("near a tie", f32(ma, ka, np.where(quarter, -sc, sign())),
+                   f32(mb, k - ka - np.where(square, 0, 1), np.ones(n)), cx))
+    cx = f32(mant(), rng.integers(-20, 21, n), sign())
+    half = (ulp(cx) / 2).astype(np.float32)
+    groups.append(("exact tie", half * sign(), np.ones(n, np.float32), cx))
+    tiny = lambda: f32(mant(), rng.integers(-75, -64, n), sign())  # noqa: E731
+    groups.append(("subnormal", tiny(), tiny(),
+                   f32(rng.integers(0, 1 << 24, n), rng.integers(-150, -125, n), sign())))
+    zero, x = np.float32([0.0, -0.0]), f32(mant(), ea, sign())  # signed zeros: a·b or c or both
+    a, b = np.where(np.arange(n) % 3 == 0, zero[np.arange(n) % 2], x), f32(mant(), eb, sign())
+    c = np.where(np.arange(n) % 3 == 1, -(a * b), zero[rng.integers(0, 2, n)])
+    groups.append(("zeros", a, b, np.where(np.arange(n) % 3 == 2, c * F32(2 ** -10) + zero[1], c)))
+    a, b, c = (np.concatenate([g[i] for g in groups]) for i in (1, 2, 3))
+    return a, b, c, [(g[0], len(g[1])) for g in groups]
+
+
+@triton.jit
+def fma_probe_kernel(a_ptr, b_ptr, c_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """out = tl.fma(a, b, c), elementwise: what this Triton makes of `tl.fma`."""
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = i < n
+    tl.store(out_ptr + i, tl.fma(tl.load(a_ptr + i, mask=mask), tl.load(b_ptr + i, mask=mask),
+                                 tl.load(c_ptr + i, mask=mask)), mask=mask)
+
+
+def bits_equal(a, b):
+    return np.array_equal(np.asarray(a, np.float32).view(np.uint32), np.asarray(b, np.float32).view(np.uint32))
+
+
+def check_fma(report, device):
+    """`np_fma32` against exact rationals, then `tl.fma` against both: returns the NumPy fma
+    that matches this Triton's `tl.fma` (`np_fma32`, or `np_fma32_twice` under the interpreter)."""
+    a, b, c, groups = fma_test_triples(np.random.default_rng(11))
+    want = np.array([py_fma32_exact(x, y, z) for x, y, z in zip(a, b, c)], np.float32)
+    got = np_fma32(a, b, c)
+    wrong = int((got.view(np.uint32) != want.view(np.uint32)).sum())
+    naive = (a.astype(np.float64) * b + c).astype(np.float32)  # rounded twice: 53 bits, then 24
+    missed = int((naive.view(np.uint32) != want.view(np.uint32)).sum())
+    report.check("np_fma32 = exact fma (fractions.Fraction, ties to even)", wrong == 0,
+                 f"{wrong} of {len(a)} triples differ; groups " + ", ".join(f"{g} {k}" for g, k in groups)
+                 + f"; float64 a·b + c then float32 would get {missed} wrong")
+    normal = np.all([np.abs(x) >= np.float32(2.0 ** -126) for x in (a, b, c, want)], axis=0)  # probed on these
+    t = [torch.from_numpy(np.ascontiguousarray(x[normal])).to(device) for x in (a, b, c)]
+    out = torch.empty_like(t[0])
+    n = out.numel()
+    fma_probe_kernel[(triton.cdiv(n, BLOCK_1D),)](*t, out, n, BLOCK=BLOCK_1D, num_warps=WARPS, **EXACT)
+    out = out.cpu().numpy()
+    once, twice = bits_equal(out, want[normal]), bits_equal(out, np_fma32_twice(a, b, c)[normal])
+    if not INTERPRET:
+        report.check("Triton tl.fma = exact fma", once, f"{n} triples (normal operands and results), "
+                     + ("bit-identical" if once else "differs: the Gray-Scott kernels cannot match"))
+        return np_fma32
+    report.check("Triton interpreter's tl.fma rounds once or twice", once or twice, f"{n} triples: "
+                 + ("exact fma" if once else "rounds twice (a·b, then + c)" if twice else "neither"))
+    return np_fma32 if once else np_fma32_twice
+
+
 def self_test(report):
     device = "cpu" if INTERPRET else "cuda"
     small = INTERPRET
@@ -1101,16 +1259,26 @@ def self_test(report):
         if got != bits:
             report.check(f"constant {name}", False, f"bits {got:#010x}, Rust's {bits:#010x}")
     report.check("f32 constants", not report.failed, f"{len(CONSTANT_BITS)} constants have Rust's bits")
+    triton_fma = check_fma(report, device)
     rng = np.random.default_rng(7)
 
-    # Gray-Scott: Triton v1 and fused against NumPy, bit for bit.
+    # Gray-Scott: Triton v1 and fused against NumPy, bit for bit (under an interpreter whose
+    # tl.fma rounds twice: bit for bit against NumPy doing that, and within a bound of the
+    # kernels' arithmetic).
     (h, w), steps = ((37, 53), 12) if small else ((300, 257), 200)
     nu, nv = np_spots(h, w, rng)
     nv0 = nv.copy()
     u0, v0 = torch.from_numpy(nu).to(device), torch.from_numpy(nv).to(device)
+    twice = triton_fma is not np_fma32
+    tu, tv = nu, nv
     for _ in range(steps):
         nu, nv = np_gs_step(nu, nv, CORAL)
+        if twice:
+            tu, tv = np_gs_step(tu, tv, CORAL, fma=triton_fma)
     ref = (torch.from_numpy(nu), torch.from_numpy(nv))
+    if twice:
+        say("  interpreter: tl.fma rounds twice, so the Triton Gray-Scott kernels are checked bit for bit "
+            f"against NumPy rounding twice, and against the kernels' one-rounding fma within {GS_TOL_INTERP:g}")
     variants = [("v1", TritonGrayScottV1(u0, v0, CORAL)), ("fused", TritonGrayScottFused(u0, v0, CORAL))]
     if not INTERPRET:
         variants.append(("fused, FMA contraction", TritonGrayScottFused(u0, v0, CORAL, exact=False)))
@@ -1121,6 +1289,13 @@ def self_test(report):
         if "FMA" in name:
             report.check(f"Gray-Scott Triton {name} ≈ NumPy ({h}x{w}, {steps} steps)", worst <= GS_TOL_FMA,
                          f"{text} (contraction rounds differently; bound {GS_TOL_FMA:g})")
+        elif twice:
+            same, _, same_text = describe_diff([("u", u, torch.from_numpy(tu)), ("v", v, torch.from_numpy(tv))])
+            report.check(f"Gray-Scott Triton {name} = NumPy with tl.fma rounded twice, as the interpreter does "
+                         f"({h}x{w}, {steps} steps)", same, same_text)
+            report.check(f"Gray-Scott Triton {name} ≈ NumPy, one-rounding fma ({h}x{w}, {steps} steps)",
+                         worst <= GS_TOL_INTERP, f"{text} (interpreter: tl.fma rounds twice; bound "
+                         f"{GS_TOL_INTERP:g}, not checked bit for bit)")
         else:
             report.check(f"Gray-Scott Triton {name} = NumPy ({h}x{w}, {steps} steps)", exact, text)
     # A sanity check of the NumPy step itself: the pattern moved, and stayed in [0, 1].

@@ -20,6 +20,12 @@ pub struct Rates {
 impl Rates {
     /// One explicit Euler step of the reaction-diffusion equations for one cell, given its
     /// values and their Laplacians; returns the new (U, V), clamped to [0, 1].
+    ///
+    /// The rates are applied with fused multiply-adds, each rounded once: `dU/dt =
+    /// fma(F, 1 − U, fma(Du, ∇²U, −UV²))` and `dV/dt = fma(−(F + k), V, fma(Dv, ∇²V, UV²))`,
+    /// four operations fewer a cell than separate products and sums. The GPU's `fma.rn.f32`
+    /// and the CPU's `f32::mul_add` (one instruction where the CPU has FMA, libm's correctly
+    /// rounded `fmaf` where not) give the same bits.
     #[inline(always)]
     pub fn step(&self, u: f32, v: f32, lu: f32, lv: f32) -> (f32, f32) {
         self.step_at::<false>(u, v, lu, lv)
@@ -32,9 +38,10 @@ impl Rates {
     /// test checks), so both give the same results; a CPU test compares them.
     #[inline(always)]
     pub fn step_at<const UNIT_DT: bool>(&self, u: f32, v: f32, lu: f32, lv: f32) -> (f32, f32) {
+        use core::f32::math::mul_add;
         let uvv = u * v * v;
-        let du_dt = self.du * lu - uvv + self.feed * (1.0 - u);
-        let dv_dt = self.dv * lv + uvv - (self.feed + self.kill) * v;
+        let du_dt = mul_add(self.feed, 1.0 - u, mul_add(self.du, lu, -uvv));
+        let dv_dt = mul_add(-(self.feed + self.kill), v, mul_add(self.dv, lv, uvv));
         if UNIT_DT {
             (add_clamp01(u, du_dt), add_clamp01(v, dv_dt))
         } else {
