@@ -30,24 +30,30 @@ struct Streaming<const C: usize, const T: usize, const UNIT_DT: bool> {
     /// This thread's grid columns, and which of them it writes (inside the strip and grid).
     columns: [usize; C],
     writes: [bool; C],
-    /// The next window row (U, V), loaded one iteration ahead so that the loads' latency
-    /// hides behind a whole iteration of arithmetic, and the grid row after it.
-    prefetch: [[f32; C]; 2],
+    /// The next [`STREAM_PREFETCH_ROWS`] window rows ([row][field][column]), loaded that many
+    /// iterations ahead so that the loads' latency hides behind as many iterations of
+    /// arithmetic, and the grid row after them.
+    prefetch: [[[f32; C]; 2]; STREAM_PREFETCH_ROWS],
     load_row: u32,
     /// Rows of time levels 0..T: row `r` of level `l` in slot `r % 3`, [field][column].
     ring: [[[[f32; C]; 2]; 3]; T],
 }
 
 impl<const C: usize, const T: usize, const UNIT_DT: bool> Streaming<C, T, UNIT_DT> {
-    /// Loads grid row `load_row` into `prefetch` and moves on to the next row (periodically).
+    /// Moves the rows in `prefetch` up by one, loads grid row `load_row` into its last and
+    /// moves on to the next row (periodically).
     #[inline(always)]
     unsafe fn load_next_row(&mut self) {
+        for d in 1..STREAM_PREFETCH_ROWS {
+            self.prefetch[d - 1] = self.prefetch[d];
+        }
         let row = self.load_row * self.width;
+        let last = &mut self.prefetch[STREAM_PREFETCH_ROWS - 1];
         for j in 0..C {
             let at = (row + self.columns[j] as u32) as usize;
             unsafe {
-                self.prefetch[0][j] = *self.u.add(at);
-                self.prefetch[1][j] = *self.v.add(at);
+                last[0][j] = *self.u.add(at);
+                last[1][j] = *self.v.add(at);
             }
         }
         self.load_row = wrap_next(self.load_row, self.height);
@@ -77,7 +83,7 @@ impl<const C: usize, const T: usize, const UNIT_DT: bool> Streaming<C, T, UNIT_D
     unsafe fn iteration<const P: usize, const WARM_UP: bool>(&mut self, i: u32) {
         let (parity, before) = (i & 1, (i & 1) ^ 1);
         let slot = P % 3;
-        self.ring[0][slot] = self.prefetch;
+        self.ring[0][slot] = self.prefetch[0];
         unsafe { self.load_next_row() };
         unsafe { self.publish(parity, 0, &self.ring[0][slot]) };
         macro_rules! levels {
@@ -146,6 +152,9 @@ impl<const C: usize, const T: usize, const UNIT_DT: bool> Streaming<C, T, UNIT_D
         }
     }
 }
+
+/// Window rows a `streaming` thread holds loaded ahead of the one it enters.
+pub const STREAM_PREFETCH_ROWS: usize = 4;
 
 /// Where a plane's last-column slots start: the two-cell kernels publish a thread's first
 /// column (U, V) at its slot in the first half of a plane and its last column in the second
@@ -224,11 +233,13 @@ unsafe fn streaming<const C: usize, const T: usize, const UNIT_DT: bool>(
         slot: 2 * (t + 1),
         columns,
         writes,
-        prefetch: [[0.0; C]; 2],
+        prefetch: [[[0.0; C]; 2]; STREAM_PREFETCH_ROWS],
         load_row,
         ring: [[[[0.0; C]; 2]; 3]; T],
     };
-    unsafe { block.load_next_row() };
+    for _ in 0..STREAM_PREFETCH_ROWS {
+        unsafe { block.load_next_row() };
+    }
     thread::sync_threads();
     let window_rows = chunk + 2 * steps;
     let mut i = 0;
@@ -317,7 +328,7 @@ streaming_kernels!(STREAM_COLS as usize, false;
     /// periodically) by `chunk + 2T` rows. Iteration `i` loads window row `i` (time level 0),
     /// and time level `s` (1..=T) computes its row `i − s`, a wavefront skewed one row per level:
     /// vertical neighbours come from a ring of three rows per level in registers (the input rows
-    /// are loaded one iteration ahead, hiding their latency); the horizontal
+    /// are loaded [`STREAM_PREFETCH_ROWS`] iterations ahead, hiding their latency); the horizontal
     /// neighbours of a thread's outer cells, on the row level `s − 1` finished one iteration
     /// earlier, from shared memory, where every thread publishes its outer cells of each new row
     /// (a `float2` of its first column's U and V in the first half of a plane, one of its last
@@ -332,14 +343,16 @@ streaming_kernels!(STREAM_COLS as usize, false;
     /// strip = [`stream_strip`]; dynamic shared memory [`stream_shared_bytes`]. Bytes per cell per
     /// launch: 8 read × window / strip × (chunk + 2T) / chunk, 8 written: about 17 B, over T
     /// steps (2.2 B per step at T = 8, against 16 for any single-step kernel). Same float
-    /// operations per cell as the other kernels ([`laplacian5`], [`Rates::step`]), less the
+    /// operations per cell as the other kernels ([`laplacian5`], [`Rates::step`]: 17, with its
+    /// fused multiply-adds), less the
     /// two multiplies by `dt` where `dt` is 1 (a second copy of the march, [`Rates::step_at`],
     /// picked by one uniform branch): results are bit-identical. On an H200 at 4096², tuned
     /// (7 steps, 4 warps, 133-row chunks: one wave of blocks), before the dt = 1 copy: 23.8 µs
     /// per step, against 40.1 for [`gray_scott_temporal`]; ncu: 119 registers (148 at 8
     /// steps), 4 blocks per SM, issue slots 74% busy. With it, on an H100: 23.3 µs; with the
     /// `float2` half-planes and 32-bit cell offsets (at most [`STREAM_MAX_CELLS`] a launch):
-    /// 22.4 µs (the tuned 512² one-cell kernel in a graph: 1.27 → 1.07 µs).
+    /// 22.4 µs (the tuned 512² one-cell kernel in a graph: 1.27 → 1.07 µs); with the update's
+    /// fused multiply-adds and 4 rows prefetched (`_s7`: 124 registers): 19.3 µs (512²: 1.01 µs).
     gray_scott_streaming_s8 8
 );
 
