@@ -1205,7 +1205,11 @@ def fma_test_triples(rng, n=600):
     a, b = np.where(np.arange(n) % 3 == 0, zero[np.arange(n) % 2], x), f32(mant(), eb, sign())
     c = np.where(np.arange(n) % 3 == 1, -(a * b), zero[rng.integers(0, 2, n)])
     groups.append(("zeros", a, b, np.where(np.arange(n) % 3 == 2, c * F32(2 ** -10) + zero[1], c)))
-    a, b, c = (np.concatenate([g[i] for g in groups]) for i in (1, 2, 3))
+    # float32 throughout (a float64 operand would make Triton's probe compute in float64); every
+    # value above is a float32 already, so the cast is exact.
+    wide = [np.concatenate([np.asarray(g[i], np.float64) for g in groups]) for i in (1, 2, 3)]
+    a, b, c = (x.astype(np.float32) for x in wide)
+    assert all(np.array_equal(x, y.astype(np.float64)) for x, y in zip(wide, (a, b, c)))
     return a, b, c, [(g[0], len(g[1])) for g in groups]
 
 
