@@ -40,7 +40,7 @@ edit_of() {
     case $1 in
         heat) echo "kernels/src/heat.rs|dt / 6.0 * (*k1.add(i)|dt / 6.5 * (*k1.add(i)" ;;
         grayscott) echo "kernels/src/grayscott/progression.rs|*u_next.add(here) = u_new;|*u_next.add(here) = u_new * 0.5;" ;;
-        streaming) echo "kernels/src/grayscott/streaming.rs|*self.v_next.add(row + self.columns[j]) = next[1][j];|*self.v_next.add(row + self.columns[j]) = next[1][j] * 0.5;" ;;
+        streaming) echo "kernels/src/grayscott/streaming.rs|*self.v_next.add(at) = next[1][j];|*self.v_next.add(at) = next[1][j] * 0.5;" ;;
         physarum) echo "kernels/src/physarum.rs|sum += d * d;|sum += d * d * 0.5;" ;;
         shared) echo "kernels/src/math.rs|x.max(0.0).min(1.0)|x.max(0.0).min(0.5)" ;;
     esac
