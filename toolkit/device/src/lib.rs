@@ -37,7 +37,9 @@
 //!         .build_into_out_dir("kernels.ptx")
 //!         .unwrap_or_else(|e| e.exit());
 //! }
+//! ```
 //!
+//! ```ignore
 //! // my-app/src/main.rs
 //! static KERNELS: ptxkit_host::KernelImages = ptxkit_host::include_kernels!("kernels");
 //!
