@@ -344,10 +344,11 @@ impl PtxBuilder {
     /// table of every module's kernels, and the returned path is the first module's PTX.
     ///
     /// The modules are built one after another in one target directory (`core` and the
-    /// proc-macros compiled once for all); each module's `ptxas` runs, one per architecture,
-    /// start as soon as its PTX is written, beside the next module's build, except where a
-    /// cubin was already assembled from the same PTX bytes by the same `ptxas` (a stamp next
-    /// to each cubin records both).
+    /// proc-macros compiled once for all), and a module for a newer GPU in a directory of its
+    /// own, beside them; each module's `ptxas` runs, one per architecture, start as soon as
+    /// its PTX is written, beside the next module's build, except where a cubin was already
+    /// assembled from the same PTX bytes by the same `ptxas` (a stamp next to each cubin
+    /// records both).
     pub fn build_into_out_dir(&self, file_name: &str) -> Result<PathBuf, BuildError> {
         if let Some(message) = &self.invalid {
             return Err(BuildError::Config(message.clone()));
@@ -366,8 +367,9 @@ impl PtxBuilder {
         // module and package (the simulations' build script on a cold build, 2 cores: 54 s
         // with a directory per module), and each module's artifacts stay fresh beside the
         // others' (cargo keeps one per feature set). Cargo locks the directory, so the builds
-        // could not overlap anyway; a lock of our own keeps another package's build script
-        // from writing a crate's `.ptx` between a module's build and its copy here.
+        // could not overlap anyway (a module for a newer GPU has a directory of its own, and
+        // builds beside them); a lock of our own keeps another package's build script from
+        // writing a crate's `.ptx` between a module's build and its copy here.
         println!("cargo::rerun-if-env-changed={TARGET_DIR_VAR}");
         let target_dir = nested_target_dir(env::var_os(TARGET_DIR_VAR), &out_dir)?;
         fs::create_dir_all(&target_dir).map_err(|e| BuildError::Io(target_dir.clone(), e))?;
@@ -391,20 +393,51 @@ impl PtxBuilder {
         let assembler = ptxas.map(|ptxas| Assembler::new(ptxas, settings.line_info));
         // Each module's `ptxas` runs start as soon as its PTX is written, beside the cargo build
         // of the next module (a nested rustc is mostly one thread; `ptxas` fills the other cores).
+        // The modules of one target directory build one after another (cargo locks it); a
+        // module for a newer GPU builds in a directory of its own ([`Self::build_module`]), so
+        // each directory's modules build in a thread of their own, beside the others'.
+        let directories = modules_by_directory(modules, &self.arch);
         let images = std::thread::scope(|scope| -> Result<Vec<Vec<(u32, PathBuf)>>, BuildError> {
+            let (settings, assembler, target_dir) = (&settings, &assembler, &target_dir);
+            let module_file = &module_file;
+            let builders: Vec<_> = directories
+                .iter()
+                .map(|members| {
+                    scope.spawn(move || {
+                        let mut built = Vec::new();
+                        for &i in members {
+                            let module = &modules[i];
+                            let clock = Instant::now();
+                            let (ptx, ran) = self.build_module(target_dir, module, settings)?;
+                            let took = clock.elapsed();
+                            let dest = module_file(module, "ptx");
+                            let text =
+                                fs::read_to_string(&ptx).map_err(|e| BuildError::Io(ptx.clone(), e))?;
+                            write_if_changed(&dest, &text)?;
+                            let jobs = match assembler {
+                                Some(assembler) => {
+                                    assembler.spawn(scope, &dest, &text, &self.cubin_archs_of(module))?
+                                }
+                                None => Vec::new(),
+                            };
+                            built.push((i, ran, took, dest, text, jobs));
+                        }
+                        Ok::<_, BuildError>(built)
+                    })
+                })
+                .collect();
+            // Back in the modules' order, whichever thread built them (an error: the first
+            // directory's that has one).
+            let mut built = Vec::new();
+            for builder in builders {
+                built.extend(builder.join().expect("module build thread")?);
+            }
+            built.sort_by_key(|(i, ..)| *i);
             let mut jobs = Vec::new();
-            for module in modules {
-                let clock = Instant::now();
-                let (ptx, ran) = self.build_module(&target_dir, module, &settings)?;
+            for (i, ran, took, dest, text, module_jobs) in built {
+                let module = &modules[i];
                 let what = if ran { "compiled by cargo" } else { "current, cargo not run" };
-                times.push_str(&format!(
-                    "module {:?}: {what}, {:.2} s\n",
-                    module.name,
-                    clock.elapsed().as_secs_f64()
-                ));
-                let dest = module_file(module, "ptx");
-                let text = fs::read_to_string(&ptx).map_err(|e| BuildError::Io(ptx.clone(), e))?;
-                write_if_changed(&dest, &text)?;
+                times.push_str(&format!("module {:?}: {what}, {:.2} s\n", module.name, took.as_secs_f64()));
                 let markers = markers(&text);
                 write_if_changed(&module_file(module, "rs"), &kernel_table(&markers))?;
                 for marker in markers {
@@ -417,8 +450,8 @@ impl PtxBuilder {
                     }
                     all_markers.push((&module.name, marker));
                 }
-                if let Some(assembler) = &assembler {
-                    jobs.push(assembler.spawn(scope, &dest, &text, &self.cubin_archs_of(module))?);
+                if assembler.is_some() {
+                    jobs.push(module_jobs);
                 }
                 ptx_files.push((dest, text));
             }
@@ -830,6 +863,21 @@ pub fn resolve_switch(
 /// What a cubin comes from, assembled in the background ([`Assembler::spawn`]): its
 /// architecture's number, the cubin's path, and how long `ptxas` took (`None`: the stamp said
 /// it was current).
+/// The modules (by index, in order) grouped by the target directory each builds in: one for
+/// the builder's architecture `arch`, one for each other architecture a module is built for
+/// ([`PtxBuilder::module_for_arch`]); the groups in the order of their first module.
+fn modules_by_directory(modules: &[Module], arch: &str) -> Vec<Vec<usize>> {
+    let mut directories: Vec<(&str, Vec<usize>)> = Vec::new();
+    for (i, module) in modules.iter().enumerate() {
+        let own = module.arch.as_deref().unwrap_or(arch);
+        match directories.iter_mut().find(|(a, _)| *a == own) {
+            Some((_, members)) => members.push(i),
+            None => directories.push((own, vec![i])),
+        }
+    }
+    directories.into_iter().map(|(_, members)| members).collect()
+}
+
 type Assembled = (u32, PathBuf, Option<Duration>);
 
 /// `ptxas` with the builder's flags, and what identifies it in the cubins' stamps.
@@ -1495,6 +1543,29 @@ mod tests {
         std::os::unix::fs::symlink(toolkit.join("bin/ptxas"), &link).unwrap();
         assert_eq!(libdevice_beside(&link).unwrap(), found);
         fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Modules build in one directory per architecture, each directory's in the modules' order:
+    /// a module for the builder's own architecture joins the others, one for a newer GPU
+    /// gets a directory (and a thread) of its own, shared with any other of that architecture.
+    #[test]
+    fn modules_group_by_their_directory() {
+        let module = |name: &str, arch: Option<&str>| Module {
+            name: name.into(),
+            features: Some(vec![name.into()]),
+            arch: arch.map(Into::into),
+        };
+        let modules = [
+            module("a", None),
+            module("b", Some("sm_90")),
+            module("c", None),
+            module("d", Some("sm_70")),
+            module("e", Some("sm_100")),
+            module("f", Some("sm_90")),
+        ];
+        assert_eq!(modules_by_directory(&modules, "sm_70"), vec![vec![0, 2, 3], vec![1, 5], vec![4]]);
+        assert_eq!(modules_by_directory(&modules[..1], "sm_70"), vec![vec![0]]);
+        assert!(modules_by_directory(&[], "sm_70").is_empty());
     }
 
     /// The markers' launch bounds become `.maxntid`, a block shape `.reqntid` instead (PTX
