@@ -860,9 +860,6 @@ pub fn resolve_switch(
     }
 }
 
-/// What a cubin comes from, assembled in the background ([`Assembler::spawn`]): its
-/// architecture's number, the cubin's path, and how long `ptxas` took (`None`: the stamp said
-/// it was current).
 /// The modules (by index, in order) grouped by the target directory each builds in: one for
 /// the builder's architecture `arch`, one for each other architecture a module is built for
 /// ([`PtxBuilder::module_for_arch`]); the groups in the order of their first module.
@@ -878,6 +875,9 @@ fn modules_by_directory(modules: &[Module], arch: &str) -> Vec<Vec<usize>> {
     directories.into_iter().map(|(_, members)| members).collect()
 }
 
+/// What a cubin comes from, assembled in the background ([`Assembler::spawn`]): its
+/// architecture's number, the cubin's path, and how long `ptxas` took (`None`: the stamp said
+/// it was current).
 type Assembled = (u32, PathBuf, Option<Duration>);
 
 /// `ptxas` with the builder's flags, and what identifies it in the cubins' stamps.
