@@ -34,7 +34,8 @@
 //!    neighbours) and [`physarum_trail`] (the deposits, diffusion and decay in one
 //!    shared-memory tiled pass that also clears last step's counts); below one agent per cell,
 //!    [`physarum_agents_deposit`] and [`physarum_trail_deposited`] instead (float deposits into
-//!    a copy of the trail, no counts).
+//!    a copy of the trail, no counts), or [`physarum_agents_move`], [`physarum_deposit_soa`]
+//!    and [`physarum_trail_once`] (float deposits in place, after the agents have sensed).
 
 use ptxkit_device::kernel;
 use ptxkit_device::{atomic::atomic_add_u32, memory::load_nc, shared_array, shared_f32, thread, warp};
@@ -691,6 +692,54 @@ pub unsafe fn physarum_agents_deposit(
     }
 }
 
+/// [`physarum_agents`] without a deposit: sense, steer and move only. With in-place deposits
+/// [`physarum_deposit_soa`] adds them afterwards, to the trail these agents sensed, so that
+/// the trail pass ([`physarum_trail_once`]) writes the new trail once instead of twice.
+///
+/// Thread mapping: one thread per agent slot. Bytes per agent: 16 B read, 12 B written, three
+/// trail reads.
+#[kernel]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn physarum_agents_move(
+    ys: *mut f32,
+    xs: *mut f32,
+    heading: *mut f32,
+    ids: *const u32,
+    trail: *const f32,
+    n: u32,
+    step: u32,
+    p: Params,
+) {
+    let i = thread::index_1d();
+    if i >= n {
+        return;
+    }
+    // SAFETY: i < n.
+    unsafe { step_agent_slot(ys, xs, heading, ids, trail, i as usize, step, &p) };
+}
+
+/// The optimized variant's deposit with in-place deposits: every agent adds `deposit` to its
+/// cell of `trail` with a float reduction (`red.global.add.f32`), after
+/// [`physarum_agents_move`] has finished sensing that trail. Adds of one fixed amount give the
+/// same float in any order, so this is bit-identical to the CPU's loop, as
+/// [`physarum_agents_deposit`] is; the agents are binned, so a warp's reductions fall on
+/// neighbouring cells.
+///
+/// Thread mapping: one thread per agent slot. Bytes per agent: 8 B read (the positions the
+/// agent pass has just written, mostly L2 hits), one float reduction.
+#[kernel]
+pub unsafe fn physarum_deposit_soa(ys: *const f32, xs: *const f32, trail: *mut f32, n: u32, p: Params) {
+    let i = thread::index_1d() as usize;
+    if i >= n as usize {
+        return;
+    }
+    // SAFETY: i < n; the cell is inside the trail.
+    unsafe {
+        let cell = cell_of(*ys.add(i), *xs.add(i), &p);
+        ptxkit_device::atomic::atomic_add_f32(trail.add(cell), p.deposit);
+    }
+}
+
 /// Steps the agent in slot `k` (sensing `trail` through the read-only cache), stores its new
 /// state and returns its new cell.
 ///
@@ -913,7 +962,7 @@ const TRAIL_PITCH: u32 = TRAIL_TILE + 2;
 #[kernel]
 pub unsafe fn physarum_trail(src: *const f32, counts: *const u32, clear: *mut u32, dst: *mut f32, p: Params) {
     let tile = shared_f32!(physarum_trail_tile: TRAIL_SPAN as usize);
-    unsafe { trail_body::<true>(tile, src, counts, clear, dst, dst, p) }
+    unsafe { trail_body::<true, false>(tile, src, counts, clear, dst, dst, p) }
 }
 
 /// [`physarum_trail`] for [`physarum_agents_deposit`]: `src` already holds the deposits, and
@@ -925,7 +974,20 @@ pub unsafe fn physarum_trail(src: *const f32, counts: *const u32, clear: *mut u3
 #[kernel]
 pub unsafe fn physarum_trail_deposited(src: *const f32, dst: *mut f32, copy: *mut f32, p: Params) {
     let tile = shared_f32!(physarum_trail_deposited_tile: TRAIL_SPAN as usize);
-    unsafe { trail_body::<false>(tile, src, core::ptr::null(), core::ptr::null_mut(), dst, copy, p) }
+    unsafe { trail_body::<false, true>(tile, src, core::ptr::null(), core::ptr::null_mut(), dst, copy, p) }
+}
+
+/// [`physarum_trail`] for in-place deposits ([`physarum_agents_move`], then
+/// [`physarum_deposit_soa`]): `src` already holds the deposits, and the new trail is written
+/// once, to `dst`, which the next step's agents sense and then deposit into.
+///
+/// Thread mapping as [`physarum_trail`]. Bytes per cell: reads the trail (4 B, plus 13% halo
+/// re-reads), writes it once (4 B): about 8.5 B.
+#[kernel]
+pub unsafe fn physarum_trail_once(src: *const f32, dst: *mut f32, p: Params) {
+    let tile = shared_f32!(physarum_trail_once_tile: TRAIL_SPAN as usize);
+    let (counts, clear, copy) = (core::ptr::null(), core::ptr::null_mut(), core::ptr::null_mut());
+    unsafe { trail_body::<false, false>(tile, src, counts, clear, dst, copy, p) }
 }
 
 const TRAIL_SPAN: u32 = TRAIL_PITCH * TRAIL_PITCH;
@@ -956,8 +1018,10 @@ unsafe fn stage_trail<const COUNTS: bool>(
     staged
 }
 
+/// The trail pass: `COUNTS`, deposits counted in `counts` (cleared in `clear`), else already
+/// in `src`; `COPY`, the new trail also written to `copy`.
 #[inline(always)]
-unsafe fn trail_body<const COUNTS: bool>(
+unsafe fn trail_body<const COUNTS: bool, const COPY: bool>(
     tile: ptxkit_device::SharedF32,
     src: *const f32,
     counts: *const u32,
@@ -1021,7 +1085,7 @@ unsafe fn trail_body<const COUNTS: bool>(
                 *dst.add(c) = next;
                 if COUNTS {
                     *clear.add(c) = 0;
-                } else {
+                } else if COPY {
                     *copy.add(c) = next;
                 }
             }

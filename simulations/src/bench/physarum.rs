@@ -12,7 +12,7 @@ use crate::{
     error::Result,
     physarum::{
         Physarum, PhysarumEngine, PhysarumSetup, PhysarumVariant,
-        cuda::{CudaPhysarum, OptimizedSettings},
+        cuda::{CudaPhysarum, Deposits, OptimizedSettings},
         initial_agents, initial_trail,
     },
 };
@@ -58,13 +58,15 @@ pub const CANDIDATES_VAR: &str = "RUST_GPU_SIM_PHYSARUM_CANDIDATES";
 
 /// The optimized variant's candidate settings (see [`OptimizedSettings`]).
 const CANDIDATES: &[OptimizedSettings] = &[
-    OptimizedSettings { bin_shift: 4, bin_every: 32, float_deposits: true },
-    OptimizedSettings { bin_shift: 5, bin_every: 16, float_deposits: true },
-    OptimizedSettings { bin_shift: 5, bin_every: 32, float_deposits: true },
-    OptimizedSettings { bin_shift: 3, bin_every: 16, float_deposits: true },
-    OptimizedSettings { bin_shift: 4, bin_every: 16, float_deposits: false },
-    OptimizedSettings { bin_shift: 3, bin_every: 16, float_deposits: false },
-    OptimizedSettings { bin_shift: 3, bin_every: 32, float_deposits: false },
+    OptimizedSettings { bin_shift: 4, bin_every: 16, deposits: Deposits::InPlace },
+    OptimizedSettings { bin_shift: 3, bin_every: 16, deposits: Deposits::InPlace },
+    OptimizedSettings { bin_shift: 4, bin_every: 32, deposits: Deposits::Copy },
+    OptimizedSettings { bin_shift: 5, bin_every: 16, deposits: Deposits::Copy },
+    OptimizedSettings { bin_shift: 5, bin_every: 32, deposits: Deposits::Copy },
+    OptimizedSettings { bin_shift: 3, bin_every: 16, deposits: Deposits::Copy },
+    OptimizedSettings { bin_shift: 4, bin_every: 16, deposits: Deposits::Counted },
+    OptimizedSettings { bin_shift: 3, bin_every: 16, deposits: Deposits::Counted },
+    OptimizedSettings { bin_shift: 3, bin_every: 32, deposits: Deposits::Counted },
 ];
 
 /// Times every Physarum variant at each (size, agents) with device events (median of

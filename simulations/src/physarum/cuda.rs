@@ -11,6 +11,7 @@ use kernels::physarum::{
     physarum_move, physarum_offsets, physarum_sample, physarum_sense_move, physarum_steer, physarum_trail,
     physarum_trail_deposited,
 };
+use kernels::physarum::{physarum_agents_move, physarum_deposit_soa, physarum_trail_once};
 
 use super::{Agents, PhysarumEngine, PhysarumVariant};
 use crate::{
@@ -42,9 +43,34 @@ pub struct OptimizedSettings {
     pub bin_shift: u32,
     /// Steps between binnings.
     pub bin_every: u32,
-    /// Agents add their deposits as floats to a copy of the trail
-    /// (`physarum_agents_deposit`, `physarum_trail_deposited`) instead of counting them.
-    pub float_deposits: bool,
+    /// How the agents' deposits reach the trail.
+    pub deposits: Deposits,
+}
+
+/// How the optimized variant's agents deposit (all bit-identical to the CPU).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Deposits {
+    /// Counted with integer atomics (`physarum_agents`), added by the trail pass
+    /// (`physarum_trail`).
+    Counted,
+    /// Added as floats to a copy of the trail in the agent pass (`physarum_agents_deposit`);
+    /// the trail pass (`physarum_trail_deposited`) writes the new trail and that copy.
+    Copy,
+    /// Added as floats to the trail itself by a pass of their own after the agent pass
+    /// (`physarum_agents_move`, `physarum_deposit_soa`); the trail pass (`physarum_trail_once`)
+    /// writes the new trail once.
+    InPlace,
+}
+
+impl Deposits {
+    /// The suffix of a setting's label.
+    fn label(self) -> &'static str {
+        match self {
+            Self::Counted => "",
+            Self::Copy => "d",
+            Self::InPlace => "i",
+        }
+    }
 }
 
 impl OptimizedSettings {
@@ -58,14 +84,14 @@ impl OptimizedSettings {
         Self {
             bin_shift: if dense { OPTIMIZED_BIN_SHIFT } else { OPTIMIZED_BIN_SHIFT + 1 },
             bin_every: BIN_EVERY,
-            float_deposits: !dense,
+            deposits: if dense { Deposits::Counted } else { Deposits::Copy },
         }
     }
 }
 
 impl std::fmt::Display for OptimizedSettings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "b{}e{}{}", 1 << self.bin_shift, self.bin_every, if self.float_deposits { "d" } else { "" })
+        write!(f, "b{}e{}{}", 1 << self.bin_shift, self.bin_every, self.deposits.label())
     }
 }
 
@@ -210,13 +236,21 @@ impl CudaPhysarum {
                     std::mem::swap(now, last);
                 }
                 let SoaAgents { y, x, heading, ids } = agents;
-                if let (true, Some([pending, next])) = (settings.float_deposits, &mut self.pending) {
-                    launch_agents_deposit(g, y, x, heading, ids, &self.trail, pending, n, step, p)?;
-                    launch_trail_deposited(g, pending, &mut self.scratch, next, p)?;
-                    std::mem::swap(pending, next);
-                } else {
-                    launch_agents(g, y, x, heading, ids, &self.trail, now, n, step, p)?;
-                    launch_trail(g, &self.trail, now, last, &mut self.scratch, p)?;
+                match (settings.deposits, &mut self.pending) {
+                    (Deposits::Copy, Some([pending, next])) => {
+                        launch_agents_deposit(g, y, x, heading, ids, &self.trail, pending, n, step, p)?;
+                        launch_trail_deposited(g, pending, &mut self.scratch, next, p)?;
+                        std::mem::swap(pending, next);
+                    }
+                    (Deposits::InPlace, _) => {
+                        launch_agents_move(g, y, x, heading, ids, &self.trail, n, step, p)?;
+                        launch_deposit_soa(g, y, x, &mut self.trail, n, p)?;
+                        launch_trail_once(g, &self.trail, &mut self.scratch, p)?;
+                    }
+                    _ => {
+                        launch_agents(g, y, x, heading, ids, &self.trail, now, n, step, p)?;
+                        launch_trail(g, &self.trail, now, last, &mut self.scratch, p)?;
+                    }
                 }
                 if step % 2 == 1 {
                     std::mem::swap(now, last);
@@ -286,7 +320,7 @@ impl CudaPhysarum {
         for counts in &mut self.counts {
             stream.memset_zeros(counts).context(|| "clearing the counts".into())?;
         }
-        if self.settings.float_deposits {
+        if self.settings.deposits == Deposits::Copy {
             if self.pending.is_none() {
                 let alloc =
                     || stream.alloc_zeros::<f32>(self.trail.len()).context(|| "allocating a trail".into());
@@ -576,6 +610,39 @@ pub fn launch_agents_deposit(
     )?)
 }
 
+/// `physarum_agents_move`: `physarum_agents` without a deposit.
+#[allow(clippy::too_many_arguments)]
+pub fn launch_agents_move(
+    gpu: &Gpu,
+    y: &mut CudaSlice<f32>,
+    x: &mut CudaSlice<f32>,
+    heading: &mut CudaSlice<f32>,
+    ids: &CudaSlice<u32>,
+    trail: &CudaSlice<f32>,
+    n: u32,
+    step: u32,
+    p: Params,
+) -> Result<()> {
+    Ok(gpu.launch(physarum_agents_move, agent_grid(n), (y, x, heading, ids, trail, n, step, p))?)
+}
+
+/// `physarum_deposit_soa`: every agent's deposit added to `trail` in place.
+pub fn launch_deposit_soa(
+    gpu: &Gpu,
+    y: &CudaSlice<f32>,
+    x: &CudaSlice<f32>,
+    trail: &mut CudaSlice<f32>,
+    n: u32,
+    p: Params,
+) -> Result<()> {
+    Ok(gpu.launch(physarum_deposit_soa, agent_grid(n), (y, x, trail, n, p))?)
+}
+
+/// `physarum_trail_once`: diffusion and decay of `src` (deposits included) into `dst`.
+pub fn launch_trail_once(gpu: &Gpu, src: &CudaSlice<f32>, dst: &mut CudaSlice<f32>, p: Params) -> Result<()> {
+    Ok(gpu.launch(physarum_trail_once, trail_grid(&p), (src, dst, p))?)
+}
+
 /// `physarum_trail_deposited`: diffusion and decay of `src` (deposits included) into `dst`
 /// and `copy`.
 pub fn launch_trail_deposited(
@@ -634,7 +701,7 @@ mod tests {
         assert_eq!(OptimizedSettings::for_density(4_194_303, cells).bin_shift, 4);
         assert_eq!(OptimizedSettings::for_density(0, 0).bin_shift, 3);
         assert_eq!(OptimizedSettings::for_density(5, 9).bin_every, BIN_EVERY);
-        assert!(OptimizedSettings::for_density(1_000_000, cells).float_deposits);
-        assert!(!OptimizedSettings::for_density(10_000_000, cells).float_deposits);
+        assert_eq!(OptimizedSettings::for_density(1_000_000, cells).deposits, Deposits::Copy);
+        assert_eq!(OptimizedSettings::for_density(10_000_000, cells).deposits, Deposits::Counted);
     }
 }

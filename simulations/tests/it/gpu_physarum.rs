@@ -114,6 +114,18 @@ fn agent_kernels_match_cpu() {
         let got = download(&gpu, &deposited);
         let wrong = got.iter().zip(&want_deposited).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
         assert_eq!(wrong, 0, "float deposits: {wrong} cells differ from the CPU's adds in agent order");
+        // The pass without a deposit, then the deposits added in place by a pass of their own.
+        let (mut y, mut x, mut h) =
+            (upload(&gpu, &agents.y), upload(&gpu, &agents.x), upload(&gpu, &agents.heading));
+        cuda::launch_agents_move(&gpu, &mut y, &mut x, &mut h, &ids, &d_trail, AGENTS, 5, p).unwrap();
+        assert_eq!(download(&gpu, &y), want.y, "move agents y");
+        assert_eq!(download(&gpu, &x), want.x, "move agents x");
+        assert_eq!(download(&gpu, &h), want.heading, "move agents heading");
+        let mut in_place = upload(&gpu, &trail);
+        cuda::launch_deposit_soa(&gpu, &y, &x, &mut in_place, AGENTS, p).unwrap();
+        let got = download(&gpu, &in_place);
+        let wrong = got.iter().zip(&want_deposited).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
+        assert_eq!(wrong, 0, "in-place deposits: {wrong} cells differ from the CPU's adds in agent order");
         eprintln!("{:?} jitter {}: agent kernels bit-identical to the CPU", s.sensing, s.jitter);
     }
 }
@@ -191,6 +203,12 @@ fn trail_kernels_match_cpu() {
             let wrong = got.iter().zip(&want).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
             assert_eq!(wrong, 0, "trail of deposits {w}x{h} ({what}): {wrong} cells differ");
         }
+        // The pass for in-place deposits: the same, its output once.
+        let mut once = upload(&gpu, &vec![f32::NAN; cells]);
+        cuda::launch_trail_once(&gpu, &upload(&gpu, &deposited), &mut once, q).unwrap();
+        let got = download(&gpu, &once);
+        let wrong = got.iter().zip(&want).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
+        assert_eq!(wrong, 0, "trail of deposits {w}x{h} (once): {wrong} cells differ");
         assert!(download(&gpu, &clear).iter().all(|&c| c == 0), "trail {w}x{h} clears the counts");
     }
     eprintln!("trail kernels bit-identical to the CPU");
@@ -378,19 +396,21 @@ fn sensitivity_runs_on_the_gpu_as_on_the_cpu() {
 }
 
 /// The optimized variant with every setting `bench physarum` compares (bin sizes, binning
-/// intervals), switched in mid-run, agrees with the CPU after 60
+/// intervals, the three ways to deposit), switched in mid-run, agrees with the CPU after 60
 /// steps, bit for bit.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn every_optimized_setting_matches_cpu() {
-    use simulations::physarum::cuda::{CudaPhysarum, OptimizedSettings};
+    use simulations::physarum::cuda::{CudaPhysarum, Deposits, OptimizedSettings};
     use simulations::physarum::{PhysarumEngine, initial_trail};
     let (gpu, seed) = (gpu(), fresh_seed());
     for s in cases(seed) {
         let (want_trail, want_agents) = run(&s, &Device::Cpu, PhysarumVariant::Cpu, 60);
         for bin_shift in [3, 4, 5] {
-            for (bin_every, float_deposits) in [(16, true), (8, false), (5, true)] {
-                let settings = OptimizedSettings { bin_shift, bin_every, float_deposits };
+            for (bin_every, deposits) in
+                [(16, Deposits::Copy), (8, Deposits::Counted), (5, Deposits::Copy), (16, Deposits::InPlace)]
+            {
+                let settings = OptimizedSettings { bin_shift, bin_every, deposits };
                 let (agents, trail) = (initial_agents(&s), initial_trail(&s).unwrap());
                 let mut sim =
                     CudaPhysarum::new(gpu.clone(), PhysarumVariant::Optimized, s.params(), &agents, &trail)
