@@ -69,6 +69,18 @@ const CANDIDATES: &[OptimizedSettings] = &[
     OptimizedSettings { bin_shift: 3, bin_every: 32, deposits: Deposits::Counted },
 ];
 
+/// The candidate settings [`CANDIDATES_VAR`]'s value asks for: none when it is unset, those
+/// whose labels it lists (comma-separated, e.g. `b16e16i,b8e16i`), else all.
+fn candidates_chosen(value: Option<&str>) -> Vec<OptimizedSettings> {
+    let Some(value) = value else { return Vec::new() };
+    let listed: Vec<OptimizedSettings> = CANDIDATES
+        .iter()
+        .copied()
+        .filter(|c| value.split(',').any(|label| label.trim() == c.to_string()))
+        .collect();
+    if listed.is_empty() { CANDIDATES.to_vec() } else { listed }
+}
+
 /// Times every Physarum variant at each (size, agents) with device events (median of
 /// `repeats` after a warm-up), then the write-up's tiny case (200 agents, 500 steps, 256²)
 /// end to end, for the GPU variants and the CPU.
@@ -86,8 +98,9 @@ pub fn run(
         for &agents in agent_counts {
             let setup = PhysarumSetup { width: size, height: size, agents, ..PhysarumSetup::default() };
             // With CANDIDATES_VAR set, the optimized variant is also timed with each candidate
-            // setting (labelled `optimized:<setting>`).
-            let candidates = if std::env::var_os(CANDIDATES_VAR).is_some() { CANDIDATES } else { &[] };
+            // setting (labelled `optimized:<setting>`), or with those it lists by label.
+            let candidates = candidates_chosen(std::env::var(CANDIDATES_VAR).ok().as_deref());
+            let candidates = candidates.as_slice();
             let runs = variants.iter().flat_map(|&v| {
                 let extra = if v == PhysarumVariant::Optimized { candidates } else { &[] };
                 std::iter::once((v, None)).chain(extra.iter().map(move |&c| (v, Some(c))))
@@ -173,5 +186,20 @@ impl Measurements for PhysarumBench {
             out += &format!("  {:<9} {:>8.1} ms\n", t.variant, t.seconds * 1e3);
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn candidates_are_chosen_by_label() {
+        assert!(candidates_chosen(None).is_empty());
+        assert_eq!(candidates_chosen(Some("1")), CANDIDATES);
+        let chosen = candidates_chosen(Some("b16e16i, b8e16i"));
+        let labels: Vec<String> = chosen.iter().map(ToString::to_string).collect();
+        assert_eq!(labels, ["b16e16i", "b8e16i"]);
+        assert!(chosen.iter().all(|c| c.deposits == Deposits::InPlace));
     }
 }
