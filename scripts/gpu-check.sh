@@ -225,13 +225,17 @@ if has physarum-sanitize; then
       done
     done
   done
-  # 20,000 agents on 333x217 are below one per cell (float deposits, 16x16 bins); 300,000 are
-  # above (counted deposits, 8x8 bins).
-  for tool in memcheck racecheck; do
-    compute-sanitizer --tool $tool --error-exitcode 9 $B/rust-gpu-sim physarum --width 333 --height 217 \
-      --agents 300000 --steps 20 --frame-every 10 --jitter 0.1 --variant optimized \
-      --gif /tmp/p.gif > "$OUT/san-$tool-physarum-optimized-dense.log" 2>&1
-    echo "physarum optimized dense $tool: exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/san-$tool-physarum-optimized-dense.log" | tr '\n' ' ')"
+  # 20,000 agents on 333x217 are below one per cell and above a quarter (float deposits into a
+  # copy of the trail, 16x16 bins); 10,000 below a quarter (float deposits in place); 300,000
+  # above one per cell (counted deposits, 8x8 bins).
+  for density in "sparse 10000" "dense 300000"; do
+    read -r name agents <<< "$density"
+    for tool in memcheck racecheck; do
+      compute-sanitizer --tool $tool --error-exitcode 9 $B/rust-gpu-sim physarum --width 333 --height 217 \
+        --agents $agents --steps 20 --frame-every 10 --jitter 0.1 --variant optimized \
+        --gif /tmp/p.gif > "$OUT/san-$tool-physarum-optimized-$name.log" 2>&1
+      echo "physarum optimized $name $tool: exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/san-$tool-physarum-optimized-$name.log" | tr '\n' ' ')"
+    done
   done
   for tool in memcheck racecheck; do
     compute-sanitizer --tool $tool --error-exitcode 9 $B/rust-gpu-sim physarum --size 200 --agents 5000 --steps 20 \

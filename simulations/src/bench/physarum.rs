@@ -179,7 +179,7 @@ impl Measurements for PhysarumBench {
             );
         }
         if self.rows.iter().any(|r| r.variant.starts_with("optimized:")) {
-            out += "optimized:bNeM[d]: agents binned by tiles of N² every M steps, d: float deposits\n";
+            out += "optimized:bNeM[d|i]: agents binned by tiles of N² every M steps, float deposits (d: into a copy of the trail, i: in place)\n";
         }
         out += "write-up's tiny case, 200 agents, 500 steps, 256², end to end (best of 3):\n";
         for t in &self.tiny {

@@ -75,19 +75,38 @@ impl Deposits {
 
 impl OptimizedSettings {
     /// The settings for `agents` agents on `cells` cells: from one agent per cell up, 8×8 bins
-    /// and counted deposits; below, 16×16 bins and float deposits. (On an H200 at 2048², with
-    /// 10M agents 8×8 bins were 1.5-2.6% faster per step than 16×16 in four bench runs and
-    /// float deposits 31% slower; with 1M agents 16×16 bins were 2-4% faster and float deposits
-    /// 6% faster. The threshold between the two densities measured is a choice.)
+    /// and counted deposits; below, 16×16 bins and float deposits, into a copy of the trail,
+    /// or in place below [`IN_PLACE_DENSITY`]. (On an H200 at 2048², with 10M agents 8×8 bins
+    /// were 1.5-2.6% faster per step than 16×16 in four bench runs and float deposits 31%
+    /// slower; with 1M agents 16×16 bins were 2-4% faster and float deposits 6% faster. The
+    /// threshold between the two densities measured is a choice. In-place deposits: see
+    /// [`IN_PLACE_DENSITY`].)
     pub fn for_density(agents: u32, cells: u64) -> Self {
-        let dense = u64::from(agents) >= cells;
+        let agents = u64::from(agents);
+        let dense = agents >= cells;
+        let deposits = if dense {
+            Deposits::Counted
+        } else if agents * IN_PLACE_DENSITY.1 < cells * IN_PLACE_DENSITY.0 {
+            Deposits::InPlace
+        } else {
+            Deposits::Copy
+        };
         Self {
             bin_shift: if dense { OPTIMIZED_BIN_SHIFT } else { OPTIMIZED_BIN_SHIFT + 1 },
             bin_every: BIN_EVERY,
-            deposits: if dense { Deposits::Counted } else { Deposits::Copy },
+            deposits,
         }
     }
 }
+
+/// Agents per cell (numerator, denominator) below which deposits are added in place
+/// ([`Deposits::InPlace`]): 1/4. On an H100 at 2048² (`bench physarum`, three rounds in one
+/// run, 2026-12-07) in-place deposits took 0.0475-0.0481 ms a step with 1M agents against
+/// 0.0488-0.0494 for a copy (2.6% less), and 0.1320-0.1324 ms with 4M against 0.1140-0.1143
+/// (16% more): they save a 4-byte write a cell in the trail pass and cost a pass over the
+/// agents whose float reductions no longer overlap the agents' other work. A line through
+/// those two points (modelled) crosses at about 0.29 agents a cell.
+pub const IN_PLACE_DENSITY: (u64, u64) = (1, 4);
 
 impl std::fmt::Display for OptimizedSettings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -701,7 +720,10 @@ mod tests {
         assert_eq!(OptimizedSettings::for_density(4_194_303, cells).bin_shift, 4);
         assert_eq!(OptimizedSettings::for_density(0, 0).bin_shift, 3);
         assert_eq!(OptimizedSettings::for_density(5, 9).bin_every, BIN_EVERY);
-        assert_eq!(OptimizedSettings::for_density(1_000_000, cells).deposits, Deposits::Copy);
+        assert_eq!(OptimizedSettings::for_density(1_000_000, cells).deposits, Deposits::InPlace);
+        assert_eq!(OptimizedSettings::for_density(1_048_575, cells).deposits, Deposits::InPlace);
+        assert_eq!(OptimizedSettings::for_density(1_048_576, cells).deposits, Deposits::Copy);
+        assert_eq!(OptimizedSettings::for_density(4_000_000, cells).deposits, Deposits::Copy);
         assert_eq!(OptimizedSettings::for_density(10_000_000, cells).deposits, Deposits::Counted);
     }
 }
