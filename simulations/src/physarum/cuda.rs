@@ -145,7 +145,7 @@ pub struct CudaPhysarum {
     scratch: CudaSlice<f32>,
     /// Optimized: deposit counts, used in turn (see `physarum_trail`).
     counts: [CudaSlice<u32>; 2],
-    /// Optimized with float deposits: the trail the agents deposit into (a copy of `trail`
+    /// Optimized with float deposits into a copy: the trail the agents deposit into (a copy of `trail`
     /// plus this step's deposits), and its partner, which the trail pass fills.
     pending: Option<[CudaSlice<f32>; 2]>,
     /// Optimized: how it bins, and whether the next step must re-bin.
@@ -255,18 +255,20 @@ impl CudaPhysarum {
                     std::mem::swap(now, last);
                 }
                 let SoaAgents { y, x, heading, ids } = agents;
-                match (settings.deposits, &mut self.pending) {
-                    (Deposits::Copy, Some([pending, next])) => {
+                match settings.deposits {
+                    Deposits::Copy => {
+                        let [pending, next] =
+                            self.pending.as_mut().expect("reset_deposits allocates the pending trails");
                         launch_agents_deposit(g, y, x, heading, ids, &self.trail, pending, n, step, p)?;
                         launch_trail_deposited(g, pending, &mut self.scratch, next, p)?;
                         std::mem::swap(pending, next);
                     }
-                    (Deposits::InPlace, _) => {
+                    Deposits::InPlace => {
                         launch_agents_move(g, y, x, heading, ids, &self.trail, n, step, p)?;
                         launch_deposit_soa(g, y, x, &mut self.trail, n, p)?;
                         launch_trail_once(g, &self.trail, &mut self.scratch, p)?;
                     }
-                    _ => {
+                    Deposits::Counted => {
                         launch_agents(g, y, x, heading, ids, &self.trail, now, n, step, p)?;
                         launch_trail(g, &self.trail, now, last, &mut self.scratch, p)?;
                     }
