@@ -53,7 +53,8 @@ pub struct PhysarumTiny {
     pub seconds: f64,
 }
 
-/// Set to time the optimized variant's candidate settings too.
+/// Set to time the optimized variant's candidate settings too: all of them, or those listed by label
+/// (comma-separated, e.g. `b16e16i,b8e16i`).
 pub const CANDIDATES_VAR: &str = "RUST_GPU_SIM_PHYSARUM_CANDIDATES";
 
 /// The optimized variant's candidate settings (see [`OptimizedSettings`]).
