@@ -2,6 +2,7 @@
 //! so GPU tests can run each kernel alone against the CPU).
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use cudarc::driver::{CudaSlice, LaunchConfig};
 use kernels::physarum::{
@@ -151,6 +152,10 @@ pub struct CudaPhysarum {
     /// Optimized: how it bins, and whether the next step must re-bin.
     settings: OptimizedSettings,
     rebin: bool,
+    /// Whether a view of the trail was handed out since the last step ([`PhysarumEngine::views`]):
+    /// its holder may have written the trail (Python, through DLPack), so with deposits into a
+    /// copy the next step first makes the copy the trail again.
+    views_out: AtomicBool,
     unfused: Option<Unfused>,
     step: u32,
 }
@@ -215,6 +220,7 @@ impl CudaPhysarum {
             settings,
             pending: None,
             rebin: true,
+            views_out: AtomicBool::new(false),
             step: 0,
             gpu,
         };
@@ -331,8 +337,9 @@ impl CudaPhysarum {
         self.reset_deposits()
     }
 
-    /// Between steps, no deposit is outstanding: both count buffers zero and, with float
-    /// deposits, the pending trail a copy of the trail (allocated on first use).
+    /// Between steps, no deposit is outstanding: both count buffers zero and, with deposits
+    /// into a copy ([`Deposits::Copy`]), the pending trail a copy of the trail (allocated on
+    /// first use).
     fn reset_deposits(&mut self) -> Result<()> {
         if self.variant != PhysarumVariant::Optimized {
             return Ok(());
@@ -341,13 +348,18 @@ impl CudaPhysarum {
         for counts in &mut self.counts {
             stream.memset_zeros(counts).context(|| "clearing the counts".into())?;
         }
-        if self.settings.deposits == Deposits::Copy {
-            if self.pending.is_none() {
-                let alloc =
-                    || stream.alloc_zeros::<f32>(self.trail.len()).context(|| "allocating a trail".into());
-                self.pending = Some([alloc()?, alloc()?]);
-            }
-            let [pending, _] = self.pending.as_mut().expect("allocated above");
+        if self.settings.deposits == Deposits::Copy && self.pending.is_none() {
+            let alloc =
+                || stream.alloc_zeros::<f32>(self.trail.len()).context(|| "allocating a trail".into());
+            self.pending = Some([alloc()?, alloc()?]);
+        }
+        self.refresh_pending()
+    }
+
+    /// With deposits into a copy, makes the copy the trail (as it is between steps).
+    fn refresh_pending(&mut self) -> Result<()> {
+        if let (Deposits::Copy, Some([pending, _])) = (self.settings.deposits, &mut self.pending) {
+            let stream = self.gpu.stream();
             stream.memcpy_dtod(&self.trail, pending).context(|| "copying the trail".into())?;
         }
         Ok(())
@@ -366,10 +378,14 @@ impl CudaPhysarum {
 impl PhysarumEngine for CudaPhysarum {
     fn views(&self) -> Result<Vec<crate::view::FieldView>> {
         let shape = vec![self.params.height as usize, self.params.width as usize];
+        self.views_out.store(true, Ordering::Relaxed);
         Ok(vec![crate::view::FieldView::cuda("trail", shape, &self.trail, &self.gpu)])
     }
 
     fn step(&mut self, steps: u32) -> Result<()> {
+        if steps > 0 && self.views_out.swap(false, Ordering::Relaxed) {
+            self.refresh_pending()?;
+        }
         for _ in 0..steps {
             self.step_once()?;
         }

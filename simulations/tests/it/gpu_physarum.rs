@@ -395,9 +395,57 @@ fn sensitivity_runs_on_the_gpu_as_on_the_cpu() {
     }
 }
 
+/// A trail written between steps at the address its view gives (as Python writes a field
+/// through DLPack) is the trail the next steps diffuse and sense, whichever way the agents
+/// deposit: the same bits as the CPU's with the same trail set.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_trail_written_through_its_view_is_the_one_stepped() {
+    use simulations::physarum::cuda::{CudaPhysarum, Deposits, OptimizedSettings};
+    use simulations::physarum::{PhysarumEngine, initial_trail};
+    let (gpu, seed) = (gpu(), fresh_seed());
+    let s = setup(seed, Sensing::Nearest, 0.0);
+    // Halves the trail and puts a spot on every 97th cell.
+    let edit = |trail: &mut [f32]| {
+        for (k, t) in trail.iter_mut().enumerate() {
+            *t = if k % 97 == 0 { 50.0 } else { *t * 0.5 };
+        }
+    };
+    let mut cpu = Physarum::new(&s, &Device::Cpu, PhysarumVariant::Cpu).unwrap().into_engine();
+    cpu.step(5).unwrap();
+    let (agents, mut trail) = (cpu.agents().unwrap(), cpu.trail().unwrap());
+    edit(&mut trail);
+    cpu.set_state(&agents, &trail, 5).unwrap();
+    cpu.step(20).unwrap();
+    let (want_trail, want_agents) = (cpu.trail().unwrap(), cpu.agents().unwrap());
+    for deposits in [Deposits::Copy, Deposits::InPlace, Deposits::Counted] {
+        let settings = OptimizedSettings { bin_shift: 4, bin_every: 16, deposits };
+        let (agents, trail) = (initial_agents(&s), initial_trail(&s).unwrap());
+        let mut sim =
+            CudaPhysarum::new(gpu.clone(), PhysarumVariant::Optimized, s.params(), &agents, &trail).unwrap();
+        sim.set_settings(settings).unwrap();
+        sim.step(5).unwrap();
+        let mut trail = sim.trail().unwrap();
+        edit(&mut trail);
+        let view = sim.views().unwrap().remove(0);
+        assert_eq!(view.len(), trail.len());
+        sim.synchronize().unwrap();
+        gpu.stream().context().bind_to_thread().unwrap();
+        // SAFETY: the view's address is the live trail of `view.len()` floats; the simulation's
+        // stream is idle (synchronized above) and the copy is done when this returns.
+        unsafe { cudarc::driver::result::memcpy_htod_sync(view.address as u64, &trail) }.unwrap();
+        sim.step(20).unwrap();
+        let (trail, agents) = (sim.trail().unwrap(), sim.agents().unwrap());
+        let wrong = trail.iter().zip(&want_trail).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
+        assert_eq!(wrong, 0, "{settings}: {wrong} trail cells differ after the trail was written");
+        assert!(agents == want_agents, "{settings}: agents differ after the trail was written");
+    }
+    eprintln!("a trail written through its view is stepped, bit-identical to the CPU");
+}
+
 /// The optimized variant with every setting `bench physarum` compares (bin sizes, binning
-/// intervals, the three ways to deposit), switched in mid-run, agrees with the CPU after 60
-/// steps, bit for bit.
+/// intervals, the three ways to deposit), switched in mid-run and again to another way to
+/// deposit, agrees with the CPU after 60 steps, bit for bit.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn every_optimized_setting_matches_cpu() {
@@ -417,11 +465,18 @@ fn every_optimized_setting_matches_cpu() {
                         .unwrap();
                 sim.step(7).unwrap();
                 sim.set_settings(settings).unwrap();
-                sim.step(53).unwrap();
+                sim.step(30).unwrap();
+                // And on to another way of depositing (in place to a copy made then, and back).
+                let then = match deposits {
+                    Deposits::InPlace => Deposits::Copy,
+                    Deposits::Copy | Deposits::Counted => Deposits::InPlace,
+                };
+                sim.set_settings(OptimizedSettings { deposits: then, ..settings }).unwrap();
+                sim.step(23).unwrap();
                 let (trail, agents) = (sim.trail().unwrap(), sim.agents().unwrap());
                 let wrong = trail.iter().zip(&want_trail).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
-                assert_eq!(wrong, 0, "{settings} {:?}: {wrong} trail cells differ", s.sensing);
-                assert!(agents == want_agents, "{settings} {:?}: agents differ", s.sensing);
+                assert_eq!(wrong, 0, "{settings}, then {then:?} {:?}: {wrong} trail cells differ", s.sensing);
+                assert!(agents == want_agents, "{settings}, then {then:?} {:?}: agents differ", s.sensing);
             }
         }
     }
