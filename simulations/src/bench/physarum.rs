@@ -70,16 +70,27 @@ const CANDIDATES: &[OptimizedSettings] = &[
     OptimizedSettings { bin_shift: 3, bin_every: 32, deposits: Deposits::Counted },
 ];
 
-/// The candidate settings [`CANDIDATES_VAR`]'s value asks for: none when it is unset, those
-/// whose labels it lists (comma-separated, e.g. `b16e16i,b8e16i`), else all.
-fn candidates_chosen(value: Option<&str>) -> Vec<OptimizedSettings> {
-    let Some(value) = value else { return Vec::new() };
-    let listed: Vec<OptimizedSettings> = CANDIDATES
-        .iter()
-        .copied()
-        .filter(|c| value.split(',').any(|label| label.trim() == c.to_string()))
-        .collect();
-    if listed.is_empty() { CANDIDATES.to_vec() } else { listed }
+/// The candidate settings [`CANDIDATES_VAR`]'s value asks for: none when it is unset, all for
+/// `1` (or nothing), else those whose labels it lists (comma-separated, e.g.
+/// `b16e16i,b8e16i`); a label of no candidate is a mistake, named with the labels there are.
+fn candidates_chosen(value: Option<&str>) -> Result<Vec<OptimizedSettings>> {
+    let Some(value) = value.map(str::trim) else { return Ok(Vec::new()) };
+    if value.is_empty() || value == "1" {
+        return Ok(CANDIDATES.to_vec());
+    }
+    value
+        .split(',')
+        .map(|label| {
+            let label = label.trim();
+            CANDIDATES.iter().copied().find(|c| c.to_string() == label).ok_or_else(|| {
+                let known: Vec<String> = CANDIDATES.iter().map(ToString::to_string).collect();
+                crate::error::invalid!(
+                    "{CANDIDATES_VAR}: no candidate setting is labelled {label:?} (1 for all, or some of {})",
+                    known.join(",")
+                )
+            })
+        })
+        .collect()
 }
 
 /// Times every Physarum variant at each (size, agents) with device events (median of
@@ -92,16 +103,17 @@ pub fn run(
     variants: &[PhysarumVariant],
     repeats: usize,
 ) -> Result<PhysarumReport> {
+    // With CANDIDATES_VAR set, the optimized variant is also timed with each candidate setting
+    // (labelled `optimized:<setting>`), or with those it lists by label.
+    let value = std::env::var_os(CANDIDATES_VAR).map(|v| v.to_string_lossy().into_owned());
+    let candidates = candidates_chosen(value.as_deref())?;
+    let candidates = candidates.as_slice();
     let machine = Machine::measure(gpu)?;
     let device = Device::Cuda(gpu.clone());
     let mut rows = Vec::new();
     for &size in sizes {
         for &agents in agent_counts {
             let setup = PhysarumSetup { width: size, height: size, agents, ..PhysarumSetup::default() };
-            // With CANDIDATES_VAR set, the optimized variant is also timed with each candidate
-            // setting (labelled `optimized:<setting>`), or with those it lists by label.
-            let candidates = candidates_chosen(std::env::var(CANDIDATES_VAR).ok().as_deref());
-            let candidates = candidates.as_slice();
             let runs = variants.iter().flat_map(|&v| {
                 let extra = if v == PhysarumVariant::Optimized { candidates } else { &[] };
                 std::iter::once((v, None)).chain(extra.iter().map(move |&c| (v, Some(c))))
@@ -196,9 +208,12 @@ mod tests {
 
     #[test]
     fn candidates_are_chosen_by_label() {
-        assert!(candidates_chosen(None).is_empty());
-        assert_eq!(candidates_chosen(Some("1")), CANDIDATES);
-        let chosen = candidates_chosen(Some("b16e16i, b8e16i"));
+        assert!(candidates_chosen(None).unwrap().is_empty());
+        assert_eq!(candidates_chosen(Some("1")).unwrap(), CANDIDATES);
+        assert_eq!(candidates_chosen(Some("")).unwrap(), CANDIDATES);
+        let message = candidates_chosen(Some("b16e16i,b9e16")).unwrap_err().to_string();
+        assert!(message.contains("\"b9e16\"") && message.contains("b8e16i"), "{message}");
+        let chosen = candidates_chosen(Some("b16e16i, b8e16i")).unwrap();
         let labels: Vec<String> = chosen.iter().map(ToString::to_string).collect();
         assert_eq!(labels, ["b16e16i", "b8e16i"]);
         assert!(chosen.iter().all(|c| c.deposits == Deposits::InPlace));

@@ -727,8 +727,9 @@ pub fn launch_distance(
 mod tests {
     use super::*;
 
-    /// 8×8 bins and counts from one agent per cell up, 16×16 bins and float deposits below,
-    /// binned every 16 steps.
+    /// 8×8 bins and counts from one agent per cell up, 16×16 bins and float deposits below
+    /// (into a copy down to a quarter of an agent per cell, in place below), binned every 16
+    /// steps.
     #[test]
     fn bins_follow_the_density() {
         let cells = 2048 * 2048;

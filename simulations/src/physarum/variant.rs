@@ -39,7 +39,7 @@ impl PhysarumVariant {
             PhysarumVariant::Unfused => (12 + 24 + 12 + 4, 8),
             PhysarumVariant::Fused => (12, 8),
             // two copies of (y, x, heading, id) for binning; two trails, two count buffers, and
-            // with float deposits two more trails.
+            // with deposits into a copy two more trails (an upper bound for the other ways).
             PhysarumVariant::Optimized => (32, 24),
         }
     }
