@@ -7,12 +7,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use cudarc::driver::{CudaSlice, LaunchConfig};
 use kernels::physarum::{
     OPTIMIZED_BIN_SHIFT, Params, TRAIL_H, TRAIL_TILE, TRAIL_W, physarum_agents, physarum_agents_deposit,
-    physarum_argmax, physarum_bin_count, physarum_bin_scan, physarum_bin_scatter, physarum_blend,
-    physarum_blur, physarum_decay, physarum_deposit, physarum_diffuse_decay, physarum_distance,
-    physarum_move, physarum_offsets, physarum_sample, physarum_sense_move, physarum_steer, physarum_trail,
-    physarum_trail_deposited,
+    physarum_agents_move, physarum_argmax, physarum_bin_count, physarum_bin_scan, physarum_bin_scatter,
+    physarum_blend, physarum_blur, physarum_decay, physarum_deposit, physarum_deposit_soa,
+    physarum_diffuse_decay, physarum_distance, physarum_move, physarum_offsets, physarum_sample,
+    physarum_sense_move, physarum_steer, physarum_trail, physarum_trail_deposited, physarum_trail_once,
 };
-use kernels::physarum::{physarum_agents_move, physarum_deposit_soa, physarum_trail_once};
 
 use super::{Agents, PhysarumEngine, PhysarumVariant};
 use crate::{
