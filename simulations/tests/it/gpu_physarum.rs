@@ -432,8 +432,11 @@ fn a_trail_written_through_its_view_is_the_one_stepped() {
         sim.synchronize().unwrap();
         gpu.stream().context().bind_to_thread().unwrap();
         // SAFETY: the view's address is the live trail of `view.len()` floats; the simulation's
-        // stream is idle (synchronized above) and the copy is done when this returns.
+        // stream is idle (synchronized above).
         unsafe { cudarc::driver::result::memcpy_htod_sync(view.address as u64, &trail) }.unwrap();
+        // A copy from pageable memory may return before its DMA has landed, and the
+        // simulation's stream does not wait for the null stream's work: wait for the context.
+        cudarc::driver::result::ctx::synchronize().unwrap();
         sim.step(20).unwrap();
         let (trail, agents) = (sim.trail().unwrap(), sim.agents().unwrap());
         let wrong = trail.iter().zip(&want_trail).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
