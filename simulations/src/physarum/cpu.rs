@@ -94,14 +94,17 @@ impl PhysarumEngine for CpuPhysarum {
     }
 
     fn set_state(&mut self, agents: &Agents, trail: &[f32], step: u32) -> Result<()> {
+        super::engine::check_state(agents, trail, self.agents.len(), &self.params)?;
         self.agents.clone_from(agents);
         self.trail.copy_from_slice(trail);
         self.step = step;
         Ok(())
     }
 
-    fn set_params(&mut self, params: Params) {
+    fn set_params(&mut self, params: Params) -> Result<()> {
+        super::engine::check_same_grid(&self.params, &params)?;
         self.params = params;
+        Ok(())
     }
 
     fn describe(&self) -> String {
@@ -126,6 +129,27 @@ mod tests {
         let engine = CpuPhysarum::new(p, agents, vec![0.0; 16]);
         let threads = rayon::current_num_threads();
         assert_eq!(engine.describe(), format!("cpu ({threads} threads)"));
+    }
+
+    /// The engine refuses another grid's parameters and a state of another size, and keeps its
+    /// own: the next step is the one it would have taken.
+    #[test]
+    fn the_engine_refuses_another_grid_and_state_size() {
+        let angle = std::f32::consts::FRAC_PI_4;
+        let p = Params::new(4, 4, 5.0, angle, angle, 1.0, 1.0, 0.2, 0.01, 0.0, 0, 7);
+        let agents = Agents { y: vec![1.5, 2.5], x: vec![2.5, 0.5], heading: vec![0.0, 1.0] };
+        let trail: Vec<f32> = (0..16).map(|i| i as f32 * 0.5).collect();
+        let mut want = CpuPhysarum::new(p, agents.clone(), trail.clone());
+        want.step(3).unwrap();
+        let mut engine = CpuPhysarum::new(p, agents.clone(), trail.clone());
+        let wider = Params::new(8, 4, 5.0, angle, angle, 1.0, 1.0, 0.2, 0.01, 0.0, 0, 7);
+        assert!(engine.set_params(wider).unwrap_err().to_string().contains("the grid is fixed"));
+        let one = Agents { y: vec![1.5], x: vec![2.5], heading: vec![0.0] };
+        assert!(engine.set_state(&one, &trail, 0).is_err());
+        assert!(engine.set_state(&agents, &trail[..15], 0).is_err());
+        engine.step(3).unwrap();
+        assert_eq!(engine.trail().unwrap(), want.trail().unwrap());
+        assert_eq!(engine.agents().unwrap(), want.agents().unwrap());
     }
 
     /// The blur against its definition, computed here: the mean of the 3×3 periodic

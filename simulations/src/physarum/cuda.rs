@@ -108,6 +108,24 @@ impl OptimizedSettings {
 /// those two points (modelled) crosses at about 0.29 agents a cell.
 pub const IN_PLACE_DENSITY: (u64, u64) = (1, 4);
 
+/// The widest bins the optimized variant takes: tiles of 2¹⁰ = 1024 cells a side.
+pub const MAX_BIN_SHIFT: u32 = 10;
+
+impl OptimizedSettings {
+    /// Refuses settings the kernels cannot bin by: a side past `1 << MAX_BIN_SHIFT` (a shift of
+    /// 32 or more would overflow the kernels' `1 << shift`) or a binning every 0 steps.
+    pub fn check(&self) -> Result<()> {
+        if self.bin_shift > MAX_BIN_SHIFT || self.bin_every == 0 {
+            return Err(crate::error::invalid!(
+                "optimized settings: bins of 2^{} cells a side (at most 2^{MAX_BIN_SHIFT}), binned every {} steps (at least 1)",
+                self.bin_shift,
+                self.bin_every
+            ));
+        }
+        Ok(())
+    }
+}
+
 impl std::fmt::Display for OptimizedSettings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "b{}e{}{}", 1 << self.bin_shift, self.bin_every, self.deposits.label())
@@ -167,6 +185,8 @@ impl CudaPhysarum {
         agents: &Agents,
         trail: &[f32],
     ) -> Result<Self> {
+        // The kernels index the agents and the trail by the agent count and the grid.
+        super::engine::check_state(agents, trail, agents.len(), &params)?;
         let stream = gpu.stream().clone();
         let n = agents.len();
         let cells = trail.len();
@@ -292,8 +312,10 @@ impl CudaPhysarum {
     /// Overwrites agents, trail and step counter (restoring a checkpoint). The optimized
     /// variant's agents go back in id order (they are re-binned at the next binning step; the
     /// results do not depend on where an agent is stored) and both deposit-count buffers are
-    /// cleared, as they are between steps for the one the next step counts into.
+    /// cleared, as they are between steps for the one the next step counts into. A state of
+    /// another size is refused before anything is copied.
     pub fn upload_state(&mut self, agents: &Agents, trail: &[f32], step: u32) -> Result<()> {
+        super::engine::check_state(agents, trail, self.n as usize, &self.params)?;
         let stream = self.gpu.stream().clone();
         let up = |what: &'static str| move || format!("uploading the {what}");
         stream.memcpy_htod(trail, &mut self.trail).context(up("trail"))?;
@@ -325,8 +347,10 @@ impl CudaPhysarum {
         self.settings
     }
 
-    /// Replaces the optimized variant's settings; the next step re-bins the agents.
+    /// Replaces the optimized variant's settings; the next step re-bins the agents. Refuses
+    /// bins wider than [`MAX_BIN_SHIFT`] allows and a binning every 0 steps.
     pub fn set_settings(&mut self, settings: OptimizedSettings) -> Result<()> {
+        settings.check()?;
         if let DeviceAgents::Binned { bins, .. } = &mut self.agents {
             let count = kernels::physarum::bin_count(&self.params, settings.bin_shift) as usize;
             *bins = self.gpu.stream().alloc_zeros::<u32>(count).context(|| "allocating the bins".into())?;
@@ -431,10 +455,12 @@ impl PhysarumEngine for CudaPhysarum {
         self.upload_state(agents, trail, step)
     }
 
-    /// The launches take the parameters by value at each step, and the grid (which sizes
-    /// the optimized variant's bins) stays: only the parameters change.
-    fn set_params(&mut self, params: Params) {
+    /// The launches take the parameters by value at each step; the grid, which sizes the
+    /// trail, the counts and the bins, must stay.
+    fn set_params(&mut self, params: Params) -> Result<()> {
+        super::engine::check_same_grid(&self.params, &params)?;
         self.params = params;
+        Ok(())
     }
 
     fn synchronize(&mut self) -> Result<()> {
@@ -743,5 +769,20 @@ mod tests {
         assert_eq!(OptimizedSettings::for_density(1_048_576, cells).deposits, Deposits::Copy);
         assert_eq!(OptimizedSettings::for_density(4_000_000, cells).deposits, Deposits::Copy);
         assert_eq!(OptimizedSettings::for_density(10_000_000, cells).deposits, Deposits::Counted);
+    }
+
+    /// Settings the kernels cannot bin by are refused; the densities' own and the widest pass.
+    #[test]
+    fn settings_past_the_kernels_are_refused() {
+        for agents in [0, 1_000_000, 4_000_000, 10_000_000] {
+            assert!(OptimizedSettings::for_density(agents, 2048 * 2048).check().is_ok());
+        }
+        let widest = OptimizedSettings { bin_shift: MAX_BIN_SHIFT, bin_every: 1, deposits: Deposits::Copy };
+        assert!(widest.check().is_ok());
+        for (bin_shift, bin_every) in [(MAX_BIN_SHIFT + 1, 16), (32, 16), (4, 0)] {
+            let settings = OptimizedSettings { bin_shift, bin_every, deposits: Deposits::InPlace };
+            let error = settings.check().unwrap_err().to_string();
+            assert!(error.contains(&format!("2^{bin_shift} cells a side")), "{error}");
+        }
     }
 }

@@ -152,7 +152,7 @@ impl Physarum {
                     .into(),
             ));
         }
-        self.engine.set_params(setup.params());
+        self.engine.set_params(setup.params())?;
         self.setup = setup.clone();
         Ok(())
     }

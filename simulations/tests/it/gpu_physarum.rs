@@ -446,6 +446,36 @@ fn a_trail_written_through_its_view_is_the_one_stepped() {
     eprintln!("a trail written through its view is stepped, bit-identical to the CPU");
 }
 
+/// Every GPU variant refuses, before any copy or launch, agents whose coordinates differ in
+/// length or a trail of another size (its kernels would index past them), another grid's
+/// parameters and a state of another size; and still steps as the CPU does afterwards.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_gpu_engine_refuses_states_and_grids_of_another_size() {
+    use simulations::physarum::cuda::CudaPhysarum;
+    use simulations::physarum::{PhysarumEngine, initial_trail};
+    let (gpu, seed) = (gpu(), fresh_seed());
+    let s = setup(seed, Sensing::Nearest, 0.0);
+    let (agents, trail) = (initial_agents(&s), initial_trail(&s).unwrap());
+    let (want_trail, want_agents) = run(&s, &Device::Cpu, PhysarumVariant::Cpu, 10);
+    let short_heading = Agents { heading: agents.heading[1..].to_vec(), ..agents.clone() };
+    for variant in PhysarumVariant::GPU {
+        let refused = CudaPhysarum::new(gpu.clone(), variant, s.params(), &short_heading, &trail);
+        assert!(refused.is_err(), "{variant:?}: agents with a short heading taken");
+        let refused = CudaPhysarum::new(gpu.clone(), variant, s.params(), &agents, &trail[1..]);
+        assert!(refused.is_err(), "{variant:?}: a short trail taken");
+        let mut sim = CudaPhysarum::new(gpu.clone(), variant, s.params(), &agents, &trail).unwrap();
+        assert!(sim.set_params(Params { width: 2 * W, ..s.params() }).is_err(), "{variant:?}");
+        assert!(sim.set_state(&agents, &trail[1..], 0).is_err(), "{variant:?}");
+        assert!(sim.set_state(&short_heading, &trail, 0).is_err(), "{variant:?}");
+        sim.step(10).unwrap();
+        let (got_trail, got_agents) = (sim.trail().unwrap(), sim.agents().unwrap());
+        let wrong = got_trail.iter().zip(&want_trail).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
+        assert_eq!(wrong, 0, "{variant:?}: {wrong} trail cells differ after the refusals");
+        assert!(got_agents == want_agents, "{variant:?}: agents differ after the refusals");
+    }
+}
+
 /// The optimized variant with every setting `bench physarum` compares (bin sizes, binning
 /// intervals, the three ways to deposit), switched in mid-run and again to another way to
 /// deposit, agrees with the CPU after 60 steps, bit for bit.
