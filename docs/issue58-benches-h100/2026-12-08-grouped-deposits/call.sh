@@ -2,7 +2,7 @@
 # The device call prepared for grouped-deposits.patch (thirteenth session, not yet run): stage
 # a build with the patch applied (scripts/stage-gpu.sh), copy this script to .gpu-hopper/ and
 # run `bash .gpu-hopper/call.sh` with carry [".gpu", ".gpu-hopper"]. It runs the Physarum GPU
-# tests, memcheck and racecheck on the tests of the new kernels, three bench rounds of every
+# tests, memcheck, racecheck and synccheck on the tests of the new kernels, three bench rounds of every
 # way to deposit with and without grouping at 1M, 4M and 10M agents, and ncu on the passes.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -17,7 +17,7 @@ timeout 150 $B/simulations_it --ignored --test-threads=1 gpu_physarum:: > "$L/ph
 say "gpu_physarum: exit $? :: $(grep -E 'test result' "$L/physarum-tests.log")"
 grep -E "FAILED|panicked|differ" "$L/physarum-tests.log" | head -5 | tee -a "$L/summary.txt"
 for t in agent_kernels_match_cpu all_agents_in_one_cell_deposit_the_exact_total the_gpu_engine_refuses_states_and_grids_of_another_size; do
-  for tool in memcheck racecheck; do
+  for tool in memcheck racecheck synccheck; do
     timeout 100 compute-sanitizer --tool $tool --error-exitcode 9 $B/simulations_it --ignored --exact --test-threads=1 \
       gpu_physarum::$t > "$L/san-$t-$tool.log" 2>&1
     say "$t $tool: exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|test result' "$L/san-$t-$tool.log" | tr '\n' ' ')"
